@@ -1,0 +1,110 @@
+"""Engine configuration: every capacity, threshold, tool gate and allow-list in one place.
+
+A scenario's `[config]` table sets these by name (flat keys); an unknown key is an error
+that names it, so a typo never silently falls back to a default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from .errors import InputError
+
+# Capabilities that touch the world outside the graph are off unless a scenario or user
+# turns them on; the psyche cannot turn them on (gates come before the shadow, SPEC §5).
+DEFAULT_CAPABILITIES = {
+    "read_kg": True,
+    "write_kg": True,
+    "ask_user": True,
+    "read_memory": True,
+    "read_fs": False,
+    "write_fs": False,
+    "network": False,
+    "process_exec": False,
+}
+
+
+@dataclass
+class AgentConfig:
+    wm_capacity: int = 100
+    stall_threshold: int = 5
+    completion_threshold: float = 1.0
+    max_backtrack_attempts: int = 3
+    reflection_interval: int = 5
+    stagnant_cycles: int = 8
+    auto_consolidate: bool = True
+    consolidation_pressure: float = 0.8
+    consolidation_threshold: float = 0.5
+    episodic_capacity: int = 1000  # episodes kept in memory; older ones live in the session store
+    recall_top_k: int = 3
+    vsa_dim: int = 4096
+    # Spreading activation reads at most this many edges per node, so a hub with 10,000
+    # neighbours costs the same as one with 256 (SPEC §12: cycle cost must not grow with the graph).
+    activation_fanout: int = 256
+    query_limit: int = 50  # triples kg_query returns per call
+    output_chars: int = 4096
+    capabilities: dict[str, bool] = field(default_factory=lambda: dict(DEFAULT_CAPABILITIES))
+    workspace: str = "workspace"  # relative to the data dir (session) or an absolute path
+    http_allow_hosts: list[str] = field(default_factory=list)
+    http_timeout: float = 5.0
+    http_max_bytes: int = 1_000_000
+    shell_allow: list[str] = field(default_factory=list)
+    shell_timeout: float = 5.0
+    shell_max_output: int = 65_536
+    max_file_bytes: int = 1_000_000
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], file: str | None = None, locate=None) -> "AgentConfig":
+        """Build from a `[config]` table; `locate(key)` may give the key's line for messages."""
+        cfg = cls()
+        known = {f.name: f for f in fields(cls)}
+        for key, value in data.items():
+            line = locate(key) if locate else None
+            if key not in known:
+                raise InputError(
+                    f"unknown config key '{key}' (known: {', '.join(sorted(known))})",
+                    file=file, line=line, field=f"config.{key}",
+                )
+            default = getattr(cfg, key)
+            if key == "capabilities":
+                if not isinstance(value, dict):
+                    raise InputError("must be a table of capability = true|false", file=file, line=line, field="config.capabilities")
+                caps = dict(DEFAULT_CAPABILITIES)
+                for cap, on in value.items():
+                    if cap not in DEFAULT_CAPABILITIES:
+                        raise InputError(
+                            f"unknown capability '{cap}' (known: {', '.join(DEFAULT_CAPABILITIES)})",
+                            file=file, line=locate(cap) if locate else line, field=f"config.capabilities.{cap}",
+                        )
+                    if not isinstance(on, bool):
+                        raise InputError("must be true or false", file=file, line=locate(cap) if locate else line, field=f"config.capabilities.{cap}")
+                    caps[cap] = on
+                value = caps
+            elif isinstance(default, bool):
+                if not isinstance(value, bool):
+                    raise InputError("must be true or false", file=file, line=line, field=f"config.{key}")
+            elif isinstance(default, int):
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    raise InputError(f"must be a non-negative integer, got {value!r}", file=file, line=line, field=f"config.{key}")
+            elif isinstance(default, float):
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                    raise InputError(f"must be a non-negative number, got {value!r}", file=file, line=line, field=f"config.{key}")
+                value = float(value)
+            elif isinstance(default, list):
+                if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                    raise InputError("must be a list of strings", file=file, line=line, field=f"config.{key}")
+            elif isinstance(default, str):
+                if not isinstance(value, str):
+                    raise InputError("must be a string", file=file, line=line, field=f"config.{key}")
+            setattr(cfg, key, value)
+        if cfg.wm_capacity < 1:
+            raise InputError("must be at least 1", file=file, field="config.wm_capacity")
+        if cfg.vsa_dim < 64 or cfg.vsa_dim % 8:
+            raise InputError("must be a multiple of 8, at least 64", file=file, field="config.vsa_dim")
+        if cfg.reflection_interval < 1:
+            raise InputError("must be at least 1", file=file, field="config.reflection_interval")
+        return cfg

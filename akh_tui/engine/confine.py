@@ -1,0 +1,559 @@
+"""Confinement for the dangerous tools (SPEC §5: file_io, http_fetch, shell_exec).
+
+These checks are the security boundary: they hold whatever the caller, the agent or a goal
+text asks for. Every refusal is a ``Refused`` whose message is one line fit to show a user.
+"""
+
+from __future__ import annotations
+
+import errno
+import http.client
+import os
+import secrets
+import selectors
+import shlex
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+FIXED_PATH = "/usr/local/bin:/usr/bin:/bin"
+MAX_REDIRECTS = 3
+_CHUNK = 65_536
+
+
+class Refused(Exception):
+    """The request was refused by confinement; str(exc) is a clear one-line reason for the user."""
+
+
+@dataclass(frozen=True)
+class Confinement:
+    workspace: Path  # session workspace folder; file access only inside it
+    max_file_bytes: int = 1_000_000
+    http_allow_hosts: tuple[str, ...] = ()  # exact host names (case-insensitive), optionally "host:port"
+    http_timeout: float = 5.0
+    http_max_bytes: int = 1_000_000
+    shell_allow: tuple[str, ...] = ()  # program names allowed (basename, e.g. "echo", "ls")
+    shell_timeout: float = 5.0
+    shell_max_output: int = 65_536
+
+
+def _secs(t: float) -> str:
+    return f"{t:g}s"
+
+
+def _one_line(text: object) -> str:
+    return " ".join(str(text).split())
+
+
+# --------------------------------------------------------------------------- files
+
+# Walking with dir_fd + O_NOFOLLOW closes the gap between "checked the path" and "opened it":
+# a symlink swapped in after resolve_in_workspace makes the open fail instead of escaping.
+_HAVE_DIR_FD = (
+    hasattr(os, "O_NOFOLLOW")
+    and hasattr(os, "O_DIRECTORY")
+    # os.replace is os.rename's overwriting twin; only rename is listed in supports_dir_fd.
+    and {os.open, os.mkdir, os.stat, os.rename, os.unlink} <= os.supports_dir_fd
+)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+def _workspace_real(conf: Confinement) -> Path:
+    ws = Path(os.path.realpath(conf.workspace))
+    if not ws.is_dir():
+        raise Refused(f"workspace '{conf.workspace}' does not exist or is not a folder")
+    return ws
+
+
+def _check_rel(rel: object) -> str:
+    if isinstance(rel, os.PathLike):
+        rel = os.fspath(rel)
+    if not isinstance(rel, str):
+        raise Refused("path must be text")
+    if rel == "" or rel.strip() == "":
+        raise Refused("empty path")
+    if "\x00" in rel:
+        raise Refused("path contains a NUL byte")
+    if rel.startswith("/") or os.path.isabs(rel):
+        raise Refused(f"absolute path '{rel}' refused: paths are relative to the workspace")
+    if ".." in rel.split("/") or ".." in Path(rel).parts:
+        raise Refused(f"path '{rel}' refused: '..' is not allowed")
+    return rel
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or path.is_relative_to(root)
+
+
+def resolve_in_workspace(conf: Confinement, rel: str) -> Path:
+    """The real path of ``rel`` inside the workspace, or Refused.
+
+    Symlinks (final or parent) are followed before the containment check, so a link that
+    points outside is refused even when its name looks harmless.
+    """
+    rel = _check_rel(rel)
+    ws = _workspace_real(conf)
+    real = Path(os.path.realpath(ws / rel))
+    if not _inside(real, ws):
+        raise Refused(f"path '{rel}' resolves outside the workspace")
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        return real
+    except OSError as exc:
+        raise Refused(f"path '{rel}': {exc.strerror or exc}") from None
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+        raise Refused(f"path '{rel}' is not a regular file or folder (device, fifo or socket)")
+    return real
+
+
+def _walk_dirs(ws: Path, parts: tuple[str, ...], rel: str, create: bool) -> int:
+    """fd of the folder ws/parts, opened one component at a time without following links."""
+    fd = os.open(ws, os.O_RDONLY | os.O_DIRECTORY | _O_CLOEXEC)
+    try:
+        for part in parts:
+            if create:
+                try:
+                    os.mkdir(part, 0o777, dir_fd=fd)
+                except FileExistsError:
+                    pass
+            try:
+                nfd = os.open(
+                    part, os.O_RDONLY | os.O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=fd
+                )
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise Refused(
+                        f"path '{rel}': '{part}' is not a plain folder (symlink changed?)"
+                    ) from None
+                raise
+            os.close(fd)
+            fd = nfd
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_file(conf: Confinement, rel: str) -> str:
+    """Text of a regular file inside the workspace (utf-8, undecodable bytes replaced)."""
+    real = resolve_in_workspace(conf, rel)
+    ws = _workspace_real(conf)
+    parts = real.relative_to(ws).parts
+    if not parts:
+        raise Refused(f"path '{rel}' is the workspace folder, not a file")
+    # O_NONBLOCK: a fifo swapped in after the check must not hang the open.
+    flags = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC
+    try:
+        if _HAVE_DIR_FD:
+            dfd = _walk_dirs(ws, parts[:-1], rel, create=False)
+            try:
+                fd = os.open(parts[-1], flags, dir_fd=dfd)
+            finally:
+                os.close(dfd)
+        else:
+            fd = os.open(real, flags)
+    except Refused:
+        raise
+    except FileNotFoundError:
+        raise Refused(f"file '{rel}' does not exist") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Refused(f"file '{rel}' is a symbolic link (changed while opening)") from None
+        raise Refused(f"cannot read '{rel}': {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise Refused(f"path '{rel}' is a folder, not a file")
+        if not stat.S_ISREG(st.st_mode):
+            raise Refused(f"path '{rel}' is not a regular file")
+        if st.st_size > conf.max_file_bytes:
+            raise Refused(
+                f"file '{rel}' is {st.st_size} bytes, over the {conf.max_file_bytes}-byte limit"
+            )
+        # The file may grow after fstat; never read more than the cap allows.
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            chunk = os.read(fd, min(_CHUNK, conf.max_file_bytes + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > conf.max_file_bytes:
+                raise Refused(f"file '{rel}' is over the {conf.max_file_bytes}-byte limit")
+    except OSError as exc:
+        raise Refused(f"cannot read '{rel}': {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+def write_file(conf: Confinement, rel: str, text: str) -> int:
+    """Atomically replace (or create) a file inside the workspace; returns bytes written."""
+    rel = _check_rel(rel)
+    if not isinstance(text, str):
+        raise Refused("file content must be text")
+    data = text.encode("utf-8")
+    if len(data) > conf.max_file_bytes:
+        raise Refused(
+            f"content is {len(data)} bytes, over the {conf.max_file_bytes}-byte limit"
+        )
+    # The workspace path comes from trusted config, so creating it is not an escape.
+    try:
+        os.makedirs(conf.workspace, exist_ok=True)
+    except OSError as exc:
+        raise Refused(f"cannot create workspace '{conf.workspace}': {exc.strerror or exc}") from None
+    ws = _workspace_real(conf)
+    # os.replace would swap out the link itself, but a link here means someone expects the
+    # write to land elsewhere: refuse rather than guess.
+    if os.path.islink(ws / rel):
+        raise Refused(f"refusing to write '{rel}': it is a symbolic link")
+    real = resolve_in_workspace(conf, rel)
+    parts = real.relative_to(ws).parts
+    if not parts:
+        raise Refused(f"path '{rel}' is the workspace folder, not a file")
+    name = parts[-1]
+    tmp_name = f".{name[:100]}.{secrets.token_hex(6)}.tmp"
+    try:
+        if _HAVE_DIR_FD:
+            dfd = _walk_dirs(ws, parts[:-1], rel, create=True)
+            try:
+                _write_at(dfd, name, tmp_name, data, rel)
+            finally:
+                os.close(dfd)
+        else:
+            real.parent.mkdir(parents=True, exist_ok=True)
+            # Re-check: mkdir may have run through a link created after resolve.
+            if not _inside(Path(os.path.realpath(real.parent)), ws):
+                raise Refused(f"path '{rel}' resolves outside the workspace")
+            _write_at(None, str(real), str(real.parent / tmp_name), data, rel)
+    except Refused:
+        raise
+    except OSError as exc:
+        raise Refused(f"cannot write '{rel}': {exc.strerror or exc}") from None
+    return len(data)
+
+
+def _write_at(dfd: int | None, name: str, tmp_name: str, data: bytes, rel: str) -> None:
+    try:
+        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    except FileNotFoundError:
+        st = None
+    if st is not None:
+        if stat.S_ISLNK(st.st_mode):
+            raise Refused(f"refusing to write '{rel}': it is a symbolic link")
+        if not stat.S_ISREG(st.st_mode):
+            raise Refused(f"refusing to write '{rel}': it is not a regular file")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
+    fd = os.open(tmp_name, flags, 0o666, dir_fd=dfd)
+    try:
+        try:
+            if st is not None:
+                os.fchmod(fd, stat.S_IMODE(st.st_mode))
+            view = memoryview(data)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp_name, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except BaseException:
+        try:
+            os.unlink(tmp_name, dir_fd=dfd)
+        except OSError:
+            pass
+        raise
+
+
+# --------------------------------------------------------------------------- http
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    # Returning None makes urllib raise HTTPError for the 3xx, so every hop is checked here.
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: D401
+        return None
+
+
+_REDIRECT_CODES = (301, 302, 303, 307, 308)
+
+
+def _default_port(scheme: str) -> int:
+    return 443 if scheme == "https" else 80
+
+
+def _parse_allow_entry(entry: str) -> tuple[str, int | None]:
+    entry = entry.strip().lower()
+    if entry.startswith("["):
+        host, _, rest = entry[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else ""
+    elif entry.count(":") == 1:
+        host, port = entry.split(":")
+    else:
+        host, port = entry, ""
+    return host, (int(port) if port.isdigit() else None)
+
+
+def _check_url(conf: Confinement, url: str) -> tuple[str, str, int]:
+    """(url, host, port) when allowed, else Refused. Called before any connection."""
+    if not isinstance(url, str) or not url.strip():
+        raise Refused("empty URL")
+    if any(c in url for c in "\x00\r\n") or any(c.isspace() for c in url.strip()):
+        raise Refused("URL contains whitespace or control characters")
+    url = url.strip()
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        raise Refused(f"scheme '{scheme or '(none)'}' refused: only http and https are allowed")
+    if parts.username is not None or parts.password is not None:
+        raise Refused("URLs with user names or passwords are refused")
+    host = (parts.hostname or "").lower()
+    if not host:
+        raise Refused(f"URL '{url}' has no host")
+    try:
+        port = parts.port or _default_port(scheme)
+    except ValueError:
+        raise Refused(f"URL '{url}' has an invalid port") from None
+    for entry in conf.http_allow_hosts:
+        a_host, a_port = _parse_allow_entry(entry)
+        if a_host == host and (a_port is None or a_port == port):
+            return url, host, port
+    shown = host if parts.port is None else f"{host}:{port}"
+    raise Refused(f"host '{shown}' is not on the http allow-list")
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    if isinstance(exc, (socket.timeout, TimeoutError)):
+        return True
+    reason = getattr(exc, "reason", None)
+    return isinstance(reason, (socket.timeout, TimeoutError))
+
+
+def _read_capped(resp, conf: Confinement, deadline: float) -> bytes:
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        if time.monotonic() > deadline:
+            raise Refused(f"timed out after {_secs(conf.http_timeout)}")
+        chunk = resp.read(min(_CHUNK, conf.http_max_bytes + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > conf.http_max_bytes:
+            raise Refused(f"response is larger than the {conf.http_max_bytes}-byte limit")
+    return b"".join(chunks)
+
+
+def _decode(body: bytes, headers) -> str:
+    charset = None
+    if headers is not None:
+        try:
+            charset = headers.get_content_charset()
+        except Exception:
+            charset = None
+    try:
+        return body.decode(charset or "utf-8", errors="replace")
+    except LookupError:
+        return body.decode("utf-8", errors="replace")
+
+
+def http_get(conf: Confinement, url: str) -> tuple[int, str]:
+    """GET an allow-listed URL: (status, body text). Non-2xx replies are returned, not refused."""
+    url, _, _ = _check_url(conf, url)
+    # ProxyHandler({}) so HTTP(S)_PROXY from the environment cannot reroute the request.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
+    # One deadline for the whole fetch: a server dripping bytes cannot stretch it.
+    deadline = time.monotonic() + conf.http_timeout
+    hops = 0
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise Refused(f"timed out after {_secs(conf.http_timeout)}")
+        req = urllib.request.Request(url, method="GET", headers={"User-Agent": "akh-tui"})
+        resp = None
+        try:
+            try:
+                resp = opener.open(req, timeout=remaining)
+            except urllib.error.HTTPError as err:
+                resp = err  # an HTTPError is also the response object
+            status = resp.status if getattr(resp, "status", None) is not None else resp.code
+            if status in _REDIRECT_CODES:
+                location = resp.headers.get("Location") if resp.headers else None
+                if not location:
+                    raise Refused(f"redirect ({status}) without a Location header")
+                target = urllib.parse.urljoin(url, location.strip())
+                t_host = (urllib.parse.urlsplit(target).hostname or "").lower()
+                try:
+                    target, _, _ = _check_url(conf, target)
+                except Refused as exc:
+                    raise Refused(
+                        f"redirect to host '{t_host or target}' refused: {exc}"
+                    ) from None
+                hops += 1
+                if hops > MAX_REDIRECTS:
+                    raise Refused(f"too many redirects (more than {MAX_REDIRECTS})")
+                url = target
+                continue
+            body = _read_capped(resp, conf, deadline)
+            return status, _decode(body, resp.headers)
+        except Refused:
+            raise
+        except Exception as exc:
+            if _is_timeout(exc):
+                raise Refused(f"timed out after {_secs(conf.http_timeout)}") from None
+            if isinstance(exc, urllib.error.URLError):
+                reason = exc.reason
+            elif isinstance(exc, (http.client.HTTPException, OSError, ValueError)):
+                reason = exc
+            else:
+                raise
+            text = _one_line(getattr(reason, "strerror", None) or reason) or type(exc).__name__
+            raise Refused(f"connection failed: {text}") from None
+        finally:
+            if resp is not None:
+                try:
+                    resp.close()
+                except Exception:
+                    pass
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def split_command(text: str) -> list[str]:
+    """POSIX shell-style word splitting only; nothing is ever interpreted by a shell."""
+    if not isinstance(text, str):
+        # shlex.split(None) would read stdin.
+        raise Refused("command must be text")
+    try:
+        return shlex.split(text, posix=True)
+    except ValueError as exc:
+        raise Refused(f"cannot parse command: {exc}") from None
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _exited_unreaped(pid: int) -> bool:
+    # WNOWAIT leaves the zombie in place, so the pid (and process-group id) cannot be reused
+    # before _kill_group runs.
+    try:
+        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return True
+    return info is not None
+
+
+def run_program(conf: Confinement, argv: list[str]) -> tuple[int, str]:
+    """Run an allow-listed program without a shell: (exit code, stdout+stderr text).
+
+    The exit code is negative when the process was killed by a signal (e.g. -9 after the
+    output cap was hit).
+    """
+    if not isinstance(argv, (list, tuple)) or not argv:
+        raise Refused("empty command")
+    if not all(isinstance(a, str) for a in argv):
+        raise Refused("command arguments must be text")
+    if any("\x00" in a for a in argv):
+        raise Refused("command contains a NUL byte")
+    name = argv[0]
+    if "/" in name:
+        raise Refused(f"program '{name}' refused: give a bare program name, not a path")
+    allowed = {a for a in conf.shell_allow if a and "/" not in a}
+    if name not in allowed:
+        raise Refused(f"program '{name}' is not on the shell allow-list")
+    exe = shutil.which(name, path=FIXED_PATH)
+    if exe is None:
+        raise Refused(f"program '{name}' was not found in {FIXED_PATH}")
+    ws = _workspace_real(conf)
+    env = {"PATH": FIXED_PATH, "LANG": "C.UTF-8", "HOME": str(ws)}
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            executable=exe,
+            shell=False,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=ws,
+            env=env,
+            close_fds=True,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise Refused(f"cannot start '{name}': {exc.strerror or exc}") from None
+
+    cap = conf.shell_max_output
+    deadline = time.monotonic() + conf.shell_timeout
+    out = bytearray()
+    truncated = False
+    timed_out = False
+    leader_done = False
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    sel = selectors.DefaultSelector()
+    sel.register(fd, selectors.EVENT_READ)
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                break
+            if not sel.select(timeout=min(remaining, 0.05)):
+                if not leader_done and _exited_unreaped(proc.pid):
+                    # Leftover children of the program may hold the pipe open; end them so
+                    # EOF arrives instead of waiting out the timeout.
+                    leader_done = True
+                    _kill_group(proc)
+                continue
+            chunk = os.read(fd, _CHUNK)
+            if not chunk:
+                break
+            room = cap - len(out)
+            if len(chunk) > room:
+                out += chunk[: max(room, 0)]
+                truncated = True
+                break
+            out += chunk
+    except BaseException:
+        _kill_group(proc)
+        proc.wait()
+        raise
+    finally:
+        sel.close()
+        proc.stdout.close()
+    if not (timed_out or truncated):
+        # EOF can come before the exit; wait for it without reaping (see _exited_unreaped).
+        while not _exited_unreaped(proc.pid):
+            if time.monotonic() >= deadline:
+                timed_out = True
+                break
+            time.sleep(0.01)
+    # The leader is alive or a zombie here, so the group id is still ours: this ends the
+    # program on timeout/truncation and any descendants it left behind in every case.
+    _kill_group(proc)
+    code = proc.wait()
+    if timed_out:
+        raise Refused(f"timed out after {_secs(conf.shell_timeout)}")
+    text = bytes(out).decode("utf-8", errors="replace")
+    if truncated:
+        if text and not text.endswith("\n"):
+            text += "\n"
+        text += f"[output truncated at {cap} bytes]"
+    return code, text

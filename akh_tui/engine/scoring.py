@@ -1,0 +1,60 @@
+"""Decide-phase utility scoring (SPEC §6): one Candidate per tool with every factor kept."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+FACTORS = ("base", "recency", "novelty", "episodic", "pressure", "archetype", "plan")
+
+
+@dataclass(slots=True)
+class Candidate:
+    tool: str
+    offered: bool
+    why_not: str | None
+    base: float
+    recency: float  # the non-negative penalty that is subtracted
+    novelty: float
+    episodic: float
+    pressure: float
+    archetype: float  # the bonus, not the weight
+    plan: float
+    input: str = ""
+
+    @property
+    def raw_total(self) -> float:
+        return self.base - self.recency + self.novelty + self.episodic + self.pressure + self.archetype + self.plan
+
+    @property
+    def score(self) -> float:
+        if not self.offered:
+            return 0.0
+        return max(0.0, self.raw_total)
+
+    def breakdown(self) -> str:
+        """SPEC §6's exact string: two decimals, archetype three, signs as specified."""
+        arch = self.archetype + 0.0  # no "-0.000" for a zero bonus
+        return (
+            f"[score={self.score:.2f}: base={self.base:.2f} recency=-{self.recency:.2f}"
+            f" novelty=+{self.novelty:.2f} episodic=+{self.episodic:.2f}"
+            f" pressure=+{self.pressure:.2f} archetype={arch:+.3f} plan=+{self.plan:.2f}]"
+        )
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["score"] = self.score
+        return {
+            "tool": d["tool"], "offered": d["offered"], "why_not": d["why_not"], "score": d["score"],
+            **{f: d[f] for f in FACTORS}, "input": d["input"],
+        }
+
+
+def choose(candidates: list[Candidate]) -> Candidate:
+    """Highest score among offered candidates; ties go to the earlier tool in SPEC §5's table."""
+    best: Candidate | None = None
+    for c in candidates:
+        if c.offered and (best is None or c.score > best.score):
+            best = c
+    if best is None:  # kg_query is always offered unless read_kg is gated off
+        raise RuntimeError("no tool is offered: every capability is disabled")
+    return best

@@ -1,0 +1,465 @@
+"""The eleven built-in tools (SPEC §5): declaration, when offered, input, and what they do.
+
+A tool never raises out of `run` on purpose: confinement refusals raise `Refused`, any other
+exception is caught by the agent and becomes a failed result (SPEC §4).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+import networkx as nx
+
+from . import confine
+from .context import GoalContext
+from .errors import InputError
+from .kg import Triple, parse_triple_lines
+from .text import normalised_words
+
+if TYPE_CHECKING:
+    from .agent import Agent
+
+DANGER_LEVELS = ("safe", "cautious", "dangerous", "critical")
+CREATION_WORDS = ("write", "store", "save", "create")
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    archetype: str
+    capabilities: tuple[str, ...]
+    danger: str
+    input_schema: str
+    profile: tuple[str, ...]  # keywords bundled into the tool's VSA profile (odd count: unbiased bundle)
+    does: str
+
+
+@dataclass
+class Offer:
+    offered: bool
+    base: float = 0.0
+    input: str = ""
+    why_not: str | None = None
+    arg: object = None  # the resolved input (symbol id, path, argv...) for run()
+
+
+@dataclass
+class ToolResult:
+    output: str
+    triples: list[Triple] = field(default_factory=list)
+    symbols: list[int] = field(default_factory=list)  # symbols returned without a triple
+
+
+def clamp(x: float, lo: float, hi: float) -> float:
+    return lo if x < lo else hi if x > hi else x
+
+
+SPECS: tuple[ToolSpec, ...] = (
+    ToolSpec("kg_query", "sage", ("read_kg",), "safe", "symbol label",
+             ("query", "find", "search", "list", "knowledge", "facts", "lookup"),
+             "triples from/to a symbol"),
+    ToolSpec("infer_rules", "sage", ("read_kg", "write_kg"), "safe", "none (the agenda of new triples)",
+             ("infer", "deduce", "derive", "rules", "classify", "conclude", "logic"),
+             "forward-chains the rule file over new triples"),
+    ToolSpec("reason", "sage", ("read_kg",), "safe", "goal symbols",
+             ("reason", "explain", "why", "path", "connect", "how", "relation"),
+             "shortest labelled paths between goal symbols, derivation chains"),
+    ToolSpec("synthesize_triple", "sage", ("write_kg",), "cautious", "subject, related-to, object",
+             ("synthesize", "create", "link", "connect", "hypothesis", "add", "relate"),
+             "adds a related-to hypothesis (confidence 0.7)"),
+    ToolSpec("gap_analysis", "healer", ("read_kg",), "safe", "goal symbols",
+             ("gap", "missing", "lack", "incomplete", "analyze", "properties", "compare"),
+             "dead ends and properties siblings have that the symbol lacks"),
+    ToolSpec("user_interact", "healer", ("ask_user",), "safe", "question text",
+             ("ask", "user", "question", "clarify", "answer", "human", "tell"),
+             "asks the user; 's p o' answers become triples"),
+    ToolSpec("file_io", "explorer", ("read_fs", "write_fs"), "dangerous", "workspace path",
+             ("file", "read", "write", "path", "save", "load", "document"),
+             "reads or writes a file inside the workspace"),
+    ToolSpec("http_fetch", "explorer", ("network",), "dangerous", "URL",
+             ("http", "fetch", "download", "url", "web", "page", "online"),
+             "GET a URL on the allow-list"),
+    ToolSpec("shell_exec", "explorer", ("process_exec",), "critical", "argv",
+             ("shell", "command", "run", "execute", "program", "process", "terminal"),
+             "runs an allow-listed program, no shell"),
+    ToolSpec("memory_recall", "guardian", ("read_memory",), "safe", "goal symbols",
+             ("remember", "recall", "memory", "episode", "past", "history", "before"),
+             "episodic recall into working memory"),
+    ToolSpec("similarity_search", "guardian", ("read_kg",), "safe", "goal symbols",
+             ("similar", "like", "related", "resemble", "cluster", "compare", "neighbours"),
+             "VSA nearest neighbours of the goal's symbols"),
+)
+TOOL_NAMES = tuple(s.name for s in SPECS)
+SPEC_BY_NAME = {s.name: s for s in SPECS}
+TOOL_ARCHETYPES = {s.name: s.archetype for s in SPECS}
+
+_URL = re.compile(r"https?://[^\s'\"<>`]+")
+_PATH = re.compile(r"(?<![\w/.:])((?:[\w.-]+/)*[\w-]+\.[A-Za-z][\w]{0,5}|(?:[\w.-]+/)+[\w.-]+)(?![\w/])")
+_BACKQUOTED = re.compile(r"`([^`]+)`")
+
+
+def _labels(agent: "Agent", ids) -> str:
+    return ", ".join(agent.kg.label(s) for s in ids)
+
+
+# ---- offers (SPEC §6 base table and §5 inputs) ----------------------------------------------
+
+def offer_kg_query(agent: "Agent", ctx: GoalContext) -> Offer:
+    base = 0.8 if ctx.adjacent < 3 else 0.4
+    queried = set(ctx.goal.queried)
+    ranked = ctx.ranked()
+    target = next((s for s in ranked if s not in queried), None)
+    if target is None and ctx.symbols:
+        target = ctx.symbols[0]
+    if target is None:
+        # no goal symbol: fall back to the first symbol sharing a word with the goal text
+        for w in normalised_words(ctx.goal.description + " " + ctx.goal.criteria):
+            hits = agent.kg.by_token(w)
+            if hits:
+                target = hits[0]
+                break
+    if target is None:
+        return Offer(True, base, "", arg=None)
+    return Offer(True, base, agent.kg.label(target), arg=target)
+
+
+def offer_infer_rules(agent: "Agent", ctx: GoalContext) -> Offer:
+    if not ctx.K:
+        return Offer(False, why_not="no known triples about the goal (K is false)")
+    bonus = 0.1 if ctx.goal.tool_uses.get("infer_rules", 0) == 0 else 0.0
+    return Offer(True, clamp(0.7 * agent.profile_similarity(ctx.goal, "infer_rules") + bonus, 0.35, 0.75),
+                 f"{agent.rules.pending()} new triples")
+
+
+def offer_reason(agent: "Agent", ctx: GoalContext) -> Offer:
+    if not ctx.K:
+        return Offer(False, why_not="no known triples about the goal (K is false)")
+    return Offer(True, 0.5, _labels(agent, ctx.symbols), arg=list(ctx.symbols))
+
+
+def offer_synthesize(agent: "Agent", ctx: GoalContext) -> Offer:
+    if not ctx.K:
+        return Offer(False, why_not="no known triples about the goal (K is false)")
+    if not ctx.I:
+        return Offer(False, why_not="spreading activation found nothing (I is false)")
+    kg = agent.kg
+    subj = ctx.symbols[0]
+    succ, pred = kg.graph.succ[subj], kg.graph.pred[subj]
+    for sid, _act in sorted(ctx.activation.items(), key=lambda kv: (-kv[1], kv[0])):
+        if sid != subj and sid not in succ and sid not in pred and not kg.symbols[sid].meta:
+            return Offer(True, 0.7, f"{kg.label(subj)} related-to {kg.label(sid)}", arg=(subj, sid))
+    return Offer(False, why_not="every activated symbol is already adjacent to the goal")
+
+
+def offer_gap(agent: "Agent", ctx: GoalContext) -> Offer:
+    bonus = 0.1 if ctx.goal.tool_uses.get("kg_query", 0) >= 2 else 0.0
+    base = clamp(0.7 * agent.profile_similarity(ctx.goal, "gap_analysis") + bonus, 0.3, 0.75)
+    return Offer(True, base, _labels(agent, ctx.symbols), arg=list(ctx.symbols))
+
+
+def _external(agent: "Agent", ctx: GoalContext, name: str, find: Callable[[str], object], what: str) -> Offer:
+    sim = agent.profile_similarity(ctx.goal, name)
+    if sim <= 0.55:
+        return Offer(False, why_not=f"goal not similar to the tool (sim {sim:.3f} ≤ 0.55)")
+    arg = find(ctx.goal.description)
+    if arg is None:
+        return Offer(False, why_not=f"no input: no {what} in the goal text")
+    text = " ".join(arg) if isinstance(arg, list) else str(arg)
+    return Offer(True, 0.75 * sim, text, arg=arg)
+
+
+def offer_user(agent: "Agent", ctx: GoalContext) -> Offer:
+    return _external(agent, ctx, "user_interact", lambda text: text, "question")
+
+
+def find_path(text: str) -> str | None:
+    m = _PATH.search(text.replace("`", " "))
+    return m.group(1) if m else None
+
+
+def find_url(text: str) -> str | None:
+    m = _URL.search(text)
+    return m.group(0).rstrip(".,;)") if m else None
+
+
+def find_program(allow: list[str]) -> Callable[[str], list[str] | None]:
+    def find(text: str) -> list[str] | None:
+        for cmd in _BACKQUOTED.findall(text):
+            try:
+                argv = confine.split_command(cmd)
+            except confine.Refused:
+                continue
+            if argv and argv[0] in allow:
+                return argv
+        for word in text.replace("`", " ").split():
+            w = word.strip(".,;:!?'\"()")
+            if w in allow:
+                return [w]
+        return None
+    return find
+
+
+def offer_file(agent: "Agent", ctx: GoalContext) -> Offer:
+    return _external(agent, ctx, "file_io", find_path, "file path")
+
+
+def offer_http(agent: "Agent", ctx: GoalContext) -> Offer:
+    return _external(agent, ctx, "http_fetch", find_url, "URL")
+
+
+def offer_shell(agent: "Agent", ctx: GoalContext) -> Offer:
+    return _external(agent, ctx, "shell_exec", find_program(agent.config.shell_allow), "allow-listed program")
+
+
+def offer_recall(agent: "Agent", ctx: GoalContext) -> Offer:
+    if not ctx.E:
+        return Offer(False, why_not="no episode recalled for the goal (E is false)")
+    return Offer(True, 0.55, _labels(agent, ctx.symbols), arg=list(ctx.symbols))
+
+
+def offer_similarity(agent: "Agent", ctx: GoalContext) -> Offer:
+    if not ctx.I:
+        return Offer(False, why_not="spreading activation found nothing (I is false)")
+    return Offer(True, 0.55, _labels(agent, ctx.symbols) or _labels(agent, [ctx.top[0][0]]), arg=list(ctx.symbols))
+
+
+# ---- runs ----------------------------------------------------------------------------------
+
+def run_kg_query(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
+    if arg is None:
+        return ToolResult("nothing to query: no symbol matches the goal's words")
+    kg = agent.kg
+    if arg not in ctx.goal.queried:
+        ctx.goal.queried.append(arg)
+    triples = kg.adjacent(arg, limit=agent.config.query_limit)
+    if not triples:
+        return ToolResult(f"no triples about {kg.label(arg)}")
+    lines = [kg.text(t) for t in triples]
+    return ToolResult(f"{len(triples)} triples about {kg.label(arg)}: " + "; ".join(lines), triples)
+
+
+def run_infer_rules(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
+    new = agent.rules.run(agent.cycle)
+    if not new:
+        return ToolResult("nothing new to derive")
+    kg = agent.kg
+    shown = "; ".join(f"{kg.text(t)} [{t.provenance}]" for t in new[:20])
+    more = f" (+{len(new) - 20} more)" if len(new) > 20 else ""
+    return ToolResult(f"derived {len(new)} triples: {shown}{more}", new)
+
+
+def _ball(agent: "Agent", start: int, hops: int, budget: int) -> list[Triple]:
+    """Non-metadata triples within `hops` of start (undirected), reading at most `budget` edges."""
+    kg = agent.kg
+    seen = {start}
+    frontier = [start]
+    out: list[Triple] = []
+    reads = 0
+    for _ in range(hops):
+        nxt = []
+        for node in frontier:
+            for t in kg.adjacent(node, limit=agent.config.activation_fanout):
+                reads += 1
+                if reads > budget:
+                    return out
+                out.append(t)
+                other = t.object if t.subject == node else t.subject
+                if other not in seen:
+                    seen.add(other)
+                    nxt.append(other)
+        frontier = nxt
+    return out
+
+
+def run_reason(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
+    kg = agent.kg
+    symbols: list[int] = arg or []
+    lines: list[str] = []
+    returned: dict[tuple, Triple] = {}
+    if len(symbols) >= 2:
+        # Any path of ≤ 4 hops lies inside the union of the 2-hop balls of its ends.
+        sub = nx.Graph()
+        for s in symbols:
+            for t in _ball(agent, s, 2, budget=2000):
+                if not sub.has_edge(t.subject, t.object):
+                    sub.add_edge(t.subject, t.object, t=t)
+        for i, a in enumerate(symbols):
+            for b in symbols[i + 1:]:
+                if a in sub and b in sub:
+                    try:
+                        path = nx.shortest_path(sub, a, b)
+                    except nx.NetworkXNoPath:
+                        path = None
+                else:
+                    path = None
+                if path is None or len(path) > 5:
+                    lines.append(f"no path of ≤ 4 hops between {kg.label(a)} and {kg.label(b)}")
+                    continue
+                parts = [kg.label(path[0])]
+                for u, v in zip(path, path[1:]):
+                    t = sub.edges[u, v]["t"]
+                    returned[t.key] = t
+                    arrow = f"-{kg.label(t.predicate)}->" if t.subject == u else f"<-{kg.label(t.predicate)}-"
+                    parts += [arrow, kg.label(v)]
+                lines.append("path: " + " ".join(parts))
+    # derivation chains of inferred triples touching the goal's symbols
+    for s in symbols:
+        for t in kg.adjacent(s, limit=agent.config.query_limit):
+            if t.provenance.startswith("inferred:") and t.key not in returned:
+                returned[t.key] = t
+                chain = _derivation(agent, t.key, depth=0)
+                lines.append(f"derived: {kg.text(t)} because {chain}")
+    if not lines:
+        return ToolResult("one goal symbol and no inferred triples: nothing to explain")
+    return ToolResult("\n".join(lines), list(returned.values()))
+
+
+def _derivation(agent: "Agent", key: tuple, depth: int) -> str:
+    kg = agent.kg
+    d = kg.derivations.get(key)
+    if d is None or depth >= 4:
+        t = kg.get(*key)
+        return f"({kg.text(t)})" if t else "?"
+    rule, premises = d
+    inner = " and ".join(_derivation(agent, p, depth + 1) for p in premises)
+    return f"[{rule}: {inner}]"
+
+
+def run_synthesize(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
+    subj, obj = arg
+    kg = agent.kg
+    t = kg.add(subj, "related-to", obj, 0.7, "tool:synthesize_triple", agent.cycle)
+    if t is None:
+        return ToolResult(f"already known: {kg.label(subj)} related-to {kg.label(obj)}")
+    return ToolResult(f"hypothesis added: {kg.text(t)} (confidence 0.7)", [t])
+
+
+def run_gap(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
+    kg = agent.kg
+    isa = kg.lookup("is-a")
+    lines: list[str] = []
+    shown: list[Triple] = []
+    for s in arg or []:
+        have = {(t.predicate, t.object) for t in kg.adjacent(s, limit=agent.config.activation_fanout) if t.subject == s}
+        if not have:
+            lines.append(f"dead end: {kg.label(s)} has no outgoing facts")
+        if isa is None:
+            continue
+        for parent in kg.objects(s, isa)[:5]:
+            missing: dict[tuple[int, int], int] = {}
+            for sib in kg.subjects(isa, parent)[:50]:
+                if sib == s:
+                    continue
+                for t in kg.adjacent(sib, limit=64):
+                    if t.subject == sib and t.predicate != isa and (t.predicate, t.object) not in have:
+                        if (t.predicate, t.object) not in missing:
+                            missing[(t.predicate, t.object)] = sib
+                            shown.append(t)
+            for (p, o), sib in list(missing.items())[:10]:
+                lines.append(f"gap: {kg.label(s)} lacks ({kg.label(p)} {kg.label(o)}) that sibling {kg.label(sib)} has")
+    for sid, _ in ctx.top:
+        if not any(True for t in kg.out_triples(sid) if not kg.is_meta_triple(t)):
+            lines.append(f"dead end: {kg.label(sid)} has no outgoing facts")
+    if not lines:
+        return ToolResult("no gaps found")
+    return ToolResult("\n".join(lines), shown)
+
+
+def run_user(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
+    answer = agent.answer_for(ctx.goal)
+    if not answer:
+        return ToolResult(f"asked: {arg!r}; no answer")
+    triples = []
+    for n, line in enumerate(answer, start=1):
+        parts = line.split()
+        if len(parts) == 3:
+            t = agent.kg.add(parts[0], parts[1], parts[2], 1.0, "user", agent.cycle)
+            if t is not None:
+                triples.append(t)
+    return ToolResult(f"asked: {arg!r}; answer: " + "; ".join(answer), triples)
+
+
+def run_file(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
+    conf = agent.confinement()
+    rel = str(arg)
+    if any(w in ctx.goal.description.lower().split() for w in CREATION_WORDS):
+        kg = agent.kg
+        lines = [kg.text(t).replace(" ", "\t", 2) for s in ctx.symbols for t in kg.adjacent(s, limit=agent.config.query_limit)]
+        size = confine.write_file(conf, rel, "\n".join(lines) + "\n")
+        return ToolResult(f"wrote {len(lines)} triples ({size} bytes) to {rel}")
+    text = confine.read_file(conf, rel)
+    if rel.endswith(".tsv"):
+        try:
+            parsed = parse_triple_lines(text.splitlines(), rel)
+        except InputError as exc:
+            raise confine.Refused(f"malformed triple file: {exc}") from None
+        triples = [t for pt in parsed if (t := agent.kg.add(pt.subject, pt.predicate, pt.object, pt.confidence, "tool:file_io", agent.cycle))]
+        return ToolResult(f"ingested {len(triples)} new triples from {rel}", triples)
+    return ToolResult(f"read {rel}: {text}")
+
+
+def run_http(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
+    status, body = confine.http_get(agent.confinement(), str(arg))
+    return ToolResult(f"GET {arg} -> {status}: {body}")
+
+
+def run_shell(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
+    code, out = confine.run_program(agent.confinement(), list(arg))
+    if code != 0:
+        raise confine.Refused(f"{arg[0]} exited with status {code}: {out[:200]}")
+    return ToolResult(f"$ {' '.join(arg)}\n{out}")
+
+
+def run_recall(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
+    eps = agent.episodic.recall(arg or [], top_k=5)
+    if not eps:
+        return ToolResult("no episode recalled")
+    for ep in eps:
+        agent.wm.push(f"Recalled episode {ep.id}: {ep.summary}", "inference", agent.cycle, ep.learnings[:20], ctx.goal.id)
+    lines = [f"episode {ep.id} (cycle {ep.cycle}): {ep.summary}; learned {_labels(agent, ep.learnings[:10])}" for ep in eps]
+    syms = list(dict.fromkeys(s for ep in eps for s in ep.learnings))[:50]
+    return ToolResult("\n".join(lines), symbols=syms)
+
+
+def run_similarity(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
+    kg, vsa, sv = agent.kg, agent.vsa, agent.symbol_vectors
+    seeds = list(arg) or [ctx.top[0][0]]
+    query = sv.vector(seeds[0]) if len(seeds) == 1 else vsa.bundle([sv.vector(s) for s in seeds], tiebreak=vsa.tiebreak)
+    # candidates: the symbols within 2 hops (orient's activation), never a scan of the graph
+    cands = sorted(ctx.activation.items(), key=lambda kv: (-kv[1], kv[0]))[:256]
+    scored = sorted(((vsa.similarity(query, sv.vector(s)), s) for s, _ in cands if s not in seeds), key=lambda x: (-x[0], x[1]))
+    top = scored[:5]
+    if not top:
+        return ToolResult("no neighbours to compare")
+    text = ", ".join(f"{kg.label(s)} {sim:.3f}" for sim, s in top)
+    return ToolResult(f"similar to {_labels(agent, seeds)}: {text}", symbols=[s for _, s in top])
+
+
+@dataclass(frozen=True)
+class Tool:
+    spec: ToolSpec
+    offer: Callable[["Agent", GoalContext], Offer]
+    run: Callable[["Agent", GoalContext, object], ToolResult]
+
+
+TOOLS: dict[str, Tool] = {
+    t.spec.name: t
+    for t in (
+        Tool(SPEC_BY_NAME["kg_query"], offer_kg_query, run_kg_query),
+        Tool(SPEC_BY_NAME["infer_rules"], offer_infer_rules, run_infer_rules),
+        Tool(SPEC_BY_NAME["reason"], offer_reason, run_reason),
+        Tool(SPEC_BY_NAME["synthesize_triple"], offer_synthesize, run_synthesize),
+        Tool(SPEC_BY_NAME["gap_analysis"], offer_gap, run_gap),
+        Tool(SPEC_BY_NAME["user_interact"], offer_user, run_user),
+        Tool(SPEC_BY_NAME["file_io"], offer_file, run_file),
+        Tool(SPEC_BY_NAME["http_fetch"], offer_http, run_http),
+        Tool(SPEC_BY_NAME["shell_exec"], offer_shell, run_shell),
+        Tool(SPEC_BY_NAME["memory_recall"], offer_recall, run_recall),
+        Tool(SPEC_BY_NAME["similarity_search"], offer_similarity, run_similarity),
+    )
+}
+assert tuple(TOOLS) == TOOL_NAMES
