@@ -311,8 +311,8 @@ class Agent:
                 archetype=self.psyche.archetype_bonus(spec.archetype),
                 plan=0.10 if step is not None and step.tool == name else 0.0,
                 input=text,
+                arg=arg,
             )
-            c._arg = arg  # type: ignore[attr-defined]
             out.append(c)
         return out
 
@@ -332,7 +332,7 @@ class Agent:
             self.provenance.append(ProvenanceRecord("ShadowVeto", cycle, focus.id, chosen.tool, veto.name))
         else:
             try:
-                result = TOOLS[chosen.tool].run(self, ctx, getattr(chosen, "_arg", None))
+                result = TOOLS[chosen.tool].run(self, ctx, chosen.arg)
                 output = result.output
             except confine.Refused as exc:
                 failed, output = True, f"refused: {exc}"
@@ -353,7 +353,7 @@ class Agent:
         if failed:
             progress = "failed"
         else:
-            rose, new_syms = focus.evaluate(kg, result.triples, output + " " + " ".join(kg.label(s) for s in result.symbols), self.config.completion_threshold)
+            rose, new_syms = focus.evaluate(kg, result.triples, result.evidence, self.config.completion_threshold)
             new_syms += [s for s in result.symbols if s not in focus.seen]
             focus.seen.update(result.symbols)
             if focus.is_complete(self.config.completion_threshold):

@@ -128,14 +128,12 @@ class Goal:
         new_symbols: list[int] = []
         found_patterns = set(self.found_patterns)
         for t in triples:
-            if kg.is_meta_triple(t):
-                continue
+            if kg.is_meta_triple(t) or t.provenance == "tool:synthesize_triple":
+                continue  # a hypothesis is not evidence (SPEC §8), nor a found symbol
             for sid in (t.subject, t.object):
                 if sid not in self.seen:
                     self.seen.add(sid)
                     new_symbols.append(sid)
-            if t.provenance == "tool:synthesize_triple":
-                continue  # a hypothesis, not evidence (SPEC §8)
             for sid in (t.subject, t.predicate, t.object):
                 words.update(normalised_words(kg.label(sid)))
             for i, pat in enumerate(c.patterns):

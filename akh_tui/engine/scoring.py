@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 
 FACTORS = ("base", "recency", "novelty", "episodic", "pressure", "archetype", "plan")
 
@@ -20,6 +20,7 @@ class Candidate:
     archetype: float  # the bonus, not the weight
     plan: float
     input: str = ""
+    arg: object = field(default=None, repr=False, compare=False)  # the resolved input for the tool's run
 
     @property
     def raw_total(self) -> float:
@@ -41,11 +42,9 @@ class Candidate:
         )
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["score"] = self.score
         return {
-            "tool": d["tool"], "offered": d["offered"], "why_not": d["why_not"], "score": d["score"],
-            **{f: d[f] for f in FACTORS}, "input": d["input"],
+            "tool": self.tool, "offered": self.offered, "why_not": self.why_not, "score": self.score,
+            **{f: getattr(self, f) for f in FACTORS}, "input": self.input,
         }
 
 

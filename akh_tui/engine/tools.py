@@ -52,6 +52,10 @@ class ToolResult:
     output: str
     triples: list[Triple] = field(default_factory=list)
     symbols: list[int] = field(default_factory=list)  # symbols returned without a triple
+    # Text that counts as evidence for the goal (SPEC §8). Tools whose output merely echoes
+    # their input (the goal's own symbols) or restates returned triples leave it empty, so a
+    # goal is never "found" by the tool repeating the question back.
+    evidence: str = ""
 
 
 def clamp(x: float, lo: float, hi: float) -> float:
@@ -380,7 +384,7 @@ def run_user(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
             t = agent.kg.add(parts[0], parts[1], parts[2], 1.0, "user", agent.cycle)
             if t is not None:
                 triples.append(t)
-    return ToolResult(f"asked: {arg!r}; answer: " + "; ".join(answer), triples)
+    return ToolResult(f"asked: {arg!r}; answer: " + "; ".join(answer), triples, evidence=" ".join(answer))
 
 
 def run_file(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
@@ -399,19 +403,19 @@ def run_file(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
             raise confine.Refused(f"malformed triple file: {exc}") from None
         triples = [t for pt in parsed if (t := agent.kg.add(pt.subject, pt.predicate, pt.object, pt.confidence, "tool:file_io", agent.cycle))]
         return ToolResult(f"ingested {len(triples)} new triples from {rel}", triples)
-    return ToolResult(f"read {rel}: {text}")
+    return ToolResult(f"read {rel}: {text}", evidence=text)
 
 
 def run_http(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
     status, body = confine.http_get(agent.confinement(), str(arg))
-    return ToolResult(f"GET {arg} -> {status}: {body}")
+    return ToolResult(f"GET {arg} -> {status}: {body}", evidence=body)
 
 
 def run_shell(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
     code, out = confine.run_program(agent.confinement(), list(arg))
     if code != 0:
         raise confine.Refused(f"{arg[0]} exited with status {code}: {out[:200]}")
-    return ToolResult(f"$ {' '.join(arg)}\n{out}")
+    return ToolResult(f"$ {' '.join(arg)}\n{out}", evidence=out)
 
 
 def run_recall(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
@@ -422,7 +426,7 @@ def run_recall(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
         agent.wm.push(f"Recalled episode {ep.id}: {ep.summary}", "inference", agent.cycle, ep.learnings[:20], ctx.goal.id)
     lines = [f"episode {ep.id} (cycle {ep.cycle}): {ep.summary}; learned {_labels(agent, ep.learnings[:10])}" for ep in eps]
     syms = list(dict.fromkeys(s for ep in eps for s in ep.learnings))[:50]
-    return ToolResult("\n".join(lines), symbols=syms)
+    return ToolResult("\n".join(lines), symbols=syms, evidence=" ".join(ep.summary for ep in eps))
 
 
 def run_similarity(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
@@ -436,7 +440,8 @@ def run_similarity(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
     if not top:
         return ToolResult("no neighbours to compare")
     text = ", ".join(f"{kg.label(s)} {sim:.3f}" for sim, s in top)
-    return ToolResult(f"similar to {_labels(agent, seeds)}: {text}", symbols=[s for _, s in top])
+    return ToolResult(f"similar to {_labels(agent, seeds)}: {text}", symbols=[s for _, s in top],
+                      evidence=" ".join(kg.label(s) for _, s in top))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,155 @@
+"""The one controller that owns an agent: the API the CLI and the workbench drive.
+
+User intent comes in as calls (step, run, add a goal, replace the psyche, snapshot, restore);
+what happened goes out as immutable cycle records and events, written to the trace and the
+session store in order. A lock makes the calls safe from a worker thread and the UI thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Callable
+
+from .agent import Agent
+from .errors import InputError
+from .goals import Goal
+from .psyche import Psyche
+from .session import SessionStore
+from .state import restore as restore_state
+from .state import snapshot as snapshot_state
+from .trace import TraceWriter
+
+
+class Controller:
+    def __init__(
+        self,
+        agent: Agent,
+        scenario: str,
+        trace: TraceWriter | None = None,
+        store: SessionStore | None = None,
+        rebuild: Callable[[], Agent] | None = None,
+    ) -> None:
+        self.agent = agent
+        self.scenario = scenario
+        self.trace = trace
+        self.store = store
+        self._rebuild = rebuild  # builds a fresh agent of the same scenario (for restore)
+        self.lock = threading.RLock()
+        self.latest: dict | None = agent.last_record
+        self.listeners: list[Callable[[dict], None]] = []  # called with each record and event
+        if trace is not None:
+            trace.header(scenario, agent.seed, agent.config.to_dict(), agent.psyche.snapshot(), start_cycle=agent.cycle)
+            self._emit(agent.drain_events(), persist=False)
+
+    # ---- reading ---------------------------------------------------------------------------
+    @property
+    def cycle(self) -> int:
+        return self.agent.cycle
+
+    def latest_record(self) -> dict | None:
+        return self.latest
+
+    def finished(self) -> bool:
+        return self.agent.focus_goal() is None
+
+    # ---- driving ---------------------------------------------------------------------------
+    def step(self) -> dict | None:
+        """One cycle; None when no goal is active (and nothing ran)."""
+        with self.lock:
+            record = self.agent.step()
+            events = self.agent.drain_events()
+            if record is None:
+                self._emit(events)
+                return None
+            self.latest = record
+            if self.trace is not None:
+                self.trace.write(record)
+            self._emit(events, persist=False)
+            if self.store is not None:
+                self.store.save(self.agent, record, events)
+            for fn in self.listeners:
+                fn(record)
+            return record
+
+    def run(
+        self,
+        max_cycles: int,
+        on_record: Callable[[dict], None] | None = None,
+        should_stop: Callable[[dict], bool] | None = None,
+    ) -> tuple[int, str]:
+        """Up to max_cycles cycles. Returns (cycles run, why it stopped)."""
+        n = 0
+        while n < max_cycles:
+            rec = self.step()
+            if rec is None:
+                return n, "no active goal"
+            n += 1
+            if on_record is not None:
+                on_record(rec)
+            if should_stop is not None and should_stop(rec):
+                return n, "stopped"
+        if self.trace is not None:
+            self.trace.flush()
+        return n, "max cycles" if not self.finished() else "no active goal"
+
+    def add_goal(self, description: str, criteria: str | None = None, priority: int = 128) -> Goal:
+        with self.lock:
+            g = self.agent.add_goal(description, criteria, priority)
+            self._emit(self.agent.drain_events())
+            return g
+
+    def replace_psyche(self, psyche: Psyche | str, source: str = "user") -> Psyche:
+        """Validate first (an InputError changes nothing), apply at the next cycle."""
+        if isinstance(psyche, str):
+            psyche = Psyche.from_toml(psyche)
+        with self.lock:
+            self.agent.replace_psyche(psyche, source)
+            self._emit(self.agent.drain_events())
+        return psyche
+
+    def reflect(self) -> list[dict]:
+        with self.lock:
+            self.agent.reflect()
+            events = self.agent.drain_events()
+            self._emit(events)
+            return events
+
+    def consolidate(self) -> dict:
+        with self.lock:
+            self.agent.consolidate(reason="demand")
+            events = self.agent.drain_events()
+            self._emit(events)
+            return events[-1]
+
+    def snapshot(self) -> dict:
+        with self.lock:
+            return snapshot_state(self.agent)
+
+    def restore(self, state: dict) -> None:
+        if self._rebuild is None:
+            raise RuntimeError("this controller was made without a way to rebuild its scenario")
+        with self.lock:
+            fresh = restore_state(self._rebuild(), state)
+            self.agent = fresh
+            self.latest = fresh.last_record
+
+    def close(self) -> None:
+        with self.lock:
+            if self.trace is not None:
+                self.trace.close()
+            if self.store is not None:
+                self.store.close()
+
+    def _emit(self, events: list[dict], persist: bool = True) -> None:
+        if not events:
+            return
+        if self.trace is not None:
+            self.trace.write_all(events)
+        if persist and self.store is not None:
+            self.store.save(self.agent, None, events)
+        for e in events:
+            for fn in self.listeners:
+                fn(e)
+
+
+__all__ = ["Controller", "InputError"]

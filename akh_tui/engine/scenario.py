@@ -1,0 +1,216 @@
+"""Scenario files (TOML): which graph, rules, goals, psyche and config a run starts from.
+
+Keys (kept stable; tools outside the project use them): name, seed, kg, rules, [[goals]]
+(description, criteria, priority), [psyche] file, [config]. Also: [answers], the headless
+replies of user_interact, keyed by goal description or "*". Paths are relative to the file.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .agent import Agent
+from .config import AgentConfig
+from .errors import InputError, toml_error
+from .goals import parse_criteria
+from .kg import KnowledgeGraph, read_triple_file
+from .psyche import Psyche
+from .rules import RuleSet, load_rules
+from .tomlpos import TomlLocator
+
+TOP_KEYS = ("name", "seed", "kg", "rules", "goals", "psyche", "config", "answers", "description")
+GOAL_KEYS = ("description", "criteria", "priority")
+
+
+def bundled_data_dir() -> Path:
+    """The project's data/ folder (scenarios, graphs, rules, the default psyche)."""
+    env = os.environ.get("AKH_TUI_BUNDLED")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[2] / "data"
+
+
+@dataclass
+class GoalSpec:
+    description: str
+    criteria: str | None = None
+    priority: int = 128
+
+
+@dataclass
+class Scenario:
+    name: str
+    path: Path
+    seed: int = 0
+    kg: list[Path] = field(default_factory=list)
+    rules: list[Path] = field(default_factory=list)
+    goals: list[GoalSpec] = field(default_factory=list)
+    psyche_file: Path | None = None
+    config: AgentConfig = field(default_factory=AgentConfig)
+    answers: dict[str, list[str]] = field(default_factory=dict)
+    description: str = ""
+
+
+def list_scenarios() -> list[str]:
+    d = bundled_data_dir() / "scenarios"
+    return sorted(p.stem for p in d.glob("*.toml"))
+
+
+def resolve(name_or_path: str) -> Path:
+    p = Path(name_or_path)
+    if p.suffix == ".toml" or os.sep in name_or_path or p.exists():
+        if not p.is_file():
+            raise InputError("scenario file not found", file=str(p))
+        return p
+    candidate = bundled_data_dir() / "scenarios" / f"{name_or_path}.toml"
+    if not candidate.is_file():
+        known = ", ".join(list_scenarios()) or "none"
+        raise InputError(f"unknown scenario '{name_or_path}' (bundled: {known}; or give a path to a .toml file)", field="--scenario")
+    return candidate
+
+
+def load_scenario(name_or_path: str) -> Scenario:
+    path = resolve(name_or_path)
+    file = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise toml_error(exc, file) from None
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", file=file) from None
+    where = TomlLocator(text)
+
+    def err(msg: str, fld: str) -> InputError:
+        return InputError(msg, file=file, line=where.line(fld), field=fld)
+
+    for key in data:
+        if key not in TOP_KEYS:
+            raise err(f"unknown key '{key}' (known: {', '.join(TOP_KEYS)})", key)
+    for req in ("name", "kg", "goals"):
+        if req not in data:
+            raise InputError(f"missing required key '{req}'", file=file, field=req)
+    if not isinstance(data["name"], str) or not data["name"].strip():
+        raise err("must be a non-empty string", "name")
+    seed = data.get("seed", 0)
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise err(f"must be a non-negative integer, got {seed!r}", "seed")
+    base = path.parent
+
+    def paths(key: str) -> list[Path]:
+        v = data.get(key, [])
+        if isinstance(v, str):
+            v = [v]
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise err("must be a list of file paths", key)
+        out = []
+        for i, rel in enumerate(v):
+            p = (base / rel).resolve()
+            if not p.is_file():
+                raise err(f"file not found: {rel} (looked at {p})", f"{key}[{i}]")
+            out.append(p)
+        return out
+
+    kg_files, rule_files = paths("kg"), paths("rules")
+    goals_raw = data["goals"]
+    if not isinstance(goals_raw, list) or not goals_raw:
+        raise err("must be a non-empty array of [[goals]] tables", "goals")
+    goals = []
+    for i, g in enumerate(goals_raw):
+        gf = f"goals[{i}]"
+        if not isinstance(g, dict):
+            raise err("must be a table with description (and optional criteria, priority)", gf)
+        for k in g:
+            if k not in GOAL_KEYS:
+                raise err(f"unknown key '{k}' (known: {', '.join(GOAL_KEYS)})", f"{gf}.{k}")
+        desc = g.get("description")
+        if not isinstance(desc, str) or not desc.strip():
+            raise err("missing or empty description", f"{gf}.description")
+        crit = g.get("criteria")
+        if crit is not None:
+            if not isinstance(crit, str):
+                raise err("must be a string", f"{gf}.criteria")
+            try:
+                parse_criteria(crit)
+            except InputError as exc:
+                raise err(exc.message, f"{gf}.criteria") from None
+        prio = g.get("priority", 128)
+        if not isinstance(prio, int) or isinstance(prio, bool) or not 0 <= prio <= 255:
+            raise err(f"must be an integer 0..255, got {prio!r}", f"{gf}.priority")
+        goals.append(GoalSpec(desc.strip(), crit, prio))
+    psyche_file = None
+    ps = data.get("psyche", {})
+    if not isinstance(ps, dict):
+        raise err("must be a table with 'file'", "psyche")
+    for k in ps:
+        if k != "file":
+            raise err(f"unknown key '{k}' (known: file)", f"psyche.{k}")
+    if "file" in ps:
+        if not isinstance(ps["file"], str):
+            raise err("must be a path string", "psyche.file")
+        psyche_file = (base / ps["file"]).resolve()
+        if not psyche_file.is_file():
+            raise err(f"file not found: {ps['file']}", "psyche.file")
+    cfg_raw = data.get("config", {})
+    if not isinstance(cfg_raw, dict):
+        raise err("must be a table", "config")
+    config = AgentConfig.from_dict(cfg_raw, file=file, locate=lambda k: where.line(f"config.{k}") or where.line(f"config.capabilities.{k}"))
+    answers: dict[str, list[str]] = {}
+    ans = data.get("answers", {})
+    if not isinstance(ans, dict):
+        raise err("must be a table of goal description = answer(s)", "answers")
+    for k, v in ans.items():
+        vals = [v] if isinstance(v, str) else v
+        if not isinstance(vals, list) or not all(isinstance(x, str) for x in vals):
+            raise err("must be a string or a list of strings ('subject predicate object')", f"answers.{k}")
+        answers[k] = vals
+    desc = data.get("description", "")
+    return Scenario(data["name"].strip(), path, seed, kg_files, rule_files, goals, psyche_file, config, answers, str(desc))
+
+
+def load_psyche(scenario: Scenario) -> Psyche:
+    if scenario.psyche_file is not None:
+        return Psyche.load(scenario.psyche_file)
+    return Psyche.default()
+
+
+def build_kg(scenario: Scenario) -> KnowledgeGraph:
+    """All triple files are parsed before any is added: a bad line loads nothing."""
+    parsed = []
+    for p in scenario.kg:
+        parsed.extend(read_triple_file(p))
+    kg = KnowledgeGraph()
+    kg.load_parsed(parsed)
+    return kg
+
+
+def build_rules(scenario: Scenario) -> RuleSet:
+    rs = RuleSet.empty()
+    for p in scenario.rules:
+        rs = rs.merged(load_rules(p))
+    return rs
+
+
+def build_agent(
+    scenario: Scenario,
+    seed: int | None = None,
+    goals: list[str] | None = None,
+    workspace: Path | None = None,
+    psyche: Psyche | None = None,
+    add_goals: bool = True,
+) -> Agent:
+    """A fresh agent for the scenario; `goals` (descriptions) replace the scenario's goals."""
+    kg = build_kg(scenario)
+    rules = build_rules(scenario)
+    agent = Agent(
+        kg, rules, psyche if psyche is not None else load_psyche(scenario), scenario.config,
+        scenario.seed if seed is None else seed, workspace, scenario.answers,
+    )
+    if add_goals:
+        specs = [GoalSpec(d) for d in goals] if goals is not None else scenario.goals
+        for gs in specs:
+            agent.add_goal(gs.description, gs.criteria, gs.priority, emit=False)
+    return agent

@@ -1,0 +1,98 @@
+"""The JSON Lines trace of SPEC §11: a run header, one record per cycle, events between."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Iterable
+
+from .errors import InputError
+
+TRACE_VERSION = 1
+RECORD_TYPES = ("run", "cycle", "reflection", "psyche_edit", "goal_added", "consolidation", "decomposition", "fork", "backtrack")
+
+
+def dumps(obj: dict) -> str:
+    # sort_keys is not used: key order is part of the record's readability and is already
+    # deterministic (dict insertion order)
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+class TraceWriter:
+    def __init__(self, target: str | Path | IO[str]) -> None:
+        if isinstance(target, (str, Path)):
+            self._fh: IO[str] = open(target, "w", encoding="utf-8")
+            self._own = True
+        else:
+            self._fh, self._own = target, False
+
+    def header(self, scenario: str, seed: int, config: dict, psyche: dict, **extra) -> None:
+        self.write({"type": "run", "v": TRACE_VERSION, "scenario": scenario, "seed": seed, "config": config, "psyche": psyche, **extra})
+
+    def write(self, obj: dict) -> None:
+        self._fh.write(dumps(obj))
+        self._fh.write("\n")
+
+    def write_all(self, objs: Iterable[dict]) -> None:
+        for o in objs:
+            self.write(o)
+
+    def flush(self) -> None:
+        self._fh.flush()
+
+    def close(self) -> None:
+        if self._own:
+            self._fh.close()
+        else:
+            self._fh.flush()
+
+
+@dataclass
+class Trace:
+    header: dict
+    cycles: list[dict] = field(default_factory=list)
+    events: list[dict] = field(default_factory=list)
+
+
+def read_trace(path: str | Path) -> Trace:
+    """Load a trace for replay; a bad line is an error naming the file and line."""
+    file = str(path)
+    try:
+        fh = open(path, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot open trace: {exc.strerror}", file=file) from None
+    trace: Trace | None = None
+    with fh:
+        for n, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"not JSON: {exc.msg} (column {exc.colno})", file=file, line=n) from None
+            except UnicodeDecodeError:
+                raise InputError("not UTF-8 text", file=file, line=n) from None
+            if not isinstance(obj, dict):
+                raise InputError("each line must be a JSON object", file=file, line=n)
+            kind = obj.get("type")
+            if kind not in RECORD_TYPES:
+                raise InputError(f"unknown record type {kind!r}", file=file, line=n, field="type")
+            if obj.get("v") != TRACE_VERSION:
+                raise InputError(f"unsupported version {obj.get('v')!r} (expected {TRACE_VERSION})", file=file, line=n, field="v")
+            if trace is None:
+                if kind != "run":
+                    raise InputError("the first record must be the run header (type 'run')", file=file, line=n, field="type")
+                trace = Trace(obj)
+            elif kind == "cycle":
+                if not isinstance(obj.get("cycle"), int):
+                    raise InputError("missing or non-integer cycle number", file=file, line=n, field="cycle")
+                for key in ("decide", "act", "goals"):
+                    if not isinstance(obj.get(key), (dict, list)):
+                        raise InputError(f"missing '{key}'", file=file, line=n, field=key)
+                trace.cycles.append(obj)
+            else:
+                trace.events.append(obj)
+    if trace is None:
+        raise InputError("empty trace: no run header", file=file)
+    return trace
