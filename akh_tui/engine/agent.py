@@ -12,14 +12,12 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from . import confine
 from .config import AgentConfig
 from .context import GoalContext
-from .errors import InputError
 from .goals import Goal, make_goal, split_criteria
-from .kg import KnowledgeGraph, Triple
+from .kg import KnowledgeGraph
 from .memory import EpisodicMemory, WorkingMemory, consolidate
 from .plan import Plan, make_plan
 from .psyche import Psyche

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 MARKERS = {"pending": ".", "active": ">", "done": "✓", "failed": "✗", "skipped": "-"}
 EXTERNAL_TOOLS = {

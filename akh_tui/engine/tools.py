@@ -7,9 +7,7 @@ exception is caught by the agent and becomes a failed result (SPEC §4).
 from __future__ import annotations
 
 import re
-from collections import deque
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 import networkx as nx
@@ -426,7 +424,9 @@ def run_recall(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
         agent.wm.push(f"Recalled episode {ep.id}: {ep.summary}", "inference", agent.cycle, ep.learnings[:20], ctx.goal.id)
     lines = [f"episode {ep.id} (cycle {ep.cycle}): {ep.summary}; learned {_labels(agent, ep.learnings[:10])}" for ep in eps]
     syms = list(dict.fromkeys(s for ep in eps for s in ep.learnings))[:50]
-    return ToolResult("\n".join(lines), symbols=syms, evidence=" ".join(ep.summary for ep in eps))
+    # evidence is what the episodes learned (their symbols), not their summaries, which quote
+    # working-memory text and so the goal's own description
+    return ToolResult("\n".join(lines), symbols=syms, evidence=" ".join(agent.kg.label(s) for s in syms))
 
 
 def run_similarity(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:

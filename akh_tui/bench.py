@@ -1,0 +1,171 @@
+"""`akh-tui bench`: SPEC §12's figures (a benchmark command, not a timed test).
+
+Prints median and p99 cycle time on the bundled demo graph and on generated 1,000- and
+100,000-triple graphs (tracing to a file on), their ratio, and RSS after 10,000 and 100,000
+cycles. Long runs keep one goal whose criteria cannot be met and a stall threshold too high
+to decompose it, so the agent keeps working instead of finishing.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from .engine.agent import Agent
+from .engine.config import AgentConfig
+from .engine.controller import Controller
+from .engine.kg import KnowledgeGraph
+from .engine.psyche import Psyche
+from .engine.rules import RuleSet
+from .engine.scenario import build_kg, build_rules, load_scenario
+from .engine.trace import TraceWriter
+
+ENDLESS = "Explore the ocean and find plankton"  # 'plankton' is in no bundled graph
+
+
+def rss_mb() -> float:
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def endless_config() -> AgentConfig:
+    cfg = AgentConfig()
+    cfg.stall_threshold = 10**9
+    return cfg
+
+
+def demo_agent(seed: int = 7) -> Agent:
+    sc = load_scenario("zoo")
+    agent = Agent(build_kg(sc), build_rules(sc), Psyche.default(), endless_config(), seed)
+    for g in sc.goals:
+        agent.add_goal(g.description, g.criteria, g.priority, emit=False)
+    agent.add_goal(ENDLESS, "plankton", 100, emit=False)
+    return agent
+
+
+def generated_kg(n_triples: int, seed: int = 1) -> KnowledgeGraph:
+    """A zoo-like graph of n triples: a class tree, entities with properties and habitats,
+    and a few entity-to-entity relations; hubs included (every class has many members)."""
+    rng = np.random.default_rng(seed)
+    kg = KnowledgeGraph()
+    n_classes = max(8, int(n_triples ** 0.5) // 2)
+    for c in range(1, n_classes):
+        kg.add(f"class-{c}", "is-a", f"class-{int(rng.integers(0, c))}")
+    n_props, n_places = max(10, n_classes), max(10, n_classes // 2)
+    i = 0
+    while len(kg) < n_triples:
+        e = f"entity-{i}"
+        kg.add(e, "is-a", f"class-{int(rng.integers(0, n_classes))}")
+        kg.add(e, "has-property", f"property-{int(rng.integers(0, n_props))}")
+        kg.add(e, "lives-in", f"place-{int(rng.integers(0, n_places))}")
+        if i > 0:
+            kg.add(e, "eats", f"entity-{int(rng.integers(0, i))}")
+        i += 1
+    kg.add("whale", "is-a", "class-1")
+    kg.add("whale", "has-property", "property-1")
+    return kg
+
+
+def generated_agent(n_triples: int) -> Agent:
+    kg = generated_kg(n_triples)
+    rules = RuleSet(transitive=["is-a"], symmetric=[], inherit=["has-property"], rules=[])
+    agent = Agent(kg, rules, Psyche.default(), endless_config(), 0)
+    agent.add_goal("Find whale properties", "whale plankton", emit=False)
+    agent.add_goal("Classify entity-3", "entity-3 plankton", emit=False)
+    return agent
+
+
+def time_cycles(agent: Agent, n: int, trace_path: Path, warmup: int = 50) -> list[float]:
+    writer = TraceWriter(trace_path)
+    ctl = Controller(agent, "bench", writer)
+    for _ in range(warmup):
+        ctl.step()
+    times = []
+    gc.collect()
+    for _ in range(n):
+        t0 = time.perf_counter()
+        rec = ctl.step()
+        times.append((time.perf_counter() - t0) * 1000)
+        if rec is None:
+            break
+    ctl.close()
+    return times
+
+
+def pct(xs: list[float], p: float) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
+
+
+def main(quick: bool = False, as_json: bool = False, console: Console | None = None) -> int:
+    console = console or Console()
+    n_timed = 300 if quick else 3000
+    soak = (1000, 3000) if quick else (10_000, 100_000)
+    big = 20_000 if quick else 100_000
+    results: dict = {"quick": quick}
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = Path(tmp) / "trace.jsonl"
+        demo = time_cycles(demo_agent(), n_timed, trace)
+        results["demo"] = {"cycles": len(demo), "median_ms": statistics.median(demo), "p99_ms": pct(demo, 99),
+                           "triples": None}
+        for label, n in (("kg_1k", 1000), ("kg_big", big)):
+            t0 = time.perf_counter()
+            agent = generated_agent(n)
+            build = time.perf_counter() - t0
+            ts = time_cycles(agent, n_timed, trace)
+            results[label] = {"triples": len(agent.kg), "build_s": build, "cycles": len(ts),
+                              "median_ms": statistics.median(ts), "p99_ms": pct(ts, 99)}
+        results["ratio_median"] = results["kg_big"]["median_ms"] / results["kg_1k"]["median_ms"]
+        # RSS: one long run on the demo graph, trace to a file that is truncated as it goes
+        agent = demo_agent()
+        ctl = Controller(agent, "bench", TraceWriter(os.devnull))
+        t0 = time.perf_counter()
+        rss = {}
+        done = 0
+        for target in soak:
+            while done < target:
+                if ctl.step() is None:
+                    raise RuntimeError("the soak agent ran out of goals")
+                done += 1
+            gc.collect()
+            rss[target] = rss_mb()
+        ctl.close()
+        results["soak"] = {"cycles": done, "seconds": time.perf_counter() - t0,
+                           "rss_mb": {str(k): v for k, v in rss.items()},
+                           "rss_ratio": rss[soak[1]] / rss[soak[0]], "kg_triples": len(agent.kg),
+                           "episodes_in_memory": len(agent.episodic)}
+    if as_json:
+        print(json.dumps(results, indent=2))
+        return 0
+    t = Table(title="SPEC §12 benchmark" + (" (quick)" if quick else ""))
+    for col in ("figure", "value", "target"):
+        t.add_column(col)
+    d, k1, kb, s = results["demo"], results["kg_1k"], results["kg_big"], results["soak"]
+    t.add_row("demo graph: median cycle", f"{d['median_ms']:.3f} ms", "≤ 1 ms")
+    t.add_row("demo graph: p99 cycle", f"{d['p99_ms']:.3f} ms", "")
+    t.add_row(f"{k1['triples']:,} triples: median / p99", f"{k1['median_ms']:.3f} / {k1['p99_ms']:.3f} ms", "")
+    t.add_row(f"{kb['triples']:,} triples: median / p99", f"{kb['median_ms']:.3f} / {kb['p99_ms']:.3f} ms", "p99 ≤ 5 ms")
+    t.add_row("ratio big / 1k (median)", f"{results['ratio_median']:.2f}", "≤ 2")
+    a, b = soak
+    t.add_row(f"RSS after {a:,} / {b:,} cycles", f"{s['rss_mb'][str(a)]:.1f} / {s['rss_mb'][str(b)]:.1f} MB", "")
+    t.add_row("RSS ratio", f"{s['rss_ratio']:.3f}", "≤ 1.25")
+    t.add_row("soak", f"{s['cycles']:,} cycles in {s['seconds']:.1f} s", "")
+    console.print(t)
+    return 0

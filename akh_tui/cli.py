@@ -1,0 +1,183 @@
+"""`akh-tui` entry point. Headless commands live under `agent`; errors in user input exit 2
+with a message naming the file, line and field, and change nothing."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from .engine.errors import InputError
+
+EXIT_INPUT = 2
+
+
+def data_dir(arg: str | None) -> Path:
+    if arg:
+        return Path(arg)
+    env = os.environ.get("AKH_TUI_DATA")
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("akh-tui", appauthor=False))
+
+
+def non_negative(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be ≥ 0, got {v}")
+    return v
+
+
+def positive(text: str) -> int:
+    v = non_negative(text)
+    if v == 0:
+        raise argparse.ArgumentTypeError("must be ≥ 1")
+    return v
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="akh-tui", description="A workbench for a cognitive agent's OODA loop.")
+    p.add_argument("--scenario", help="scenario name or path (for the workbench)")
+    sub = p.add_subparsers(dest="command")
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--data-dir", help="session folder (default: $AKH_TUI_DATA or the platform's data dir)")
+    common.add_argument("--json", action="store_true", help="machine-readable output")
+
+    agent = sub.add_parser("agent", help="run the agent headless")
+    asub = agent.add_subparsers(dest="agent_command", required=True)
+
+    run = asub.add_parser("run", parents=[common], help="run cycles on a scenario (continues an unfinished session of the same run)")
+    run.add_argument("--scenario", default="zoo", help="bundled scenario name or path to a .toml file (default: zoo)")
+    run.add_argument("--goals", help='comma-separated goal descriptions replacing the scenario\'s, e.g. "Find mammals,Classify whales"')
+    run.add_argument("--max-cycles", type=non_negative, default=100)
+    run.add_argument("--seed", type=non_negative, help="override the scenario's seed")
+    run.add_argument("--trace", help="write the JSONL trace (SPEC §11) to this file")
+    run.add_argument("--fresh", action="store_true", help="start over, ignoring the persisted session")
+
+    cyc = asub.add_parser("cycle", parents=[common], help="run one cycle, adding the goal if it is new")
+    cyc.add_argument("--goal", required=True)
+    cyc.add_argument("--scenario", default=None, help="scenario for a new session (default: zoo)")
+    cyc.add_argument("--trace")
+
+    res = asub.add_parser("resume", parents=[common], help="continue the persisted session")
+    res.add_argument("--max-cycles", type=non_negative, default=100)
+    res.add_argument("--trace")
+
+    plan = asub.add_parser("plan", parents=[common], help="show (and make, if needed) the plan of a goal")
+    plan.add_argument("--goal", required=True)
+    plan.add_argument("--scenario", default=None)
+
+    asub.add_parser("reflect", parents=[common], help="reflect now: priorities, tool rates, psyche evolution")
+    asub.add_parser("consolidate", parents=[common], help="consolidate working memory into episodes now")
+    rec = asub.add_parser("recall", parents=[common], help="recall episodes by the symbols of a query")
+    rec.add_argument("--query", required=True)
+    rec.add_argument("--top-k", type=positive, default=5)
+
+    tools = sub.add_parser("tools", help="list the eleven tools")
+    tools.add_argument("--json", action="store_true")
+
+    psyche = sub.add_parser("psyche", help="psyche files")
+    psub = psyche.add_subparsers(dest="psyche_command", required=True)
+    chk = psub.add_parser("check", help="validate a psyche TOML file")
+    chk.add_argument("file")
+    chk.add_argument("--json", action="store_true")
+
+    bench = sub.add_parser("bench", help="print SPEC §12's speed and size figures")
+    bench.add_argument("--quick", action="store_true", help="smaller runs (a smoke test of the benchmark itself)")
+    bench.add_argument("--json", action="store_true")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    out = Console(soft_wrap=True, highlight=False)
+    err = Console(stderr=True, highlight=False)
+    try:
+        if args.command is None:
+            return start_workbench(args, out)
+        if args.command == "agent":
+            from . import cli_agent
+
+            return cli_agent.dispatch(args, out, err)
+        if args.command == "tools":
+            return cmd_tools(args, out)
+        if args.command == "psyche":
+            return cmd_psyche_check(args, out)
+        if args.command == "bench":
+            from .bench import main as bench_main
+
+            return bench_main(quick=args.quick, as_json=args.json, console=out)
+    except InputError as exc:
+        if getattr(args, "json", False):
+            print(json.dumps(exc.to_dict()), file=sys.stderr)
+        else:
+            err.print(Text(f"error: {exc}", style="bold red"))
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        err.print("interrupted; the session keeps every completed cycle")
+        return 130
+    return 0
+
+
+def start_workbench(args, out: Console) -> int:
+    out.print("The Textual workbench is not built yet. Headless commands:")
+    out.print("  akh-tui agent run --scenario zoo --max-cycles 60 --trace t.jsonl")
+    out.print("  akh-tui tools | akh-tui psyche check FILE | akh-tui bench")
+    return 0
+
+
+def cmd_tools(args, out: Console) -> int:
+    from .engine.config import DEFAULT_CAPABILITIES
+    from .engine.tools import SPECS
+
+    rows = []
+    for s in SPECS:
+        gated = [c for c in s.capabilities if not DEFAULT_CAPABILITIES[c]]
+        rows.append({
+            "tool": s.name, "archetype": s.archetype, "capabilities": list(s.capabilities), "danger": s.danger,
+            "input": s.input_schema, "default": "off: " + ", ".join(gated) if gated else "on", "does": s.does,
+        })
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    t = Table(title="Tools (SPEC §5)")
+    for col in ("tool", "archetype", "capabilities", "danger", "input", "default", "does"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(*(Text(", ".join(v) if isinstance(v, list) else str(v)) for v in r.values()))
+    out.print(t)
+    return 0
+
+
+def cmd_psyche_check(args, out: Console) -> int:
+    from .engine.psyche import Psyche
+
+    p = Psyche.load(args.file)
+    if args.json:
+        print(json.dumps({"ok": True, "file": args.file, **p.snapshot(),
+                          "vetoes": [v.name for v in p.shadow.veto_patterns],
+                          "biases": [b.name for b in p.shadow.bias_patterns]}))
+        return 0
+    out.print(Text(f"{args.file}: ok", style="green"))
+    out.print(Text(f"persona {p.persona.name} ({p.persona.grammar_preference}); dominant {p.dominant()}; "
+                   f"archetypes " + ", ".join(f"{k} {v:.2f}" for k, v in p.archetypes.items())))
+    out.print(Text("vetoes: " + (", ".join(v.name for v in p.shadow.veto_patterns) or "none")
+                   + "; biases: " + (", ".join(b.name for b in p.shadow.bias_patterns) or "none")))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

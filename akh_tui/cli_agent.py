@@ -1,0 +1,289 @@
+"""`akh-tui agent …`: headless runs on the persisted session."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+from rich.text import Text
+
+from .cli import data_dir
+from .engine.agent import Agent
+from .engine.controller import Controller
+from .engine.errors import InputError
+from .engine.plan import make_plan
+from .engine.scenario import Scenario, build_agent, load_scenario
+from .engine.session import SessionStore
+from .engine.text import normalised_words
+from .engine.trace import TraceWriter
+
+PROGRESS_FROM = 50  # runs at least this long show a progress bar (on a terminal)
+
+
+class Session:
+    """The persisted session of a data dir: its store, scenario and agent."""
+
+    def __init__(self, args) -> None:
+        self.dir = data_dir(args.data_dir)
+        self.store = SessionStore(self.dir / "session.db")
+        self.meta = self.store.meta() if self.store.has_session() else None
+
+    def workspace(self, scenario: Scenario) -> Path:
+        ws = Path(scenario.config.workspace)
+        return ws if ws.is_absolute() else self.dir / ws
+
+    def new(self, scenario: Scenario, seed: int | None, goals: list[str] | None) -> Agent:
+        agent = build_agent(scenario, seed, goals, self.workspace(scenario))
+        self.meta = {"scenario": str(scenario.path), "name": scenario.name, "seed": agent.seed, "goals": goals}
+        self.store.start(agent, self.meta)
+        return agent
+
+    def resume(self) -> tuple[Scenario, Agent]:
+        if self.meta is None:
+            raise InputError(f"no session to resume in {self.dir} (start one with `akh-tui agent run`)", field="--data-dir")
+        scenario = load_scenario(self.meta["scenario"])
+        agent = build_agent(scenario, self.meta["seed"], None, self.workspace(scenario), add_goals=False)
+        self.store.load_into(agent)
+        return scenario, agent
+
+    def open_or_new(self, scenario_arg: str | None) -> tuple[Scenario, Agent]:
+        if self.meta is not None and scenario_arg is None:
+            return self.resume()
+        scenario = load_scenario(scenario_arg or "zoo")
+        if self.meta is not None and self.meta["scenario"] == str(scenario.path):
+            return self.resume()
+        return scenario, self.new(scenario, None, [])
+
+    def controller(self, scenario: Scenario, agent: Agent, trace: str | None) -> Controller:
+        writer = TraceWriter(trace) if trace else None
+        return Controller(agent, scenario.name, writer, self.store)
+
+
+def dispatch(args, out: Console, err: Console) -> int:
+    fn = {
+        "run": cmd_run, "cycle": cmd_cycle, "resume": cmd_resume, "plan": cmd_plan,
+        "reflect": cmd_reflect, "consolidate": cmd_consolidate, "recall": cmd_recall,
+    }[args.agent_command]
+    return fn(args, out, err)
+
+
+def _check_trace_path(path: str | None) -> None:
+    if path and not Path(path).resolve().parent.is_dir():
+        raise InputError("the trace file's folder does not exist", file=path, field="--trace")
+
+
+# ---- run / resume / cycle -----------------------------------------------------------------
+
+def cmd_run(args, out: Console, err: Console) -> int:
+    _check_trace_path(args.trace)
+    scenario = load_scenario(args.scenario)
+    goals = None
+    if args.goals is not None:
+        goals = [g.strip() for g in args.goals.split(",") if g.strip()]
+        if not goals:
+            raise InputError("no goal descriptions given", field="--goals")
+    s = Session(args)
+    seed = scenario.seed if args.seed is None else args.seed
+    meta = s.meta
+    same = (
+        meta is not None and meta["scenario"] == str(scenario.path) and meta["seed"] == seed and meta["goals"] == goals
+    )
+    agent = None
+    if same and not args.fresh:
+        _, candidate = s.resume()
+        if candidate.focus_goal() is not None:
+            agent = candidate
+            if not args.json:
+                err.print(Text(f"continuing the session at cycle {agent.cycle} (use --fresh to start over)", style="yellow"))
+    if agent is None:
+        agent = s.new(scenario, seed, goals)
+    return _drive(s, scenario, agent, args.max_cycles, args.trace, args.json, out, err)
+
+
+def cmd_resume(args, out: Console, err: Console) -> int:
+    _check_trace_path(args.trace)
+    s = Session(args)
+    scenario, agent = s.resume()
+    if not args.json:
+        err.print(Text(f"resuming {scenario.name} at cycle {agent.cycle}", style="yellow"))
+    return _drive(s, scenario, agent, args.max_cycles, args.trace, args.json, out, err)
+
+
+def cmd_cycle(args, out: Console, err: Console) -> int:
+    _check_trace_path(args.trace)
+    s = Session(args)
+    scenario, agent = s.open_or_new(args.scenario)
+    ctl = s.controller(scenario, agent, args.trace)
+    goal = _find_goal(agent, args.goal)
+    if goal is None or goal.status not in ("active", "suspended"):
+        goal = ctl.add_goal(args.goal)
+    return _drive(s, scenario, agent, 1, None, args.json, out, err, ctl=ctl)
+
+
+def _drive(s: Session, scenario: Scenario, agent: Agent, max_cycles: int, trace, as_json: bool,
+           out: Console, err: Console, ctl: Controller | None = None) -> int:
+    ctl = ctl or s.controller(scenario, agent, trace)
+    rows: list[dict] = []
+
+    def summarise(rec: dict) -> dict:
+        a = rec["act"]
+        return {
+            "cycle": rec["cycle"], "goal": rec["goal"]["id"], "tool": rec["decide"]["tool"],
+            "input": rec["decide"]["input"], "progress": a["progress"], "coverage": a["coverage"],
+            "vetoed": a["vetoed"], "veto": a["veto"], "breakdown": rec["decide"]["breakdown"],
+        }
+
+    live = not as_json and max_cycles < PROGRESS_FROM
+    progress = None
+    if not as_json and max_cycles >= PROGRESS_FROM and err.is_terminal:
+        progress = Progress(TextColumn("cycles"), BarColumn(), MofNCompleteColumn(), console=err, transient=True)
+
+    def on_record(rec: dict) -> None:
+        row = summarise(rec)
+        if as_json or not live:
+            rows.append(row)
+        else:
+            _print_row(out, row)
+        if progress is not None:
+            progress.advance(task)
+
+    try:
+        if progress is not None:
+            with progress:
+                task = progress.add_task("run", total=max_cycles)
+                n, why = ctl.run(max_cycles, on_record)
+        else:
+            n, why = ctl.run(max_cycles, on_record)
+    finally:
+        ctl.close()
+    goals = [
+        {**g.summary(), "coverage": g.coverage, "criteria": g.criteria, "fail_reason": g.fail_reason}
+        for g in sorted(agent.goals.values(), key=lambda g: g.id)
+    ]
+    if as_json:
+        print(json.dumps({"scenario": scenario.name, "seed": agent.seed, "cycles_run": n, "stop": why,
+                          "cycle": agent.cycle, "goals": goals, "cycles": rows}))
+        return 0
+    if not live:
+        for row in rows[-20:] if len(rows) > 20 else rows:
+            _print_row(out, row)
+        if len(rows) > 20:
+            out.print(Text(f"… {len(rows) - 20} earlier cycles in the session store (and the trace, if written)", style="dim"))
+    out.print(Text(f"{n} cycle(s) run, stopped: {why}; session at cycle {agent.cycle}"))
+    _print_goals(out, goals)
+    return 0
+
+
+def _print_row(out: Console, row: dict) -> None:
+    style = "red" if row["vetoed"] else {"completed": "green", "advanced": "cyan", "failed": "red"}.get(row["progress"], "")
+    t = Text()
+    t.append(f"{row['cycle']:>4} ", style="bold")
+    t.append(f"goal #{row['goal']:<3} ")
+    t.append(f"{row['tool']:<18}", style="magenta")
+    t.append(f"{row['progress']:<10}", style=style)
+    t.append(f"cov {row['coverage']:.2f} ")
+    t.append(row["breakdown"], style="dim")
+    if row["vetoed"]:
+        t.append(f"  VETOED by '{row['veto']}'", style="bold red")
+    out.print(t)
+
+
+def _print_goals(out: Console, goals: list[dict]) -> None:
+    t = Table(title="Goals")
+    for col in ("id", "goal", "status", "priority", "coverage", "parent", "note"):
+        t.add_column(col)
+    colour = {"completed": "green", "failed": "red", "suspended": "yellow", "active": "cyan"}
+    for g in goals:
+        t.add_row(str(g["id"]), Text(g["description"]), Text(g["status"], style=colour[g["status"]]), str(g["priority"]),
+                  f"{g['coverage']:.2f}", "" if g["parent"] is None else f"#{g['parent']}", Text(g["fail_reason"] or ""))
+    out.print(t)
+
+
+def _find_goal(agent: Agent, text: str):
+    if text.isdigit() and int(text) in agent.goals:
+        return agent.goals[int(text)]
+    for g in sorted(agent.goals.values(), key=lambda g: -g.id):
+        if g.description.lower() == text.strip().lower():
+            return g
+    return None
+
+
+# ---- plan / reflect / consolidate / recall --------------------------------------------------
+
+def cmd_plan(args, out: Console, err: Console) -> int:
+    s = Session(args)
+    scenario, agent = s.open_or_new(args.scenario)
+    ctl = s.controller(scenario, agent, None)
+    goal = _find_goal(agent, args.goal)
+    if goal is None:
+        goal = ctl.add_goal(args.goal)
+    plan = agent.plans.get(goal.id)
+    if plan is None:
+        plan = make_plan(goal.id, goal.description, agent.strategy_flags(goal), goal.attempt)
+        agent.plans[goal.id] = plan
+        s.store.save(agent, None, [])
+    ctl.close()
+    if args.json:
+        print(json.dumps({"goal": goal.summary(), "flags": agent.strategy_flags(goal), "plan": plan.to_dict()}))
+        return 0
+    out.print(Text(f"goal #{goal.id} {goal.description!r}: attempt {plan.attempt}, {plan.strategy}, {plan.status}"))
+    for st in plan.steps:
+        out.print(Text(f"  {st.marker} {st.index + 1}. {st.tool:<18} {st.rationale}"))
+    return 0
+
+
+def cmd_reflect(args, out: Console, err: Console) -> int:
+    s = Session(args)
+    scenario, agent = s.resume()
+    ctl = s.controller(scenario, agent, None)
+    events = ctl.reflect()
+    ctl.close()
+    ev = next(e for e in events if e["type"] == "reflection")
+    if args.json:
+        print(json.dumps(ev))
+        return 0
+    out.print(Text(f"reflection at cycle {ev['cycle']}"))
+    for a in ev["adjustments"] or [{"kind": "no adjustment"}]:
+        out.print(Text("  " + ", ".join(f"{k}={v}" for k, v in a.items())))
+    out.print(Text("  tool success rates: " + (", ".join(f"{t} {r:.2f}" for t, r in ev["tool_rates"].items()) or "none yet")))
+    for c in ev["psyche_changes"]:
+        out.print(Text("  psyche: " + ", ".join(f"{k}={v}" for k, v in c.items())))
+    return 0
+
+
+def cmd_consolidate(args, out: Console, err: Console) -> int:
+    s = Session(args)
+    scenario, agent = s.resume()
+    ctl = s.controller(scenario, agent, None)
+    ev = ctl.consolidate()
+    ctl.close()
+    if args.json:
+        print(json.dumps(ev))
+        return 0
+    out.print(Text(f"consolidated {len(ev['removed'])} working-memory entries into {len(ev['episodes'])} episode(s); WM now {ev['wm_size']}"))
+    for e in ev["episodes"]:
+        out.print(Text(f"  episode {e['id']} (goal {e['goal']}): {e['summary']}"))
+    return 0
+
+
+def cmd_recall(args, out: Console, err: Console) -> int:
+    s = Session(args)
+    _, agent = s.resume()
+    s.store.close()
+    symbols = [sid for w in normalised_words(args.query) for sid in agent.kg.by_key(w)]
+    eps = agent.episodic.recall(symbols, args.top_k)
+    if args.json:
+        print(json.dumps({"query": args.query, "symbols": [agent.kg.label(x) for x in symbols],
+                          "episodes": [e.to_dict() | {"learnings": [agent.kg.label(x) for x in e.learnings]} for e in eps]}))
+        return 0
+    if not symbols:
+        out.print(Text(f"no symbol in the graph matches {args.query!r}"))
+    if not eps:
+        out.print(Text("no episode recalled"))
+    for e in eps:
+        out.print(Text(f"episode {e.id} (cycle {e.cycle}, goal {e.goal}): {e.summary}"))
+        out.print(Text("  learned: " + ", ".join(agent.kg.label(x) for x in e.learnings[:15]), style="dim"))
+    return 0
