@@ -70,16 +70,19 @@ def generated_kg(n_triples: int, seed: int = 1) -> KnowledgeGraph:
         kg.add(f"class-{c}", "is-a", f"class-{int(rng.integers(0, c))}")
     n_props, n_places = max(10, n_classes), max(10, n_classes // 2)
     i = 0
-    while len(kg) < n_triples:
-        e = f"entity-{i}"
-        kg.add(e, "is-a", f"class-{int(rng.integers(0, n_classes))}")
-        kg.add(e, "has-property", f"property-{int(rng.integers(0, n_props))}")
-        kg.add(e, "lives-in", f"place-{int(rng.integers(0, n_places))}")
-        if i > 0:
-            kg.add(e, "eats", f"entity-{int(rng.integers(0, i))}")
-        i += 1
     kg.add("whale", "is-a", "class-1")
     kg.add("whale", "has-property", "property-1")
+    while len(kg) < n_triples:
+        e = f"entity-{i}"
+        facts = [("is-a", f"class-{int(rng.integers(0, n_classes))}"),
+                 ("has-property", f"property-{int(rng.integers(0, n_props))}"),
+                 ("lives-in", f"place-{int(rng.integers(0, n_places))}")]
+        if i > 0:
+            facts.append(("eats", f"entity-{int(rng.integers(0, i))}"))
+        for p, o in facts:
+            if len(kg) < n_triples:
+                kg.add(e, p, o)
+        i += 1
     return kg
 
 

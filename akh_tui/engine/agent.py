@@ -163,37 +163,35 @@ class Agent:
             ctx.episodes = episodes
             return ctx
         kg = self.kg
-        adjacent = 0
-        for s in symbols:
-            adjacent += len(kg.adjacent(s, limit=ADJACENT_CAP - adjacent))
-            if adjacent >= ADJACENT_CAP:
-                break
+        adjacent = min(ADJACENT_CAP, sum(kg.adjacent_count(s) for s in symbols))
         activation = self.spread(symbols)
-        top = sorted(activation.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
-        ctx = GoalContext(g, symbols, adjacent, activation, top, episodes)
+        order = sorted(activation, key=lambda s: (-activation[s], s))
+        ctx = GoalContext(g, symbols, adjacent, activation, order, episodes)
         self._orient_cache[g.id] = (version, ctx)
         return ctx
 
     def spread(self, seeds: list[int]) -> dict[int, float]:
-        """Spreading activation (SPEC §4): max over paths, ≤ 2 hops, decay 0.5, floor 0.1."""
+        """Spreading activation (SPEC §4): max over paths, ≤ 2 hops, decay 0.5, floor 0.1.
+
+        At most `activation_fanout` edges per node and ACTIVATION_BUDGET edges in all are read,
+        nearest and strongest first, so hubs cannot make a cycle's cost grow with the graph."""
         kg = self.kg
         act: dict[int, float] = {s: 1.0 for s in seeds}
         frontier = list(seeds)
-        reads = 0
+        budget = ACTIVATION_BUDGET
         fanout = self.config.activation_fanout
         for _hop in range(2):
             nxt: dict[int, float] = {}
             for node in frontier:
+                if budget <= 0:
+                    break
                 parent = act[node]
-                for t in kg.adjacent(node, limit=fanout):
-                    reads += 1
-                    if reads > ACTIVATION_BUDGET:
-                        break
+                edges = kg.adjacent(node, limit=min(fanout, budget))
+                budget -= len(edges)
+                for t in edges:
                     other = t.object if t.subject == node else t.subject
                     value = parent * t.confidence * ACTIVATION_DECAY
-                    if value < ACTIVATION_FLOOR:
-                        continue
-                    if value > act.get(other, 0.0):
+                    if value >= ACTIVATION_FLOOR and value > act.get(other, 0.0):
                         act[other] = value
                         nxt[other] = value
             frontier = sorted(nxt, key=lambda s: (-act[s], s))

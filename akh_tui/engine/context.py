@@ -14,8 +14,13 @@ class GoalContext:
     symbols: list[int]  # the goal's symbols (SPEC §4), by id
     adjacent: int  # non-metadata triples touching the goal's symbols (counted up to a cap)
     activation: dict[int, float]  # spreading activation, goal symbols excluded
-    top: list[tuple[int, float]]  # the 5 most activated (activation desc, id asc)
+    order: list[int]  # activated symbols, activation desc then id asc (SPEC §5's "first")
     episodes: list[Episode] = field(default_factory=list)
+
+    @property
+    def top(self) -> list[tuple[int, float]]:
+        """The 5 most activated symbols with their activation."""
+        return [(s, self.activation[s]) for s in self.order[:5]]
 
     @property
     def K(self) -> bool:
@@ -23,7 +28,7 @@ class GoalContext:
 
     @property
     def I(self) -> bool:  # noqa: E743 - SPEC's name
-        return bool(self.top)
+        return bool(self.order)
 
     @property
     def E(self) -> bool:
@@ -31,5 +36,4 @@ class GoalContext:
 
     def ranked(self) -> list[int]:
         """Goal symbols first (activation 1.0, by id), then activated symbols: SPEC §5's 'first'."""
-        rest = sorted(self.activation.items(), key=lambda kv: (-kv[1], kv[0]))
-        return list(self.symbols) + [s for s, _ in rest]
+        return list(self.symbols) + self.order

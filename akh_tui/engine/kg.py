@@ -23,6 +23,9 @@ METADATA_PREFIXES = (
 KINDS = ("entity", "relation", "goal", "episode", "meta")
 
 
+_EMPTY: list = []
+
+
 def is_metadata_label(label: str) -> bool:
     return label.startswith(METADATA_PREFIXES)
 
@@ -119,6 +122,10 @@ class KnowledgeGraph:
         self._sp: dict[tuple[int, int], list[int]] = {}
         self._po: dict[tuple[int, int], list[int]] = {}
         self._by_p: dict[int, list[tuple[int, int]]] = {}
+        # non-metadata triples out of / into each symbol, insertion order: the hot path reads
+        # these plain lists rather than networkx's adjacency views (about 10x faster)
+        self._out: dict[int, list[Triple]] = {}
+        self._in: dict[int, list[Triple]] = {}
         self._triples: dict[tuple[int, int, int], Triple] = {}
         # every triple in insertion order: the agenda of infer_rules and the log of additions
         self.log: list[Triple] = []
@@ -192,6 +199,8 @@ class KnowledgeGraph:
         self.log.append(t)
         if not self.is_meta_triple(t):
             self.non_meta_count += 1
+            self._out.setdefault(s, []).append(t)
+            self._in.setdefault(o, []).append(t)
         for fn in self.listeners:
             fn(t)
         return t
@@ -214,25 +223,40 @@ class KnowledgeGraph:
         return sy[t.subject].meta or sy[t.predicate].meta or sy[t.object].meta
 
     def out_triples(self, s: int) -> Iterator[Triple]:
+        """Every triple out of s, metadata included."""
         for _o, by_p in self.graph.succ[s].items():
             for data in by_p.values():
                 yield data["t"]
 
     def in_triples(self, o: int) -> Iterator[Triple]:
+        """Every triple into o, metadata included."""
         for _s, by_p in self.graph.pred[o].items():
             for data in by_p.values():
                 yield data["t"]
 
+    def facts_out(self, sid: int) -> list[Triple]:
+        """Non-metadata triples out of a symbol (do not mutate)."""
+        return self._out.get(sid, _EMPTY)
+
+    def facts_in(self, sid: int) -> list[Triple]:
+        return self._in.get(sid, _EMPTY)
+
     def adjacent(self, sid: int, limit: int | None = None) -> list[Triple]:
-        """Non-metadata triples in and out of a symbol, out first, insertion order."""
-        out: list[Triple] = []
-        for it in (self.out_triples(sid), self.in_triples(sid)):
-            for t in it:
-                if not self.is_meta_triple(t):
-                    out.append(t)
-                    if limit is not None and len(out) >= limit:
-                        return out
-        return out
+        """Non-metadata triples out of and into a symbol, out first, insertion order."""
+        out = self._out.get(sid, _EMPTY)
+        inn = self._in.get(sid, _EMPTY)
+        if limit is None:
+            return out + inn
+        if len(out) >= limit:
+            return out[:limit]
+        return out + inn[: limit - len(out)]
+
+    def adjacent_count(self, sid: int) -> int:
+        return len(self._out.get(sid, _EMPTY)) + len(self._in.get(sid, _EMPTY))
+
+    def is_neighbour(self, a: int, b: int) -> bool:
+        g = self.graph
+        return b in g.succ[a] or b in g.pred[a]
 
     def degree(self, sid: int) -> int:
         return self.graph.degree(sid)

@@ -209,17 +209,26 @@ def consolidate(
     goal_symbols: dict[int, frozenset[int]],
     threshold: float,
 ) -> ConsolidationResult:
-    """Score every WM entry, turn those ≥ threshold into one episode per goal, drop them from WM.
+    """Sweep working memory: score every entry of earlier cycles, turn those ≥ threshold into
+    one episode per goal, and let all swept entries leave WM.
 
     score = 0.4·goal relevance + 0.3·novelty + 0.3·utility (SPEC §10), where goal relevance is
     1 for an entry about an active goal (by goal id or shared symbols), novelty is the share of
     the entry's symbols no episode knows yet (0.5 for an entry without symbols), and utility is
     min(1, 0.25·reference_count).
+
+    Entries of the current cycle stay: they are the context of the decision in progress. The
+    swept entries that score below the threshold leave too; were they kept, memory would stay
+    above the pressure threshold and consolidation would fire again every cycle.
     """
     result = ConsolidationResult()
     active_symbols = frozenset().union(*goal_symbols.values()) if goal_symbols else frozenset()
     chosen: dict[int | None, list[WorkingMemoryEntry]] = {}
+    swept: list[int] = []
     for e in wm.entries.values():
+        if e.cycle >= cycle:
+            continue
+        swept.append(e.id)
         relevant = 1.0 if (e.goal in goal_symbols or active_symbols.intersection(e.symbols)) else 0.0
         if e.symbols:
             novelty = sum(1 for s in e.symbols if not episodic.knows(s)) / len(e.symbols)
@@ -239,6 +248,6 @@ def consolidate(
         gist = "; ".join(e.content.split("\n", 1)[0][:80] for e in entries[-3:])
         summary = f"cycles {first}-{last}, {len(entries)} entries: {gist}"
         result.episodes.append(episodic.add(cycle, goal, summary, learnings, tags))
-        result.removed.extend(e.id for e in entries)
-    wm.remove(result.removed)
+    result.removed = swept
+    wm.remove(swept)
     return result

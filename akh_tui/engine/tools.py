@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 DANGER_LEVELS = ("safe", "cautious", "dangerous", "critical")
 CREATION_WORDS = ("write", "store", "save", "create")
+SIMILARITY_CANDIDATES = 64  # symbols similarity_search compares, most activated first
+GAP_PARENTS, GAP_SIBLINGS, GAP_FACTS = 3, 20, 16  # bounds of gap_analysis's sibling comparison
 
 
 @dataclass(frozen=True)
@@ -150,9 +152,8 @@ def offer_synthesize(agent: "Agent", ctx: GoalContext) -> Offer:
         return Offer(False, why_not="spreading activation found nothing (I is false)")
     kg = agent.kg
     subj = ctx.symbols[0]
-    succ, pred = kg.graph.succ[subj], kg.graph.pred[subj]
-    for sid, _act in sorted(ctx.activation.items(), key=lambda kv: (-kv[1], kv[0])):
-        if sid != subj and sid not in succ and sid not in pred and not kg.symbols[sid].meta:
+    for sid in ctx.order:
+        if sid != subj and not kg.is_neighbour(subj, sid):
             return Offer(True, 0.7, f"{kg.label(subj)} related-to {kg.label(sid)}", arg=(subj, sid))
     return Offer(False, why_not="every activated symbol is already adjacent to the goal")
 
@@ -346,25 +347,25 @@ def run_gap(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
     lines: list[str] = []
     shown: list[Triple] = []
     for s in arg or []:
-        have = {(t.predicate, t.object) for t in kg.adjacent(s, limit=agent.config.activation_fanout) if t.subject == s}
+        have = {(t.predicate, t.object) for t in kg.facts_out(s)[: agent.config.activation_fanout]}
         if not have:
             lines.append(f"dead end: {kg.label(s)} has no outgoing facts")
         if isa is None:
             continue
-        for parent in kg.objects(s, isa)[:5]:
+        for parent in kg.objects(s, isa)[:GAP_PARENTS]:
             missing: dict[tuple[int, int], int] = {}
-            for sib in kg.subjects(isa, parent)[:50]:
+            for sib in kg.subjects(isa, parent)[:GAP_SIBLINGS]:
                 if sib == s:
                     continue
-                for t in kg.adjacent(sib, limit=64):
-                    if t.subject == sib and t.predicate != isa and (t.predicate, t.object) not in have:
+                for t in kg.facts_out(sib)[:GAP_FACTS]:
+                    if t.predicate != isa and (t.predicate, t.object) not in have:
                         if (t.predicate, t.object) not in missing:
                             missing[(t.predicate, t.object)] = sib
                             shown.append(t)
             for (p, o), sib in list(missing.items())[:10]:
                 lines.append(f"gap: {kg.label(s)} lacks ({kg.label(p)} {kg.label(o)}) that sibling {kg.label(sib)} has")
     for sid, _ in ctx.top:
-        if not any(True for t in kg.out_triples(sid) if not kg.is_meta_triple(t)):
+        if not kg.facts_out(sid):
             lines.append(f"dead end: {kg.label(sid)} has no outgoing facts")
     if not lines:
         return ToolResult("no gaps found")
@@ -433,9 +434,10 @@ def run_similarity(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
     kg, vsa, sv = agent.kg, agent.vsa, agent.symbol_vectors
     seeds = list(arg) or [ctx.top[0][0]]
     query = sv.vector(seeds[0]) if len(seeds) == 1 else vsa.bundle([sv.vector(s) for s in seeds], tiebreak=vsa.tiebreak)
-    # candidates: the symbols within 2 hops (orient's activation), never a scan of the graph
-    cands = sorted(ctx.activation.items(), key=lambda kv: (-kv[1], kv[0]))[:256]
-    scored = sorted(((vsa.similarity(query, sv.vector(s)), s) for s, _ in cands if s not in seeds), key=lambda x: (-x[0], x[1]))
+    # candidates: the most activated symbols within 2 hops (orient's activation), never a scan
+    # of the graph; capped so a hub's neighbourhood costs no more than a small one's
+    cands = ctx.order[:SIMILARITY_CANDIDATES]
+    scored = sorted(((vsa.similarity(query, sv.vector(s)), s) for s in cands if s not in seeds), key=lambda x: (-x[0], x[1]))
     top = scored[:5]
     if not top:
         return ToolResult("no neighbours to compare")

@@ -121,7 +121,7 @@ class SymbolVectors:
         if entry is None:
             kg, vsa = self.kg, self.vsa
             parts = [vsa.vector(kg.label(sid))]
-            parts.extend(self._bound(t) for t in kg.out_triples(sid) if not kg.is_meta_triple(t))
+            parts.extend(self._bound(t) for t in kg.facts_out(sid))
             entry = [vsa.counts(parts), len(parts), None]
             self._cache[sid] = entry
             if len(self._cache) > self._cache_size:
