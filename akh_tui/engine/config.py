@@ -78,10 +78,10 @@ class AgentConfig:
                     if cap not in DEFAULT_CAPABILITIES:
                         raise InputError(
                             f"unknown capability '{cap}' (known: {', '.join(DEFAULT_CAPABILITIES)})",
-                            file=file, line=locate(cap) if locate else line, field=f"config.capabilities.{cap}",
+                            file=file, line=locate(f"capabilities.{cap}") if locate else line, field=f"config.capabilities.{cap}",
                         )
                     if not isinstance(on, bool):
-                        raise InputError("must be true or false", file=file, line=locate(cap) if locate else line, field=f"config.capabilities.{cap}")
+                        raise InputError("must be true or false", file=file, line=locate(f"capabilities.{cap}") if locate else line, field=f"config.capabilities.{cap}")
                     caps[cap] = on
                 value = caps
             elif isinstance(default, bool):

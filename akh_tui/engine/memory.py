@@ -213,7 +213,8 @@ def consolidate(
     one episode per goal, and let all swept entries leave WM.
 
     score = 0.4·goal relevance + 0.3·novelty + 0.3·utility (SPEC §10), where goal relevance is
-    1 for an entry about an active goal (by goal id or shared symbols), novelty is the share of
+    1 for an entry about an active goal (by goal id or shared symbols), 0.5 for one about a goal
+    that is no longer active, 0 otherwise; novelty is the share of
     the entry's symbols no episode knows yet (0.5 for an entry without symbols), and utility is
     min(1, 0.25·reference_count).
 
@@ -229,7 +230,12 @@ def consolidate(
         if e.cycle >= cycle:
             continue
         swept.append(e.id)
-        relevant = 1.0 if (e.goal in goal_symbols or active_symbols.intersection(e.symbols)) else 0.0
+        if e.goal in goal_symbols or active_symbols.intersection(e.symbols):
+            relevant = 1.0
+        elif e.goal is not None:
+            relevant = 0.5  # about a goal that is settled: its lesson may still serve
+        else:
+            relevant = 0.0
         if e.symbols:
             novelty = sum(1 for s in e.symbols if not episodic.knows(s)) / len(e.symbols)
         else:

@@ -157,7 +157,7 @@ def load_scenario(name_or_path: str) -> Scenario:
     cfg_raw = data.get("config", {})
     if not isinstance(cfg_raw, dict):
         raise err("must be a table", "config")
-    config = AgentConfig.from_dict(cfg_raw, file=file, locate=lambda k: where.line(f"config.{k}") or where.line(f"config.capabilities.{k}"))
+    config = AgentConfig.from_dict(cfg_raw, file=file, locate=lambda k: where.line(f"config.{k}"))
     answers: dict[str, list[str]] = {}
     ans = data.get("answers", {})
     if not isinstance(ans, dict):
