@@ -49,7 +49,8 @@ def positive(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="akh-tui", description="A workbench for a cognitive agent's OODA loop.")
-    p.add_argument("--scenario", help="scenario name or path (for the workbench)")
+    p.add_argument("--scenario", help="scenario name or path for the workbench (default: zoo)")
+    p.add_argument("--seed", type=non_negative, help="override the scenario's seed")
     sub = p.add_subparsers(dest="command")
 
     common = argparse.ArgumentParser(add_help=False)
@@ -133,10 +134,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def start_workbench(args, out: Console) -> int:
-    out.print("The Textual workbench is not built yet. Headless commands:")
-    out.print("  akh-tui agent run --scenario zoo --max-cycles 60 --trace t.jsonl")
-    out.print("  akh-tui tools | akh-tui psyche check FILE | akh-tui bench")
-    return 0
+    from .tui.app import run
+
+    return run(args.scenario or "zoo", args.seed)
 
 
 def cmd_tools(args, out: Console) -> int:

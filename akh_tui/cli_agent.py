@@ -183,6 +183,8 @@ def _print_row(out: Console, row: dict) -> None:
     t.append(f"{row['cycle']:>4} ", style="bold")
     t.append(f"goal #{row['goal']:<3} ")
     t.append(f"{row['tool']:<18}", style="magenta")
+    inp = row["input"] if len(row["input"]) <= 24 else row["input"][:23] + "…"
+    t.append(f"{inp:<25}")
     t.append(f"{row['progress']:<10}", style=style)
     t.append(f"cov {row['coverage']:.2f} ")
     t.append(row["breakdown"], style="dim")

@@ -163,7 +163,14 @@ class Agent:
             ctx.episodes = episodes
             return ctx
         kg = self.kg
-        adjacent = min(ADJACENT_CAP, sum(kg.adjacent_count(s) for s in symbols))
+        # distinct triples: one linking two goal symbols counts once
+        seen: set[tuple[int, int, int]] = set()
+        for s in symbols:
+            for t in kg.adjacent(s, limit=ADJACENT_CAP):
+                seen.add(t.key)
+            if len(seen) >= ADJACENT_CAP:
+                break
+        adjacent = min(ADJACENT_CAP, len(seen))
         activation = self.spread(symbols)
         order = sorted(activation, key=lambda s: (-activation[s], s))
         ctx = GoalContext(g, symbols, adjacent, activation, order, episodes)
@@ -416,6 +423,16 @@ class Agent:
     def _fail(self, g: Goal, reason: str) -> None:
         g.fail_reason = reason
         self._set_status(g, "failed")
+        self._fail_descendants(g)
+
+    def _fail_descendants(self, g: Goal) -> None:
+        """Sub-goals of a failed goal have nothing left to serve."""
+        for cid in g.children:
+            c = self.goals[cid]
+            if c.status in ("active", "suspended"):
+                c.status = "failed"
+                c.fail_reason = f"parent #{g.id} failed"
+                self._fail_descendants(c)
 
     def _settle_parent(self, parent: Goal, child: Goal) -> None:
         kids = [self.goals[c] for c in parent.children]

@@ -49,6 +49,50 @@ class Controller:
     def latest_record(self) -> dict | None:
         return self.latest
 
+    def view(self) -> dict:
+        """What the workbench shows beyond the cycle record: the live state, read under the
+        lock, as plain data (the UI never holds engine objects)."""
+        with self.lock:
+            a = self.agent
+            focus = a.focus_goal()
+            wm = a.wm
+            return {
+                "cycle": a.cycle,
+                "seed": a.seed,
+                "focus": focus.id if focus else None,
+                "goals": [
+                    g.summary() | {"children": list(g.children), "fail_reason": g.fail_reason,
+                                   "attempt": g.attempt, "criteria": g.criteria, "missing": g.missing()}
+                    for g in sorted(a.goals.values(), key=lambda g: g.id)
+                ],
+                "plans": {gid: p.to_dict() for gid, p in a.plans.items()},
+                "wm": {
+                    "capacity": wm.capacity,
+                    "size": len(wm),
+                    "pressure": wm.pressure,
+                    "entries": [
+                        {"id": e.id, "cycle": e.cycle, "kind": e.kind, "relevance": e.relevance,
+                         "refs": e.reference_count, "content": e.content}
+                        for e in wm.recent(wm.capacity)
+                    ],
+                },
+                "episodes": len(a.episodic),
+                "psyche": a.psyche.snapshot() | {
+                    "vetoes": [p.name for p in a.psyche.shadow.veto_patterns],
+                    "biases": [p.name for p in a.psyche.shadow.bias_patterns],
+                    "pending": a.pending_psyche is not None,
+                },
+            }
+
+    def psyche_toml(self) -> str:
+        with self.lock:
+            p = self.agent.pending_psyche or self.agent.psyche
+            return p.to_toml()
+
+    def current_psyche(self):
+        with self.lock:
+            return (self.agent.pending_psyche or self.agent.psyche).copy()
+
     def finished(self) -> bool:
         return self.agent.focus_goal() is None
 

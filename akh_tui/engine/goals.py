@@ -163,6 +163,7 @@ class Goal:
             "status": self.status,
             "priority": self.priority,
             "parent": self.parent,
+            "coverage": self.coverage,
         }
 
     def to_dict(self) -> dict:

@@ -87,6 +87,7 @@ RATIONALE = {
     "file_io": "read or write the file the goal names",
     "http_fetch": "fetch the URL the goal names",
     "shell_exec": "run the program the goal names",
+    "gap_analysis": "look for what the goal's symbols lack",
 }
 
 
@@ -123,6 +124,10 @@ def make_plan(goal_id: int, text: str, flags: dict[str, bool], attempt: int, fai
     steps = [PlanStep(i, t, RATIONALE.get(t, "")) for i, t in enumerate(tools)]
     if failed_tool is not None and steps and steps[0].tool == failed_tool:
         steps[0].status = "skipped"
+        if len(steps) == 1:
+            # a plan must have a step to try, or it would be "completed" before it started
+            other = "gap_analysis" if failed_tool != "gap_analysis" else "kg_query"
+            steps.append(PlanStep(1, other, RATIONALE.get(other, "look for what is missing")))
     plan = Plan(goal_id, attempt, strategy, steps)
     plan._activate_next()
     return plan

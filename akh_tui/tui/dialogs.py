@@ -1,0 +1,104 @@
+"""Small screens: add a goal, help (F1), and the error screen that replaces a crash."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static
+
+from ..engine.errors import InputError
+
+
+class AddGoalScreen(ModalScreen[None]):
+    """Description, optional criteria and priority; a bad value is shown, the text kept."""
+
+    BINDINGS = [Binding("escape", "dismiss", "Cancel", id="dialog.cancel")]
+    DEFAULT_CSS = """
+    AddGoalScreen { align: center middle; }
+    AddGoalScreen > Vertical { width: 80; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
+    AddGoalScreen #goal-error { color: $error; height: auto; }
+    """
+
+    def __init__(self, add: Callable[[str, str | None, int], None]) -> None:
+        super().__init__()
+        self._add = add
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("Add a goal (enter adds, escape cancels)")
+            yield Input(placeholder="description, e.g. Find birds", id="goal-description")
+            yield Input(placeholder="criteria (optional): words and/or (s p o) patterns", id="goal-criteria")
+            yield Input(placeholder="priority 0..255 (default 128)", id="goal-priority")
+            yield Static("", id="goal-error")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        desc = self.query_one("#goal-description", Input).value
+        crit = self.query_one("#goal-criteria", Input).value.strip() or None
+        prio_text = self.query_one("#goal-priority", Input).value.strip()
+        error = self.query_one("#goal-error", Static)
+        try:
+            try:
+                prio = int(prio_text) if prio_text else 128
+            except ValueError:
+                raise InputError(f"not an integer: {prio_text!r}", field="priority") from None
+            self._add(desc, crit, prio)
+        except InputError as exc:
+            error.update(Text(str(exc)))
+            return
+        self.dismiss(None)
+
+
+class HelpScreen(ModalScreen[None]):
+    """Every action: its key (after the user's keymap), what it does, and its binding id."""
+
+    BINDINGS = [Binding("escape,f1,q", "dismiss", "Close", id="help.close")]
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll { width: 90; max-height: 90%; border: thick $primary; background: $surface; padding: 0 1; }
+    """
+
+    def __init__(self, rows: list[tuple[str, str, str]], config_note: str) -> None:
+        super().__init__()
+        self._rows = rows
+        self._note = config_note
+
+    def compose(self) -> ComposeResult:
+        t = Text()
+        t.append("akh-tui keys\n\n", style="bold")
+        for key, desc, bid in self._rows:
+            t.append(f"{key:<14}", style="bold")
+            t.append(f"{desc:<42}")
+            t.append(f"{bid}\n", style="dim")
+        t.append(f"\n{self._note}\n", style="dim")
+        t.append("ctrl+p opens the command palette: every action, and themes.", style="dim")
+        with VerticalScroll():
+            yield Static(t)
+
+
+class ErrorScreen(ModalScreen[None]):
+    """Shown instead of crashing: what failed, and that the run is paused."""
+
+    BINDINGS = [Binding("escape,enter", "dismiss", "Close", id="error.close")]
+    DEFAULT_CSS = """
+    ErrorScreen { align: center middle; }
+    ErrorScreen > Vertical { width: 90; height: auto; max-height: 80%; border: thick $error; background: $surface; padding: 1 2; }
+    """
+
+    def __init__(self, title: str, detail: str) -> None:
+        super().__init__()
+        self._title = title
+        self._detail = detail
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text(self._title, style="bold"))
+            yield Static(Text(self._detail))
+            yield Button("Close (escape)", id="error-close")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(None)

@@ -1,0 +1,232 @@
+"""The workbench's panes. Each renders plain data (a cycle record, the controller's view) and
+never touches the engine. All text is built as rich Text, so labels such as `[red]` from a
+graph are shown as written, never interpreted as markup."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import DataTable, Static, Tree
+
+from ..engine.explain import why_chosen
+from ..engine.tools import SPEC_BY_NAME, TOOL_NAMES
+
+STATUS_ICON = {"active": "●", "suspended": "◌", "completed": "✓", "failed": "✗"}
+STATUS_STYLE = {"active": "bold", "suspended": "yellow", "completed": "green", "failed": "red"}
+KIND_STYLE = {"observation": "cyan", "inference": "magenta", "decision": "yellow", "action": "green", "reflection": "bold blue"}
+MARKER_STYLE = {".": "dim", ">": "bold reverse", "✓": "green", "✗": "red", "-": "dim strike"}
+ARCHETYPES = ("sage", "healer", "explorer", "guardian")
+
+
+def bar(fraction: float, width: int) -> str:
+    """A bar of `width` cells in eighths, so small changes stay visible."""
+    fraction = min(1.0, max(0.0, fraction))
+    eighths = round(fraction * width * 8)
+    full, part = divmod(eighths, 8)
+    partial = " ▏▎▍▌▋▊▉"[part] if part else ""
+    return ("█" * full + partial).ljust(width, "·")
+
+
+class GoalsPane(Tree):
+    """Goals as a tree of sub-goals: status, priority, coverage bar; the focus goal marked."""
+
+    DEFAULT_CSS = "GoalsPane { scrollbar-size-vertical: 1; }"
+    can_focus = False  # a display: space and enter belong to the workbench, not to the tree
+
+    def __init__(self, **kw) -> None:
+        super().__init__("goals", **kw)
+        self.show_root = False
+        self.guide_depth = 2
+        self._shape: tuple = ()
+
+    def show(self, view: dict) -> None:
+        goals = view["goals"]
+        by_id = {g["id"]: g for g in goals}
+        shape = tuple((g["id"], g["parent"]) for g in goals)
+        if shape != self._shape:
+            self._shape = shape
+            self.clear()
+            self._goal_nodes = {}
+
+            def add(parent_node, g):
+                node = parent_node.add(self._label(g, view["focus"]), data=g["id"], expand=True)
+                self._goal_nodes[g["id"]] = node
+                for cid in g["children"]:
+                    add(node, by_id[cid])
+                if not g["children"]:
+                    node.allow_expand = False
+
+            for g in goals:
+                if g["parent"] is None:
+                    add(self.root, g)
+        else:
+            for g in goals:
+                self._goal_nodes[g["id"]].set_label(self._label(g, view["focus"]))
+
+    @staticmethod
+    def _label(g: dict, focus: int | None) -> Text:
+        t = Text()
+        t.append("▶ " if g["id"] == focus else "  ", style="bold yellow")
+        t.append(STATUS_ICON[g["status"]] + " ", style=STATUS_STYLE[g["status"]])
+        t.append(f"#{g['id']} ", style="dim")
+        t.append(g["description"], style=STATUS_STYLE[g["status"]] if g["status"] != "active" else "")
+        t.append(f"  p{g['priority']} ", style="dim")
+        t.append(bar(g["coverage"], 6), style="green" if g["coverage"] >= 1 else "cyan")
+        t.append(f" {g['coverage']:.0%}", style="dim")
+        if g["fail_reason"]:
+            t.append(f"  ({g['fail_reason']})", style="red dim")
+        return t
+
+
+class PlanPane(Static):
+    def show(self, view: dict) -> None:
+        focus = view["focus"]
+        plan = view["plans"].get(focus) if focus is not None else None
+        if plan is None:
+            last = [g for g in view["goals"] if g["id"] in view["plans"]]
+            plan = view["plans"][last[-1]["id"]] if last else None
+        t = Text()
+        if plan is None:
+            t.append("no plan yet: the first cycle on a goal makes one", style="dim")
+            self.update(t)
+            return
+        t.append(f"goal #{plan['goal']} · attempt {plan['attempt']} · {plan['strategy']} · {plan['status']}\n", style="bold")
+        for st in plan["steps"]:
+            t.append(f" {st['marker']} ", style=MARKER_STYLE[st["marker"]])
+            t.append(f"{st['index'] + 1}. {st['tool']:<18}", style="bold" if st["marker"] == ">" else "")
+            t.append(f" {st['rationale']}\n", style="dim")
+        self.update(t)
+
+
+SCORE_COLUMNS = ("tool", "base", "recency", "novelty", "episodic", "pressure", "archetype", "plan", "total", "note")
+# short headers keep all eleven rows and every factor visible at 120 columns
+SCORE_HEADERS = ("tool", "base", "rec", "nov", "epi", "pres", "arch", "plan", "total", "note")
+SCORE_WIDTHS = (19, 4, 5, 5, 5, 5, 6, 5, 5, 60)
+
+
+class ScoreTable(DataTable):
+    """All eleven tools of the latest cycle; cells are updated in place, never rebuilt."""
+
+    def on_mount(self) -> None:
+        self.cursor_type = "row"
+        self.zebra_stripes = False
+        for col, header, width in zip(SCORE_COLUMNS, SCORE_HEADERS, SCORE_WIDTHS):
+            self.add_column(header, key=col, width=width)
+        for name in TOOL_NAMES:
+            self.add_row(*([name] + [""] * (len(SCORE_COLUMNS) - 1)), key=name)
+
+    def show(self, record: dict | None) -> None:
+        if record is None:
+            return
+        chosen = record["decide"]["tool"]
+        act = record["act"]
+        for c in record["decide"]["candidates"]:
+            name = c["tool"]
+            if name == chosen:
+                style = "bold reverse red" if act["vetoed"] else "bold reverse"
+            elif not c["offered"]:
+                style = "dim"
+            else:
+                style = ""
+            cells = {
+                "tool": ("▶ " if name == chosen else "  ") + name,
+                "base": f"{c['base']:.2f}",
+                "recency": f"-{c['recency']:.2f}",
+                "novelty": f"+{c['novelty']:.2f}",
+                "episodic": f"+{c['episodic']:.2f}",
+                "pressure": f"+{c['pressure']:.2f}",
+                "archetype": f"{c['archetype'] + 0.0:+.3f}",
+                "plan": f"+{c['plan']:.2f}",
+                "total": f"{c['score']:.2f}" if c["offered"] else "—",
+            }
+            note = ""
+            if name == chosen and act["vetoed"]:
+                note = f"VETOED by {act['veto']}"
+            elif name == chosen and act["bias"]:
+                note = f"biased {act['bias']:.2f} ({', '.join(act['bias_patterns'])})"
+            elif name == chosen:
+                note = f"chosen: {act['progress']}"
+            elif not c["offered"]:
+                note = c["why_not"] or "not offered"
+            cells["note"] = note
+            for col, value in cells.items():
+                self.update_cell(name, col, Text(value, style=style))
+
+    def selected_tool(self) -> str | None:
+        if self.row_count == 0:
+            return None
+        return TOOL_NAMES[min(self.cursor_row, len(TOOL_NAMES) - 1)]
+
+
+class WhyPane(Static):
+    def show(self, record: dict | None) -> None:
+        if record is None:
+            self.update(Text("Press space to step one cycle, r to run.", style="dim"))
+            return
+        t = Text()
+        for i, line in enumerate(why_chosen(record)):
+            t.append(line + "\n", style="bold" if i == 0 else "")
+        out = record["act"]["output"].split("\n", 1)[0]
+        t.append(f"\noutput: {out[:300]}", style="red" if not record["act"]["success"] else "dim")
+        self.update(t)
+
+
+class PsychePane(Static):
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.deltas: dict[str, float] = {}
+
+    def show(self, view: dict) -> None:
+        p = view["psyche"]
+        dom = p["dominant"]
+        t = Text()
+        t.append(f"{p['persona']}", style="bold")
+        t.append(f" · dominant {dom}\n", style="dim")
+        for a in ARCHETYPES:
+            w = p["archetypes"][a]
+            t.append(("★ " if a == dom else "  ") + f"{a:<9}", style="bold yellow" if a == dom else "")
+            t.append(bar(w, 12), style="yellow" if a == dom else "cyan")
+            t.append(f" {w:.2f}")
+            d = self.deltas.get(a, 0.0)
+            t.append(f" {d:+.2f}\n" if d else "      \n", style="green" if d > 0 else "red" if d < 0 else "dim")
+        t.append(f"  {'self':<9}", style="")
+        t.append(bar(p["individuation"], 12), style="magenta")
+        t.append(f" {p['individuation']:.2f}\n")
+        t.append(f"shadow encounters {p['shadow_encounters']}", style="red" if p["shadow_encounters"] else "dim")
+        t.append(f" · vetoes {len(p['vetoes'])} · biases {len(p['biases'])}", style="dim")
+        if p["pending"]:
+            t.append("\nedit pending: applies next cycle", style="bold yellow")
+        self.update(t)
+
+
+class MemoryPane(Static):
+    """Working memory, newest last; the header shows capacity, pressure, evictions and
+    consolidations of the latest cycle."""
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.last_consolidation: str = ""
+
+    def show(self, view: dict, record: dict | None, rows: int) -> None:
+        wm = view["wm"]
+        t = Text()
+        t.append(f"WM {wm['size']}/{wm['capacity']} ", style="bold")
+        t.append(bar(wm["pressure"], 10), style="red" if wm["pressure"] > 0.8 else "yellow" if wm["pressure"] > 0.7 else "green")
+        t.append(f" pressure {wm['pressure']:.2f} · episodes {view['episodes']}", style="dim")
+        if record is not None:
+            ev = record["wm"]["evicted"]
+            if ev:
+                t.append(f" · evicted {len(ev)} this cycle", style="yellow")
+            if record["wm"]["consolidated"]:
+                self.last_consolidation = f" · consolidated {len(record['wm']['consolidated'])} at cycle {record['cycle']}"
+        t.append(self.last_consolidation, style="magenta")
+        t.append("\n")
+        for e in wm["entries"][-max(1, rows):]:
+            t.append(f"{e['cycle']:>4} ", style="dim")
+            t.append(f"{e['kind'][:5]:<6}", style=KIND_STYLE.get(e["kind"], ""))
+            t.append(f"{e['relevance']:.1f} r{e['refs']:<2} ", style="dim")
+            t.append(e["content"].replace("\n", " ")[:200] + "\n", style="")
+        self.update(t)
+
+
+def tool_archetype(tool: str) -> str:
+    return SPEC_BY_NAME[tool].archetype

@@ -1,0 +1,35 @@
+"""Our themes live as TOML files in themes/; they are registered when the app starts."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from textual.theme import Theme
+
+from ..engine.errors import InputError, toml_error
+
+THEME_KEYS = ("name", "dark", "primary", "secondary", "accent", "foreground", "background",
+              "surface", "panel", "boost", "success", "warning", "error")
+
+
+def themes_dir() -> Path:
+    return Path(__file__).resolve().parents[2] / "themes"
+
+
+def load_theme(path: Path) -> Theme:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise toml_error(exc, str(path)) from None
+    for key in data:
+        if key not in THEME_KEYS:
+            raise InputError(f"unknown theme key '{key}' (known: {', '.join(THEME_KEYS)})", file=str(path), field=key)
+    if "name" not in data or "primary" not in data:
+        raise InputError("a theme needs 'name' and 'primary'", file=str(path))
+    return Theme(**data)
+
+
+def load_themes(folder: Path | None = None) -> list[Theme]:
+    folder = folder or themes_dir()
+    return [load_theme(p) for p in sorted(folder.glob("*.toml"))]

@@ -1,0 +1,69 @@
+"""The user's config file (platformdirs): remapped keys and the chosen theme.
+
+Read with tomllib; written with tomlkit so the user's own comments and layout survive when
+the workbench records a theme change."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import tomlkit
+
+from ..engine.errors import InputError, toml_error
+
+
+def config_path() -> Path:
+    env = os.environ.get("AKH_TUI_CONFIG")
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("akh-tui", appauthor=False)) / "config.toml"
+
+
+@dataclass
+class UserConfig:
+    path: Path
+    theme: str | None = None
+    keymap: dict[str, str] = field(default_factory=dict)
+    error: str | None = None  # a config that cannot be read is reported, and defaults are used
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> "UserConfig":
+        path = path or config_path()
+        cfg = cls(path)
+        if not path.exists():
+            return cfg
+        try:
+            try:
+                data = tomllib.loads(path.read_text(encoding="utf-8"))
+            except tomllib.TOMLDecodeError as exc:
+                raise toml_error(exc, str(path)) from None
+            for key in data:
+                if key not in ("theme", "keymap"):
+                    raise InputError(f"unknown key '{key}' (known: theme, keymap)", file=str(path), field=key)
+            theme = data.get("theme")
+            if theme is not None and not isinstance(theme, str):
+                raise InputError("must be a theme name", file=str(path), field="theme")
+            keymap = data.get("keymap", {})
+            if not isinstance(keymap, dict) or not all(isinstance(v, str) for v in keymap.values()):
+                raise InputError("must be a table of binding-id = \"keys\"", file=str(path), field="keymap")
+            cfg.theme, cfg.keymap = theme, dict(keymap)
+        except (InputError, OSError, UnicodeDecodeError) as exc:
+            cfg.error = f"config ignored: {exc}"
+        return cfg
+
+    def save_theme(self, theme: str) -> None:
+        """Record the theme, keeping whatever else the file says."""
+        if self.error:
+            return  # never overwrite a file we could not read
+        self.theme = theme
+        doc = tomlkit.parse(self.path.read_text(encoding="utf-8")) if self.path.exists() else tomlkit.document()
+        doc["theme"] = theme
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".toml.tmp")
+        tmp.write_text(tomlkit.dumps(doc), encoding="utf-8")
+        os.replace(tmp, self.path)
