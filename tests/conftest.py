@@ -25,3 +25,33 @@ def cli(tmp_path):
         return proc
 
     return run
+
+
+# Golden SVGs live in the top-level snapshots/ folder (where reviewers look for them), not in
+# syrupy's default tests/__snapshots__/.
+import pytest_textual_snapshot as _pts  # noqa: E402
+
+
+class _TopLevelSVG(_pts.SVGImageExtension):
+    @classmethod
+    def dirname(cls, *, test_location) -> str:
+        return str(ROOT / "snapshots")
+
+
+_pts.SVGImageExtension = _TopLevelSVG
+
+
+@pytest.fixture
+def workbench(tmp_path, monkeypatch):
+    """A deterministic workbench: engine commands run on the UI thread, a private config
+    file, the dark theme, and psyche saves into tmp_path."""
+    from akh_tui.tui.app import Workbench
+    from akh_tui.tui.userconfig import UserConfig
+
+    monkeypatch.setenv("AKH_TUI_CONFIG", str(tmp_path / "config.toml"))
+
+    def make(scenario: str = "zoo", **kw) -> Workbench:
+        return Workbench(scenario, sync=True, config=UserConfig.load(tmp_path / "config.toml"),
+                         psyche_save_dir=tmp_path, **kw)
+
+    return make

@@ -263,6 +263,7 @@ class Agent:
             plan = make_plan(focus.id, focus.description, self.strategy_flags(focus), focus.attempt)
             self.plans[focus.id] = plan
         candidates = self.score(ctx, plan, pressure)
+        self._skip_unoffered_steps(plan, candidates)
         chosen = choose(candidates)
         for e in wm.recent(5):
             e.reference_count += 1
@@ -318,6 +319,21 @@ class Agent:
             )
             out.append(c)
         return out
+
+    @staticmethod
+    def _skip_unoffered_steps(plan: Plan, candidates: list[Candidate]) -> None:
+        """A step whose tool is not offered this cycle is skipped ('-'), so a plan never waits
+        forever on a tool it cannot use; the plan factor follows the step that is current."""
+        offered = {c.tool: c.offered for c in candidates}
+        step = plan.current if plan.status == "active" else None
+        moved = False
+        while step is not None and not offered[step.tool]:
+            plan.skip_current()
+            step = plan.current
+            moved = True
+        if moved:
+            for c in candidates:
+                c.plan = 0.10 if step is not None and c.tool == step.tool else 0.0
 
     def act(self, focus: Goal, ctx: GoalContext, chosen: Candidate) -> dict:
         cycle, kg = self.cycle, self.kg

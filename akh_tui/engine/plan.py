@@ -50,6 +50,12 @@ class Plan:
         if self.status == "active":
             self.status = "completed"
 
+    def skip_current(self) -> None:
+        step = self.current
+        if step is not None:
+            step.status = "skipped"
+            self._activate_next()
+
     def on_result(self, tool: str, failed: bool) -> None:
         """The active step is done when its tool ran successfully; any failure fails it and the plan."""
         step = self.current

@@ -166,6 +166,9 @@ class Workbench(App):
             self._execute(cmd)
 
     def _execute(self, cmd) -> None:
+        if cmd == "wake":  # only interrupts the wait between cycles
+            self._dirty = True
+            return
         try:
             if cmd == "cycle" or cmd == "step":
                 if cmd == "cycle" and not self.running:
@@ -241,7 +244,7 @@ class Workbench(App):
             self.query_one(GoalsPane).show(view)
             self.query_one(PlanPane).show(view)
             self.query_one(ScoreTable).show(record)
-            self.query_one(WhyPane).show(record)
+            self.query_one(WhyPane).show(record, self.query_one(ScoreTable).selected_tool())
             pp = self.query_one(PsychePane)
             pp.deltas = self.deltas
             pp.show(view)
@@ -261,11 +264,14 @@ class Workbench(App):
         t.append(f" seed {view['seed']} · cycle ")
         t.append(str(view["cycle"]), style="bold")
         t.append(" · ")
-        t.append("▶ running" if self.running else "⏸ paused", style="bold green" if self.running else "bold yellow")
+        t.append("▶ running" if self.running else "■ paused", style="bold green" if self.running else "bold yellow")
         t.append(f" · {'max' if speed == 0 else speed}/s · goals {done}/{top} done")
         if self.last_event:
             t.append(f" · {self.last_event}", style="dim")
         self.query_one("#status", Static).update(t)
+
+    def on_data_table_row_highlighted(self, event) -> None:
+        self.query_one(WhyPane).show(self.ctl.latest, self.query_one(ScoreTable).selected_tool())
 
     # ---- actions ---------------------------------------------------------------------------
     def action_step(self) -> None:

@@ -59,7 +59,7 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,f1,q", "dismiss", "Close", id="help.close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 90; max-height: 90%; border: thick $primary; background: $surface; padding: 0 1; }
+    HelpScreen > VerticalScroll { width: 100; max-width: 100%; max-height: 90%; border: thick $primary; background: $surface; padding: 0 1; }
     """
 
     def __init__(self, rows: list[tuple[str, str, str]], config_note: str) -> None:
@@ -72,7 +72,7 @@ class HelpScreen(ModalScreen[None]):
         t.append("akh-tui keys\n\n", style="bold")
         for key, desc, bid in self._rows:
             t.append(f"{key:<14}", style="bold")
-            t.append(f"{desc:<42}")
+            t.append(f"{desc:<54}")
             t.append(f"{bid}\n", style="dim")
         t.append(f"\n{self._note}\n", style="dim")
         t.append("ctrl+p opens the command palette: every action, and themes.", style="dim")

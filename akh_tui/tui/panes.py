@@ -4,10 +4,12 @@ graph are shown as written, never interpreted as markup."""
 
 from __future__ import annotations
 
+import re
+
 from rich.text import Text
 from textual.widgets import DataTable, Static, Tree
 
-from ..engine.explain import why_chosen
+from ..engine.explain import why_chosen, why_not_text
 from ..engine.tools import SPEC_BY_NAME, TOOL_NAMES
 
 STATUS_ICON = {"active": "●", "suspended": "◌", "completed": "✓", "failed": "✗"}
@@ -67,11 +69,11 @@ class GoalsPane(Tree):
         t = Text()
         t.append("▶ " if g["id"] == focus else "  ", style="bold yellow")
         t.append(STATUS_ICON[g["status"]] + " ", style=STATUS_STYLE[g["status"]])
-        t.append(f"#{g['id']} ", style="dim")
+        t.append(f"#{g['id']} p{g['priority']} ", style="dim")
+        t.append(bar(g["coverage"], 5), style="green" if g["coverage"] >= 1 else "cyan")
+        t.append(f"{g['coverage']:>5.0%} ", style="dim")
+        # the description last, so a narrow pane cuts the text and not the numbers
         t.append(g["description"], style=STATUS_STYLE[g["status"]] if g["status"] != "active" else "")
-        t.append(f"  p{g['priority']} ", style="dim")
-        t.append(bar(g["coverage"], 6), style="green" if g["coverage"] >= 1 else "cyan")
-        t.append(f" {g['coverage']:.0%}", style="dim")
         if g["fail_reason"]:
             t.append(f"  ({g['fail_reason']})", style="red dim")
         return t
@@ -89,7 +91,8 @@ class PlanPane(Static):
             t.append("no plan yet: the first cycle on a goal makes one", style="dim")
             self.update(t)
             return
-        t.append(f"goal #{plan['goal']} · attempt {plan['attempt']} · {plan['strategy']} · {plan['status']}\n", style="bold")
+        t.append(f"goal #{plan['goal']} · plan {plan['status']} · attempt {plan['attempt']}\n", style="bold")
+        t.append(f"{plan['strategy']}\n", style="dim")
         for st in plan["steps"]:
             t.append(f" {st['marker']} ", style=MARKER_STYLE[st["marker"]])
             t.append(f"{st['index'] + 1}. {st['tool']:<18}", style="bold" if st["marker"] == ">" else "")
@@ -100,7 +103,24 @@ class PlanPane(Static):
 SCORE_COLUMNS = ("tool", "base", "recency", "novelty", "episodic", "pressure", "archetype", "plan", "total", "note")
 # short headers keep all eleven rows and every factor visible at 120 columns
 SCORE_HEADERS = ("tool", "base", "rec", "nov", "epi", "pres", "arch", "plan", "total", "note")
-SCORE_WIDTHS = (19, 4, 5, 5, 5, 5, 6, 5, 5, 60)
+SCORE_WIDTHS = (19, 5, 6, 6, 6, 6, 7, 6, 6, 40)  # one cell of padding each, set below
+
+
+def short_reason(why_not: str | None) -> str:
+    """The score table's note for a tool not offered; the Why pane gives the full sentence."""
+    text = (why_not or "not offered").removeprefix("not offered: ")
+    m = re.match(r"capability (.+) disabled", text)
+    if m:
+        return "gated: " + m.group(1).replace(", ", ",")
+    m = re.search(r"sim ([0-9.]+) ≤ 0\.55", text)
+    if m:
+        return f"sim {float(m.group(1)):.2f} ≤ 0.55"
+    m = re.search(r"\((K|I|E) is false\)", text)
+    if m:
+        return f"{m.group(1)} false"
+    if text.startswith("no input"):
+        return "no input in goal"
+    return text[:24]
 
 
 class ScoreTable(DataTable):
@@ -108,6 +128,7 @@ class ScoreTable(DataTable):
 
     def on_mount(self) -> None:
         self.cursor_type = "row"
+        self.cell_padding = 0
         self.zebra_stripes = False
         for col, header, width in zip(SCORE_COLUMNS, SCORE_HEADERS, SCORE_WIDTHS):
             self.add_column(header, key=col, width=width)
@@ -128,7 +149,7 @@ class ScoreTable(DataTable):
             else:
                 style = ""
             cells = {
-                "tool": ("▶ " if name == chosen else "  ") + name,
+                "tool": ("▶" if name == chosen else " ") + name,
                 "base": f"{c['base']:.2f}",
                 "recency": f"-{c['recency']:.2f}",
                 "novelty": f"+{c['novelty']:.2f}",
@@ -146,7 +167,7 @@ class ScoreTable(DataTable):
             elif name == chosen:
                 note = f"chosen: {act['progress']}"
             elif not c["offered"]:
-                note = c["why_not"] or "not offered"
+                note = short_reason(c["why_not"])
             cells["note"] = note
             for col, value in cells.items():
                 self.update_cell(name, col, Text(value, style=style))
@@ -158,15 +179,29 @@ class ScoreTable(DataTable):
 
 
 class WhyPane(Static):
-    def show(self, record: dict | None) -> None:
+    """Why the chosen tool won, in plain words; and why the tool under the score table's
+    cursor did not (what it would have taken)."""
+
+    def show(self, record: dict | None, selected: str | None = None) -> None:
         if record is None:
-            self.update(Text("Press space to step one cycle, r to run.", style="dim"))
+            self.update(Text("Press space to step one cycle, r to run.\nMove the score table's cursor to ask why not that tool.", style="dim"))
             return
         t = Text()
-        for i, line in enumerate(why_chosen(record)):
+        lines = why_chosen(record)
+        if record["act"]["vetoed"]:
+            # the most important fact of the cycle goes first
+            veto = [ln for ln in lines if ln.startswith("vetoed")]
+            lines = [ln for ln in lines if not ln.startswith("vetoed")]
+            for ln in veto:
+                t.append(ln.upper()[:1] + ln[1:] + "\n", style="bold red")
+        for i, line in enumerate(lines):
             t.append(line + "\n", style="bold" if i == 0 else "")
         out = record["act"]["output"].split("\n", 1)[0]
-        t.append(f"\noutput: {out[:300]}", style="red" if not record["act"]["success"] else "dim")
+        t.append(f"output: {out[:200]}\n", style="red" if not record["act"]["success"] else "dim")
+        if selected and selected != record["decide"]["tool"]:
+            t.append("\n")
+            for i, line in enumerate(why_not_text(record, selected)):
+                t.append(line + "\n", style="bold" if i == 0 else "")
         self.update(t)
 
 

@@ -1,0 +1,39 @@
+"""Scripted demos of each bundled scenario, compared with golden SVGs in snapshots/.
+
+Sync tests (snap_compare needs a plain def); the workbench runs engine commands on the UI
+thread (`sync=True`), so the picture depends only on the keys pressed."""
+
+SIZE = (120, 36)
+
+
+def test_zoo_demo_after_six_steps(snap_compare, workbench):
+    # Classify whales: infer_rules derives (whale is-a mammal) and the goal completes
+    assert snap_compare(workbench("zoo"), press=["space"] * 6, terminal_size=SIZE)
+
+
+def test_solar_demo_decomposes_a_stalled_goal(snap_compare, workbench):
+    assert snap_compare(workbench("solar"), press=["space"] * 14, terminal_size=SIZE)
+
+
+def test_shadow_demo_veto_fires(snap_compare, workbench):
+    # cycle 4: shell_exec is chosen and the destructive_action veto blocks it
+    assert snap_compare(workbench("shadow"), press=["space"] * 4, terminal_size=SIZE)
+
+
+def test_shadow_demo_agent_adapts_next_cycle(snap_compare, workbench):
+    assert snap_compare(workbench("shadow"), press=["space"] * 5, terminal_size=SIZE)
+
+
+def test_small_terminal_still_usable(snap_compare, workbench):
+    assert snap_compare(workbench("zoo"), press=["space"] * 3, terminal_size=(80, 24))
+
+
+def test_help_screen(snap_compare, workbench):
+    assert snap_compare(workbench("zoo"), press=["f1"], terminal_size=SIZE)
+
+
+def test_light_theme(snap_compare, workbench):
+    def light(pilot):
+        pilot.app.theme = "akh-light"
+
+    assert snap_compare(workbench("zoo"), press=["space"] * 2, run_before=light, terminal_size=SIZE)
