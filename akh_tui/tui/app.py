@@ -98,6 +98,10 @@ class Workbench(App):
         if self.user_config.keymap:
             self.set_keymap(self.user_config.keymap)
 
+    @staticmethod
+    def speed_levels() -> tuple[int, ...]:
+        return SPEEDS
+
     # ---- set-up ----------------------------------------------------------------------------
     def _new_controller(self) -> Controller:
         agent = build_agent(self.scenario, self.seed_arg)

@@ -1,0 +1,75 @@
+"""The workbench in a real terminal: tmux runs it, keys go in, the captured screen comes out."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("tmux") is None and not os.environ.get("CI"), reason="tmux is not installed"
+)
+
+
+class Tmux:
+    def __init__(self, cmd: list[str], env: dict[str, str], size=(120, 36)) -> None:
+        self.sock = f"akh-test-{uuid.uuid4().hex[:8]}"
+        envs = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        line = f"env -u COLUMNS -u LINES {envs} TERM=xterm-256color TEXTUAL_ANIMATIONS=none {shlex.join(cmd)}"
+        self.run("new-session", "-d", "-s", "t", "-x", str(size[0]), "-y", str(size[1]), line)
+
+    def run(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.sock, *args], capture_output=True, text=True, timeout=20).stdout
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-t", "t", "-p")
+
+    def keys(self, *keys: str) -> None:
+        for k in keys:
+            self.run("send-keys", "-t", "t", k)
+            time.sleep(0.15)
+
+    def wait_for(self, text: str, timeout: float = 20) -> str:
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"{text!r} never appeared; screen:\n{screen}")
+
+    def alive(self) -> bool:
+        return subprocess.run(["tmux", "-L", self.sock, "has-session", "-t", "t"], capture_output=True).returncode == 0
+
+    def kill(self) -> None:
+        subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True)
+
+
+def test_workbench_in_tmux_steps_shows_a_veto_and_quits(tmp_path):
+    env = {"AKH_TUI_CONFIG": str(tmp_path / "config.toml"), "AKH_TUI_DATA": str(tmp_path / "data")}
+    t = Tmux([sys.executable, "-m", "akh_tui.cli", "--scenario", "shadow"], env)
+    try:
+        t.wait_for("cycle 0")
+        t.keys("Space", "Space", "Space", "Space")
+        screen = t.wait_for("cycle 4")
+        assert "VETOED" in screen and "shell_exec" in screen
+        assert "Score breakdown" in screen and "Working memory" in screen and "Psyche" in screen
+        t.keys("r")
+        t.wait_for("running")
+        t.keys("r")
+        t.wait_for("paused")
+        t.keys("q")
+        deadline = time.monotonic() + 10
+        while t.alive() and "$" not in t.screen() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        # the app is gone: the pane shows the shell or the session ended
+        assert not t.alive() or "Score breakdown" not in t.screen()
+    finally:
+        t.kill()

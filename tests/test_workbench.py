@@ -1,0 +1,295 @@
+"""Pilot tests of what a workbench user does: step, run and pause, veto a tool from the score
+table or the psyche editor and watch it fire, survive bad input and failing tools."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from textual import events
+from textual.widgets.text_area import Selection
+
+from akh_tui.engine import tools as engine_tools
+from akh_tui.tui.app import Workbench
+from akh_tui.tui.dialogs import ErrorScreen, HelpScreen
+from akh_tui.tui.panes import GoalsPane, ScoreTable, WhyPane
+from akh_tui.tui.psyche_editor import PsycheEditorScreen, PsycheTextArea
+from akh_tui.tui.userconfig import UserConfig
+
+SIZE = (120, 36)
+
+
+def drive(app: Workbench, script) -> Workbench:
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await script(app, pilot)
+
+    asyncio.run(main())
+    return app
+
+
+def cell(app: Workbench, tool: str, col: str) -> str:
+    return str(app.query_one(ScoreTable).get_cell(tool, col))
+
+
+def text_of(widget) -> str:
+    return str(widget.render())
+
+
+def test_space_steps_one_cycle_and_every_pane_fills(workbench):
+    async def script(app, pilot):
+        await pilot.press("space")
+        assert app.ctl.cycle == 1
+        rec = app.ctl.latest
+        chosen = rec["decide"]["tool"]
+        assert cell(app, chosen, "tool").startswith("▶")
+        assert cell(app, chosen, "total") == f"{rec['decide']['candidates'][[c['tool'] for c in rec['decide']['candidates']].index(chosen)]['score']:.2f}"
+        assert rec["decide"]["breakdown"] in text_of(app.query_one(WhyPane)).replace("\n", " ") or "[score=" in text_of(app.query_one(WhyPane))
+        assert "cycle 1" in text_of(app.query_one("#status"))
+        assert "WM 4/100" in text_of(app.query_one("#memory"))
+        await pilot.press("space", "space")
+        assert app.ctl.cycle == 3
+
+    drive(workbench("zoo"), script)
+
+
+def test_run_then_pause_stops_the_engine(tmp_path, monkeypatch):
+    monkeypatch.setenv("AKH_TUI_CONFIG", str(tmp_path / "c.toml"))
+    app = Workbench("shadow", config=UserConfig.load(tmp_path / "c.toml"))
+
+    async def script(app, pilot):
+        app.ctl.agent.config.stall_threshold = 10**6  # keep the agent busy
+        app.speed_index = len(app.speed_levels()) - 1  # as fast as the engine goes
+        await pilot.press("r")
+        deadline = time.monotonic() + 10
+        while app.ctl.cycle < 30 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        assert app.ctl.cycle >= 30, "the run did not start"
+        await pilot.press("r")
+        stopped_at = app.ctl.cycle
+        await asyncio.sleep(0.3)
+        assert app.ctl.cycle <= stopped_at + 1  # at most the cycle in flight (latency: `akh-tui bench`)
+        await pilot.pause()
+        assert "paused" in text_of(app.query_one("#status"))
+
+    drive(app, script)
+
+
+def test_veto_from_the_score_table_fires_next_cycle(workbench):
+    async def script(app, pilot):
+        await pilot.press("space")
+        chosen = app.ctl.latest["decide"]["tool"]
+        # put the cursor on the tool that will win again once its recency wears off: kg_query
+        table = app.query_one(ScoreTable)
+        table.move_cursor(row=0)
+        await pilot.press("v")
+        assert "no_kg_query" in app.ctl.view()["psyche"]["vetoes"] or app.ctl.view()["psyche"]["pending"]
+        fired = None
+        for _ in range(12):
+            await pilot.press("space")
+            if app.ctl.latest["act"]["vetoed"]:
+                fired = app.ctl.latest
+                break
+        assert fired is not None, "the veto never fired"
+        assert fired["decide"]["tool"] == "kg_query" and fired["act"]["veto"] == "no_kg_query"
+        assert "VETOED" in cell(app, "kg_query", "note")
+        assert "Vetoed by shadow pattern 'no_kg_query'" in text_of(app.query_one(WhyPane))
+        assert chosen  # the first cycle ran before the veto
+
+    drive(workbench("zoo"), script)
+
+
+VETO = '''
+[[shadow.veto_patterns]]
+name = "no_synthesis"
+triggers = ["tool=synthesize_triple"]
+severity = 1.0
+explanation = "No guessing in this demo."
+'''
+
+
+def test_veto_added_in_the_editor_blocks_that_tool_next_cycle(workbench):
+    async def script(app, pilot):
+        await pilot.press("e")
+        editor = app.screen
+        assert isinstance(editor, PsycheEditorScreen)
+        ta = editor.query_one(PsycheTextArea)
+        row = next(i for i, line in enumerate(ta.text.splitlines()) if line.startswith("[[shadow.bias_patterns]]"))
+        ta.selection = Selection.cursor((row, 0))
+        app.post_message(events.Paste(VETO))
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        await pilot.press("escape")
+        assert not isinstance(app.screen, PsycheEditorScreen)
+        await pilot.press("space")
+        rec = app.ctl.latest
+        # zoo's first choice is synthesize_triple: now it is chosen, vetoed, and not run
+        assert rec["decide"]["tool"] == "synthesize_triple"
+        assert rec["act"]["vetoed"] and rec["act"]["veto"] == "no_synthesis"
+        await pilot.press("space")
+        assert app.ctl.latest["decide"]["tool"] != "synthesize_triple"  # the agent adapts
+
+    drive(workbench("zoo"), script)
+
+
+def test_invalid_toml_keeps_the_running_psyche_and_the_users_text(workbench):
+    async def script(app, pilot):
+        before = app.ctl.current_psyche().to_dict()
+        await pilot.press("e")
+        ta = app.screen.query_one(PsycheTextArea)
+        row = next(i for i, line in enumerate(ta.text.splitlines()) if line.startswith("sage"))
+        ta.selection = Selection.cursor((row, 0))
+        await pilot.press("x", "x", "[")
+        typed = ta.text
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert app.ctl.current_psyche().to_dict() == before
+        await pilot.press("escape")
+        await pilot.press("e")
+        assert app.screen.query_one(PsycheTextArea).text == typed  # the draft came back
+        assert app.ctl.current_psyche().to_dict() == before
+
+    drive(workbench("zoo"), script)
+
+
+def test_a_tool_that_raises_shows_an_error_never_a_crash(workbench, monkeypatch):
+    def boom(agent, ctx, arg):
+        raise RuntimeError("disk on fire")
+
+    first = engine_tools.TOOLS["synthesize_triple"]
+    monkeypatch.setitem(engine_tools.TOOLS, "synthesize_triple", engine_tools.Tool(first.spec, first.offer, boom))
+
+    async def script(app, pilot):
+        await pilot.press("space")
+        rec = app.ctl.latest
+        assert rec["decide"]["tool"] == "synthesize_triple" and not rec["act"]["success"]
+        assert "error: RuntimeError: disk on fire" in text_of(app.query_one(WhyPane))
+        await pilot.press("space")
+        assert app.ctl.cycle == 2  # still running
+
+    drive(workbench("zoo"), script)
+
+
+def test_an_engine_exception_is_shown_and_the_app_stays_up(workbench, monkeypatch):
+    async def script(app, pilot):
+        monkeypatch.setattr(app.ctl.agent, "step", lambda: (_ for _ in ()).throw(ValueError("engine bug")))
+        await pilot.press("space")
+        await pilot.pause()
+        assert isinstance(app.screen, ErrorScreen)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, ErrorScreen)
+        assert not app.running
+
+    drive(workbench("zoo"), script)
+
+
+def test_add_goal_dialog_validates_and_adds(workbench):
+    async def script(app, pilot):
+        await pilot.press("g")
+        await pilot.press(*"Find birds")
+        await pilot.press("tab", "tab", *"999", "enter")
+        await pilot.pause()
+        assert "priority" in str(app.screen.query_one("#goal-error").render())  # kept open, text kept
+        pri = app.screen.query_one("#goal-priority")
+        pri.value = "200"
+        await pilot.press("enter")
+        await pilot.pause()
+        goals = app.ctl.view()["goals"]
+        assert goals[-1]["description"] == "Find birds" and goals[-1]["priority"] == 200
+        labels = [str(n.label) for n in app.query_one(GoalsPane).root.children]
+        assert any("Find birds" in lb for lb in labels)
+
+    drive(workbench("zoo"), script)
+
+
+def test_goal_text_with_markup_is_shown_as_written(workbench):
+    async def script(app, pilot):
+        app.ctl.add_goal("Find [bold]whales[/bold]")
+        await pilot.press("space")
+        labels = [str(n.label) for n in app.query_one(GoalsPane).root.children]
+        assert any("[bold]whales[/bold]" in lb for lb in labels)
+
+    drive(workbench("zoo"), script)
+
+
+def test_keymap_from_user_config_remaps_step(tmp_path, monkeypatch):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('# mine\n[keymap]\nstep = "n"\n')
+    monkeypatch.setenv("AKH_TUI_CONFIG", str(cfg))
+    app = Workbench("zoo", sync=True, config=UserConfig.load(cfg))
+
+    async def script(app, pilot):
+        await pilot.press("n")
+        assert app.ctl.cycle == 1
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        assert "n " in text_of(app.screen.query_one("Static"))
+
+    drive(app, script)
+
+
+def test_theme_choice_is_remembered_keeping_the_users_comments(tmp_path, monkeypatch):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("# my settings\n")
+    monkeypatch.setenv("AKH_TUI_CONFIG", str(cfg))
+    app = Workbench("zoo", sync=True, config=UserConfig.load(cfg))
+
+    async def script(app, pilot):
+        assert "akh-light" in app.available_themes and "akh-dark" in app.available_themes
+        app.theme = "akh-light"
+        await pilot.pause()
+
+    drive(app, script)
+    text = cfg.read_text()
+    assert "# my settings" in text and 'theme = "akh-light"' in text
+    assert UserConfig.load(cfg).theme == "akh-light"
+
+
+def test_unreadable_user_config_is_reported_not_overwritten(tmp_path, monkeypatch):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("theme = [unclosed\n")
+    monkeypatch.setenv("AKH_TUI_CONFIG", str(cfg))
+    loaded = UserConfig.load(cfg)
+    assert loaded.error and "config.toml:1" in loaded.error
+    app = Workbench("zoo", sync=True, config=loaded)
+
+    async def script(app, pilot):
+        app.theme = "akh-light"
+        await pilot.pause()
+
+    drive(app, script)
+    assert cfg.read_text() == "theme = [unclosed\n"
+
+
+def test_every_action_is_in_the_palette_and_the_help(workbench):
+    async def script(app, pilot):
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for bid, desc in app.DESCRIPTIONS.items():
+            if bid != "quit":
+                assert desc[0].upper() + desc[1:] in titles
+        assert all(b.id for b in app.BINDINGS)
+        await pilot.press("f1")
+        help_text = text_of(app.screen.query_one("Static"))
+        for b in app.BINDINGS:
+            assert b.id in help_text
+
+    drive(workbench("zoo"), script)
+
+
+def test_run_until_a_goal_status_changes(tmp_path, monkeypatch):
+    monkeypatch.setenv("AKH_TUI_CONFIG", str(tmp_path / "c.toml"))
+    app = Workbench("zoo", config=UserConfig.load(tmp_path / "c.toml"))
+
+    async def script(app, pilot):
+        app.speed_index = len(app.speed_levels()) - 1
+        await pilot.press("u")
+        deadline = time.monotonic() + 10
+        while (app.running or app.ctl.cycle == 0) and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        assert not app.running
+        statuses = [g["status"] for g in app.ctl.view()["goals"]]
+        assert "completed" in statuses  # it stopped at the first change
+        assert app.ctl.cycle < 9  # well before the whole scenario is done
+
+    drive(app, script)
