@@ -99,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="print SPEC §12's speed and size figures")
     bench.add_argument("--quick", action="store_true", help="smaller runs (a smoke test of the benchmark itself)")
     bench.add_argument("--json", action="store_true")
+    bench.add_argument("--ui", action="store_true", help="also measure the workbench: cycles/s against headless, pause latency")
     return p
 
 
@@ -120,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "bench":
             from .bench import main as bench_main
 
-            return bench_main(quick=args.quick, as_json=args.json, console=out)
+            return bench_main(quick=args.quick, as_json=args.json, console=out, ui=args.ui)
     except InputError as exc:
         if getattr(args, "json", False):
             print(json.dumps(exc.to_dict()), file=sys.stderr)

@@ -49,7 +49,7 @@ class Controller:
     def latest_record(self) -> dict | None:
         return self.latest
 
-    def view(self) -> dict:
+    def view(self, wm_rows: int = 40) -> dict:
         """What the workbench shows beyond the cycle record: the live state, read under the
         lock, as plain data (the UI never holds engine objects)."""
         with self.lock:
@@ -73,7 +73,7 @@ class Controller:
                     "entries": [
                         {"id": e.id, "cycle": e.cycle, "kind": e.kind, "relevance": e.relevance,
                          "refs": e.reference_count, "content": e.content}
-                        for e in wm.recent(wm.capacity)
+                        for e in wm.recent(wm_rows)
                     ],
                 },
                 "episodes": len(a.episodic),

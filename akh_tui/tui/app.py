@@ -33,7 +33,8 @@ from .themes import load_themes
 from .userconfig import UserConfig
 
 SPEEDS = (1, 2, 5, 10, 20, 50, 100, 0)  # cycles per second; 0 = as fast as the engine goes
-DRAIN_HZ = 30
+DRAIN_HZ = 30  # at most this many redraws a second
+FAST_FRAME_EVERY = 3  # at full speed draw every 3rd tick (10 a second): drawing holds the GIL
 
 
 class Workbench(App):
@@ -94,6 +95,7 @@ class Workbench(App):
         self._commands: queue.Queue = queue.Queue()
         self._stop = threading.Event()
         self._dirty = True
+        self._ticks = 0
         self.cycles_drawn = 0
         if self.user_config.keymap:
             self.set_keymap(self.user_config.keymap)
@@ -216,6 +218,9 @@ class Workbench(App):
 
     # ---- drawing ---------------------------------------------------------------------------
     def _drain(self) -> None:
+        self._ticks += 1
+        if self.running and SPEEDS[self.speed_index] == 0 and self._ticks % FAST_FRAME_EVERY:
+            return
         with self._inbox_lock:
             items, self._inbox = self._inbox, []
         if not items and not self._dirty:

@@ -19,6 +19,18 @@ MARKER_STYLE = {".": "dim", ">": "bold reverse", "✓": "green", "✗": "red", "
 ARCHETYPES = ("sage", "healer", "explorer", "guardian")
 
 
+class Pane(Static):
+    """A Static that repaints only when its text really changed (a frame at full speed
+    otherwise repaints every pane, which costs the engine thread its share of the GIL)."""
+
+    _shown: Text | None = None
+
+    def show_text(self, text: Text) -> None:
+        if self._shown is None or text != self._shown:
+            self._shown = text
+            self.update(text)
+
+
 def bar(fraction: float, width: int) -> str:
     """A bar of `width` cells in eighths, so small changes stay visible."""
     fraction = min(1.0, max(0.0, fraction))
@@ -62,7 +74,10 @@ class GoalsPane(Tree):
                     add(self.root, g)
         else:
             for g in goals:
-                self._goal_nodes[g["id"]].set_label(self._label(g, view["focus"]))
+                node = self._goal_nodes[g["id"]]
+                label = self._label(g, view["focus"])
+                if label != node.label:
+                    node.set_label(label)
 
     @staticmethod
     def _label(g: dict, focus: int | None) -> Text:
@@ -79,7 +94,7 @@ class GoalsPane(Tree):
         return t
 
 
-class PlanPane(Static):
+class PlanPane(Pane):
     def show(self, view: dict) -> None:
         focus = view["focus"]
         plan = view["plans"].get(focus) if focus is not None else None
@@ -89,7 +104,7 @@ class PlanPane(Static):
         t = Text()
         if plan is None:
             t.append("no plan yet: the first cycle on a goal makes one", style="dim")
-            self.update(t)
+            self.show_text(t)
             return
         t.append(f"goal #{plan['goal']} · plan {plan['status']} · attempt {plan['attempt']}\n", style="bold")
         t.append(f"{plan['strategy']}\n", style="dim")
@@ -97,7 +112,7 @@ class PlanPane(Static):
             t.append(f" {st['marker']} ", style=MARKER_STYLE[st["marker"]])
             t.append(f"{st['index'] + 1}. {st['tool']:<18}", style="bold" if st["marker"] == ">" else "")
             t.append(f" {st['rationale']}\n", style="dim")
-        self.update(t)
+        self.show_text(t)
 
 
 SCORE_COLUMNS = ("tool", "base", "recency", "novelty", "episodic", "pressure", "archetype", "plan", "total", "note")
@@ -126,7 +141,10 @@ def short_reason(why_not: str | None) -> str:
 class ScoreTable(DataTable):
     """All eleven tools of the latest cycle; cells are updated in place, never rebuilt."""
 
+    _cells: dict
+
     def on_mount(self) -> None:
+        self._cells = {}
         self.cursor_type = "row"
         self.cell_padding = 0
         self.zebra_stripes = False
@@ -170,7 +188,10 @@ class ScoreTable(DataTable):
                 note = short_reason(c["why_not"])
             cells["note"] = note
             for col, value in cells.items():
-                self.update_cell(name, col, Text(value, style=style))
+                key = (name, col)
+                if self._cells.get(key) != (value, style):  # repaint only what changed
+                    self._cells[key] = (value, style)
+                    self.update_cell(name, col, Text(value, style=style))
 
     def selected_tool(self) -> str | None:
         if self.row_count == 0:
@@ -178,13 +199,13 @@ class ScoreTable(DataTable):
         return TOOL_NAMES[min(self.cursor_row, len(TOOL_NAMES) - 1)]
 
 
-class WhyPane(Static):
+class WhyPane(Pane):
     """Why the chosen tool won, in plain words; and why the tool under the score table's
     cursor did not (what it would have taken)."""
 
     def show(self, record: dict | None, selected: str | None = None) -> None:
         if record is None:
-            self.update(Text("Press space to step one cycle, r to run.\nMove the score table's cursor to ask why not that tool.", style="dim"))
+            self.show_text(Text("Press space to step one cycle, r to run.\nMove the score table's cursor to ask why not that tool.", style="dim"))
             return
         t = Text()
         lines = why_chosen(record)
@@ -202,10 +223,10 @@ class WhyPane(Static):
             t.append("\n")
             for i, line in enumerate(why_not_text(record, selected)):
                 t.append(line + "\n", style="bold" if i == 0 else "")
-        self.update(t)
+        self.show_text(t)
 
 
-class PsychePane(Static):
+class PsychePane(Pane):
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
         self.deltas: dict[str, float] = {}
@@ -230,10 +251,10 @@ class PsychePane(Static):
         t.append(f" · vetoes {len(p['vetoes'])} · biases {len(p['biases'])}", style="dim")
         if p["pending"]:
             t.append("\nedit pending: applies next cycle", style="bold yellow")
-        self.update(t)
+        self.show_text(t)
 
 
-class MemoryPane(Static):
+class MemoryPane(Pane):
     """Working memory, newest last; the header shows capacity, pressure, evictions and
     consolidations of the latest cycle."""
 
@@ -260,7 +281,7 @@ class MemoryPane(Static):
             t.append(f"{e['kind'][:5]:<6}", style=KIND_STYLE.get(e["kind"], ""))
             t.append(f"{e['relevance']:.1f} r{e['refs']:<2} ", style="dim")
             t.append(e["content"].replace("\n", " ")[:200] + "\n", style="")
-        self.update(t)
+        self.show_text(t)
 
 
 def tool_archetype(tool: str) -> str:
