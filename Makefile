@@ -10,14 +10,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[test]'
 	touch $(STAMP)
 
-.PHONY: install demo test bench
+.PHONY: install demo headless-demo test bench
 install: $(STAMP)
 
 demo: $(STAMP)
+	$(BIN)/akh-tui --scenario zoo
+
+headless-demo: $(STAMP)
 	$(BIN)/akh-tui agent run --scenario zoo --max-cycles 60 --fresh --data-dir .demo-data
 
 test: $(STAMP)
 	$(BIN)/pytest
 
 bench: $(STAMP)
-	$(BIN)/akh-tui bench
+	$(BIN)/akh-tui bench --ui

@@ -85,8 +85,8 @@ class GoalsPane(Tree):
         t.append("▶ " if g["id"] == focus else "  ", style="bold yellow")
         t.append(STATUS_ICON[g["status"]] + " ", style=STATUS_STYLE[g["status"]])
         t.append(f"#{g['id']} p{g['priority']} ", style="dim")
-        t.append(bar(g["coverage"], 5), style="green" if g["coverage"] >= 1 else "cyan")
-        t.append(f"{g['coverage']:>5.0%} ", style="dim")
+        t.append(bar(g["coverage"], 4), style="green" if g["coverage"] >= 1 else "cyan")
+        t.append(f"{g['coverage']:>4.0%} ", style="dim")
         # the description last, so a narrow pane cuts the text and not the numbers
         t.append(g["description"], style=STATUS_STYLE[g["status"]] if g["status"] != "active" else "")
         if g["fail_reason"]:
