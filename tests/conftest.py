@@ -50,8 +50,10 @@ def workbench(tmp_path, monkeypatch):
 
     monkeypatch.setenv("AKH_TUI_CONFIG", str(tmp_path / "config.toml"))
 
-    def make(scenario: str = "zoo", **kw) -> Workbench:
-        return Workbench(scenario, sync=True, config=UserConfig.load(tmp_path / "config.toml"),
-                         psyche_save_dir=tmp_path, **kw)
+    def make(scenario: str = "zoo", config_path: Path | None = None, **kw) -> Workbench:
+        # config_path: a fixed path where a picture shows it (help screen); never written there
+        config = UserConfig.load(config_path or tmp_path / "config.toml")
+        kw.setdefault("psyche_save_dir", tmp_path)
+        return Workbench(scenario, sync=True, config=config, **kw)
 
     return make

@@ -3,6 +3,8 @@
 Sync tests (snap_compare needs a plain def); the workbench runs engine commands on the UI
 thread (`sync=True`), so the picture depends only on the keys pressed."""
 
+from pathlib import Path
+
 SIZE = (120, 36)
 
 
@@ -29,7 +31,8 @@ def test_small_terminal_still_usable(snap_compare, workbench):
 
 
 def test_help_screen(snap_compare, workbench):
-    assert snap_compare(workbench("zoo"), press=["f1"], terminal_size=SIZE)
+    app = workbench("zoo", config_path=Path("/home/you/.config/akh-tui/config.toml"))
+    assert snap_compare(app, press=["f1"], terminal_size=SIZE)
 
 
 def test_light_theme(snap_compare, workbench):
@@ -37,3 +40,19 @@ def test_light_theme(snap_compare, workbench):
         pilot.app.theme = "akh-light"
 
     assert snap_compare(workbench("zoo"), press=["space"] * 2, run_before=light, terminal_size=SIZE)
+
+
+def test_psyche_editor_shows_an_error_with_line_and_field(snap_compare, workbench):
+    async def open_editor_with_a_mistake(pilot):
+        from akh_tui.tui.psyche_editor import PsycheTextArea
+
+        pilot.app.action_edit_psyche()
+        await pilot.pause()
+        ta = pilot.app.screen.query_one(PsycheTextArea)
+        ta.cursor_blink = False
+        ta.text = ta.text.replace("severity = 1.0", "severity = 7", 1)
+        pilot.app.screen.validate()
+        await pilot.pause()
+
+    app = workbench("zoo", psyche_save_dir=Path("/home/you/akh-tui/psyche"))  # shown in the title; nothing is saved
+    assert snap_compare(app, run_before=open_editor_with_a_mistake, terminal_size=SIZE)

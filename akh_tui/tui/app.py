@@ -366,7 +366,11 @@ class Workbench(App):
         for b in self.BINDINGS:
             keys = keymap.get(b.id, b.key) if b.id else b.key
             rows.append((keys.replace("equals_sign", "=").replace("plus", "+").replace("minus", "-"), self.DESCRIPTIONS.get(b.id, b.description), b.id or ""))
-        self.push_screen(HelpScreen(rows, f"Remap any key in {self.user_config.path} under [keymap], e.g. step = \"n\"."))
+        from .psyche_editor import PsycheEditorScreen
+
+        editor_rows = [(keymap.get(b.id, b.key) if b.id else b.key, b.description, b.id or "")
+                       for b in PsycheEditorScreen.BINDINGS if isinstance(b, Binding)]
+        self.push_screen(HelpScreen(rows, f"Remap any key in {self.user_config.path} under [keymap], e.g. step = \"n\".", editor_rows))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

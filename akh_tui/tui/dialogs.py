@@ -59,12 +59,14 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,f1,q", "dismiss", "Close", id="help.close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 100; max-width: 100%; max-height: 90%; border: thick $primary; background: $surface; padding: 0 1; }
+    HelpScreen > VerticalScroll { width: 100; max-width: 100%; height: auto; max-height: 90%; border: thick $primary; background: $surface; padding: 0 1; }
     """
 
-    def __init__(self, rows: list[tuple[str, str, str]], config_note: str) -> None:
+    def __init__(self, rows: list[tuple[str, str, str]], config_note: str,
+                 editor_rows: list[tuple[str, str, str]] = ()) -> None:
         super().__init__()
         self._rows = rows
+        self._editor_rows = list(editor_rows)
         self._note = config_note
 
     def compose(self) -> ComposeResult:
@@ -74,6 +76,12 @@ class HelpScreen(ModalScreen[None]):
             t.append(f"{key:<14}", style="bold")
             t.append(f"{desc:<54}")
             t.append(f"{bid}\n", style="dim")
+        if self._editor_rows:
+            t.append("\nin the psyche editor\n", style="bold")
+            for key, desc, bid in self._editor_rows:
+                t.append(f"{key:<14}", style="bold")
+                t.append(f"{desc:<54}")
+                t.append(f"{bid}\n", style="dim")
         t.append(f"\n{self._note}\n", style="dim")
         t.append("ctrl+p opens the command palette: every action, and themes.", style="dim")
         with VerticalScroll():
