@@ -40,6 +40,21 @@ class InputError(Exception):
         return {"error": self.message, "file": self.file, "line": self.line, "field": self.field}
 
 
+def read_user_file(path, what: str) -> str:
+    """Read a user's text file, or raise an InputError that says which file and why."""
+    from pathlib import Path
+
+    p = Path(path)
+    try:
+        return p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{what} not found", file=str(p)) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=str(p)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read {what}: {exc.strerror}", file=str(p)) from None
+
+
 def toml_error(exc: Exception, file: str | None) -> InputError:
     """Turn a tomllib/tomlkit parse error into an InputError with the line number."""
     line = getattr(exc, "line", None)

@@ -14,7 +14,7 @@ from typing import Callable, Iterable, Iterator
 
 import networkx as nx
 
-from .errors import InputError
+from .errors import InputError, read_user_file
 from .text import label_key, normalised_words
 
 METADATA_PREFIXES = (
@@ -101,14 +101,7 @@ def parse_triple_lines(lines: Iterable[str], file: str) -> list[ParsedTriple]:
 
 
 def read_triple_file(path: Path) -> list[ParsedTriple]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("triple file not found", file=str(path)) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read triple file: {exc.strerror}", file=str(path)) from None
+    text = read_user_file(path, "triple file")
     return parse_triple_lines(text.splitlines(), str(path))
 
 

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping
 import tomlkit
 from tomlkit.items import AoT, Comment, Null, Table, Whitespace
 
-from .errors import InputError, toml_error
+from .errors import InputError, read_user_file, toml_error
 from .tomlpos import TomlLocator
 
 ARCHETYPES = ("sage", "healer", "explorer", "guardian")  # also the tie order for dominant
@@ -270,18 +270,7 @@ class Psyche:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> "Psyche":
-        p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise InputError("psyche file not found", file=str(p)) from None
-        except UnicodeDecodeError as exc:
-            raise InputError(
-                f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=str(p)
-            ) from None
-        except OSError as exc:
-            raise InputError(f"cannot read psyche file: {exc.strerror}", file=str(p)) from None
-        return cls.from_toml(text, file=str(p))
+        return cls.from_toml(read_user_file(path, "psyche file"), file=str(Path(path)))
 
     # -- persistence -------------------------------------------------------------------
 

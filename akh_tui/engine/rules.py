@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from .errors import InputError, toml_error
+from .errors import InputError, read_user_file, toml_error
 from .kg import METADATA_PREFIXES, KnowledgeGraph, Triple, is_metadata_label
 
 IS_A = "is-a"
@@ -335,16 +335,7 @@ def parse_rules(text: str, file: str | None = None) -> RuleSet:
 
 
 def load_rules(path) -> RuleSet:
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("rule file not found", file=str(path)) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read rule file: {exc.strerror}", file=str(path)) from None
-    return parse_rules(text, str(path))
+    return parse_rules(read_user_file(path, "rule file"), str(Path(path)))
 
 
 # ---- forward chaining ------------------------------------------------------------------

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .agent import Agent
 from .config import AgentConfig
-from .errors import InputError, toml_error
+from .errors import InputError, read_user_file, toml_error
 from .goals import parse_criteria
 from .kg import KnowledgeGraph, read_triple_file
 from .psyche import Psyche
@@ -75,13 +75,11 @@ def resolve(name_or_path: str) -> Path:
 def load_scenario(name_or_path: str) -> Scenario:
     path = resolve(name_or_path)
     file = str(path)
+    text = read_user_file(path, "scenario file")
     try:
-        text = path.read_text(encoding="utf-8")
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise toml_error(exc, file) from None
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", file=file) from None
     where = TomlLocator(text)
 
     def err(msg: str, fld: str) -> InputError:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from textual.theme import Theme
 
-from ..engine.errors import InputError, toml_error
+from ..engine.errors import InputError, read_user_file, toml_error
 
 THEME_KEYS = ("name", "dark", "primary", "secondary", "accent", "foreground", "background",
               "surface", "panel", "boost", "success", "warning", "error")
@@ -19,7 +19,7 @@ def themes_dir() -> Path:
 
 def load_theme(path: Path) -> Theme:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_user_file(path, "theme file"))
     except tomllib.TOMLDecodeError as exc:
         raise toml_error(exc, str(path)) from None
     for key in data:
