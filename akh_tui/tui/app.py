@@ -34,7 +34,7 @@ from .userconfig import UserConfig
 
 SPEEDS = (1, 2, 5, 10, 20, 50, 100, 0)  # cycles per second; 0 = as fast as the engine goes
 DRAIN_HZ = 30  # at most this many redraws a second
-FAST_FRAME_EVERY = 3  # at full speed draw every 3rd tick (10 a second): drawing holds the GIL
+FAST_FRAME_EVERY = 4  # at full speed draw every 4th tick (7.5 a second): drawing holds the GIL
 
 
 class Workbench(App):

@@ -26,9 +26,12 @@ class Pane(Static):
     _shown: Text | None = None
 
     def show_text(self, text: Text) -> None:
-        if self._shown is None or text != self._shown:
-            self._shown = text
-            self.update(text)
+        if self._shown is not None and text == self._shown:
+            return
+        # a new layout pass only when the number of lines changed (it is the costly part)
+        relayout = self._shown is None or text.plain.count("\n") != self._shown.plain.count("\n")
+        self._shown = text
+        self.update(text, layout=relayout)
 
 
 def bar(fraction: float, width: int) -> str:
