@@ -397,6 +397,13 @@ class Agent:
             self._set_status(focus, "completed")
             if plan.status == "active":
                 plan.status = "completed"
+                credited = False
+                for st in plan.steps:  # the goal is met: the step of the tool that met it is
+                    if st.status in ("pending", "active"):  # done, the others were not needed
+                        if st.tool == chosen.tool and not credited:
+                            st.status, credited = "done", True
+                        else:
+                            st.status = "skipped"
         elif plan.status == "failed":
             focus.attempt += 1
             if focus.attempt >= self.config.max_backtrack_attempts:
