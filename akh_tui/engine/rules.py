@@ -12,13 +12,13 @@ only, never on the size of the graph (SPEC §12).
 
 from __future__ import annotations
 
-import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
 from .errors import InputError, read_user_file, toml_error
+from .tomlpos import TomlLocator
 from .kg import METADATA_PREFIXES, KnowledgeGraph, Triple, is_metadata_label
 
 IS_A = "is-a"
@@ -66,136 +66,23 @@ class RuleSet:
 
 # ---- parsing ---------------------------------------------------------------------------
 
-_BARE = r"[A-Za-z0-9_-]+"
-_QUOTED = r'"(?:[^"\\]|\\.)*"|\'[^\']*\''
-_KEY_PART = rf"(?:{_BARE}|{_QUOTED})"
-_DOTTED = rf"{_KEY_PART}(?:\s*\.\s*{_KEY_PART})*"
-_KEY_LINE = re.compile(rf"\s*({_DOTTED})\s*=")
-_ARRAY_HEADER = re.compile(rf"\s*\[\[\s*({_DOTTED})\s*\]\]")
-_TABLE_HEADER = re.compile(rf"\s*\[\s*({_DOTTED})\s*\]")
-_PART = re.compile(_KEY_PART)
-
-
-def _key_parts(dotted: str) -> list[str]:
-    out = []
-    for m in _PART.finditer(dotted):
-        p = m.group(0)
-        if p[0] in "\"'":
-            p = p[1:-1]
-        out.append(p)
-    return out
-
-
-@dataclass
-class _KeyAt:
-    line: int
-    elements: list[int] = field(default_factory=list)  # lines where nested [..] / {..} items start
-
-
 class _Layout:
-    """Where each key of an already-valid TOML document sits, for error line numbers.
-
-    tomllib returns plain dicts without positions, so the text is scanned once: a line that
-    starts outside any bracket or multi-line string is a header or a ``key =`` line. Strings,
-    comments and brackets are tracked so that a multi-line ``if = [ ... ]`` is not mistaken
-    for headers.
-    """
+    """Where rule-file keys sit, for error line numbers (a view over the shared TomlLocator)."""
 
     def __init__(self, text: str) -> None:
-        # (section, key) -> position; section None = top level, int i = the i-th [[rule]]
-        self.keys: dict[tuple[int | None, str], _KeyAt] = {}
-        self.rule_headers: list[int] = []
-        section: int | str | None = None
-        depth = 0
-        in_ml: str | None = None
-        current: _KeyAt | None = None  # the key whose value is being scanned
-        for n, line in enumerate(text.splitlines(), start=1):
-            if in_ml is None and depth == 0:
-                current = None
-                m = _ARRAY_HEADER.match(line)
-                if m:
-                    parts = _key_parts(m.group(1))
-                    if parts == ["rule"]:
-                        self.rule_headers.append(n)
-                        section = len(self.rule_headers) - 1
-                    else:
-                        section = "other"
-                        self._note(None, parts[0], n)
-                else:
-                    m = _TABLE_HEADER.match(line)
-                    if m:
-                        parts = _key_parts(m.group(1))
-                        if parts[0] == "rule" and len(parts) > 1 and self.rule_headers:
-                            # [rule.x] after a [[rule]] adds a sub-table `x` to that rule
-                            self._note(len(self.rule_headers) - 1, parts[1], n)
-                        else:
-                            self._note(None, parts[0], n)
-                        section = "other"
-                    else:
-                        m = _KEY_LINE.match(line)
-                        if m and section != "other":
-                            key = _key_parts(m.group(1))[0]
-                            current = self._note(section, key, n)
-            depth, in_ml = self._scan(line, n, depth, in_ml, current)
-
-    def _note(self, section, key: str, n: int) -> _KeyAt:
-        return self.keys.setdefault((section, key), _KeyAt(n))
-
-    @staticmethod
-    def _scan(line: str, n: int, depth: int, in_ml: str | None, current: _KeyAt | None):
-        i, end = 0, len(line)
-        while i < end:
-            if in_ml is not None:
-                j = line.find(in_ml, i)
-                if j < 0:
-                    return depth, in_ml
-                i, in_ml = j + 3, None
-                continue
-            c = line[i]
-            if c == "#":
-                break
-            if line.startswith('"""', i) or line.startswith("'''", i):
-                in_ml = line[i:i + 3]
-                i += 3
-                continue
-            if c == '"':
-                i += 1
-                while i < end and line[i] != '"':
-                    i += 2 if line[i] == "\\" else 1
-            elif c == "'":
-                j = line.find("'", i + 1)
-                i = end if j < 0 else j
-            elif c in "[{":
-                depth += 1
-                if depth == 2 and current is not None:
-                    current.elements.append(n)
-            elif c in "]}":
-                depth -= 1
-            i += 1
-        return depth, in_ml
+        self._at = TomlLocator(text)
 
     def top(self, key: str) -> int | None:
-        at = self.keys.get((None, key))
-        return at.line if at else None
+        return self._at.line(key)
 
     def top_element(self, key: str, index: int) -> int | None:
-        at = self.keys.get((None, key))
-        if at is None:
-            return None
-        return at.elements[index] if index < len(at.elements) else at.line
+        return self._at.line(f"{key}[{index}]")
 
     def rule_line(self, i: int) -> int | None:
-        if i < len(self.rule_headers):
-            return self.rule_headers[i]
-        return self.top_element("rule", i)  # `rule = [{...}, ...]` written inline
+        return self._at.line(f"rule[{i}]")
 
     def rule_key(self, i: int, key: str, element: int | None = None) -> int | None:
-        at = self.keys.get((i, key))
-        if at is None:
-            return self.rule_line(i)
-        if element is not None and element < len(at.elements):
-            return at.elements[element]
-        return at.line
+        return self._at.line(f"rule[{i}].{key}" + ("" if element is None else f"[{element}]"))
 
 
 def _type_name(v) -> str:
