@@ -251,9 +251,6 @@ class KnowledgeGraph:
         g = self.graph
         return b in g.succ[a] or b in g.pred[a]
 
-    def degree(self, sid: int) -> int:
-        return self.graph.degree(sid)
-
     def text(self, t: Triple) -> str:
         sy = self.symbols
         return f"{sy[t.subject].label} {sy[t.predicate].label} {sy[t.object].label}"

@@ -170,6 +170,3 @@ class SessionStore:
         self._saved_symbols = len(agent.kg.symbols)
         self._saved_triples = len(agent.kg.log)
         return agent
-
-    def cycle_records(self, start: int = 0) -> list[dict]:
-        return [json.loads(r[0]) for r in self.db.execute("SELECT record FROM cycles WHERE cycle >= ? ORDER BY cycle", (start,))]

@@ -21,7 +21,6 @@ from .text import normalised_words
 if TYPE_CHECKING:
     from .agent import Agent
 
-DANGER_LEVELS = ("safe", "cautious", "dangerous", "critical")
 CREATION_WORDS = ("write", "store", "save", "create")
 SIMILARITY_CANDIDATES = 64  # symbols similarity_search compares, most activated first
 GAP_PARENTS, GAP_SIBLINGS, GAP_FACTS = 3, 20, 16  # bounds of gap_analysis's sibling comparison

@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.widgets import DataTable, Static, Tree
 
 from ..engine.explain import why_chosen, why_not_text
-from ..engine.tools import SPEC_BY_NAME, TOOL_NAMES
+from ..engine.tools import TOOL_NAMES
 
 STATUS_ICON = {"active": "●", "suspended": "◌", "completed": "✓", "failed": "✗"}
 STATUS_STYLE = {"active": "bold", "suspended": "yellow", "completed": "green", "failed": "red"}
@@ -286,6 +286,3 @@ class MemoryPane(Pane):
             t.append(e["content"].replace("\n", " ")[:200] + "\n", style="")
         self.show_text(t)
 
-
-def tool_archetype(tool: str) -> str:
-    return SPEC_BY_NAME[tool].archetype
