@@ -141,7 +141,7 @@ class Workbench(App):
         for wid, title in titles.items():
             self.query_one(f"#{wid}").border_title = title
         if self.user_config.error:
-            self.notify(self.user_config.error, severity="warning", timeout=8)
+            self.notify(self.user_config.error, severity="warning", timeout=8, markup=False)
         self.set_interval(1 / DRAIN_HZ, self._drain)
         if not self.sync:
             self._engine_loop()
@@ -151,7 +151,7 @@ class Workbench(App):
         try:
             self.user_config.save_theme(theme.name)
         except OSError as exc:
-            self.notify(f"could not save the theme choice: {exc}", severity="warning")
+            self.notify(f"could not save the theme choice: {exc}", severity="warning", markup=False)
 
     def on_unmount(self) -> None:
         self._stop.set()
@@ -348,7 +348,7 @@ class Workbench(App):
             return
         psyche = self.ctl.current_psyche().with_veto_for_tool(tool)
         self.apply_psyche(psyche, source=f"veto {tool} from the score table")
-        self.notify(f"Veto added for {tool}: it fires if {tool} is chosen from the next cycle on")
+        self.notify(f"Veto added for {tool}: it fires if {tool} is chosen from the next cycle on", markup=False)
 
     def action_reset(self) -> None:
         def reset() -> None:
