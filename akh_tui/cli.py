@@ -67,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=non_negative, help="override the scenario's seed")
     run.add_argument("--trace", help="write the JSONL trace (SPEC §11) to this file")
     run.add_argument("--fresh", action="store_true", help="start over, ignoring the persisted session")
+    run.add_argument("--decider", choices=("utility", "scripted", "llm"), default="utility",
+                     help="who decides: the utility table (default), a scripted offline model, or the model of the user config's [llm] table")
 
     cyc = asub.add_parser("cycle", parents=[common], help="run one cycle, adding the goal if it is new")
     cyc.add_argument("--goal", required=True)

@@ -23,6 +23,20 @@ from .engine.trace import TraceWriter
 PROGRESS_FROM = 50  # runs at least this long show a progress bar (on a terminal)
 
 
+def make_run_decider(kind: str):
+    """The run's decide strategy; the llm one reads its endpoint from the user config."""
+    from .engine.llm import make_decider
+
+    if kind != "llm":
+        return make_decider(kind)
+    from .tui.userconfig import UserConfig  # plain TOML reading: no textual
+
+    cfg = UserConfig.load()
+    if cfg.error:
+        raise InputError(cfg.error.removeprefix("config ignored: "), field="llm")
+    return make_decider(kind, cfg.llm, file=str(cfg.path))
+
+
 class Session:
     """The persisted session of a data dir: its store, scenario and agent."""
 
@@ -35,9 +49,10 @@ class Session:
         ws = Path(scenario.config.workspace)
         return ws if ws.is_absolute() else self.dir / ws
 
-    def new(self, scenario: Scenario, seed: int | None, goals: list[str] | None) -> Agent:
-        agent = build_agent(scenario, seed, goals, self.workspace(scenario))
-        self.meta = {"scenario": str(scenario.path), "name": scenario.name, "seed": agent.seed, "goals": goals}
+    def new(self, scenario: Scenario, seed: int | None, goals: list[str] | None, decider: str = "utility") -> Agent:
+        agent = build_agent(scenario, seed, goals, self.workspace(scenario), decider=make_run_decider(decider))
+        self.meta = {"scenario": str(scenario.path), "name": scenario.name, "seed": agent.seed, "goals": goals,
+                     "decider": decider}
         self.store.start(agent, self.meta)
         return agent
 
@@ -45,7 +60,8 @@ class Session:
         if self.meta is None:
             raise InputError(f"no session to resume in {self.dir} (start one with `akh-tui agent run`)", field="--data-dir")
         scenario = load_scenario(self.meta["scenario"])
-        agent = build_agent(scenario, self.meta["seed"], None, self.workspace(scenario), add_goals=False)
+        agent = build_agent(scenario, self.meta["seed"], None, self.workspace(scenario), add_goals=False,
+                            decider=make_run_decider(self.meta.get("decider", "utility")))
         self.store.load_into(agent)
         return scenario, agent
 
@@ -90,6 +106,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
     meta = s.meta
     same = (
         meta is not None and meta["scenario"] == str(scenario.path) and meta["seed"] == seed and meta["goals"] == goals
+        and meta.get("decider", "utility") == args.decider
     )
     agent = None
     if same and not args.fresh:
@@ -99,7 +116,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
             if not args.json:
                 err.print(Text(f"continuing the session at cycle {agent.cycle} (use --fresh to start over)", style="yellow"))
     if agent is None:
-        agent = s.new(scenario, seed, goals)
+        agent = s.new(scenario, seed, goals, args.decider)
     return _drive(s, scenario, agent, args.max_cycles, args.trace, args.json, out, err)
 
 
@@ -134,6 +151,7 @@ def _drive(s: Session, scenario: Scenario, agent: Agent, max_cycles: int, trace,
             "cycle": rec["cycle"], "goal": rec["goal"]["id"], "tool": rec["decide"]["tool"],
             "input": rec["decide"]["input"], "progress": a["progress"], "coverage": a["coverage"],
             "vetoed": a["vetoed"], "veto": a["veto"], "breakdown": rec["decide"]["breakdown"],
+            **({"llm": rec["decide"]["llm"]} if "llm" in rec["decide"] else {}),
         }
 
     live = not as_json and max_cycles < PROGRESS_FROM
@@ -190,6 +208,11 @@ def _print_row(out: Console, row: dict) -> None:
     t.append(row["breakdown"], style="dim")
     if row["vetoed"]:
         t.append(f"  VETOED by '{row['veto']}'", style="bold red")
+    llm = row.get("llm")
+    if llm is not None:
+        t.append(f"  model: {llm['status']}", style="yellow" if llm["status"] != "accepted" else "dim")
+        if llm["status"] != "accepted":
+            t.append(f" ({llm['reason']}; utility choice used)", style="yellow")
     out.print(t)
 
 

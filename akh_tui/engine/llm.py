@@ -855,3 +855,22 @@ class LLMDecider:
 
         threading.Thread(target=run, name="llm-decide", daemon=True).start()
         return fut
+
+
+DECIDERS = ("utility", "scripted", "llm")
+
+
+def make_decider(kind: str, llm: Mapping[str, Any] | None = None, file: str | None = None) -> "LLMDecider | None":
+    """The decide strategy of a run: None for the utility table, a scripted offline model
+    (deterministic: demos and tests), or a real OpenAI-compatible endpoint from the user's
+    `[llm]` config (base_url, model, api_key_env, ...)."""
+    if kind == "utility":
+        return None
+    if kind == "scripted":
+        return LLMDecider(ScriptedProvider.for_tools(rotate=True))
+    if kind == "llm":
+        if not llm:
+            raise InputError("the llm decider needs an [llm] table (base_url, model, api_key_env) in the user config",
+                             file=file, field="llm")
+        return LLMDecider(OpenAICompatibleProvider(LLMConfig.from_dict(llm, file=file)))
+    raise InputError(f"unknown decider {kind!r} (known: {', '.join(DECIDERS)})", field="decider")

@@ -199,13 +199,14 @@ def build_agent(
     workspace: Path | None = None,
     psyche: Psyche | None = None,
     add_goals: bool = True,
+    decider=None,
 ) -> Agent:
     """A fresh agent for the scenario; `goals` (descriptions) replace the scenario's goals."""
     kg = build_kg(scenario)
     rules = build_rules(scenario)
     agent = Agent(
         kg, rules, psyche if psyche is not None else load_psyche(scenario), scenario.config,
-        scenario.seed if seed is None else seed, workspace, scenario.answers,
+        scenario.seed if seed is None else seed, workspace, scenario.answers, decider,
     )
     if add_goals:
         specs = [GoalSpec(d) for d in goals] if goals is not None else scenario.goals

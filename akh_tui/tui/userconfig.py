@@ -29,6 +29,7 @@ class UserConfig:
     path: Path
     theme: str | None = None
     keymap: dict[str, str] = field(default_factory=dict)
+    llm: dict = field(default_factory=dict)  # the llm decider's endpoint: base_url, model, api_key_env, ...
     error: str | None = None  # a config that cannot be read is reported, and defaults are used
 
     @classmethod
@@ -43,15 +44,18 @@ class UserConfig:
             except tomllib.TOMLDecodeError as exc:
                 raise toml_error(exc, str(path)) from None
             for key in data:
-                if key not in ("theme", "keymap"):
-                    raise InputError(f"unknown key '{key}' (known: theme, keymap)", file=str(path), field=key)
+                if key not in ("theme", "keymap", "llm"):
+                    raise InputError(f"unknown key '{key}' (known: theme, keymap, llm)", file=str(path), field=key)
             theme = data.get("theme")
             if theme is not None and not isinstance(theme, str):
                 raise InputError("must be a theme name", file=str(path), field="theme")
             keymap = data.get("keymap", {})
             if not isinstance(keymap, dict) or not all(isinstance(v, str) for v in keymap.values()):
                 raise InputError("must be a table of binding-id = \"keys\"", file=str(path), field="keymap")
-            cfg.theme, cfg.keymap = theme, dict(keymap)
+            llm = data.get("llm", {})
+            if not isinstance(llm, dict):
+                raise InputError("must be a table: base_url, model, api_key_env, ...", file=str(path), field="llm")
+            cfg.theme, cfg.keymap, cfg.llm = theme, dict(keymap), dict(llm)
         except (InputError, OSError, UnicodeDecodeError) as exc:
             cfg.error = f"config ignored: {exc}"
         return cfg
