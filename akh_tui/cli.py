@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from . import cli_think
 from .engine.errors import InputError
 
 EXIT_INPUT = 2
@@ -101,6 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="print SPEC §12's speed and size figures")
     bench.add_argument("--quick", action="store_true", help="smaller runs (a smoke test of the benchmark itself)")
     bench.add_argument("--json", action="store_true")
+    cli_think.add_parser(sub)
     bench.add_argument("--ui", action="store_true", help="also measure the workbench: cycles/s against headless, pause latency")
     return p
 
@@ -120,6 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_tools(args, out)
         if args.command == "psyche":
             return cmd_psyche_check(args, out)
+        if args.command == "think":
+            return cli_think.cmd_think(args, out)
         if args.command == "bench":
             from .bench import main as bench_main
 
