@@ -52,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="akh-tui", description="A workbench for a cognitive agent's OODA loop.")
     p.add_argument("--scenario", help="scenario name or path for the workbench (default: zoo)")
     p.add_argument("--seed", type=non_negative, help="override the scenario's seed")
+    p.add_argument("--decider", choices=("utility", "scripted", "llm"), default="utility",
+                   help="who decides in the workbench (see `agent run --decider`)")
     sub = p.add_subparsers(dest="command")
 
     common = argparse.ArgumentParser(add_help=False)
@@ -143,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def start_workbench(args, out: Console) -> int:
     from .tui.app import run
 
-    return run(args.scenario or "zoo", args.seed)
+    return run(args.scenario or "zoo", args.seed, args.decider)
 
 
 def cmd_tools(args, out: Console) -> int:

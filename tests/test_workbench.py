@@ -293,3 +293,46 @@ def test_run_until_a_goal_status_changes(tmp_path, monkeypatch):
         assert app.ctl.cycle < 9  # well before the whole scenario is done
 
     drive(app, script)
+
+
+def test_thinkloop_view_steps_and_plots(workbench):
+    from akh_tui.tui.think_screen import ThinkScreen
+
+    async def script(app, pilot):
+        await pilot.press("space")
+        await pilot.press("t")
+        screen = app.screen
+        assert isinstance(screen, ThinkScreen)
+        assert screen.loop.goal == "mammal"  # the focus goal's symbols: the oracle matches label words
+        await pilot.press("space", "space")
+        assert len(screen.loop.steps) == 2
+        await pilot.press("ctrl+a")
+        assert screen.loop.stopped
+        plots = text_of(screen.query_one("#think-plots"))
+        assert "error" in plots and "reward" in plots and screen.loop.stop_reason in plots
+        assert "cold" in text_of(screen.query_one("#think-memory"))
+        await pilot.press("escape")
+        assert not isinstance(app.screen, ThinkScreen)
+
+    drive(workbench("zoo"), script)
+
+
+def test_llm_decider_in_the_workbench_shows_the_models_reasons(workbench):
+    async def script(app, pilot):
+        await pilot.press("space")
+        why = text_of(app.query_one(WhyPane))
+        assert "model: accepted" in why and "rationale:" in why
+        assert app.ctl.latest["decide"]["llm"]["status"] == "accepted"
+
+    drive(workbench("zoo", decider="scripted"), script)
+
+
+def test_goal_error_signal_is_plotted(workbench):
+    async def script(app, pilot):
+        await pilot.press("space", "space")
+        errors = app.query_one(GoalsPane).errors
+        assert errors[1][:2] == [1.0, 1.0]  # zoo's first goal: no keyword found in cycles 1-2
+        label = str(app.query_one(GoalsPane).root.children[0].label)
+        assert "██" in label
+
+    drive(workbench("zoo"), script)

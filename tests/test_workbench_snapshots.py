@@ -56,3 +56,7 @@ def test_psyche_editor_shows_an_error_with_line_and_field(snap_compare, workbenc
 
     app = workbench("zoo", psyche_save_dir=Path("/home/you/akh-tui/psyche"))  # shown in the title; nothing is saved
     assert snap_compare(app, run_before=open_editor_with_a_mistake, terminal_size=SIZE)
+
+
+def test_thinkloop_view(snap_compare, workbench):
+    assert snap_compare(workbench("zoo"), press=["space", "t", "space", "space", "space"], terminal_size=SIZE)

@@ -84,6 +84,14 @@ class Controller:
                 },
             }
 
+    def goal_words(self, goal_id: int | None) -> str:
+        """The labels of a goal's symbols: a query the graph can answer word for word."""
+        with self.lock:
+            g = self.agent.goals.get(goal_id) if goal_id is not None else None
+            if g is None:
+                return ""
+            return " ".join(self.agent.kg.label(s) for s in self.agent.goal_symbols(g)) or g.description
+
     def psyche_toml(self) -> str:
         with self.lock:
             p = self.agent.pending_psyche or self.agent.psyche

@@ -25,9 +25,10 @@ from textual.widgets import Footer, Static
 
 from ..engine.controller import Controller
 from ..engine.errors import InputError
+from ..engine.llm import make_decider
 from ..engine.psyche import Psyche
 from ..engine.scenario import Scenario, build_agent, load_scenario
-from .dialogs import AddGoalScreen, ErrorScreen, HelpScreen
+from .dialogs import AddGoalScreen, ErrorScreen, HelpScreen, guarded
 from .panes import GoalsPane, MemoryPane, PlanPane, PsychePane, ScoreTable, WhyPane
 from .themes import load_themes
 from .userconfig import UserConfig
@@ -49,6 +50,7 @@ class Workbench(App):
         Binding("g", "add_goal", "Add goal", id="add_goal"),
         Binding("e", "edit_psyche", "Psyche", id="edit_psyche"),
         Binding("v", "veto_selected", "Veto tool", id="veto_selected"),
+        Binding("t", "think", "ThinkLoop", id="think"),
         Binding("ctrl+r", "reset", "Reset", id="reset", show=False),
         Binding("f1", "help", "Help", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
@@ -63,6 +65,7 @@ class Workbench(App):
         "edit_psyche": "edit the psyche (persona, shadow, archetypes)",
         "veto_selected": "add a veto for the tool selected in the score table",
         "reset": "reset the scenario",
+        "think": "open the ThinkLoop view (seed 003's feedback controller on this graph)",
         "help": "this help",
         "quit": "quit",
     }
@@ -75,6 +78,7 @@ class Workbench(App):
         sync: bool = False,
         config: UserConfig | None = None,
         psyche_save_dir: Path | None = None,
+        decider: str = "utility",
     ) -> None:
         super().__init__()
         self.scenario_arg = scenario
@@ -82,6 +86,7 @@ class Workbench(App):
         self.sync = sync
         self.user_config = config or UserConfig.load()
         self.psyche_save_dir = psyche_save_dir
+        self.decider_kind = decider
         self.scenario: Scenario = load_scenario(scenario)
         self.ctl = self._new_controller()
         self.running = False
@@ -106,8 +111,10 @@ class Workbench(App):
 
     # ---- set-up ----------------------------------------------------------------------------
     def _new_controller(self) -> Controller:
-        agent = build_agent(self.scenario, self.seed_arg)
-        ctl = Controller(agent, self.scenario.name, rebuild=lambda: build_agent(self.scenario, self.seed_arg, add_goals=False))
+        # the model is asked from the engine thread: the UI never waits on the network
+        decider = make_decider(self.decider_kind, self.user_config.llm, file=str(self.user_config.path))
+        agent = build_agent(self.scenario, self.seed_arg, decider=decider)
+        ctl = Controller(agent, self.scenario.name, rebuild=lambda: build_agent(self.scenario, self.seed_arg, add_goals=False, decider=decider))
         ctl.listeners.append(self._on_engine_output)
         return ctl
 
@@ -231,6 +238,7 @@ class Workbench(App):
             if it.get("type") == "cycle":
                 record = it
                 self.cycles_drawn += 1
+                self.query_one(GoalsPane).record(it)
             elif it.get("type") == "reflection":
                 deltas: dict[str, float] = {}
                 for ch in it["psyche_changes"]:
@@ -279,10 +287,12 @@ class Workbench(App):
             t.append(f" · {self.last_event}", style="dim")
         self.query_one("#status", Static).update(t)
 
+    @guarded
     def on_data_table_row_highlighted(self, event) -> None:
         self.query_one(WhyPane).show(self.ctl.latest, self.query_one(ScoreTable).selected_tool())
 
     # ---- actions ---------------------------------------------------------------------------
+    @guarded
     def action_step(self) -> None:
         if self.running:
             self.running = False
@@ -290,6 +300,7 @@ class Workbench(App):
             return
         self._submit("step")
 
+    @guarded
     def action_toggle_run(self) -> None:
         self.running = not self.running
         self.until_change = None
@@ -299,20 +310,24 @@ class Workbench(App):
         else:
             self._commands.put("wake")  # interrupts the inter-cycle wait at once
 
+    @guarded
     def action_faster(self) -> None:
         self.speed_index = min(len(SPEEDS) - 1, self.speed_index + 1)
         self._dirty = True
 
+    @guarded
     def action_slower(self) -> None:
         self.speed_index = max(0, self.speed_index - 1)
         self._dirty = True
 
+    @guarded
     def action_run_until_change(self) -> None:
         rec = self.ctl.latest
         self.until_change = self._statuses(rec) if rec else tuple((g["id"], g["status"]) for g in self.ctl.view()["goals"])
         self.running = True
         self._submit("cycle")
 
+    @guarded
     def action_add_goal(self) -> None:
         def add(desc: str, crit: str | None, prio: int) -> None:
             self.ctl.add_goal(desc, crit, prio)
@@ -320,6 +335,7 @@ class Workbench(App):
 
         self.push_screen(AddGoalScreen(add))
 
+    @guarded
     def action_edit_psyche(self) -> None:
         from .psyche_editor import PsycheEditorScreen
 
@@ -342,6 +358,7 @@ class Workbench(App):
         self.psyche_draft = None
         self._dirty = True
 
+    @guarded
     def action_veto_selected(self) -> None:
         tool = self.query_one(ScoreTable).selected_tool()
         if tool is None:
@@ -350,6 +367,7 @@ class Workbench(App):
         self.apply_psyche(psyche, source=f"veto {tool} from the score table")
         self.notify(f"Veto added for {tool}: it fires if {tool} is chosen from the next cycle on", markup=False)
 
+    @guarded
     def action_reset(self) -> None:
         def reset() -> None:
             self.ctl.listeners.clear()
@@ -358,8 +376,18 @@ class Workbench(App):
             self.last_event = "scenario reset"
 
         self.running = False
+        self.query_one(GoalsPane).errors.clear()
         self._submit(reset)
 
+    @guarded
+    def action_think(self) -> None:
+        from .think_screen import ThinkScreen
+
+        # the focus goal's symbols: the graph oracle matches label words exactly
+        goal = self.ctl.goal_words(self.ctl.view()["focus"]) or "whale mammal"
+        self.push_screen(ThinkScreen(str(self.scenario.path), goal))
+
+    @guarded
     def action_help(self) -> None:
         keymap = self.user_config.keymap
         rows = []
@@ -384,9 +412,9 @@ class Workbench(App):
         return lambda: self.call_later(self.run_action, action)
 
 
-def run(scenario: str = "zoo", seed: int | None = None) -> int:
+def run(scenario: str = "zoo", seed: int | None = None, decider: str = "utility") -> int:
     try:
-        app = Workbench(scenario, seed)
+        app = Workbench(scenario, seed, decider=decider)
     except InputError as exc:
         print(f"error: {exc}")
         return 2

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import traceback
 from typing import Callable
 
 from rich.text import Text
@@ -110,3 +112,22 @@ class ErrorScreen(ModalScreen[None]):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(None)
+
+
+def guarded(method):
+    """Run a screen's or app's handler; an exception is shown on an ErrorScreen instead of
+    ending the app (the workbench never crashes on a bug: it says what failed)."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except Exception as exc:
+            app = getattr(self, "app", self)
+            if hasattr(app, "running"):
+                app.running = False
+            app.push_screen(ErrorScreen(f"{method.__name__} failed: {type(exc).__name__}",
+                                        "".join(traceback.format_exception(exc)[-6:])))
+            return None
+
+    return wrapper

@@ -12,6 +12,8 @@ from textual.widgets import DataTable, Static, Tree
 from ..engine.explain import why_chosen, why_not_text
 from ..engine.tools import TOOL_NAMES
 
+ERROR_HISTORY = 64  # cycles of each goal's error signal kept for its sparkline
+ERROR_WIDTH = 8  # cells of the sparkline in the goals tree
 STATUS_ICON = {"active": "●", "suspended": "◌", "completed": "✓", "failed": "✗"}
 STATUS_STYLE = {"active": "bold", "suspended": "yellow", "completed": "green", "failed": "red"}
 KIND_STYLE = {"observation": "cyan", "inference": "magenta", "decision": "yellow", "action": "green", "reflection": "bold blue"}
@@ -34,6 +36,20 @@ class Pane(Static):
         self.update(text, layout=relayout)
 
 
+SPARKS = "▁▂▃▄▅▆▇█"
+
+
+def spark(values: list[float], lo: float = 0.0, hi: float = 1.0, width: int | None = None) -> str:
+    """A text sparkline of the last `width` values, scaled to [lo, hi]."""
+    vals = values[-width:] if width else values
+    span = (hi - lo) or 1.0
+    out = []
+    for v in vals:
+        f = min(1.0, max(0.0, (v - lo) / span))
+        out.append(SPARKS[min(len(SPARKS) - 1, int(f * (len(SPARKS) - 1) + 0.5))])
+    return "".join(out)
+
+
 def bar(fraction: float, width: int) -> str:
     """A bar of `width` cells in eighths, so small changes stay visible."""
     fraction = min(1.0, max(0.0, fraction))
@@ -51,9 +67,18 @@ class GoalsPane(Tree):
 
     def __init__(self, **kw) -> None:
         super().__init__("goals", **kw)
+        self.errors: dict[int, list[float]] = {}  # goal id -> error signal (1 − coverage) per cycle
         self.show_root = False
         self.guide_depth = 2
         self._shape: tuple = ()
+
+    def record(self, rec: dict) -> None:
+        """Keep each goal's error signal, the OODA loop's counterpart of ThinkLoop's e(k)."""
+        for g in rec["goals"]:
+            if g["status"] in ("active", "suspended") or g["id"] == rec["goal"]["id"]:
+                series = self.errors.setdefault(g["id"], [])
+                series.append(1.0 - g["coverage"])
+                del series[:-ERROR_HISTORY]
 
     def show(self, view: dict) -> None:
         goals = view["goals"]
@@ -65,7 +90,7 @@ class GoalsPane(Tree):
             self._goal_nodes = {}
 
             def add(parent_node, g):
-                node = parent_node.add(self._label(g, view["focus"]), data=g["id"], expand=True)
+                node = parent_node.add(self._label(g, view["focus"], self.errors.get(g["id"])), data=g["id"], expand=True)
                 self._goal_nodes[g["id"]] = node
                 for cid in g["children"]:
                     add(node, by_id[cid])
@@ -78,18 +103,19 @@ class GoalsPane(Tree):
         else:
             for g in goals:
                 node = self._goal_nodes[g["id"]]
-                label = self._label(g, view["focus"])
+                label = self._label(g, view["focus"], self.errors.get(g["id"]))
                 if label != node.label:
                     node.set_label(label)
 
     @staticmethod
-    def _label(g: dict, focus: int | None) -> Text:
+    def _label(g: dict, focus: int | None, errors: list[float] | None = None) -> Text:
         t = Text()
         t.append("▶ " if g["id"] == focus else "  ", style="bold yellow")
         t.append(STATUS_ICON[g["status"]] + " ", style=STATUS_STYLE[g["status"]])
         t.append(f"#{g['id']} p{g['priority']} ", style="dim")
         t.append(bar(g["coverage"], 4), style="green" if g["coverage"] >= 1 else "cyan")
         t.append(f"{g['coverage']:>4.0%} ", style="dim")
+        t.append(f"{spark(errors or [], 0.0, 1.0, ERROR_WIDTH):<{ERROR_WIDTH}} ", style="dim red")
         # the description last, so a narrow pane cuts the text and not the numbers
         t.append(g["description"], style=STATUS_STYLE[g["status"]] if g["status"] != "active" else "")
         if g["fail_reason"]:
@@ -212,6 +238,13 @@ class WhyPane(Pane):
             return
         t = Text()
         lines = why_chosen(record)
+        llm = record["decide"].get("llm")
+        if llm is not None and llm["status"] == "accepted" and llm["tool"] != llm["utility_tool"]:
+            # the model overrode the table: "beat the runner-up" would be the wrong story
+            cands = {c["tool"]: c for c in record["decide"]["candidates"]}
+            u, m = cands[llm["utility_tool"]], cands[record["decide"]["tool"]]
+            lines = [lines[0], f"the model chose {m['tool']} ({m['score']:.2f}); the utility table "
+                               f"preferred {u['tool']} ({u['score']:.2f})"] + [ln for ln in lines if ln.startswith("vetoed")]
         if record["act"]["vetoed"]:
             # the most important fact of the cycle goes first
             veto = [ln for ln in lines if ln.startswith("vetoed")]
@@ -220,6 +253,16 @@ class WhyPane(Pane):
                 t.append(ln.upper()[:1] + ln[1:] + "\n", style="bold red")
         for i, line in enumerate(lines):
             t.append(line + "\n", style="bold" if i == 0 else "")
+        if llm is not None:
+            t.append(f"model: {llm['status']}", style="bold yellow")
+            if llm["status"] == "accepted":
+                t.append(f" ({llm['tool']}; the utility table would choose {llm['utility_tool']})\n")
+            else:
+                t.append(f": {llm['reason']} — the utility choice {llm['utility_tool']} ran\n")
+            if llm.get("situation_assessment"):
+                t.append(f"assessment: {llm['situation_assessment']}\n")
+            if llm.get("action_rationale"):
+                t.append(f"rationale: {llm['action_rationale']}\n")
         out = record["act"]["output"].split("\n", 1)[0]
         t.append(f"output: {out[:200]}\n", style="red" if not record["act"]["success"] else "dim")
         if selected and selected != record["decide"]["tool"]:
