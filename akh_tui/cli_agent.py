@@ -14,6 +14,7 @@ from .cli import data_dir
 from .engine.agent import Agent
 from .engine.controller import Controller
 from .engine.errors import InputError
+from .engine.goals import make_goal
 from .engine.plan import make_plan
 from .engine.scenario import Scenario, build_agent, load_scenario
 from .engine.session import SessionStore
@@ -42,7 +43,11 @@ class Session:
 
     def __init__(self, args) -> None:
         self.dir = data_dir(args.data_dir)
-        self.store = SessionStore(self.dir / "session.db")
+        try:
+            self.store = SessionStore(self.dir / "session.db")
+        except (OSError, ValueError) as exc:  # not a folder, cannot be created, NUL in the path
+            reason = getattr(exc, "strerror", None) or exc
+            raise InputError(f"cannot use the data dir: {reason}", file=str(self.dir), field="--data-dir") from None
         self.meta = self.store.meta() if self.store.has_session() else None
 
     def workspace(self, scenario: Scenario) -> Path:
@@ -87,8 +92,26 @@ def dispatch(args, out: Console, err: Console) -> int:
 
 
 def _check_trace_path(path: str | None) -> None:
-    if path and not Path(path).resolve().parent.is_dir():
-        raise InputError("the trace file's folder does not exist", file=path, field="--trace")
+    """Refuse an unusable --trace before anything runs (the file is only created later)."""
+    if not path:
+        return
+    try:
+        p = Path(path)
+        if p.is_dir():
+            raise InputError("is a folder, not a file", file=path, field="--trace")
+        if not p.resolve().parent.is_dir():
+            raise InputError("the trace file's folder does not exist", file=path, field="--trace")
+    except (OSError, ValueError, RuntimeError) as exc:  # name too long, NUL, symlink loop
+        reason = getattr(exc, "strerror", None) or exc
+        raise InputError(f"not a usable path: {reason}", file=path, field="--trace") from None
+
+
+def _check_goal(text: str, flag: str) -> None:
+    """A goal given on the command line is checked before any session is opened."""
+    try:
+        make_goal(0, text)
+    except InputError as exc:
+        raise InputError(exc.message, field=flag) from None
 
 
 # ---- run / resume / cycle -----------------------------------------------------------------
@@ -101,6 +124,8 @@ def cmd_run(args, out: Console, err: Console) -> int:
         goals = [g.strip() for g in args.goals.split(",") if g.strip()]
         if not goals:
             raise InputError("no goal descriptions given", field="--goals")
+        for g in goals:
+            _check_goal(g, "--goals")
     s = Session(args)
     seed = scenario.seed if args.seed is None else args.seed
     meta = s.meta
@@ -131,6 +156,7 @@ def cmd_resume(args, out: Console, err: Console) -> int:
 
 def cmd_cycle(args, out: Console, err: Console) -> int:
     _check_trace_path(args.trace)
+    _check_goal(args.goal, "--goal")
     s = Session(args)
     scenario, agent = s.open_or_new(args.scenario)
     ctl = s.controller(scenario, agent, args.trace)
@@ -239,6 +265,7 @@ def _find_goal(agent: Agent, text: str):
 # ---- plan / reflect / consolidate / recall --------------------------------------------------
 
 def cmd_plan(args, out: Console, err: Console) -> int:
+    _check_goal(args.goal, "--goal")
     s = Session(args)
     scenario, agent = s.open_or_new(args.scenario)
     ctl = s.controller(scenario, agent, None)

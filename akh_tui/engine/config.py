@@ -6,6 +6,7 @@ that names it, so a typo never silently falls back to a default.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -22,6 +23,19 @@ DEFAULT_CAPABILITIES = {
     "write_fs": False,
     "network": False,
     "process_exec": False,
+}
+# kg_query is the one tool offered in every cycle, and it needs read_kg: without it a cycle
+# can find no tool at all to run (scoring.choose), so a scenario may not turn it off.
+ALWAYS_ON = ("read_kg",)
+
+# Ranges beyond "non-negative": a vector of vsa_dim bits is made for every symbol, and the
+# timeouts go to the OS, which rejects values past its clock's range.
+RANGES: dict[str, tuple[float, float | None]] = {
+    "wm_capacity": (1, None),
+    "reflection_interval": (1, None),
+    "vsa_dim": (64, 65_536),
+    "http_timeout": (0, 86_400),
+    "shell_timeout": (0, 86_400),
 }
 
 
@@ -82,6 +96,11 @@ class AgentConfig:
                         )
                     if not isinstance(on, bool):
                         raise InputError("must be true or false", file=file, line=locate(f"capabilities.{cap}") if locate else line, field=f"config.capabilities.{cap}")
+                    if cap in ALWAYS_ON and not on:
+                        raise InputError(
+                            f"{cap} cannot be turned off: kg_query needs it, and it is the one tool every cycle can run",
+                            file=file, line=locate(f"capabilities.{cap}") if locate else line, field=f"config.capabilities.{cap}",
+                        )
                     caps[cap] = on
                 value = caps
             elif isinstance(default, bool):
@@ -91,20 +110,25 @@ class AgentConfig:
                 if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                     raise InputError(f"must be a non-negative integer, got {value!r}", file=file, line=line, field=f"config.{key}")
             elif isinstance(default, float):
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                    raise InputError(f"must be a non-negative number, got {value!r}", file=file, line=line, field=f"config.{key}")
-                value = float(value)
+                try:
+                    number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+                except OverflowError:  # an integer past any float
+                    number = None
+                if number is None or not math.isfinite(number) or number < 0:
+                    raise InputError(f"must be a finite non-negative number, got {value!r}", file=file, line=line, field=f"config.{key}")
+                value = number
             elif isinstance(default, list):
                 if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                     raise InputError("must be a list of strings", file=file, line=line, field=f"config.{key}")
             elif isinstance(default, str):
                 if not isinstance(value, str):
                     raise InputError("must be a string", file=file, line=line, field=f"config.{key}")
+            if key in RANGES:
+                lo, hi = RANGES[key]
+                if value < lo or (hi is not None and value > hi):
+                    span = f"at least {lo:g}" if hi is None else f"in {lo:g}..{hi:g}"
+                    raise InputError(f"must be {span}, got {value!r}", file=file, line=line, field=f"config.{key}")
+            if key == "vsa_dim" and value % 8:
+                raise InputError(f"must be a multiple of 8, got {value!r}", file=file, line=line, field="config.vsa_dim")
             setattr(cfg, key, value)
-        if cfg.wm_capacity < 1:
-            raise InputError("must be at least 1", file=file, field="config.wm_capacity")
-        if cfg.vsa_dim < 64 or cfg.vsa_dim % 8:
-            raise InputError("must be a multiple of 8, at least 64", file=file, field="config.vsa_dim")
-        if cfg.reflection_interval < 1:
-            raise InputError("must be at least 1", file=file, field="config.reflection_interval")
         return cfg

@@ -41,21 +41,49 @@ class InputError(Exception):
 
 
 def read_user_file(path, what: str) -> str:
-    """Read a user's text file, or raise an InputError that says which file and why."""
+    """Read a user's text file, or raise an InputError that says which file and why.
+
+    Lines end at LF or CRLF (CRLF is read as LF); a lone CR is not a line break, so the line
+    numbers of every later message are the ones an editor or `grep -n` shows.
+    """
     from pathlib import Path
 
     p = Path(path)
     try:
-        return p.read_text(encoding="utf-8")
+        raw = p.read_bytes()
     except FileNotFoundError:
         raise InputError(f"{what} not found", file=str(p)) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=str(p)) from None
+    except IsADirectoryError:
+        raise InputError(f"{what} is a folder, not a file", file=str(p)) from None
     except OSError as exc:
-        raise InputError(f"cannot read {what}: {exc.strerror}", file=str(p)) from None
+        raise InputError(f"cannot read {what}: {exc.strerror or exc}", file=str(p)) from None
+    except ValueError as exc:  # e.g. a NUL character in the path
+        raise InputError(f"cannot read {what}: {exc}", file=str(p)) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"not UTF-8 text ({exc.reason} at byte {exc.start})",
+            file=str(p), line=raw.count(b"\n", 0, exc.start) + 1,
+        ) from None
+    return text.replace("\r\n", "\n")
 
 
-def toml_error(exc: Exception, file: str | None) -> InputError:
+def parse_toml(text: str, file: str | None) -> dict:
+    """tomllib.loads, with every way it can fail turned into an InputError naming the file."""
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise toml_error(exc, file, text) from None
+    except RecursionError:
+        raise InputError("invalid TOML: arrays or tables nested too deeply", file=file) from None
+    except ValueError as exc:  # an integer of more than 4,300 digits
+        raise InputError(f"invalid TOML: {exc}", file=file) from None
+
+
+def toml_error(exc: Exception, file: str | None, text: str | None = None) -> InputError:
     """Turn a tomllib/tomlkit parse error into an InputError with the line number."""
     line = getattr(exc, "line", None)
     msg = str(exc)
@@ -66,4 +94,7 @@ def toml_error(exc: Exception, file: str | None) -> InputError:
         m = re.search(r"at line (\d+)", msg)
         if m:
             line = int(m.group(1))
+        elif text is not None and "end of document" in msg:
+            # An unterminated value runs to the last line (lines end at "\n" only).
+            line = text.count("\n", 0, len(text.rstrip("\n"))) + 1
     return InputError(f"invalid TOML: {msg}", file=file, line=line)

@@ -194,7 +194,9 @@ def make_goal(
     if not isinstance(priority, int) or isinstance(priority, bool) or not 0 <= priority <= 255:
         raise InputError(f"priority must be an integer 0..255, got {priority!r}", field="priority")
     crit = criteria if criteria is not None else default_criteria(description)
-    parse_criteria(crit)  # validate now, so a bad pattern is reported when the goal is added
+    # Validate now, so a bad pattern is reported when the goal is added; criteria derived
+    # from the description are the description's fault.
+    parse_criteria(crit, "criteria" if criteria is not None else "description")
     return Goal(gid, description, crit, priority, created_cycle=cycle, stall_threshold=stall_threshold, **kw)
 
 

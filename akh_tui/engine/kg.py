@@ -102,7 +102,9 @@ def parse_triple_lines(lines: Iterable[str], file: str) -> list[ParsedTriple]:
 
 def read_triple_file(path: Path) -> list[ParsedTriple]:
     text = read_user_file(path, "triple file")
-    return parse_triple_lines(text.splitlines(), str(path))
+    # "\n" only: splitlines() would also break at \x0c, \x1c, \u2028 ... inside a label,
+    # and number the lines differently from an editor.
+    return parse_triple_lines(text.split("\n"), str(path))
 
 
 class KnowledgeGraph:

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping
 import tomlkit
 from tomlkit.items import AoT, Comment, Null, Table, Whitespace
 
-from .errors import InputError, read_user_file, toml_error
+from .errors import InputError, parse_toml, read_user_file, toml_error
 from .tomlpos import TomlLocator
 
 ARCHETYPES = ("sage", "healer", "explorer", "guardian")  # also the tie order for dominant
@@ -254,15 +254,11 @@ class Psyche:
 
     @classmethod
     def from_toml(cls, text: str, file: str | None = None) -> "Psyche":
+        data = parse_toml(text, file)
         try:
-            data = tomllib.loads(text)
             tomlkit.parse(text)  # occasionally stricter than tomllib; saving needs it to parse
         except Exception as exc:
-            err = toml_error(exc, file)
-            if err.line is None:
-                # "at end of document": an unterminated value runs to the last line.
-                err = InputError(err.message, file=file, line=max(1, len(text.splitlines())))
-            raise err from None
+            raise toml_error(exc, file, text) from None
         psyche = _Validator(text, file).build(data)
         psyche.source = file
         psyche._document = text
@@ -808,6 +804,8 @@ def _sync_patterns(doc: tomlkit.TOMLDocument, key: str, patterns: list[dict]) ->
         return
 
     if not patterns:
+        if not isinstance(current, AoT) and not len(current):
+            return  # already `key = []`: rewriting it would drop its comments
         # An explicit empty list: a missing key would bring the defaults back.
         tail = _pop_tail(current) if isinstance(current, AoT) else []
         live = [it for _, it in _body(shadow) if not isinstance(it, Null)]

@@ -12,12 +12,11 @@ only, never on the size of the graph (SPEC §12).
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from .errors import InputError, read_user_file, toml_error
+from .errors import InputError, parse_toml, read_user_file
 from .tomlpos import TomlLocator
 from .kg import METADATA_PREFIXES, KnowledgeGraph, Triple, is_metadata_label
 
@@ -187,10 +186,7 @@ def _rule(i: int, value, file, where: _Layout) -> Rule:
 
 def parse_rules(text: str, file: str | None = None) -> RuleSet:
     """Parse a rule file; raises InputError naming the line and field of the first problem."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise toml_error(exc, file) from None
+    data = parse_toml(text, file)
     where = _Layout(text)
     for key in data:
         if key not in _TOP_KEYS:

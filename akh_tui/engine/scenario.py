@@ -8,14 +8,13 @@ replies of user_interact, keyed by goal description or "*". Paths are relative t
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .agent import Agent
 from .config import AgentConfig
-from .errors import InputError, read_user_file, toml_error
-from .goals import parse_criteria
+from .errors import InputError, parse_toml, read_user_file
+from .goals import make_goal
 from .kg import KnowledgeGraph, read_triple_file
 from .psyche import Psyche
 from .rules import RuleSet, load_rules
@@ -59,14 +58,39 @@ def list_scenarios() -> list[str]:
     return sorted(p.stem for p in d.glob("*.toml"))
 
 
+def _is_file(p: Path) -> bool:
+    """Path.is_file, but False for a path the OS cannot even look up (NUL, name too long)."""
+    try:
+        return p.is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def _exists(p: Path) -> bool:
+    try:
+        return p.exists()
+    except (OSError, ValueError):
+        return False
+
+
+def _user_path(base: Path, rel: str) -> Path | None:
+    """``base / rel`` made absolute, or None when it is no usable path at all."""
+    try:
+        return (base / rel).resolve()
+    except (OSError, ValueError, RuntimeError):
+        return None
+
+
 def resolve(name_or_path: str) -> Path:
+    if not name_or_path.strip():
+        raise InputError("empty scenario name (give a bundled name or a path to a .toml file)", field="--scenario")
     p = Path(name_or_path)
-    if p.suffix == ".toml" or os.sep in name_or_path or p.exists():
-        if not p.is_file():
+    if p.suffix == ".toml" or os.sep in name_or_path or _exists(p):
+        if not _is_file(p):
             raise InputError("scenario file not found", file=str(p))
         return p
     candidate = bundled_data_dir() / "scenarios" / f"{name_or_path}.toml"
-    if not candidate.is_file():
+    if not _is_file(candidate):
         known = ", ".join(list_scenarios()) or "none"
         raise InputError(f"unknown scenario '{name_or_path}' (bundled: {known}; or give a path to a .toml file)", field="--scenario")
     return candidate
@@ -76,10 +100,7 @@ def load_scenario(name_or_path: str) -> Scenario:
     path = resolve(name_or_path)
     file = str(path)
     text = read_user_file(path, "scenario file")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise toml_error(exc, file) from None
+    data = parse_toml(text, file)
     where = TomlLocator(text)
 
     def err(msg: str, fld: str) -> InputError:
@@ -106,9 +127,9 @@ def load_scenario(name_or_path: str) -> Scenario:
             raise err("must be a list of file paths", key)
         out = []
         for i, rel in enumerate(v):
-            p = (base / rel).resolve()
-            if not p.is_file():
-                raise err(f"file not found: {rel} (looked at {p})", f"{key}[{i}]")
+            p = _user_path(base, rel)
+            if p is None or not _is_file(p):
+                raise err(f"file not found: {rel!r} (looked at {p or base / rel})", f"{key}[{i}]")
             out.append(p)
         return out
 
@@ -128,16 +149,15 @@ def load_scenario(name_or_path: str) -> Scenario:
         if not isinstance(desc, str) or not desc.strip():
             raise err("missing or empty description", f"{gf}.description")
         crit = g.get("criteria")
-        if crit is not None:
-            if not isinstance(crit, str):
-                raise err("must be a string", f"{gf}.criteria")
-            try:
-                parse_criteria(crit)
-            except InputError as exc:
-                raise err(exc.message, f"{gf}.criteria") from None
+        if crit is not None and not isinstance(crit, str):
+            raise err("must be a string", f"{gf}.criteria")
         prio = g.get("priority", 128)
         if not isinstance(prio, int) or isinstance(prio, bool) or not 0 <= prio <= 255:
             raise err(f"must be an integer 0..255, got {prio!r}", f"{gf}.priority")
+        try:
+            make_goal(0, desc, crit, prio)  # exactly what adding the goal will check
+        except InputError as exc:
+            raise err(exc.message, f"{gf}.{exc.field or 'criteria'}") from None
         goals.append(GoalSpec(desc.strip(), crit, prio))
     psyche_file = None
     ps = data.get("psyche", {})
@@ -149,9 +169,9 @@ def load_scenario(name_or_path: str) -> Scenario:
     if "file" in ps:
         if not isinstance(ps["file"], str):
             raise err("must be a path string", "psyche.file")
-        psyche_file = (base / ps["file"]).resolve()
-        if not psyche_file.is_file():
-            raise err(f"file not found: {ps['file']}", "psyche.file")
+        psyche_file = _user_path(base, ps["file"])
+        if psyche_file is None or not _is_file(psyche_file):
+            raise err(f"file not found: {ps['file']!r}", "psyche.file")
     cfg_raw = data.get("config", {})
     if not isinstance(cfg_raw, dict):
         raise err("must be a table", "config")
@@ -166,6 +186,8 @@ def load_scenario(name_or_path: str) -> Scenario:
             raise err("must be a string or a list of strings ('subject predicate object')", f"answers.{k}")
         answers[k] = vals
     desc = data.get("description", "")
+    if not isinstance(desc, str):
+        raise err("must be a string", "description")
     return Scenario(data["name"].strip(), path, seed, kg_files, rule_files, goals, psyche_file, config, answers, str(desc))
 
 

@@ -396,7 +396,7 @@ def run_file(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
     text = confine.read_file(conf, rel)
     if rel.endswith(".tsv"):
         try:
-            parsed = parse_triple_lines(text.splitlines(), rel)
+            parsed = parse_triple_lines(text.split("\n"), rel)  # as read_triple_file: labels may hold \x0c or U+2028
         except InputError as exc:
             raise confine.Refused(f"malformed triple file: {exc}") from None
         triples = [t for pt in parsed if (t := agent.kg.add(pt.subject, pt.predicate, pt.object, pt.confidence, "tool:file_io", agent.cycle))]

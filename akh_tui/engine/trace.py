@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterable
 
-from .errors import InputError
+from .errors import InputError, read_user_file
 
 TRACE_VERSION = 1
 RECORD_TYPES = ("run", "cycle", "reflection", "psyche_edit", "goal_added", "consolidation", "decomposition", "fork", "backtrack")
@@ -22,7 +22,11 @@ def dumps(obj: dict) -> str:
 class TraceWriter:
     def __init__(self, target: str | Path | IO[str]) -> None:
         if isinstance(target, (str, Path)):
-            self._fh: IO[str] = open(target, "w", encoding="utf-8")
+            try:
+                self._fh: IO[str] = open(target, "w", encoding="utf-8")
+            except (OSError, ValueError) as exc:
+                reason = getattr(exc, "strerror", None) or exc
+                raise InputError(f"cannot write the trace: {reason}", file=str(target)) from None
             self._own = True
         else:
             self._fh, self._own = target, False
@@ -58,41 +62,38 @@ class Trace:
 def read_trace(path: str | Path) -> Trace:
     """Load a trace for replay; a bad line is an error naming the file and line."""
     file = str(path)
-    try:
-        fh = open(path, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot open trace: {exc.strerror}", file=file) from None
     trace: Trace | None = None
-    with fh:
-        for n, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not JSON: {exc.msg} (column {exc.colno})", file=file, line=n) from None
-            except UnicodeDecodeError:
-                raise InputError("not UTF-8 text", file=file, line=n) from None
-            if not isinstance(obj, dict):
-                raise InputError("each line must be a JSON object", file=file, line=n)
-            kind = obj.get("type")
-            if kind not in RECORD_TYPES:
-                raise InputError(f"unknown record type {kind!r}", file=file, line=n, field="type")
-            if obj.get("v") != TRACE_VERSION:
-                raise InputError(f"unsupported version {obj.get('v')!r} (expected {TRACE_VERSION})", file=file, line=n, field="v")
-            if trace is None:
-                if kind != "run":
-                    raise InputError("the first record must be the run header (type 'run')", file=file, line=n, field="type")
-                trace = Trace(obj)
-            elif kind == "cycle":
-                if not isinstance(obj.get("cycle"), int):
-                    raise InputError("missing or non-integer cycle number", file=file, line=n, field="cycle")
-                for key in ("decide", "act", "goals"):
-                    if not isinstance(obj.get(key), (dict, list)):
-                        raise InputError(f"missing '{key}'", file=file, line=n, field=key)
-                trace.cycles.append(obj)
-            else:
-                trace.events.append(obj)
+    for n, line in enumerate(read_user_file(path, "trace file").split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not JSON: {exc.msg} (column {exc.colno})", file=file, line=n) from None
+        except RecursionError:
+            raise InputError("not JSON this reader accepts: nested too deeply", file=file, line=n) from None
+        except ValueError as exc:  # an integer of more than 4,300 digits
+            raise InputError(f"not JSON this reader accepts: {exc}", file=file, line=n) from None
+        if not isinstance(obj, dict):
+            raise InputError("each line must be a JSON object", file=file, line=n)
+        kind = obj.get("type")
+        if kind not in RECORD_TYPES:
+            raise InputError(f"unknown record type {kind!r}", file=file, line=n, field="type")
+        if obj.get("v") != TRACE_VERSION:
+            raise InputError(f"unsupported version {obj.get('v')!r} (expected {TRACE_VERSION})", file=file, line=n, field="v")
+        if trace is None:
+            if kind != "run":
+                raise InputError("the first record must be the run header (type 'run')", file=file, line=n, field="type")
+            trace = Trace(obj)
+        elif kind == "cycle":
+            if not isinstance(obj.get("cycle"), int):
+                raise InputError("missing or non-integer cycle number", file=file, line=n, field="cycle")
+            for key in ("decide", "act", "goals"):
+                if not isinstance(obj.get(key), (dict, list)):
+                    raise InputError(f"missing '{key}'", file=file, line=n, field=key)
+            trace.cycles.append(obj)
+        else:
+            trace.events.append(obj)
     if trace is None:
         raise InputError("empty trace: no run header", file=file)
     return trace
