@@ -336,3 +336,12 @@ def test_goal_error_signal_is_plotted(workbench):
         assert "██" in label
 
     drive(workbench("zoo"), script)
+
+
+def test_models_structured_memory_is_shown(workbench):
+    async def script(app, pilot):
+        await pilot.press("space", "space")
+        mem = text_of(app.query_one("#memory"))
+        assert "model" in mem and "Find mammals" in mem  # the current goal the model is told about
+
+    drive(workbench("zoo", decider="scripted"), script)

@@ -77,6 +77,8 @@ class Controller:
                     ],
                 },
                 "episodes": len(a.episodic),
+                # the llm decider's structured working memory, as injected into its prompt
+                "model_memory": a.decider.memory.render(600) if a.decider is not None else None,
                 "psyche": a.psyche.snapshot() | {
                     "vetoes": [p.name for p in a.psyche.shadow.veto_patterns],
                     "biases": [p.name for p in a.psyche.shadow.bias_patterns],

@@ -322,6 +322,13 @@ class MemoryPane(Pane):
                 self.last_consolidation = f" · consolidated {len(record['wm']['consolidated'])} at cycle {record['cycle']}"
         t.append(self.last_consolidation, style="magenta")
         t.append("\n")
+        if view.get("model_memory"):
+            # the structured memory the model is shown, above the agent's own entries
+            lines = view["model_memory"].splitlines()[:4]
+            for ln in lines:
+                t.append("  model ", style="bold yellow")
+                t.append(ln[:200] + "\n")
+            rows -= len(lines)
         for e in wm["entries"][-max(1, rows):]:
             t.append(f"{e['cycle']:>4} ", style="dim")
             t.append(f"{e['kind'][:5]:<6}", style=KIND_STYLE.get(e["kind"], ""))
