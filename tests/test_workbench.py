@@ -345,3 +345,23 @@ def test_models_structured_memory_is_shown(workbench):
         assert "model" in mem and "Find mammals" in mem  # the current goal the model is told about
 
     drive(workbench("zoo", decider="scripted"), script)
+
+
+def test_running_while_a_dialog_is_open_draws_nothing_wrong(tmp_path, monkeypatch):
+    monkeypatch.setenv("AKH_TUI_CONFIG", str(tmp_path / "c.toml"))
+    app = Workbench("solar", config=UserConfig.load(tmp_path / "c.toml"))
+
+    async def script(app, pilot):
+        await pilot.press("r")
+        await pilot.press("f1")  # the help screen is on top while the engine keeps running
+        await asyncio.sleep(0.5)
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.press("r")
+        await pilot.pause()
+        assert not isinstance(app.screen, ErrorScreen)
+        assert app.ctl.cycle > 0
+        assert f"cycle {app.ctl.cycle}" in text_of(app.query_one("#status"))
+
+    drive(app, script)

@@ -28,14 +28,14 @@ from ..engine.errors import InputError
 from ..engine.llm import make_decider
 from ..engine.psyche import Psyche
 from ..engine.scenario import Scenario, build_agent, load_scenario
-from .dialogs import AddGoalScreen, ErrorScreen, HelpScreen, guarded
+from .dialogs import AddGoalScreen, ErrorScreen, HelpScreen, guarded, show_error
 from .panes import GoalsPane, MemoryPane, PlanPane, PsychePane, ScoreTable, WhyPane
 from .themes import load_themes
 from .userconfig import UserConfig
 
 SPEEDS = (1, 2, 5, 10, 20, 50, 100, 0)  # cycles per second; 0 = as fast as the engine goes
 DRAIN_HZ = 30  # at most this many redraws a second
-FAST_FRAME_EVERY = 4  # at full speed draw every 4th tick (7.5 a second): drawing holds the GIL
+FAST_FRAME_EVERY = 6  # at full speed draw every 6th tick (5 a second): drawing holds the GIL
 
 
 class Workbench(App):
@@ -138,6 +138,15 @@ class Workbench(App):
         yield Footer()
 
     def on_mount(self) -> None:
+        # the main screen's panes, held by reference: query_one searches the active screen,
+        # which is a dialog or the editor whenever one is open
+        self.goals_pane = self.query_one(GoalsPane)
+        self.plan_pane = self.query_one(PlanPane)
+        self.score_table = self.query_one(ScoreTable)
+        self.why_pane = self.query_one(WhyPane)
+        self.psyche_pane = self.query_one(PsychePane)
+        self.memory_pane = self.query_one(MemoryPane)
+        self.status_bar = self.query_one("#status", Static)
         for theme in load_themes():
             self.register_theme(theme)
         wanted = self.user_config.theme or "akh-dark"
@@ -224,6 +233,7 @@ class Workbench(App):
         return tuple((g["id"], g["status"]) for g in rec["goals"])
 
     # ---- drawing ---------------------------------------------------------------------------
+    @guarded
     def _drain(self) -> None:
         self._ticks += 1
         if self.running and SPEEDS[self.speed_index] == 0 and self._ticks % FAST_FRAME_EVERY:
@@ -238,7 +248,7 @@ class Workbench(App):
             if it.get("type") == "cycle":
                 record = it
                 self.cycles_drawn += 1
-                self.query_one(GoalsPane).record(it)
+                self.goals_pane.record(it)
             elif it.get("type") == "reflection":
                 deltas: dict[str, float] = {}
                 for ch in it["psyche_changes"]:
@@ -258,19 +268,18 @@ class Workbench(App):
         try:
             view = self.ctl.view()
             record = record or self.ctl.latest
-            self.query_one(GoalsPane).show(view)
-            self.query_one(PlanPane).show(view)
-            self.query_one(ScoreTable).show(record)
-            self.query_one(WhyPane).show(record, self.query_one(ScoreTable).selected_tool())
-            pp = self.query_one(PsychePane)
+            self.goals_pane.show(view)
+            self.plan_pane.show(view)
+            self.score_table.show(record)
+            self.why_pane.show(record, self.score_table.selected_tool())
+            pp = self.psyche_pane
             pp.deltas = self.deltas
             pp.show(view)
-            mem = self.query_one(MemoryPane)
+            mem = self.memory_pane
             mem.show(view, record, max(1, mem.size.height - 1) if mem.size.height else 8)
             self._render_status(view)
         except Exception as exc:
-            self.running = False
-            self.push_screen(ErrorScreen(f"Drawing failed: {type(exc).__name__}", "".join(traceback.format_exception(exc)[-6:])))
+            show_error(self, f"Drawing failed: {type(exc).__name__}", exc)
 
     def _render_status(self, view: dict) -> None:
         done = sum(1 for g in view["goals"] if g["status"] == "completed" and g["parent"] is None)
@@ -285,11 +294,11 @@ class Workbench(App):
         t.append(f" · {'max' if speed == 0 else speed}/s · goals {done}/{top} done")
         if self.last_event:
             t.append(f" · {self.last_event}", style="dim")
-        self.query_one("#status", Static).update(t)
+        self.status_bar.update(t)
 
     @guarded
     def on_data_table_row_highlighted(self, event) -> None:
-        self.query_one(WhyPane).show(self.ctl.latest, self.query_one(ScoreTable).selected_tool())
+        self.why_pane.show(self.ctl.latest, self.score_table.selected_tool())
 
     # ---- actions ---------------------------------------------------------------------------
     @guarded
@@ -360,7 +369,7 @@ class Workbench(App):
 
     @guarded
     def action_veto_selected(self) -> None:
-        tool = self.query_one(ScoreTable).selected_tool()
+        tool = self.score_table.selected_tool()
         if tool is None:
             return
         psyche = self.ctl.current_psyche().with_veto_for_tool(tool)
@@ -376,7 +385,7 @@ class Workbench(App):
             self.last_event = "scenario reset"
 
         self.running = False
-        self.query_one(GoalsPane).errors.clear()
+        self.goals_pane.errors.clear()
         self._submit(reset)
 
     @guarded

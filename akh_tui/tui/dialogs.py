@@ -123,11 +123,17 @@ def guarded(method):
         try:
             return method(self, *args, **kwargs)
         except Exception as exc:
-            app = getattr(self, "app", self)
-            if hasattr(app, "running"):
-                app.running = False
-            app.push_screen(ErrorScreen(f"{method.__name__} failed: {type(exc).__name__}",
-                                        "".join(traceback.format_exception(exc)[-6:])))
+            show_error(getattr(self, "app", self), f"{method.__name__} failed: {type(exc).__name__}", exc)
             return None
 
     return wrapper
+
+
+def show_error(app, title: str, exc: BaseException) -> None:
+    """Pause the run and show what failed; one error screen at a time, so a failure that
+    repeats every frame cannot stack screens."""
+    if hasattr(app, "running"):
+        app.running = False
+    if isinstance(app.screen, ErrorScreen):
+        return
+    app.push_screen(ErrorScreen(title, "".join(traceback.format_exception(exc)[-6:])))
