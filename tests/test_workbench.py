@@ -365,3 +365,19 @@ def test_running_while_a_dialog_is_open_draws_nothing_wrong(tmp_path, monkeypatc
         assert f"cycle {app.ctl.cycle}" in text_of(app.query_one("#status"))
 
     drive(app, script)
+
+
+def test_markup_in_graph_labels_reaches_the_screen_as_text(tmp_path, monkeypatch):
+    (tmp_path / "g.tsv").write_text("[bold]orca[/bold]\tis-a\tcetacean\n[link=x]dolphin\tis-a\tcetacean\n")
+    (tmp_path / "s.toml").write_text('name = "marks"\nkg = ["g.tsv"]\n[[goals]]\ndescription = "Find cetacean"\n')
+    monkeypatch.setenv("AKH_TUI_CONFIG", str(tmp_path / "c.toml"))
+    app = Workbench(str(tmp_path / "s.toml"), sync=True, config=UserConfig.load(tmp_path / "c.toml"))
+
+    async def script(app, pilot):
+        for _ in range(3):
+            await pilot.press("space")
+        shown = text_of(app.query_one("#memory")) + text_of(app.query_one(WhyPane))
+        assert "[bold]orca[/bold]" in shown and "[link=x]dolphin" in shown
+        assert not isinstance(app.screen, ErrorScreen)
+
+    drive(app, script)
