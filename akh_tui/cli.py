@@ -70,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=non_negative, help="override the scenario's seed")
     run.add_argument("--trace", help="write the JSONL trace (SPEC §11) to this file")
     run.add_argument("--fresh", action="store_true", help="start over, ignoring the persisted session")
+    run.add_argument("--break", dest="breaks", action="append", default=[], metavar="SPEC",
+                     help="stop when it fires: tool=NAME, veto[=NAME], goal, or '<path> <op> <value>' "
+                          "(e.g. 'score < 0.3', 'wm.size > 90', 'decide.tool == reason'); repeatable")
     run.add_argument("--decider", choices=("utility", "scripted", "llm"), default="utility",
                      help="who decides: the utility table (default), a scripted offline model, or the model of the user config's [llm] table")
 
@@ -81,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     res = asub.add_parser("resume", parents=[common], help="continue the persisted session")
     res.add_argument("--max-cycles", type=non_negative, default=100)
     res.add_argument("--trace")
+    res.add_argument("--break", dest="breaks", action="append", default=[], metavar="SPEC",
+                     help="stop when it fires (see `agent run --help`); repeatable")
 
     plan = asub.add_parser("plan", parents=[common], help="show (and make, if needed) the plan of a goal")
     plan.add_argument("--goal", required=True)

@@ -12,6 +12,8 @@ from rich.text import Text
 
 from .cli import data_dir
 from .engine.agent import Agent
+from .engine.breakpoints import first_hit
+from .engine.breakpoints import parse as parse_breakpoint
 from .engine.controller import Controller
 from .engine.errors import InputError
 from .engine.goals import make_goal
@@ -118,6 +120,7 @@ def _check_goal(text: str, flag: str) -> None:
 
 def cmd_run(args, out: Console, err: Console) -> int:
     _check_trace_path(args.trace)
+    breaks = [parse_breakpoint(b) for b in args.breaks]  # before anything runs or is written
     scenario = load_scenario(args.scenario)
     goals = None
     if args.goals is not None:
@@ -142,16 +145,17 @@ def cmd_run(args, out: Console, err: Console) -> int:
                 err.print(Text(f"continuing the session at cycle {agent.cycle} (use --fresh to start over)", style="yellow"))
     if agent is None:
         agent = s.new(scenario, seed, goals, args.decider)
-    return _drive(s, scenario, agent, args.max_cycles, args.trace, args.json, out, err)
+    return _drive(s, scenario, agent, args.max_cycles, args.trace, args.json, out, err, breaks=breaks)
 
 
 def cmd_resume(args, out: Console, err: Console) -> int:
     _check_trace_path(args.trace)
+    breaks = [parse_breakpoint(b) for b in args.breaks]
     s = Session(args)
     scenario, agent = s.resume()
     if not args.json:
         err.print(Text(f"resuming {scenario.name} at cycle {agent.cycle}", style="yellow"))
-    return _drive(s, scenario, agent, args.max_cycles, args.trace, args.json, out, err)
+    return _drive(s, scenario, agent, args.max_cycles, args.trace, args.json, out, err, breaks=breaks)
 
 
 def cmd_cycle(args, out: Console, err: Console) -> int:
@@ -167,9 +171,18 @@ def cmd_cycle(args, out: Console, err: Console) -> int:
 
 
 def _drive(s: Session, scenario: Scenario, agent: Agent, max_cycles: int, trace, as_json: bool,
-           out: Console, err: Console, ctl: Controller | None = None) -> int:
+           out: Console, err: Console, ctl: Controller | None = None, breaks: list | None = None) -> int:
     ctl = ctl or s.controller(scenario, agent, trace)
     rows: list[dict] = []
+    fired: list[str] = []
+    previous = [agent.last_record]
+
+    def should_stop(rec: dict) -> bool:
+        hit = first_hit(breaks, rec, previous[0]) if breaks else None
+        previous[0] = rec
+        if hit:
+            fired.append(f"cycle {rec['cycle']}: {hit}")
+        return hit is not None
 
     def summarise(rec: dict) -> dict:
         a = rec["act"]
@@ -198,9 +211,11 @@ def _drive(s: Session, scenario: Scenario, agent: Agent, max_cycles: int, trace,
         if progress is not None:
             with progress:
                 task = progress.add_task("run", total=max_cycles)
-                n, why = ctl.run(max_cycles, on_record)
+                n, why = ctl.run(max_cycles, on_record, should_stop)
         else:
-            n, why = ctl.run(max_cycles, on_record)
+            n, why = ctl.run(max_cycles, on_record, should_stop)
+        if fired:
+            why = fired[0]
     finally:
         ctl.close()
     goals = [
