@@ -117,6 +117,34 @@ def pct(xs: list[float], p: float) -> float:
     return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
 
 
+def history_figures(cycles: int) -> dict:
+    """Restoring past cycles of a long run (snapshot every 25 cycles + deterministic replay),
+    and what the history costs per cycle."""
+    from .engine.history import Timeline
+
+    sc = load_scenario("zoo")
+
+    def fresh() -> Agent:
+        return Agent(build_kg(sc), build_rules(sc), Psyche.default(), endless_config(), 7)
+
+    agent = demo_agent()
+    tl = Timeline(fresh, every=25)
+    tl.start(agent)
+    for _ in range(cycles):
+        rec = agent.step()
+        agent.drain_events()
+        tl.cycle(agent, rec)
+    times = []
+    for c in range(cycles - 1, 0, -max(1, cycles // 20)):
+        t0 = time.perf_counter()
+        tl.rewind(c)
+        times.append((time.perf_counter() - t0) * 1000)
+    snap = sum(len(json.dumps(s)) for s in tl.snapshots.values()) / cycles
+    recs = sum(len(json.dumps(r)) for r in tl.records.values()) / cycles
+    return {"cycles": cycles, "restore_ms_median": statistics.median(times), "restore_ms_max": max(times),
+            "snapshot_bytes_per_cycle": snap, "record_bytes_per_cycle": recs}
+
+
 def ui_figures(seconds: float = 3.0) -> dict:
     """Cycles per second at full speed with the workbench drawing (headless Textual, engine
     thread + 30 Hz drain) against the bare controller, and how long a pause takes to stop
@@ -188,6 +216,7 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
     soak = (1000, 3000) if quick else (10_000, 100_000)
     big = 20_000 if quick else 100_000
     results: dict = {"quick": quick}
+    results["history"] = history_figures(1000 if quick else 10_000)
     if ui:
         results["ui"] = ui_figures(1.5 if quick else 4.0)
     with tempfile.TemporaryDirectory() as tmp:
@@ -238,6 +267,11 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
     t.add_row(f"RSS after {a:,} / {b:,} cycles", f"{s['rss_mb'][str(a)]:.1f} / {s['rss_mb'][str(b)]:.1f} MB", "")
     t.add_row("RSS ratio", f"{s['rss_ratio']:.3f}", "≤ 1.25")
     t.add_row("soak", f"{s['cycles']:,} cycles in {s['seconds']:.1f} s", "")
+    h = results["history"]
+    t.add_row(f"restore a cycle of a {h['cycles']:,}-cycle run: median / max",
+              f"{h['restore_ms_median']:.1f} / {h['restore_ms_max']:.1f} ms", "≤ 100 ms")
+    t.add_row("history per cycle: snapshots + records",
+              f"{h['snapshot_bytes_per_cycle']:.0f} + {h['record_bytes_per_cycle']:.0f} bytes", "")
     if ui:
         u = results["ui"]
         t.add_row("workbench run mode", f"{u['ui_cycles_per_s']:.0f} cycles/s", "")

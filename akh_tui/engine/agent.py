@@ -9,6 +9,7 @@ a set in an order that reaches a decision.
 
 from __future__ import annotations
 
+import copy
 from collections import deque
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -55,7 +56,8 @@ class Agent:
         answers: dict[str, list[str]] | None = None,
         decider=None,
     ) -> None:
-        self.config = config or AgentConfig()
+        # each agent owns its config: forks edit theirs (disabled tools) without touching others
+        self.config = copy.deepcopy(config) if config is not None else AgentConfig()
         self.seed = seed
         self.kg = kg
         self.vsa = VSA(seed, self.config.vsa_dim)
@@ -317,7 +319,9 @@ class Agent:
         for name in TOOL_NAMES:
             spec = SPEC_BY_NAME[name]
             gated = [c for c in spec.capabilities if not caps.get(c, False)]
-            if gated:
+            if name in self.config.disabled_tools:
+                offer_ok, base, text, why, arg = False, 0.0, "", "not offered: disabled for this run", None
+            elif gated:
                 offer_ok, base, text, why, arg = False, 0.0, "", f"not offered: capability {', '.join(gated)} disabled", None
             else:
                 o = TOOLS[name].offer(self, ctx)

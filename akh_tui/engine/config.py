@@ -64,6 +64,7 @@ class AgentConfig:
     http_timeout: float = 5.0
     http_max_bytes: int = 1_000_000
     shell_allow: list[str] = field(default_factory=list)
+    disabled_tools: list[str] = field(default_factory=list)  # not offered in this run (a fork's edit)
     shell_timeout: float = 5.0
     shell_max_output: int = 65_536
     max_file_bytes: int = 1_000_000
@@ -123,6 +124,13 @@ class AgentConfig:
             elif isinstance(default, str):
                 if not isinstance(value, str):
                     raise InputError("must be a string", file=file, line=line, field=f"config.{key}")
+            if key == "disabled_tools":
+                from .tools import TOOL_NAMES  # late: tools needs nothing from here, but agent needs both
+
+                unknown = [t for t in value if t not in TOOL_NAMES]
+                if unknown:
+                    raise InputError(f"unknown tool(s) {', '.join(unknown)} (known: {', '.join(TOOL_NAMES)})",
+                                     file=file, line=line, field=f"config.{key}")
             if key in RANGES:
                 lo, hi = RANGES[key]
                 if value < lo or (hi is not None and value > hi):

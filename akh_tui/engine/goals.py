@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -167,14 +168,15 @@ class Goal:
         }
 
     def to_dict(self) -> dict:
-        d = {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+        # copies, never the live lists: a snapshot must not change as the goal goes on
+        d = {k: (copy.copy(v) if isinstance(v, (list, dict)) else v)
+             for k, v in self.__dict__.items() if not k.startswith("_")}
         d["seen"] = sorted(self.seen)
-        d["children"] = list(self.children)
         return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "Goal":
-        d = dict(d)
+        d = {k: (copy.copy(v) if isinstance(v, (list, dict)) else v) for k, v in d.items()}
         d["seen"] = set(d["seen"])
         return cls(**d)
 
