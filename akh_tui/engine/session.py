@@ -14,7 +14,7 @@ from pathlib import Path
 from .agent import Agent
 from .errors import InputError
 from .memory import Episode, EpisodicMemory
-from .state import apply_kg_additions, core_state, restore
+from .state import apply_kg_additions, core_state, restore, triple_row
 
 SCHEMA_VERSION = "1"
 SCHEMA = """
@@ -124,11 +124,8 @@ class SessionStore:
                 [(s.id, s.label, s.kind) for s in kg.symbols[self._saved_symbols:]],
             )
         if len(kg.log) > self._saved_triples:
-            rows = []
-            for i, t in enumerate(kg.log[self._saved_triples:], start=self._saved_triples):
-                d = kg.derivations.get(t.key)
-                rows.append((i, _dump([t.subject, t.predicate, t.object, t.confidence, t.provenance, t.cycle,
-                                       [d[0], [list(k) for k in d[1]]] if d else None])))
+            rows = [(i, _dump(triple_row(kg, t)))
+                    for i, t in enumerate(kg.log[self._saved_triples:], start=self._saved_triples)]
             db.executemany("INSERT OR REPLACE INTO triples VALUES (?, ?)", rows)
         if agent.episodic.new:
             db.executemany("INSERT OR REPLACE INTO episodes VALUES (?, ?)", [(e.id, _dump(e.to_dict())) for e in agent.episodic.new])

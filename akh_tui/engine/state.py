@@ -18,18 +18,21 @@ from .psyche import Psyche
 STATE_VERSION = 1
 
 
+def triple_row(kg, t) -> list:
+    """One added triple as stored in snapshots and the session store: ids, confidence,
+    provenance, cycle, and its derivation (rule, premise keys) if it was inferred."""
+    d = kg.derivations.get(t.key)
+    return [t.subject, t.predicate, t.object, t.confidence, t.provenance, t.cycle,
+            [d[0], [list(k) for k in d[1]]] if d else None]
+
+
 def kg_additions(agent: Agent, symbols_from: int | None = None, triples_from: int | None = None) -> dict:
     kg = agent.kg
     s0 = agent.base_symbols if symbols_from is None else symbols_from
     t0 = agent.base_triples if triples_from is None else triples_from
-    triples = []
-    for t in kg.log[t0:]:
-        d = kg.derivations.get(t.key)
-        triples.append([t.subject, t.predicate, t.object, t.confidence, t.provenance, t.cycle,
-                        [d[0], [list(k) for k in d[1]]] if d else None])
     return {
         "symbols": [[s.label, s.kind] for s in kg.symbols[s0:]],
-        "triples": triples,
+        "triples": [triple_row(kg, t) for t in kg.log[t0:]],
     }
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import queue
 import threading
-import traceback
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -28,7 +27,7 @@ from ..engine.errors import InputError
 from ..engine.llm import make_decider
 from ..engine.psyche import Psyche
 from ..engine.scenario import Scenario, build_agent, load_scenario
-from .dialogs import AddGoalScreen, ErrorScreen, HelpScreen, guarded, show_error
+from .dialogs import AddGoalScreen, HelpScreen, guarded, show_error
 from .panes import GoalsPane, MemoryPane, PlanPane, PsychePane, ScoreTable, WhyPane
 from .themes import load_themes
 from .userconfig import UserConfig
@@ -206,12 +205,11 @@ class Workbench(App):
             else:
                 cmd()
         except Exception as exc:  # an engine bug is shown, never a crash
-            self.running = False
-            detail = "".join(traceback.format_exception(exc)[-6:])
+            title = f"The engine raised {type(exc).__name__}; the run is paused."
             if self.sync:
-                self.push_screen(ErrorScreen(f"The engine raised {type(exc).__name__}; the run is paused.", detail))
+                show_error(self, title, exc)
             else:
-                self.call_from_thread(self.push_screen, ErrorScreen(f"The engine raised {type(exc).__name__}; the run is paused.", detail))
+                self.call_from_thread(show_error, self, title, exc)
         self._dirty = True
 
     def _submit(self, cmd) -> None:
