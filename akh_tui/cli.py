@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from . import cli_think
+from . import cli_sessions, cli_think
 from .engine.errors import InputError
 
 EXIT_INPUT = 2
@@ -86,6 +86,16 @@ def build_parser() -> argparse.ArgumentParser:
     res.add_argument("--trace")
     res.add_argument("--break", dest="breaks", action="append", default=[], metavar="SPEC",
                      help="stop when it fires (see `agent run --help`); repeatable")
+    res.add_argument("--branch", help="continue this branch of the current run (it becomes the current one)")
+
+    fork = asub.add_parser("fork", parents=[common], help="rewind the current branch to a cycle and start a new branch there, with edits")
+    fork.add_argument("--at", type=non_negative, required=True, metavar="CYCLE", help="the cycle to fork after")
+    fork.add_argument("--name", required=True, help="the new branch's name")
+    fork.add_argument("--set", dest="archetypes", action="append", default=[], metavar="ARCHETYPE=WEIGHT",
+                      help="an archetype weight in [0, 1], e.g. explorer=0.9; repeatable")
+    fork.add_argument("--disable", action="append", default=[], metavar="TOOL", help="a tool the branch may not use; repeatable")
+    fork.add_argument("--goal", dest="fork_goals", action="append", default=[], metavar="DESCRIPTION", help="a goal to add; repeatable")
+    fork.add_argument("--psyche", metavar="FILE", help="a psyche TOML file replacing the branch's psyche")
 
     plan = asub.add_parser("plan", parents=[common], help="show (and make, if needed) the plan of a goal")
     plan.add_argument("--goal", required=True)
@@ -96,6 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     rec = asub.add_parser("recall", parents=[common], help="recall episodes by the symbols of a query")
     rec.add_argument("--query", required=True)
     rec.add_argument("--top-k", type=positive, default=5)
+
+    cli_sessions.add_parser(sub, common)
 
     tools = sub.add_parser("tools", help="list the eleven tools")
     tools.add_argument("--json", action="store_true")
@@ -125,6 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from . import cli_agent
 
             return cli_agent.dispatch(args, out, err)
+        if args.command == "sessions":
+            return cli_sessions.dispatch(args, out, err)
         if args.command == "tools":
             return cmd_tools(args, out)
         if args.command == "psyche":

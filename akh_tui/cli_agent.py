@@ -17,7 +17,6 @@ from .engine.breakpoints import parse as parse_breakpoint
 from .engine.controller import Controller
 from .engine.errors import InputError
 from .engine.goals import make_goal
-from .engine.plan import make_plan
 from .engine.scenario import Scenario, build_agent, load_scenario
 from .engine.session import SessionStore
 from .engine.text import normalised_words
@@ -59,18 +58,24 @@ class Session:
     def new(self, scenario: Scenario, seed: int | None, goals: list[str] | None, decider: str = "utility") -> Agent:
         agent = build_agent(scenario, seed, goals, self.workspace(scenario), decider=make_run_decider(decider))
         self.meta = {"scenario": str(scenario.path), "name": scenario.name, "seed": agent.seed, "goals": goals,
-                     "decider": decider}
+                     "decider": decider, "config": agent.config.to_dict(), "psyche": agent.psyche.snapshot()}
         self.store.start(agent, self.meta)
         return agent
 
-    def resume(self) -> tuple[Scenario, Agent]:
+    def resume(self, branch: str | None = None) -> tuple[Scenario, Agent]:
         if self.meta is None:
             raise InputError(f"no session to resume in {self.dir} (start one with `akh-tui agent run`)", field="--data-dir")
         scenario = load_scenario(self.meta["scenario"])
-        agent = build_agent(scenario, self.meta["seed"], None, self.workspace(scenario), add_goals=False,
-                            decider=make_run_decider(self.meta.get("decider", "utility")))
-        self.store.load_into(agent)
+        agent = self.rebuild(scenario)()
+        bid = self.store.find_branch(self.meta["id"], branch) if branch is not None else None
+        self.store.load_into(agent, bid)
         return scenario, agent
+
+    def rebuild(self, scenario: Scenario):
+        """A fresh agent of the current run's scenario (no goals): what restores start from."""
+        decider = make_run_decider(self.meta.get("decider", "utility"))
+        return lambda: build_agent(scenario, self.meta["seed"], None, self.workspace(scenario), add_goals=False,
+                                   decider=decider)
 
     def open_or_new(self, scenario_arg: str | None) -> tuple[Scenario, Agent]:
         if self.meta is not None and scenario_arg is None:
@@ -82,13 +87,13 @@ class Session:
 
     def controller(self, scenario: Scenario, agent: Agent, trace: str | None) -> Controller:
         writer = TraceWriter(trace) if trace else None
-        return Controller(agent, scenario.name, writer, self.store)
+        return Controller(agent, scenario.name, writer, self.store, rebuild=self.rebuild(scenario))
 
 
 def dispatch(args, out: Console, err: Console) -> int:
     fn = {
         "run": cmd_run, "cycle": cmd_cycle, "resume": cmd_resume, "plan": cmd_plan,
-        "reflect": cmd_reflect, "consolidate": cmd_consolidate, "recall": cmd_recall,
+        "reflect": cmd_reflect, "consolidate": cmd_consolidate, "recall": cmd_recall, "fork": cmd_fork,
     }[args.agent_command]
     return fn(args, out, err)
 
@@ -152,9 +157,10 @@ def cmd_resume(args, out: Console, err: Console) -> int:
     _check_trace_path(args.trace)
     breaks = [parse_breakpoint(b) for b in args.breaks]
     s = Session(args)
-    scenario, agent = s.resume()
+    scenario, agent = s.resume(args.branch)
     if not args.json:
-        err.print(Text(f"resuming {scenario.name} at cycle {agent.cycle}", style="yellow"))
+        name = s.store.branch_info(s.store.branch)["name"]
+        err.print(Text(f"resuming {scenario.name} (run {s.meta['id']}, branch {name}) at cycle {agent.cycle}", style="yellow"))
     return _drive(s, scenario, agent, args.max_cycles, args.trace, args.json, out, err, breaks=breaks)
 
 
@@ -287,11 +293,10 @@ def cmd_plan(args, out: Console, err: Console) -> int:
     goal = _find_goal(agent, args.goal)
     if goal is None:
         goal = ctl.add_goal(args.goal)
-    plan = agent.plans.get(goal.id)
-    if plan is None:
-        plan = make_plan(goal.id, goal.description, agent.strategy_flags(goal), goal.attempt)
-        agent.plans[goal.id] = plan
-        s.store.save(agent, None, [])
+    if goal.id not in agent.plans:
+        agent.ensure_plan(goal)
+        s.store.save(agent, None, [], inputs=[("plan", goal.id)])
+    plan = agent.plans[goal.id]
     ctl.close()
     if args.json:
         print(json.dumps({"goal": goal.summary(), "flags": agent.strategy_flags(goal), "plan": plan.to_dict()}))
@@ -353,4 +358,42 @@ def cmd_recall(args, out: Console, err: Console) -> int:
     for e in eps:
         out.print(Text(f"episode {e.id} (cycle {e.cycle}, goal {e.goal}): {e.summary}"))
         out.print(Text("  learned: " + ", ".join(agent.kg.label(x) for x in e.learnings[:15]), style="dim"))
+    return 0
+
+
+def cmd_fork(args, out: Console, err: Console) -> int:
+    from .engine.psyche import Psyche
+
+    edits: dict = {}
+    for item in args.archetypes:
+        name, sep, value = item.partition("=")
+        try:
+            edits.setdefault("archetypes", {})[name.strip()] = float(value)
+        except ValueError:
+            raise InputError(f"expected ARCHETYPE=WEIGHT, e.g. explorer=0.9, got {item!r}", field="--set") from None
+        if not sep:
+            raise InputError(f"expected ARCHETYPE=WEIGHT, e.g. explorer=0.9, got {item!r}", field="--set")
+    if args.disable:
+        edits["disable_tools"] = args.disable
+    for g in args.fork_goals:
+        _check_goal(g, "--goal")
+    if args.fork_goals:
+        edits["goals"] = args.fork_goals
+    if args.psyche:
+        edits["psyche"] = Psyche.load(args.psyche).to_toml()
+    s = Session(args)
+    scenario, agent = s.resume()
+    ctl = s.controller(scenario, agent, None)
+    try:
+        event = ctl.fork(args.at, args.name, edits)
+    except ValueError as exc:  # a weight out of range, an unknown tool or archetype
+        raise InputError(str(exc), field="--set" if "archetype" in str(exc) else "--disable") from None
+    finally:
+        ctl.close()
+    if args.json:
+        print(json.dumps(event))
+        return 0
+    out.print(Text(f"branch {event['branch']} forked from {event['parent']} after cycle {event['cycle']}"
+                   f" ({', '.join(event['edits']) or 'no edits'}); it is now the current branch: "
+                   f"`akh-tui agent resume` continues it"))
     return 0

@@ -19,34 +19,44 @@ def test_kill_9_mid_run_then_resume(tmp_path):
         "[config]\nstall_threshold = 1000000\n"
     )
     env = dict(os.environ, AKH_TUI_DATA=str(data))
+
+    def cli(*argv, timeout=120):
+        out = subprocess.run([sys.executable, "-m", "akh_tui.cli", *argv], env=env, capture_output=True, text=True,
+                             timeout=timeout)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    # main runs 400 cycles; a branch forked after cycle 10 with no edits must reproduce them
+    cli("agent", "run", "--scenario", str(scenario), "--max-cycles", "400", "--json")
+    cli("agent", "fork", "--at", "10", "--name", "again")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "akh_tui.cli", "agent", "run", "--scenario", str(scenario), "--max-cycles", "100000", "--json"],
+        [sys.executable, "-m", "akh_tui.cli", "agent", "resume", "--max-cycles", "100000", "--json"],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
     db = data / "session.db"
     deadline = time.monotonic() + 60
     committed = 0
     while time.monotonic() < deadline and committed < 40:
-        time.sleep(0.2)
-        if db.exists():
-            try:
-                con = sqlite3.connect(db)
-                committed = con.execute("SELECT COALESCE(MAX(cycle), 0) FROM cycles").fetchone()[0]
-                con.close()
-            except sqlite3.Error:
-                pass
+        time.sleep(0.1)
+        try:
+            con = sqlite3.connect(db)
+            committed = con.execute("SELECT COALESCE(MAX(cycle), 0) FROM cycles WHERE branch=2").fetchone()[0]
+            con.close()
+        except sqlite3.Error:
+            pass
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    assert committed >= 40, proc.stderr.read().decode()
+    assert 40 <= committed, proc.stderr.read().decode()
     con = sqlite3.connect(db)
-    last = con.execute("SELECT MAX(cycle) FROM cycles").fetchone()[0]
-    state_cycle = json.loads(con.execute("SELECT payload FROM state").fetchone()[0])["cycle"]
-    con.close()
-    assert state_cycle == last  # the state and the cycle record were committed together
-    out = subprocess.run(
-        [sys.executable, "-m", "akh_tui.cli", "agent", "resume", "--max-cycles", "3", "--json"],
-        env=env, capture_output=True, text=True, timeout=60,
-    )
-    assert out.returncode == 0, out.stderr
-    resumed = json.loads(out.stdout)
+    last = con.execute("SELECT MAX(cycle) FROM cycles WHERE branch=2").fetchone()[0]
+    head = con.execute("SELECT cycle FROM heads WHERE branch=2").fetchone()[0]
+    assert head == last  # the state and the cycle record were committed together
+    assert last < 397, "the run finished before it was killed: nothing was tested"
+    out = cli("agent", "resume", "--max-cycles", "3", "--json", timeout=60)
+    resumed = json.loads(out)
     assert [c["cycle"] for c in resumed["cycles"]] == [last + 1, last + 2, last + 3]
+    # ... and the branch, killed and resumed, is still the original run cycle for cycle
+    rows = lambda b: con.execute("SELECT record FROM cycles WHERE branch=? AND cycle>10 AND cycle<=? ORDER BY cycle",
+                                 (b, last + 3)).fetchall()
+    assert rows(2) == rows(1) and len(rows(2)) == last + 3 - 10
+    con.close()

@@ -3,9 +3,11 @@ make it diverge, and compare says where and why."""
 
 import json
 
-from akh_tui.engine.history import Timeline, compare, search
+from akh_tui.engine.controller import Controller
+from akh_tui.engine.history import compare, search
 from akh_tui.engine.psyche import Psyche
 from akh_tui.engine.scenario import build_agent, load_scenario
+from akh_tui.engine.session import SessionStore
 
 SOLAR = load_scenario("solar")
 
@@ -14,24 +16,34 @@ def fresh():
     return build_agent(SOLAR, add_goals=False)
 
 
-def recorded_run(n: int, every: int = 7, inputs: dict | None = None):
+def recorded_run(n: int, every: int = 7, inputs: dict | None = None, path=":memory:"):
+    """n cycles of solar recorded in a session store through the controller, with user inputs
+    {after cycle: [(kind, payload)]}; returns the controller and the main branch's timeline."""
     agent = build_agent(SOLAR)
     agent.config.stall_threshold = 10**6  # keep the run going
     for g in agent.goals.values():
         g.stall_threshold = 10**6
-    tl = Timeline(fresh, every=every)
-    tl.start(agent)
+    store = SessionStore(path, every=every)
+    store.start(agent, {"scenario": str(SOLAR.path), "name": "solar", "seed": agent.seed, "goals": None})
+    ctl = Controller(agent, "solar", store=store, rebuild=fresh)
     for _ in range(n):
         for kind, payload in (inputs or {}).get(agent.cycle, []):
             if kind == "goal":
-                agent.add_goal(*payload)
+                ctl.add_goal(*payload)
             elif kind == "psyche":
-                agent.replace_psyche(Psyche.from_toml(payload))
-            tl.user_input(agent.cycle, kind, payload)
-        rec = agent.step()
-        agent.drain_events()
-        tl.cycle(agent, rec)
-    return agent, tl
+                ctl.replace_psyche(payload)
+        ctl.step()
+    return ctl, ctl.timeline()
+
+
+class Records:
+    """Records(tl)[c] for the tests below: each read goes to the store."""
+
+    def __init__(self, tl):
+        self.tl = tl
+
+    def __getitem__(self, c):
+        return self.tl.record(c)
 
 
 def dumps(records):
@@ -41,6 +53,7 @@ def dumps(records):
 def test_replay_makes_no_engine_calls_and_returns_the_record():
     _, tl = recorded_run(12)
     tl.rebuild = lambda: (_ for _ in ()).throw(AssertionError("replay must not build an engine"))
+    tl.store.rewind = None  # nor restore one
     assert tl.record(9)["cycle"] == 9
 
 
@@ -50,7 +63,7 @@ def test_fork_without_edits_reproduces_the_original_cycles_exactly():
         agent, branch, event = tl.fork(cycle, f"b{cycle}")
         assert event["type"] == "fork" and event["cycle"] == cycle and event["parent"] == "main"
         again = [agent.step() for _ in range(40 - cycle)]
-        assert dumps(again) == dumps([tl.records[c] for c in range(cycle + 1, 41)])
+        assert dumps(again) == dumps([Records(tl)[c] for c in range(cycle + 1, 41)])
 
 
 def test_rewind_replays_user_inputs_made_between_cycles():
@@ -60,15 +73,15 @@ def test_rewind_replays_user_inputs_made_between_cycles():
     agent = tl.rewind(12)
     assert any(g.description == "Find icy planets" for g in agent.goals.values())
     assert [p.name for p in agent.psyche.shadow.veto_patterns][-1] == "no_synthesize_triple"
-    assert dumps([agent.step() for _ in range(8)]) == dumps([tl.records[c] for c in range(13, 21)])
+    assert dumps([agent.step() for _ in range(8)]) == dumps([Records(tl)[c] for c in range(13, 21)])
 
 
 def test_fork_with_a_changed_archetype_diverges_and_compare_says_why():
     _, tl = recorded_run(30)
     agent, branch, event = tl.fork(4, "explorer", {"archetypes": {"guardian": 0.95, "sage": 0.1}})
     assert event["edits"] == ["guardian weight 0.95", "sage weight 0.1"]
-    forked = [tl.records[c] for c in range(1, 5)] + [agent.step() for _ in range(26)]
-    result = compare([tl.records[c] for c in range(1, 31)], forked)
+    forked = [Records(tl)[c] for c in range(1, 5)] + [agent.step() for _ in range(26)]
+    result = compare([Records(tl)[c] for c in range(1, 31)], forked)
     first = result["first_divergence"]
     assert first is not None and first["cycle"] == 5
     assert any("archetype" in diff for diff in first["factors"].values())
@@ -86,11 +99,57 @@ def test_a_tool_disabled_in_a_fork_is_not_offered():
 
 def test_search_finds_cycles_by_tool_veto_goal_progress_and_text():
     _, tl = recorded_run(25)
-    recs = [tl.records[c] for c in sorted(tl.records)]
+    recs = list(tl.records())
     by_tool = search(recs, tool="kg_query")
-    assert by_tool and all(tl.records[c]["decide"]["tool"] == "kg_query" for c in by_tool)
+    assert by_tool and all(Records(tl)[c]["decide"]["tool"] == "kg_query" for c in by_tool)
     assert search(recs, progress="advanced", goal=1) == [r["cycle"] for r in recs
                                                           if r["act"]["progress"] == "advanced" and r["goal"]["id"] == 1]
     assert search(recs, veto=True) == []
     hits = search(recs, text="PLANET")
-    assert hits and all("planet" in tl.records[c]["act"]["output"].lower() for c in hits)
+    assert hits and all("planet" in Records(tl)[c]["act"]["output"].lower() for c in hits)
+
+
+def test_branches_share_history_and_a_fork_of_a_fork_reproduces_main():
+    main_ctl, tl = recorded_run(40, every=5)
+    main = [json.dumps(r, sort_keys=True) for r in tl.records()]
+    ctl = main_ctl
+    ctl.fork(8, "a")
+    ctl.run(9)  # cycles 9..17 on a
+    ctl.fork(13, "b")  # forked off a after its own cycles began
+    ctl.run(40 - 13)
+    b = ctl.timeline()
+    assert b.name == "b" and b.last_cycle == 40
+    assert [json.dumps(r, sort_keys=True) for r in b.records()] == main
+    # each branch stored only its own cycles; the rest is read through the lineage
+    store = ctl.store
+    own = {name: store.db.execute("SELECT COUNT(*) FROM cycles WHERE branch=?", (bid,)).fetchone()[0]
+           for bid, name in store.db.execute("SELECT id, name FROM branches")}
+    assert own == {"main": 40, "a": 9, "b": 27}
+    names = {br["name"]: br for br in ctl.branches()}
+    assert (names["b"]["parent"], names["b"]["fork_cycle"], names["b"]["current"]) == ("a", 13, True)
+
+
+def test_the_parents_later_inputs_are_not_the_forks():
+    ctl, tl = recorded_run(12, every=5, inputs={6: [("goal", ("Find icy planets", None, 200))]})
+    ctl.fork(6, "before-goal")  # right after cycle 6, before the goal was added
+    assert not any(g["description"] == "Find icy planets" for g in ctl.view()["goals"])
+    events = [e["type"] for _, e in ctl.store.events(ctl.store.branch)]
+    assert "goal_added" not in events and events[-1] == "fork"  # the user's goal came after the fork point
+    main_events = [e["type"] for _, e in ctl.store.events(tl.branch)]
+    assert main_events.count("goal_added") == 1 and "fork" not in main_events
+
+
+def test_switching_back_to_main_continues_it_unchanged(tmp_path):
+    ctl, tl = recorded_run(10, every=4, path=tmp_path / "s.db")
+    ctl.fork(5, "side", {"archetypes": {"explorer": 0.95}})
+    ctl.run(7)
+    ctl.switch(tl.branch)
+    ctl.run(10)
+    reference, ref_tl = recorded_run(20, every=4)
+    assert [json.dumps(r, sort_keys=True) for r in tl.records()] == [json.dumps(r, sort_keys=True) for r in ref_tl.records()]
+    # and a fresh process resumes the side branch where it was
+    ctl.close()
+    store = SessionStore(tmp_path / "s.db", every=4)
+    side = next(b for b in store.branches(1) if b["name"] == "side")
+    agent = store.load_into(fresh(), side["id"])
+    assert agent.cycle == 12 and agent.psyche.archetypes["explorer"] == 0.95

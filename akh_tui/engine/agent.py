@@ -152,6 +152,13 @@ class Agent:
             self._sims[key] = sim
         return sim
 
+    def ensure_plan(self, g: Goal) -> Plan:
+        """The goal's plan, made now if it has none."""
+        plan = self.plans.get(g.id)
+        if plan is None:
+            plan = self.plans[g.id] = make_plan(g.id, g.description, self.strategy_flags(g), g.attempt)
+        return plan
+
     def strategy_flags(self, g: Goal) -> dict[str, bool]:
         text = g.description + " " + g.criteria
         words = set(w.strip(".,;:!?()") for w in text.lower().split())
@@ -266,10 +273,7 @@ class Agent:
             )
 
         # Decide
-        plan = self.plans.get(focus.id)
-        if plan is None:
-            plan = make_plan(focus.id, focus.description, self.strategy_flags(focus), focus.attempt)
-            self.plans[focus.id] = plan
+        plan = self.ensure_plan(focus)
         candidates = self.score(ctx, plan, pressure)
         self._skip_unoffered_steps(plan, candidates)
         chosen = choose(candidates)

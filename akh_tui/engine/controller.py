@@ -13,6 +13,7 @@ from typing import Callable
 from .agent import Agent
 from .errors import InputError
 from .goals import Goal
+from .history import Timeline, compare, search
 from .psyche import Psyche
 from .session import SessionStore
 from .state import restore as restore_state
@@ -149,7 +150,7 @@ class Controller:
     def add_goal(self, description: str, criteria: str | None = None, priority: int = 128) -> Goal:
         with self.lock:
             g = self.agent.add_goal(description, criteria, priority)
-            self._emit(self.agent.drain_events())
+            self._emit(self.agent.drain_events(), inputs=[("goal", [description, criteria, priority])])
             return g
 
     def replace_psyche(self, psyche: Psyche | str, source: str = "user") -> Psyche:
@@ -158,22 +159,71 @@ class Controller:
             psyche = Psyche.from_toml(psyche)
         with self.lock:
             self.agent.replace_psyche(psyche, source)
-            self._emit(self.agent.drain_events())
+            self._emit(self.agent.drain_events(), inputs=[("psyche", psyche.to_toml())])
         return psyche
 
     def reflect(self) -> list[dict]:
         with self.lock:
             self.agent.reflect()
             events = self.agent.drain_events()
-            self._emit(events)
+            self._emit(events, inputs=[("reflect", None)])
             return events
 
     def consolidate(self) -> dict:
         with self.lock:
             self.agent.consolidate(reason="demand")
             events = self.agent.drain_events()
-            self._emit(events)
+            self._emit(events, inputs=[("consolidate", None)])
             return events[-1]
+
+    # ---- time travel (needs the session store) ---------------------------------------------
+    def timeline(self, branch: int | None = None) -> Timeline:
+        if self.store is None or self._rebuild is None:
+            raise RuntimeError("time travel needs a session store and a way to rebuild the scenario")
+        return Timeline(self.store, self.store.branch if branch is None else branch, self._rebuild)
+
+    def record_at(self, cycle: int) -> dict | None:
+        """Replay: the recorded cycle of the current branch (no engine call)."""
+        with self.lock:
+            return self.store.record(self.store.branch, cycle) if self.store is not None else None
+
+    def branches(self) -> list[dict]:
+        with self.lock:
+            return self.store.branches(self.store.current_run())
+
+    def fork(self, cycle: int, name: str, edits: dict | None = None) -> dict:
+        """Rewind to `cycle`, apply the edits and continue as branch `name` (now current)."""
+        with self.lock:
+            agent, _, event = self.timeline().fork(cycle, name, edits)
+            self._switch_agent(agent)
+            self._emit([event], persist=False)
+            return event
+
+    def switch(self, branch: int) -> None:
+        """Continue from another branch's newest state."""
+        with self.lock:
+            self._switch_agent(self.store.load_into(self._rebuild(), branch))
+
+    def _switch_agent(self, agent: Agent) -> None:
+        agent.decider = self.agent.decider
+        self.agent = agent
+        self.latest = agent.last_record
+
+    def compare(self, a: int, b: int) -> dict:
+        """history.compare of two branches of this run, read from the store."""
+        with self.lock:
+            st = self.store
+            la, lb = st.last_cycle(a), st.last_cycle(b)
+            result = compare(st.records(a), st.records(b), st.record(a, la), st.record(b, lb))
+            return result | {"a_name": st.branch_info(a)["name"], "b_name": st.branch_info(b)["name"]}
+
+    def search(self, **filters) -> list[dict]:
+        """Cycles of the current branch matching history.search's filters, as table rows."""
+        with self.lock:
+            recs = {r["cycle"]: r for r in self.store.records(self.store.branch)} if self.store else {}
+        hits = search(recs.values(), **filters)
+        return [{"cycle": c, "tool": recs[c]["decide"]["tool"], "progress": recs[c]["act"]["progress"],
+                 "vetoed": recs[c]["act"]["vetoed"], "output": recs[c]["act"]["output"]} for c in hits]
 
     def snapshot(self) -> dict:
         with self.lock:
@@ -194,13 +244,15 @@ class Controller:
             if self.store is not None:
                 self.store.close()
 
-    def _emit(self, events: list[dict], persist: bool = True) -> None:
+    def _emit(self, events: list[dict], persist: bool = True, inputs: list | None = None) -> None:
+        """Events to the trace, the store and the listeners. `inputs` marks a user action
+        between cycles: it is stored with them so that rewind can replay it."""
+        if persist and self.store is not None and (events or inputs):
+            self.store.save(self.agent, None, events, inputs or (), input_events=inputs is not None)
         if not events:
             return
         if self.trace is not None:
             self.trace.write_all(events)
-        if persist and self.store is not None:
-            self.store.save(self.agent, None, events)
         for e in events:
             for fn in self.listeners:
                 fn(e)

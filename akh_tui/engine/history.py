@@ -7,86 +7,71 @@
 - **fork** rewinds, applies edits (psyche, archetype weights, goals, disabled tools) and goes on
   as a new branch, which records a `fork` event naming its parent and cycle.
 
-Snapshots are taken every `every` cycles, so restoring any cycle replays at most `every - 1`
-cycles, and history costs one snapshot per `every` cycles plus the records.
+History lives in the session store (`session.py`): snapshots every `every` cycles, so
+restoring a cycle replays at most `every - 1` cycles (a fork's first cycles may add the
+distance back to its parent's snapshot), and a branch shares its parent's history.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Iterator
 
 from .agent import Agent
 from .psyche import ARCHETYPES, Psyche
 from .scoring import FACTORS
-from .state import restore, snapshot
+from .session import SessionStore
 from .tools import TOOL_NAMES
 
 
-@dataclass
 class Timeline:
-    rebuild: Callable[[], Agent]  # a fresh agent of the run's scenario, no goals added
-    every: int = 25
-    name: str = "main"
-    parent: tuple[str, int] | None = None  # (branch, cycle) this one was forked from
-    records: dict[int, dict] = field(default_factory=dict)
-    snapshots: dict[int, dict] = field(default_factory=dict)
-    inputs: dict[int, list[tuple[str, Any]]] = field(default_factory=dict)  # applied after cycle c
+    """One branch of a run in the session store, seen through the three modes."""
 
-    # ---- recording ---------------------------------------------------------------------------
-    def start(self, agent: Agent) -> None:
-        self.snapshots[agent.cycle] = snapshot(agent)
+    def __init__(self, store: SessionStore, branch: int, rebuild: Callable[[], Agent]) -> None:
+        self.store = store
+        self.branch = branch
+        self.rebuild = rebuild  # a fresh agent of the run's scenario, no goals added
 
-    def cycle(self, agent: Agent, record: dict) -> None:
-        self.records[record["cycle"]] = record
-        if record["cycle"] % self.every == 0:
-            self.snapshots[record["cycle"]] = snapshot(agent)
-
-    def user_input(self, cycle: int, kind: str, payload: Any) -> None:
-        """A user action taken after `cycle` (and before the next): replayed on rewind."""
-        self.inputs.setdefault(cycle, []).append((kind, payload))
+    @property
+    def name(self) -> str:
+        return self.store.branch_info(self.branch)["name"]
 
     @property
     def last_cycle(self) -> int:
-        return max(self.records, default=min(self.snapshots, default=0))
+        return self.store.last_cycle(self.branch)
 
     # ---- replay ------------------------------------------------------------------------------
     def record(self, cycle: int) -> dict:
         """The recorded cycle, as it was: no engine call."""
-        if cycle not in self.records:
+        rec = self.store.record(self.branch, cycle)
+        if rec is None:
             raise KeyError(f"cycle {cycle} is not recorded (recorded: 1..{self.last_cycle})")
-        return self.records[cycle]
+        return rec
+
+    def records(self, start: int = 1, end: int | None = None) -> Iterator[dict]:
+        return self.store.records(self.branch, start, end if end is not None else self.last_cycle)
 
     # ---- rewind ------------------------------------------------------------------------------
     def rewind(self, cycle: int) -> Agent:
         """A new agent in the exact state right after `cycle` (before later user inputs)."""
-        if cycle < 0 or cycle > self.last_cycle:
-            raise KeyError(f"cycle {cycle} is outside the run (0..{self.last_cycle})")
-        base = max(c for c in self.snapshots if c <= cycle)
-        agent = restore(self.rebuild(), self.snapshots[base])
-        for c in range(base, cycle):
-            apply_inputs(agent, self.inputs.get(c, []))
-            agent.step()
-        agent.drain_events()
-        return agent
+        return self.store.rewind(self.branch, cycle, self.rebuild, apply_inputs)
 
     # ---- fork --------------------------------------------------------------------------------
     def fork(self, cycle: int, name: str, edits: dict | None = None) -> tuple[Agent, "Timeline", dict]:
-        """Rewind to `cycle`, apply `edits`, and start branch `name` from there.
+        """Rewind to `cycle`, apply `edits`, and start branch `name` from there (it becomes the
+        store's current branch).
 
-        edits: {"archetypes": {"explorer": 0.9}, "psyche": Psyche | TOML text,
+        edits: {"archetypes": {"explorer": 0.9}, "psyche": TOML text,
                 "goals": ["description", ...], "disable_tools": ["kg_query", ...]}"""
+        name = name.strip()
+        if not name:
+            raise ValueError("a branch needs a name")
         agent = self.rewind(cycle)
-        edits = edits or {}
+        sizes = [len(agent.kg.symbols), len(agent.kg.log), agent.episodic.next_id]
+        edits = {k: v for k, v in (edits or {}).items() if v}
         applied = apply_edits(agent, edits)
-        branch = Timeline(self.rebuild, self.every, name, (self.name, cycle))
-        branch.records = {c: r for c, r in self.records.items() if c <= cycle}
-        branch.snapshots = {c: s for c, s in self.snapshots.items() if c <= cycle}
-        branch.inputs = {c: list(v) for c, v in self.inputs.items() if c < cycle}
-        if applied:
-            branch.user_input(cycle, "edits", edits)
         event = {"type": "fork", "v": 1, "cycle": cycle, "branch": name, "parent": self.name, "edits": applied}
-        return agent, branch, event
+        branch = self.store.fork(self.branch, cycle, name, agent, sizes, edits, applied, event)
+        return agent, Timeline(self.store, branch, self.rebuild), event
 
 
 def apply_inputs(agent: Agent, inputs: list[tuple[str, Any]]) -> None:
@@ -97,6 +82,14 @@ def apply_inputs(agent: Agent, inputs: list[tuple[str, Any]]) -> None:
             agent.replace_psyche(Psyche.from_toml(payload))
         elif kind == "edits":
             apply_edits(agent, payload)
+        elif kind == "reflect":
+            agent.reflect()
+        elif kind == "consolidate":
+            agent.consolidate(reason="demand")
+        elif kind == "plan":
+            agent.ensure_plan(agent.goals[payload])
+        else:
+            raise ValueError(f"unknown user input {kind!r} in the history")
 
 
 def apply_edits(agent: Agent, edits: dict) -> list[str]:
@@ -124,11 +117,15 @@ def apply_edits(agent: Agent, edits: dict) -> list[str]:
     return done
 
 
-def compare(a: list[dict], b: list[dict]) -> dict:
+def compare(a: Iterable[dict], b: Iterable[dict], a_last: dict | None = None, b_last: dict | None = None) -> dict:
     """Where two runs first differ (the tool each chose and the factors that differ), then the
-    outcomes: goals completed and cycles taken."""
+    outcomes: goals completed and cycles taken. `a`, `b` are record streams, oldest first; give
+    their last records to stop reading at the divergence."""
     first = None
-    for ra, rb in zip(a, b):
+    ia, ib = iter(a), iter(b)
+    seen_a = seen_b = None
+    for ra, rb in zip(ia, ib):
+        seen_a, seen_b = ra, rb
         da, db = ra["decide"], rb["decide"]
         same_choice = (da["tool"], da["input"], ra["act"]["progress"]) == (db["tool"], db["input"], rb["act"]["progress"])
         if not same_choice or da["candidates"] != db["candidates"]:
@@ -143,19 +140,25 @@ def compare(a: list[dict], b: list[dict]) -> dict:
                      "b": {"tool": db["tool"], "input": db["input"], "progress": rb["act"]["progress"]},
                      "factors": factors}
             break
+    if a_last is None:
+        for seen_a in ia:
+            pass
+    if b_last is None:
+        for seen_b in ib:
+            pass
 
-    def outcome(recs: list[dict]) -> dict:
-        if not recs:
+    def outcome(last: dict | None) -> dict:
+        if last is None:
             return {"cycles": 0, "completed": [], "failed": []}
-        goals = recs[-1]["goals"]
-        return {"cycles": recs[-1]["cycle"],
+        goals = last["goals"]
+        return {"cycles": last["cycle"],
                 "completed": [g["description"] for g in goals if g["status"] == "completed"],
                 "failed": [g["description"] for g in goals if g["status"] == "failed"]}
 
-    return {"first_divergence": first, "a": outcome(a), "b": outcome(b)}
+    return {"first_divergence": first, "a": outcome(a_last or seen_a), "b": outcome(b_last or seen_b)}
 
 
-def search(records: list[dict], tool: str | None = None, veto: str | bool | None = None, goal: int | None = None,
+def search(records: Iterable[dict], tool: str | None = None, veto: str | bool | None = None, goal: int | None = None,
            progress: str | None = None, text: str | None = None) -> list[int]:
     """Cycles matching every given filter: chosen tool, veto (True for any, or its name), focus
     goal id, progress, or text (case-insensitive) in the action's output."""
