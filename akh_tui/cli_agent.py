@@ -17,6 +17,7 @@ from .engine.breakpoints import parse as parse_breakpoint
 from .engine.controller import Controller
 from .engine.errors import InputError
 from .engine.goals import make_goal
+from .engine.history import apply_inputs
 from .engine.scenario import Scenario, build_agent, load_scenario
 from .engine.session import SessionStore
 from .engine.text import normalised_words
@@ -66,10 +67,8 @@ class Session:
         if self.meta is None:
             raise InputError(f"no session to resume in {self.dir} (start one with `akh-tui agent run`)", field="--data-dir")
         scenario = load_scenario(self.meta["scenario"])
-        agent = self.rebuild(scenario)()
         bid = self.store.find_branch(self.meta["id"], branch) if branch is not None else None
-        self.store.load_into(agent, bid)
-        return scenario, agent
+        return scenario, self.store.resume(self.rebuild(scenario), apply_inputs, bid)
 
     def rebuild(self, scenario: Scenario):
         """A fresh agent of the current run's scenario (no goals): what restores start from."""

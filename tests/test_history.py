@@ -4,7 +4,7 @@ make it diverge, and compare says where and why."""
 import json
 
 from akh_tui.engine.controller import Controller
-from akh_tui.engine.history import compare, search
+from akh_tui.engine.history import apply_inputs, compare, search
 from akh_tui.engine.psyche import Psyche
 from akh_tui.engine.scenario import build_agent, load_scenario
 from akh_tui.engine.session import SessionStore
@@ -151,5 +151,16 @@ def test_switching_back_to_main_continues_it_unchanged(tmp_path):
     ctl.close()
     store = SessionStore(tmp_path / "s.db", every=4)
     side = next(b for b in store.branches(1) if b["name"] == "side")
-    agent = store.load_into(fresh(), side["id"])
+    agent = store.resume(fresh, apply_inputs, side["id"])
     assert agent.cycle == 12 and agent.psyche.archetypes["explorer"] == 0.95
+
+
+def test_resume_without_a_checkpoint_replays_to_the_last_cycle_and_its_inputs(tmp_path):
+    ctl, tl = recorded_run(13, every=5, path=tmp_path / "s.db")
+    ctl.add_goal("Find icy planets", None, 200)  # after cycle 13; then the process "dies" (no close)
+    expected = ctl.step()
+    store = SessionStore(tmp_path / "s.db", every=5)
+    store.db.execute("DELETE FROM cycles WHERE cycle=14")  # as if killed before cycle 14 committed
+    agent = store.resume(fresh, apply_inputs, store.branch)
+    assert agent.cycle == 13 and any(g.description == "Find icy planets" for g in agent.goals.values())
+    assert json.dumps(agent.step(), sort_keys=True) == json.dumps(expected, sort_keys=True)

@@ -13,7 +13,7 @@ from typing import Callable
 from .agent import Agent
 from .errors import InputError
 from .goals import Goal
-from .history import Timeline, compare, search
+from .history import Timeline, apply_inputs, compare, search
 from .psyche import Psyche
 from .session import SessionStore
 from .state import restore as restore_state
@@ -202,7 +202,8 @@ class Controller:
     def switch(self, branch: int) -> None:
         """Continue from another branch's newest state."""
         with self.lock:
-            self._switch_agent(self.store.load_into(self._rebuild(), branch))
+            self.store.checkpoint(self.agent)  # the branch left is resumed from here
+            self._switch_agent(self.store.resume(self._rebuild, apply_inputs, branch))
 
     def _switch_agent(self, agent: Agent) -> None:
         agent.decider = self.agent.decider
@@ -242,6 +243,7 @@ class Controller:
             if self.trace is not None:
                 self.trace.close()
             if self.store is not None:
+                self.store.checkpoint(self.agent)
                 self.store.close()
 
     def _emit(self, events: list[dict], persist: bool = True, inputs: list | None = None) -> None:

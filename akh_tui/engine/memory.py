@@ -29,9 +29,10 @@ class WorkingMemoryEntry:
     success: bool | None = None  # for action entries: whether it ran and made progress
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["symbols"] = list(self.symbols)
-        return d
+        # by hand: dataclasses.asdict deep-copies and is the slow part of saving a cycle
+        return {"id": self.id, "content": self.content, "symbols": list(self.symbols), "kind": self.kind,
+                "cycle": self.cycle, "relevance": self.relevance, "reference_count": self.reference_count,
+                "goal": self.goal, "tool": self.tool, "success": self.success}
 
     @classmethod
     def from_dict(cls, d: dict) -> "WorkingMemoryEntry":

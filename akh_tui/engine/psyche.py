@@ -9,6 +9,7 @@ comments, key order and layout survive an evolve-and-save cycle.
 from __future__ import annotations
 
 import copy as _copy
+import json
 import os
 import tempfile
 import tomllib
@@ -265,15 +266,32 @@ class Psyche:
         return psyche
 
     @classmethod
+    def from_dict(cls, data: dict, document: str | None = None) -> "Psyche":
+        """The inverse of to_dict (validated the same way); `document` is the TOML text whose
+        comments and layout a later save keeps. Saved states use this: no TOML parsing."""
+        psyche = _Validator(document or "", None).build(data)
+        psyche._document = document
+        return psyche
+
+    @classmethod
     def load(cls, path: str | os.PathLike[str]) -> "Psyche":
         return cls.from_toml(read_user_file(path, "psyche file"), file=str(Path(path)))
 
     # -- persistence -------------------------------------------------------------------
 
     def to_toml(self) -> str:
+        # the session store saves the psyche every cycle and tomlkit takes milliseconds, while
+        # the psyche changes only at reflections and edits: reuse the text while its values
+        # and document are the same
+        key = (self._document, json.dumps(self.to_dict(), sort_keys=True))
+        cached = getattr(self, "_toml_cache", None)
+        if cached is not None and cached[0] == key:
+            return cached[1]
         doc = tomlkit.parse(self._document if self._document is not None else DEFAULT_TOML)
         _write_into(doc, self)
-        return doc.as_string()
+        text = doc.as_string()
+        self._toml_cache = (key, text)
+        return text
 
     def save(self, path: str | os.PathLike[str]) -> None:
         p = Path(path)

@@ -9,9 +9,12 @@ Each branch keeps
 - the graph additions and episodes (appended; a state names how many of them it has),
 - the user inputs between cycles (goals added, psyche edits, fork edits: replayed on rewind),
 - a snapshot of the core state every `every` cycles (what rewind starts from), and its head
-  (the newest core state: what resume continues from).
+  (the core state when the process last stopped cleanly, or forked).
 
-A killed process loses at most the cycle in flight. A store that cannot be read is reported
+Resuming loads the head when nothing was recorded after it, and otherwise rewinds to the last
+recorded cycle (snapshot + replay) and applies the inputs that followed it: so a cycle writes
+only its record, graph additions, episodes and events, and a killed process loses at most the
+cycle in flight. A store that cannot be read is reported
 and left untouched, never replaced.
 """
 
@@ -47,7 +50,7 @@ CREATE TABLE inputs (seq INTEGER PRIMARY KEY AUTOINCREMENT, branch INTEGER NOT N
     kind TEXT NOT NULL, payload TEXT NOT NULL);
 CREATE INDEX inputs_by_branch ON inputs (branch, cycle);
 CREATE TABLE snapshots (branch INTEGER NOT NULL, cycle INTEGER NOT NULL, payload TEXT NOT NULL, PRIMARY KEY (branch, cycle));
-CREATE TABLE heads (branch INTEGER PRIMARY KEY, cycle INTEGER NOT NULL, payload TEXT NOT NULL);
+CREATE TABLE heads (branch INTEGER PRIMARY KEY, cycle INTEGER NOT NULL, inputs_seq INTEGER NOT NULL, payload TEXT NOT NULL);
 """
 TABLES = ("meta", "runs", "branches", "symbols", "triples", "episodes", "cycles", "events", "inputs", "snapshots", "heads")
 BRANCH_TABLES = ("symbols", "triples", "episodes", "cycles", "events", "inputs", "snapshots", "heads")
@@ -176,8 +179,8 @@ class SessionStore:
         for bid, name, parent, fork_cycle, edits, pname, head in rows:
             last = self.last_cycle(bid)
             out.append({"id": bid, "run": run, "name": name, "parent": pname, "fork_cycle": fork_cycle,
-                        "edits": json.loads(edits), "head_cycle": head if head is not None else last,
-                        "last_cycle": last, "replay_only": head is None, "current": bid == self.branch})
+                        "edits": json.loads(edits), "head_cycle": last, "last_cycle": last,
+                        "replay_only": head is None, "current": bid == self.branch})
         return out
 
     def branch_info(self, branch: int) -> dict:
@@ -317,6 +320,7 @@ class SessionStore:
             agent.episodic.new.clear()
             self._write(agent, None, agent.drain_events(), input_events=False)
             self._snapshot(agent)
+            self._head(agent)
         return run
 
     def save(self, agent: Agent, record: dict | None, events: list[dict], inputs: list[tuple[str, Any]] = (),
@@ -353,9 +357,22 @@ class SessionStore:
         if events:
             db.executemany("INSERT INTO events (branch, cycle, input, event) VALUES (?, ?, ?, ?)",
                            [(b, e.get("cycle", agent.cycle), int(input_events), _dump(e)) for e in events])
-        db.execute("INSERT OR REPLACE INTO heads VALUES (?, ?, ?)", (b, agent.cycle, _dump(core_state(agent))))
         self._saved_symbols = len(kg.symbols)
         self._saved_triples = len(kg.log)
+
+    def checkpoint(self, agent: Agent) -> None:
+        """Save the agent's state as its branch's head (on a clean stop): resume loads it
+        instead of replaying from the last snapshot."""
+        if self.branch is not None:
+            with self._tx():
+                self._head(agent)
+
+    def _head(self, agent: Agent) -> None:
+        self.db.execute("INSERT OR REPLACE INTO heads VALUES (?, ?, ?, ?)",
+                        (self.branch, agent.cycle, self._inputs_seq(self.branch), _dump(core_state(agent))))
+
+    def _inputs_seq(self, branch: int) -> int:
+        return self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM inputs WHERE branch=?", (branch,)).fetchone()[0]
 
     def fork(self, parent: int, cycle: int, name: str, agent: Agent, sizes: list[int], edits: dict,
              applied: list[str], event: dict) -> int:
@@ -374,6 +391,7 @@ class SessionStore:
             if edits:
                 self.db.execute("INSERT INTO inputs (branch, cycle, kind, payload) VALUES (?, ?, 'edits', ?)",
                                 (branch, cycle, _dump(edits)))
+            self._head(agent)
         return branch
 
     # ---- restoring -------------------------------------------------------------------------
@@ -401,20 +419,31 @@ class SessionStore:
         except (KeyError, ValueError, TypeError) as exc:
             self._corrupt(f"a saved state is malformed: {exc}")
 
-    def load_into(self, agent: Agent, branch: int | None = None) -> Agent:
-        """Restore a branch's head (default: the current branch) into a fresh agent built from
-        its scenario; saves then go to that branch."""
+    def resume(self, rebuild: Callable[[], Agent], apply_inputs: Callable[[Agent, list], None],
+               branch: int | None = None) -> Agent:
+        """The newest state of a branch (default: the current one), which becomes current: its
+        head if nothing was recorded after it, else the last recorded cycle rewound and the
+        inputs that followed it applied."""
         branch = self.branch if branch is None else branch
-        row = self._query("SELECT payload FROM heads WHERE branch=?", (branch,)) if branch is not None else []
+        if branch is None:
+            raise InputError("no session to resume in this store", file=self.where)
+        self.branch_info(branch)
+        row = self._query("SELECT cycle, inputs_seq, payload FROM heads WHERE branch=?", (branch,))
         if not row:
-            raise InputError("no session to resume in this store" if branch is None or self._query(
-                "SELECT 1 FROM branches WHERE id=?", (branch,)) == [] else
-                "this branch was imported from a trace: it can be replayed, not resumed", file=self.where)
-        self._restore(branch, json.loads(row[0][0]), agent)
+            raise InputError("this branch was imported from a trace: it can be replayed, not resumed", file=self.where)
+        last = self.last_cycle(branch)
+        head_cycle, head_seq, payload = row[0]
+        if head_cycle == last and head_seq == self._inputs_seq(branch):
+            agent = self._restore(branch, json.loads(payload), rebuild())
+        else:  # the process stopped without a checkpoint (killed): replay from the snapshot
+            agent = self.rewind(branch, last, rebuild, apply_inputs)
+            apply_inputs(agent, self.inputs(branch, last, last + 1).get(last, []))
+            agent.drain_events()
         if branch != self.branch:
             self.use(branch)
         self._saved_symbols = len(agent.kg.symbols)
         self._saved_triples = len(agent.kg.log)
+        agent.episodic.new.clear()
         return agent
 
     def rewind(self, branch: int, cycle: int, rebuild: Callable[[], Agent],

@@ -15,7 +15,7 @@ from .memory import EpisodicMemory, WorkingMemory
 from .plan import Plan
 from .psyche import Psyche
 
-STATE_VERSION = 1
+STATE_VERSION = 2
 
 
 def triple_row(kg, t) -> list:
@@ -57,15 +57,25 @@ def core_state(agent: Agent) -> dict:
         "plans": {str(k): p.to_dict() for k, p in agent.plans.items()},
         "wm": agent.wm.to_dict(),
         "tool_stats": {k: list(v) for k, v in agent.tool_stats.items()},
-        "psyche": agent.psyche.to_toml(),
-        "psyche_state": agent.psyche.snapshot(),
-        "pending_psyche": agent.pending_psyche.to_toml() if agent.pending_psyche else None,
+        # plain values, not TOML: tomlkit would cost milliseconds on every saved cycle
+        "psyche": _psyche_state(agent.psyche),
+        "pending_psyche": _psyche_state(agent.pending_psyche) if agent.pending_psyche else None,
         "rules_cursor": agent.rules.cursor,
         "provenance": [[r.kind, r.cycle, r.goal, r.tool, r.detail] for r in agent.provenance],
         "kg_size": [len(agent.kg.symbols), len(agent.kg.log)],
         "episodes_next_id": agent.episodic.next_id,
         "last_record": agent.last_record,
     }
+
+
+def _psyche_state(p: Psyche) -> dict:
+    return {"values": p.to_dict(), "document": p._document, "source": p.source}
+
+
+def _psyche_from(d: dict) -> Psyche:
+    p = Psyche.from_dict(d["values"], d["document"])
+    p.source = d["source"]
+    return p
 
 
 def snapshot(agent: Agent) -> dict:
@@ -96,8 +106,8 @@ def restore(agent: Agent, state: dict, episodes: EpisodicMemory | None = None) -
     agent.plans = {int(k): Plan.from_dict(v) for k, v in state["plans"].items()}
     agent.wm = WorkingMemory.from_dict(state["wm"])
     agent.tool_stats = {k: list(v) for k, v in state["tool_stats"].items()}
-    agent.psyche = Psyche.from_toml(state["psyche"])
-    agent.pending_psyche = Psyche.from_toml(state["pending_psyche"]) if state.get("pending_psyche") else None
+    agent.psyche = _psyche_from(state["psyche"])
+    agent.pending_psyche = _psyche_from(state["pending_psyche"]) if state.get("pending_psyche") else None
     agent.rules.cursor = state["rules_cursor"]
     agent.provenance.clear()
     agent.provenance.extend(ProvenanceRecord(*r) for r in state["provenance"])
