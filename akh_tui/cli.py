@@ -54,7 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=non_negative, help="override the scenario's seed")
     p.add_argument("--decider", choices=("utility", "scripted", "llm"), default="utility",
                    help="who decides in the workbench (see `agent run --decider`)")
+    p.add_argument("--data-dir", help="where the workbench records its runs (default: $AKH_TUI_DATA or the platform's data dir)")
     sub = p.add_subparsers(dest="command")
+    op = sub.add_parser("open", help="replay a JSONL trace file in the workbench (read-only, no engine)")
+    op.add_argument("file")
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--data-dir", help="session folder (default: $AKH_TUI_DATA or the platform's data dir)")
@@ -137,6 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from . import cli_agent
 
             return cli_agent.dispatch(args, out, err)
+        if args.command == "open":
+            return open_trace(args, out)
         if args.command == "sessions":
             return cli_sessions.dispatch(args, out, err)
         if args.command == "tools":
@@ -164,7 +169,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 def start_workbench(args, out: Console) -> int:
     from .tui.app import run
 
-    return run(args.scenario or "zoo", args.seed, args.decider)
+    folder = data_dir(getattr(args, "data_dir", None))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot use the data dir: {exc.strerror or exc}", file=str(folder), field="--data-dir") from None
+    return run(args.scenario or "zoo", args.seed, args.decider, store=folder / "session.db")
+
+
+def open_trace(args, out: Console) -> int:
+    from .tui.app import run
+
+    return run(trace_file=args.file)
 
 
 def cmd_tools(args, out: Console) -> int:

@@ -82,8 +82,10 @@ def test_fork_with_a_changed_archetype_diverges_and_compare_says_why():
     assert event["edits"] == ["guardian weight 0.95", "sage weight 0.1"]
     forked = [Records(tl)[c] for c in range(1, 5)] + [agent.step() for _ in range(26)]
     result = compare([Records(tl)[c] for c in range(1, 31)], forked)
-    first = result["first_divergence"]
-    assert first is not None and first["cycle"] == 5
+    first, early = result["first_divergence"], result["first_difference"]
+    assert early["cycle"] == 5 and early["same_choice"]  # the weights change scores at once ...
+    assert first is not None and first["cycle"] == 6 and first["a"]["tool"] != first["b"]["tool"]  # ... the choice next
+    assert any("archetype" in diff for diff in early["factors"].values())
     assert any("archetype" in diff for diff in first["factors"].values())
     assert result["a"]["cycles"] == 30 and result["b"]["cycles"] == 30
 

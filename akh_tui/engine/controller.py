@@ -13,7 +13,7 @@ from typing import Callable
 from .agent import Agent
 from .errors import InputError
 from .goals import Goal
-from .history import Timeline, apply_inputs, compare, search
+from .history import Timeline, apply_inputs, compare, search_rows
 from .psyche import Psyche
 from .session import SessionStore
 from .state import restore as restore_state
@@ -221,10 +221,8 @@ class Controller:
     def search(self, **filters) -> list[dict]:
         """Cycles of the current branch matching history.search's filters, as table rows."""
         with self.lock:
-            recs = {r["cycle"]: r for r in self.store.records(self.store.branch)} if self.store else {}
-        hits = search(recs.values(), **filters)
-        return [{"cycle": c, "tool": recs[c]["decide"]["tool"], "progress": recs[c]["act"]["progress"],
-                 "vetoed": recs[c]["act"]["vetoed"], "output": recs[c]["act"]["output"]} for c in hits]
+            records = list(self.store.records(self.store.branch)) if self.store else []
+        return search_rows(records, **filters)
 
     def snapshot(self) -> dict:
         with self.lock:

@@ -117,28 +117,39 @@ def apply_edits(agent: Agent, edits: dict) -> list[str]:
     return done
 
 
+def _factor_diff(ca: dict, cb: dict, tools) -> dict:
+    out = {}
+    for tool in tools:
+        diff = {f: (ca[tool][f], cb[tool][f]) for f in FACTORS + ("score",) if ca[tool][f] != cb[tool][f]}
+        if diff:
+            out[tool] = diff
+    return out
+
+
 def compare(a: Iterable[dict], b: Iterable[dict], a_last: dict | None = None, b_last: dict | None = None) -> dict:
-    """Where two runs first differ (the tool each chose and the factors that differ), then the
-    outcomes: goals completed and cycles taken. `a`, `b` are record streams, oldest first; give
-    their last records to stop reading at the divergence."""
+    """Where two runs first chose differently (the tool each chose and the factors that
+    differ for those tools), where their numbers first differed (possibly earlier, with the
+    same choice), then the outcomes: goals completed and cycles taken. `a`, `b` are record
+    streams, oldest first; give their last records to stop reading at the divergence."""
     first = None
+    first_difference = None
     ia, ib = iter(a), iter(b)
     seen_a = seen_b = None
     for ra, rb in zip(ia, ib):
         seen_a, seen_b = ra, rb
         da, db = ra["decide"], rb["decide"]
         same_choice = (da["tool"], da["input"], ra["act"]["progress"]) == (db["tool"], db["input"], rb["act"]["progress"])
-        if not same_choice or da["candidates"] != db["candidates"]:
+        if first_difference is None and (not same_choice or da["candidates"] != db["candidates"]):
             ca = {c["tool"]: c for c in da["candidates"]}
             cb = {c["tool"]: c for c in db["candidates"]}
-            factors = {}
-            for tool in dict.fromkeys([da["tool"], db["tool"]]):
-                diff = {f: (ca[tool][f], cb[tool][f]) for f in FACTORS + ("score",) if ca[tool][f] != cb[tool][f]}
-                if diff:
-                    factors[tool] = diff
+            first_difference = {"cycle": ra["cycle"], "same_choice": same_choice,
+                                "factors": _factor_diff(ca, cb, [c["tool"] for c in da["candidates"]])}
+        if not same_choice:
+            ca = {c["tool"]: c for c in da["candidates"]}
+            cb = {c["tool"]: c for c in db["candidates"]}
             first = {"cycle": ra["cycle"], "a": {"tool": da["tool"], "input": da["input"], "progress": ra["act"]["progress"]},
                      "b": {"tool": db["tool"], "input": db["input"], "progress": rb["act"]["progress"]},
-                     "factors": factors}
+                     "factors": _factor_diff(ca, cb, dict.fromkeys([da["tool"], db["tool"]]))}
             break
     if a_last is None:
         for seen_a in ia:
@@ -155,7 +166,8 @@ def compare(a: Iterable[dict], b: Iterable[dict], a_last: dict | None = None, b_
                 "completed": [g["description"] for g in goals if g["status"] == "completed"],
                 "failed": [g["description"] for g in goals if g["status"] == "failed"]}
 
-    return {"first_divergence": first, "a": outcome(a_last or seen_a), "b": outcome(b_last or seen_b)}
+    return {"first_divergence": first, "first_difference": first_difference,
+            "a": outcome(a_last or seen_a), "b": outcome(b_last or seen_b)}
 
 
 def search(records: Iterable[dict], tool: str | None = None, veto: str | bool | None = None, goal: int | None = None,
@@ -178,3 +190,11 @@ def search(records: Iterable[dict], tool: str | None = None, veto: str | bool | 
             continue
         out.append(r["cycle"])
     return out
+
+
+def search_rows(records: Iterable[dict], **filters) -> list[dict]:
+    """search(), as rows a table shows: cycle, tool, progress, vetoed, output."""
+    recs = {r["cycle"]: r for r in records}
+    return [{"cycle": c, "tool": recs[c]["decide"]["tool"], "progress": recs[c]["act"]["progress"],
+             "vetoed": recs[c]["act"]["vetoed"], "output": recs[c]["act"]["output"]}
+            for c in search(recs.values(), **filters)]

@@ -287,6 +287,15 @@ class SessionStore:
                 return row[0][0]
         return 0
 
+    def marks(self, branch: int) -> dict[int, str]:
+        """Cycles worth a mark on the timeline: vetoes (!) and the lineage's fork points (◆)."""
+        sql = ("SELECT cycle FROM cycles WHERE branch=? AND cycle>=? AND cycle<? "
+               "AND json_extract(record, '$.act.vetoed')")
+        out = {c: "!" for (c,) in self._ranged(branch, "cycles", sql, 0, INF)}
+        for seg in self.lineage(branch)[:-1]:
+            out[seg.hi["snapshots"] - 1] = "◆"
+        return out
+
     def events(self, branch: int) -> Iterator[tuple[int, dict]]:
         """(cycle, event) in the order they happened. A parent's events at the fork cycle are
         the branch's too, except those from user inputs after that cycle (the parent's own)."""

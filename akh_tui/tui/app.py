@@ -5,6 +5,12 @@ timer on the UI thread drains the inbox at most 30 times a second and renders th
 record and the controller's view. User intent (step, run, pause, edit, add a goal) goes to
 the engine as commands. `sync=True` runs commands on the UI thread instead, which makes
 snapshot tests deterministic.
+
+Every cycle is recorded in the session store, so the timeline can go back: **replay** shows a
+recorded cycle read-only (no engine call; `,` `.` `<` `>` and the scrubber move, `l` returns to
+live), **fork** (`f`) rewinds to the shown cycle, applies edits and continues as a new branch,
+`b` lists, switches and compares branches, `k` sets breakpoints, `/` searches the history.
+`akh-tui open FILE` replays a trace file the same way, with no engine at all.
 """
 
 from __future__ import annotations
@@ -22,14 +28,22 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from ..engine.breakpoints import first_hit
+from ..engine.breakpoints import parse as parse_breakpoint
 from ..engine.controller import Controller
 from ..engine.errors import InputError
+from ..engine.history import search_rows
 from ..engine.llm import make_decider
 from ..engine.psyche import Psyche
+from ..engine.replay import parse_search, view_from_record
 from ..engine.scenario import Scenario, build_agent, load_scenario
+from ..engine.session import SessionStore
+from ..engine.tools import TOOL_NAMES
+from ..engine.trace import read_trace
 from .dialogs import AddGoalScreen, HelpScreen, guarded, show_error
 from .panes import GoalsPane, MemoryPane, PlanPane, PsychePane, ScoreTable, WhyPane
 from .themes import load_themes
+from .travel import BranchesScreen, BreakpointsScreen, CompareScreen, ForkScreen, Scrubber, SearchScreen
 from .userconfig import UserConfig
 
 SPEEDS = (1, 2, 5, 10, 20, 50, 100, 0)  # cycles per second; 0 = as fast as the engine goes
@@ -43,13 +57,22 @@ class Workbench(App):
     BINDINGS = [
         Binding("space", "step", "Step", id="step"),
         Binding("r", "toggle_run", "Run/Pause", id="run_pause"),
-        Binding("plus,equals_sign", "faster", "Faster", id="faster", key_display="+"),
-        Binding("minus", "slower", "Slower", id="slower", key_display="-"),
-        Binding("u", "run_until_change", "Until change", id="run_until_change"),
+        Binding("plus,equals_sign", "faster", "Faster", id="faster", key_display="+", show=False),
+        Binding("minus", "slower", "Slower", id="slower", key_display="-", show=False),
+        Binding("u", "run_until_change", "Until change", id="run_until_change", show=False),
         Binding("g", "add_goal", "Add goal", id="add_goal"),
         Binding("e", "edit_psyche", "Psyche", id="edit_psyche"),
         Binding("v", "veto_selected", "Veto tool", id="veto_selected"),
-        Binding("t", "think", "ThinkLoop", id="think"),
+        Binding("t", "think", "ThinkLoop", id="think", show=False),
+        Binding("comma", "back(1)", "Back", id="back", key_display=","),
+        Binding("full_stop", "forward(1)", "Fwd", id="forward", key_display="."),
+        Binding("less_than_sign", "back(10)", "Back 10", id="back10", key_display="<", show=False),
+        Binding("greater_than_sign", "forward(10)", "Fwd 10", id="forward10", key_display=">", show=False),
+        Binding("l", "live", "Live", id="live", show=False),
+        Binding("f", "fork", "Fork", id="fork"),
+        Binding("b", "branches", "Branches", id="branches"),
+        Binding("k", "breakpoints", "Breaks", id="breakpoints"),
+        Binding("slash", "search", "Search", id="search", key_display="/"),
         Binding("ctrl+r", "reset", "Reset", id="reset", show=False),
         Binding("f1", "help", "Help", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
@@ -65,6 +88,15 @@ class Workbench(App):
         "veto_selected": "add a veto for the tool selected in the score table",
         "reset": "reset the scenario",
         "think": "open the ThinkLoop view (seed 003's feedback controller on this graph)",
+        "back": "replay: one recorded cycle back (read-only; no engine call)",
+        "forward": "replay: one recorded cycle forward (at the newest: back to live)",
+        "back10": "replay: ten cycles back",
+        "forward10": "replay: ten cycles forward",
+        "live": "leave the replay: back to the live run",
+        "fork": "fork a branch from the cycle shown, with edits (archetype weights, tools, a goal)",
+        "branches": "list the run's branches: switch to one, compare two",
+        "breakpoints": "breakpoints: stop the run when a tool is chosen, a veto fires, ...",
+        "search": "search the history (tool=, veto, goal=, progress=, words) and jump to a cycle",
         "help": "this help",
         "quit": "quit",
     }
@@ -78,6 +110,8 @@ class Workbench(App):
         config: UserConfig | None = None,
         psyche_save_dir: Path | None = None,
         decider: str = "utility",
+        store: str | Path = ":memory:",
+        trace_file: str | Path | None = None,
     ) -> None:
         super().__init__()
         self.scenario_arg = scenario
@@ -86,8 +120,28 @@ class Workbench(App):
         self.user_config = config or UserConfig.load()
         self.psyche_save_dir = psyche_save_dir
         self.decider_kind = decider
-        self.scenario: Scenario = load_scenario(scenario)
-        self.ctl = self._new_controller()
+        self.replay: int | None = None  # the recorded cycle shown (read-only); None: live
+        self.marks: dict[int, str] = {}  # timeline marks: vetoes and fork points
+        self.config_breaks = list(self.user_config.breakpoints)
+        self.breakpoint_specs = list(self.config_breaks)
+        self._breaks = [parse_breakpoint(b, field="breakpoints") for b in self.breakpoint_specs]
+        self.trace_file = Path(trace_file) if trace_file is not None else None
+        self.store = SessionStore(store)  # a corrupt store raises InputError: reported, untouched
+        if self.trace_file is not None:
+            # replay only: the trace's records, no engine
+            trace = read_trace(self.trace_file)
+            items = sorted(trace.cycles + trace.events, key=lambda it: (it.get("cycle", 0), it.get("type") != "cycle"))
+            self.store.use(self.store.branches(self.store.import_trace(trace.header, items, self.trace_file.name))[0]["id"])
+            self.scenario_name = str(trace.header.get("scenario") or self.trace_file.name)
+            self.trace_seed = trace.header.get("seed")
+            self.ctl = None
+            self.replay = self.store.last_cycle(self.store.branch)
+            if not trace.cycles:
+                raise InputError("the trace has no cycle to replay", file=str(self.trace_file))
+        else:
+            self.scenario: Scenario = load_scenario(scenario)
+            self.scenario_name = self.scenario.name
+            self.ctl = self._new_controller()
         self.running = False
         self.speed_index = 3
         self.until_change: tuple | None = None
@@ -101,6 +155,7 @@ class Workbench(App):
         self._dirty = True
         self._ticks = 0
         self.cycles_drawn = 0
+        self.breakpoint_hit: str | None = None
         if self.user_config.keymap:
             self.set_keymap(self.user_config.keymap)
 
@@ -110,15 +165,22 @@ class Workbench(App):
 
     # ---- set-up ----------------------------------------------------------------------------
     def _new_controller(self) -> Controller:
+        """A new run of the scenario, recorded in the store (a reset starts another)."""
         # the model is asked from the engine thread: the UI never waits on the network
         decider = make_decider(self.decider_kind, self.user_config.llm, file=str(self.user_config.path))
         agent = build_agent(self.scenario, self.seed_arg, decider=decider)
-        ctl = Controller(agent, self.scenario.name, rebuild=lambda: build_agent(self.scenario, self.seed_arg, add_goals=False, decider=decider))
+        self.store.start(agent, {"scenario": str(self.scenario.path), "name": self.scenario.name, "seed": agent.seed,
+                                 "goals": None, "decider": self.decider_kind, "config": agent.config.to_dict(),
+                                 "psyche": agent.psyche.snapshot(), "workbench": True})
+        ctl = Controller(agent, self.scenario.name, store=self.store,
+                         rebuild=lambda: build_agent(self.scenario, self.seed_arg, add_goals=False, decider=decider))
         ctl.listeners.append(self._on_engine_output)
+        self.marks = {}
         return ctl
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
+        yield Scrubber(id="scrubber")
         with Horizontal(id="top"):
             with Vertical(id="goals-box", classes="box"):
                 yield GoalsPane(id="goals")
@@ -146,6 +208,7 @@ class Workbench(App):
         self.psyche_pane = self.query_one(PsychePane)
         self.memory_pane = self.query_one(MemoryPane)
         self.status_bar = self.query_one("#status", Static)
+        self.scrubber = self.query_one(Scrubber)
         for theme in load_themes():
             self.register_theme(theme)
         wanted = self.user_config.theme or "akh-dark"
@@ -158,8 +221,11 @@ class Workbench(App):
         if self.user_config.error:
             self.notify(self.user_config.error, severity="warning", timeout=8, markup=False)
         self.set_interval(1 / DRAIN_HZ, self._drain)
-        if not self.sync:
+        if not self.sync and self.ctl is not None:
             self._engine_loop()
+        if self.trace_file is not None:
+            self.marks = self.store.marks(self.store.branch)
+            self.last_event = f"replaying {self.trace_file.name}: , . move, / searches (no engine)"
         self._render_all(None)
 
     def _remember_theme(self, theme) -> None:
@@ -171,6 +237,13 @@ class Workbench(App):
     def on_unmount(self) -> None:
         self._stop.set()
         self._commands.put(None)
+        try:
+            if self.ctl is not None:
+                self.ctl.close()  # checkpoints the branch: a later resume starts from here
+            else:
+                self.store.close()
+        except Exception:  # quitting must not fail on a store problem
+            pass
 
     # ---- the engine thread -----------------------------------------------------------------
     @work(thread=True, exclusive=True, group="engine")
@@ -194,10 +267,17 @@ class Workbench(App):
             if cmd == "cycle" or cmd == "step":
                 if cmd == "cycle" and not self.running:
                     return
+                previous = self.ctl.latest
                 rec = self.ctl.step()
+                hit = first_hit(self._breaks, rec, previous) if rec is not None and self._breaks else None
                 if rec is None:
                     self.running = False
                     self._post_note("no active goal: the run is finished (g adds a goal, ctrl+r resets)")
+                elif hit is not None:
+                    self.running = False
+                    self.until_change = None
+                    self.breakpoint_hit = f"cycle {rec['cycle']}: {hit}"
+                    self._post_note(f"paused at {self.breakpoint_hit}")
                 elif self.until_change is not None and self._statuses(rec) != self.until_change:
                     self.running = False
                     self.until_change = None
@@ -247,6 +327,11 @@ class Workbench(App):
                 record = it
                 self.cycles_drawn += 1
                 self.goals_pane.record(it)
+                if it["act"]["vetoed"]:
+                    self.marks[it["cycle"]] = "!"
+            elif it.get("type") == "fork":
+                self.last_event = (f"branch {it['branch']} forked from {it['parent']} after cycle {it['cycle']}"
+                                   f" ({', '.join(it['edits']) or 'no edits'})")
             elif it.get("type") == "reflection":
                 deltas: dict[str, float] = {}
                 for ch in it["psyche_changes"]:
@@ -260,47 +345,212 @@ class Workbench(App):
                 self.last_event = f"psyche edited ({it['source']}): applies at cycle {it['cycle'] + 1}"
             elif it.get("type") == "goal_added":
                 self.last_event = f"goal #{it['goal']['id']} added"
+        if self.breakpoint_hit is not None:
+            self.notify(self.breakpoint_hit, title="Breakpoint", severity="warning", timeout=6, markup=False)
+            self.breakpoint_hit = None
         self._render_all(record)
+
+    def shown_record(self) -> dict | None:
+        """The record the panes show: the replayed one, or the newest."""
+        if self.replay is not None:
+            return self._locked(lambda: self.store.record(self.store.branch, self.replay))
+        return self.ctl.latest if self.ctl is not None else None
+
+    def _locked(self, fn):
+        if self.ctl is None:
+            return fn()
+        with self.ctl.lock:  # the engine thread writes through the same connection
+            return fn()
+
+    def last_cycle(self) -> int:
+        if self.ctl is None:
+            return self.store.last_cycle(self.store.branch)
+        return self.ctl.cycle
 
     def _render_all(self, record: dict | None) -> None:
         try:
-            view = self.ctl.view()
-            record = record or self.ctl.latest
+            if self.replay is not None:
+                record = self.shown_record()
+                view = view_from_record(record, self.trace_seed if self.ctl is None else self.ctl.agent.seed)
+                deltas: dict[str, float] = {}
+            else:
+                view = self.ctl.view()
+                record = record or self.ctl.latest
+                deltas = self.deltas
+            self.screen_class()
             self.goals_pane.show(view)
             self.plan_pane.show(view)
             self.score_table.show(record)
             self.why_pane.show(record, self.score_table.selected_tool())
             pp = self.psyche_pane
-            pp.deltas = self.deltas
+            pp.deltas = deltas
             pp.show(view)
             mem = self.memory_pane
             mem.show(view, record, max(1, mem.size.height - 1) if mem.size.height else 8)
+            self.scrubber.show(1 if self.last_cycle() else 0, self.last_cycle(), self.replay, self.marks)
             self._render_status(view)
         except Exception as exc:
             show_error(self, f"Drawing failed: {type(exc).__name__}", exc)
+
+    def screen_class(self) -> None:
+        # every pane's border turns to the warning colour while a past cycle is shown
+        main = self.goals_pane.screen
+        main.set_class(self.replay is not None, "-replay")
 
     def _render_status(self, view: dict) -> None:
         done = sum(1 for g in view["goals"] if g["status"] == "completed" and g["parent"] is None)
         top = sum(1 for g in view["goals"] if g["parent"] is None)
         speed = SPEEDS[self.speed_index]
         t = Text()
-        t.append(f" {self.scenario.name} ", style="bold reverse")
-        t.append(f" seed {view['seed']} · cycle ")
-        t.append(str(view["cycle"]), style="bold")
-        t.append(" · ")
-        t.append("▶ running" if self.running else "■ paused", style="bold green" if self.running else "bold yellow")
-        t.append(f" · {'max' if speed == 0 else speed}/s · goals {done}/{top} done")
+        t.append(f" {self.scenario_name} ", style="bold reverse")
+        if self.ctl is not None:
+            t.append(f" {self.ctl.timeline().name}", style="bold magenta")
+        t.append(f" · seed {view['seed']} · cycle ")
+        if self.replay is not None:
+            t.append(f" {self.replay} ", style="bold reverse yellow")
+            t.append(f" of {self.last_cycle()} · ")
+            t.append("REPLAY (read-only)", style="bold yellow")
+            t.append(" · l live · f fork here" if self.ctl is not None else " · no engine: a trace file", style="dim")
+        else:
+            t.append(str(view["cycle"]), style="bold")
+            t.append(" · ")
+            t.append("▶ running" if self.running else "■ paused", style="bold green" if self.running else "bold yellow")
+            t.append(f" · {'max' if speed == 0 else speed}/s · goals {done}/{top} done")
+            if self.breakpoint_specs:
+                t.append(f" · {len(self.breakpoint_specs)} breakpoint(s)")
         if self.last_event:
             t.append(f" · {self.last_event}", style="dim")
         self.status_bar.update(t)
 
     @guarded
     def on_data_table_row_highlighted(self, event) -> None:
-        self.why_pane.show(self.ctl.latest, self.score_table.selected_tool())
+        self.why_pane.show(self.shown_record(), self.score_table.selected_tool())
+
+    @guarded
+    def on_scrubber_seek(self, event: Scrubber.Seek) -> None:
+        self._seek(event.cycle)
+
+    # ---- the timeline ----------------------------------------------------------------------
+    def _seek(self, cycle: int | None) -> None:
+        """Show recorded cycle `cycle` read-only (None, or the newest cycle when live: live)."""
+        last = self.last_cycle()
+        if cycle is not None:
+            if last == 0:
+                self.notify("nothing recorded yet: step first", markup=False)
+                return
+            cycle = min(max(cycle, 1), last)
+            if cycle == last and self.ctl is not None and self.replay is not None and cycle >= self.replay:
+                cycle = None  # moving forward past the newest cycle: back to live
+        if cycle is not None and self.running:
+            self.running = False
+            self._commands.put("wake")
+        self.replay = cycle
+        self._dirty = True
+        if self.sync:
+            self._drain()
+
+    @guarded
+    def action_back(self, n: int = 1) -> None:
+        start = self.replay if self.replay is not None else self.last_cycle() + 1
+        self._seek(start - n)
+
+    @guarded
+    def action_forward(self, n: int = 1) -> None:
+        if self.replay is None:
+            self.notify("live already: , goes back", markup=False)
+            return
+        self._seek(self.replay + n)
+
+    @guarded
+    def action_live(self) -> None:
+        if self.ctl is None:
+            self.notify("a trace file has no live run", markup=False)
+            return
+        self._seek(None)
+
+    def _read_only(self) -> bool:
+        """True (and says so) when a past cycle is shown: the engine is not touched."""
+        if self.replay is None:
+            return False
+        if self.ctl is None:
+            self.notify(f"{self.trace_file.name} is a recorded trace: replay only", markup=False)
+        else:
+            self.notify(f"replaying cycle {self.replay} (read-only): l goes back to live, f forks a branch here",
+                        markup=False)
+        return True
+
+    @guarded
+    def action_fork(self) -> None:
+        if self.ctl is None:
+            self.notify("a trace file has no engine state to fork from", markup=False)
+            return
+        cycle = self.replay if self.replay is not None else self.ctl.cycle
+        rec = self.shown_record()
+        archetypes = rec["psyche"]["archetypes"] if rec is not None and self.replay is not None \
+            else self.ctl.view()["psyche"]["archetypes"]
+        names = [b["name"] for b in self.ctl.branches()]
+        self.push_screen(ForkScreen(cycle, archetypes, list(TOOL_NAMES), names,
+                                    lambda name, edits: self.fork(cycle, name, edits)))
+
+    def fork(self, cycle: int, name: str, edits: dict) -> dict:
+        """Rewind to `cycle`, apply the edits, continue live on the new branch."""
+        self.running = False
+        event = self.ctl.fork(cycle, name, edits)  # a refusal (ValueError, InputError) reaches the dialog
+        self._after_branch_change()
+        return event
+
+    def _after_branch_change(self) -> None:
+        self.replay = None
+        self.goals_pane.errors.clear()
+        self.deltas = {}
+        self.marks = self._locked(lambda: self.store.marks(self.store.branch))
+        self._dirty = True
+        if self.sync:
+            self._drain()
+
+    @guarded
+    def action_branches(self) -> None:
+        if self.ctl is None:
+            self.notify("a trace file has one branch", markup=False)
+            return
+        branches = self.ctl.branches()
+        ids = {b["name"]: b["id"] for b in branches}
+
+        def switch(name: str) -> None:
+            self.running = False
+            self.ctl.switch(ids[name])
+            self.last_event = f"switched to branch {name} at cycle {self.ctl.cycle}"
+            self._after_branch_change()
+
+        def compare(a: str, b: str) -> None:
+            self.push_screen(CompareScreen(a, b, self.ctl.compare(ids[a], ids[b])))
+
+        self.push_screen(BranchesScreen(branches, switch, compare))
+
+    @guarded
+    def action_breakpoints(self) -> None:
+        def change(specs: list[str]) -> None:
+            parsed = [parse_breakpoint(b, field="breakpoint") for b in specs]  # refuses a bad one
+            self.breakpoint_specs, self._breaks = list(specs), parsed
+            self._dirty = True
+
+        self.push_screen(BreakpointsScreen(list(self.breakpoint_specs), change, self.config_breaks))
+
+    @guarded
+    def action_search(self) -> None:
+        def run_search(text: str) -> list[dict]:
+            filters = parse_search(text)
+            records = self._locked(lambda: list(self.store.records(self.store.branch)))
+            return search_rows(records, **filters)
+
+        self.push_screen(SearchScreen(run_search, self._seek))
 
     # ---- actions ---------------------------------------------------------------------------
     @guarded
     def action_step(self) -> None:
+        if self.replay is not None:  # stepping a replay moves through the recorded cycles
+            self.action_forward(1)
+            return
         if self.running:
             self.running = False
             self._dirty = True
@@ -309,6 +559,8 @@ class Workbench(App):
 
     @guarded
     def action_toggle_run(self) -> None:
+        if self._read_only():
+            return
         self.running = not self.running
         self.until_change = None
         self._dirty = True
@@ -329,6 +581,8 @@ class Workbench(App):
 
     @guarded
     def action_run_until_change(self) -> None:
+        if self._read_only():
+            return
         rec = self.ctl.latest
         self.until_change = self._statuses(rec) if rec else tuple((g["id"], g["status"]) for g in self.ctl.view()["goals"])
         self.running = True
@@ -336,6 +590,8 @@ class Workbench(App):
 
     @guarded
     def action_add_goal(self) -> None:
+        if self._read_only():
+            return
         def add(desc: str, crit: str | None, prio: int) -> None:
             self.ctl.add_goal(desc, crit, prio)
             self._dirty = True
@@ -344,6 +600,8 @@ class Workbench(App):
 
     @guarded
     def action_edit_psyche(self) -> None:
+        if self._read_only():
+            return
         from .psyche_editor import PsycheEditorScreen
 
         live = self.ctl.psyche_toml()
@@ -367,6 +625,8 @@ class Workbench(App):
 
     @guarded
     def action_veto_selected(self) -> None:
+        if self._read_only():
+            return
         tool = self.score_table.selected_tool()
         if tool is None:
             return
@@ -376,11 +636,17 @@ class Workbench(App):
 
     @guarded
     def action_reset(self) -> None:
+        if self.ctl is None:
+            self.notify("a trace file has no engine to reset", markup=False)
+            return
+
         def reset() -> None:
             self.ctl.listeners.clear()
-            self.ctl = self._new_controller()
+            self.ctl.store.checkpoint(self.ctl.agent)
+            self.ctl = self._new_controller()  # a new run in the same store
             self.deltas = {}
-            self.last_event = "scenario reset"
+            self.replay = None
+            self.last_event = "scenario reset (a new run)"
 
         self.running = False
         self.goals_pane.errors.clear()
@@ -388,6 +654,8 @@ class Workbench(App):
 
     @guarded
     def action_think(self) -> None:
+        if self._read_only():
+            return
         from .think_screen import ThinkScreen
 
         # the focus goal's symbols: the graph oracle matches label words exactly
@@ -400,7 +668,7 @@ class Workbench(App):
         rows = []
         for b in self.BINDINGS:
             keys = keymap.get(b.id, b.key) if b.id else b.key
-            rows.append((keys.replace("equals_sign", "=").replace("plus", "+").replace("minus", "-"), self.DESCRIPTIONS.get(b.id, b.description), b.id or ""))
+            rows.append((key_label(keys), self.DESCRIPTIONS.get(b.id, b.description), b.id or ""))
         from .psyche_editor import PsycheEditorScreen
 
         editor_rows = [(keymap.get(b.id, b.key) if b.id else b.key, b.description, b.id or "")
@@ -419,9 +687,22 @@ class Workbench(App):
         return lambda: self.call_later(self.run_action, action)
 
 
-def run(scenario: str = "zoo", seed: int | None = None, decider: str = "utility") -> int:
+KEY_NAMES = {"equals_sign": "=", "plus": "+", "minus": "-", "comma": ",", "full_stop": ".", "less_than_sign": "<",
+             "greater_than_sign": ">", "slash": "/"}
+
+
+def key_label(keys: str) -> str:
+    return ",".join(KEY_NAMES.get(k, k) for k in keys.split(","))
+
+
+def run(scenario: str = "zoo", seed: int | None = None, decider: str = "utility", store: Path | None = None,
+        trace_file: str | None = None) -> int:
+    """The workbench on a scenario, its runs recorded in `store`; or replaying a trace file."""
     try:
-        app = Workbench(scenario, seed, decider=decider)
+        if trace_file is not None:
+            app = Workbench(trace_file=trace_file)
+        else:
+            app = Workbench(scenario, seed, decider=decider, store=store or ":memory:")
     except InputError as exc:
         print(f"error: {exc}")
         return 2

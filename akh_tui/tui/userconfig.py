@@ -1,4 +1,5 @@
-"""The user's config file (platformdirs): remapped keys and the chosen theme.
+"""The user's config file (platformdirs): remapped keys, the chosen theme, the llm endpoint
+and breakpoints (`[breakpoints] stop = ["veto", "score < 0.3"]`, checked as the workbench runs).
 
 Read with tomllib; written with tomlkit so the user's own comments and layout survive when
 the workbench records a theme change."""
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import tomlkit
 
+from ..engine.breakpoints import parse as parse_breakpoint
 from ..engine.errors import InputError, toml_error
 
 
@@ -30,6 +32,7 @@ class UserConfig:
     theme: str | None = None
     keymap: dict[str, str] = field(default_factory=dict)
     llm: dict = field(default_factory=dict)  # the llm decider's endpoint: base_url, model, api_key_env, ...
+    breakpoints: list[str] = field(default_factory=list)  # specs of engine/breakpoints.py
     error: str | None = None  # a config that cannot be read is reported, and defaults are used
 
     @classmethod
@@ -44,8 +47,8 @@ class UserConfig:
             except tomllib.TOMLDecodeError as exc:
                 raise toml_error(exc, str(path)) from None
             for key in data:
-                if key not in ("theme", "keymap", "llm"):
-                    raise InputError(f"unknown key '{key}' (known: theme, keymap, llm)", file=str(path), field=key)
+                if key not in ("theme", "keymap", "llm", "breakpoints"):
+                    raise InputError(f"unknown key '{key}' (known: theme, keymap, llm, breakpoints)", file=str(path), field=key)
             theme = data.get("theme")
             if theme is not None and not isinstance(theme, str):
                 raise InputError("must be a theme name", file=str(path), field="theme")
@@ -55,7 +58,17 @@ class UserConfig:
             llm = data.get("llm", {})
             if not isinstance(llm, dict):
                 raise InputError("must be a table: base_url, model, api_key_env, ...", file=str(path), field="llm")
-            cfg.theme, cfg.keymap, cfg.llm = theme, dict(keymap), dict(llm)
+            bp = data.get("breakpoints", {})
+            stop = bp.get("stop", []) if isinstance(bp, dict) else None
+            if not isinstance(stop, list) or not all(isinstance(x, str) for x in stop) or set(bp) - {"stop"}:
+                raise InputError('must be a table with stop = ["veto", "tool=shell_exec", ...]', file=str(path),
+                                 field="breakpoints")
+            for spec in stop:
+                try:
+                    parse_breakpoint(spec)
+                except InputError as exc:
+                    raise InputError(exc.message, file=str(path), field="breakpoints.stop") from None
+            cfg.theme, cfg.keymap, cfg.llm, cfg.breakpoints = theme, dict(keymap), dict(llm), list(stop)
         except (InputError, OSError, UnicodeDecodeError) as exc:
             cfg.error = f"config ignored: {exc}"
         return cfg
