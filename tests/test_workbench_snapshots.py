@@ -60,3 +60,30 @@ def test_psyche_editor_shows_an_error_with_line_and_field(snap_compare, workbenc
 
 def test_thinkloop_view(snap_compare, workbench):
     assert snap_compare(workbench("zoo"), press=["space", "t", "space", "space", "space"], terminal_size=SIZE)
+
+
+def test_replay_of_a_past_cycle_is_read_only_and_marked(snap_compare, workbench):
+    # six cycles, then three back: every pane shows cycle 3 as it was, borders in the warning colour
+    assert snap_compare(workbench("zoo"), press=["space"] * 6 + ["comma"] * 3, terminal_size=SIZE)
+
+
+# in the fork dialog: sage down to 0.1, explorer up to 0.95 (fields: name, sage, healer, explorer, ...)
+FORK_EXPLORER = (["tab"] + ["backspace"] * 4 + ["0", "full_stop", "1"] + ["tab", "tab"] + ["backspace"] * 4
+                 + ["0", "full_stop", "9", "5"])
+
+
+def test_fork_dialog_at_a_replayed_cycle(snap_compare, workbench):
+    assert snap_compare(workbench("solar"), press=["space"] * 10 + ["comma"] * 6 + ["f"] + FORK_EXPLORER,
+                        terminal_size=SIZE)
+
+
+def test_compare_view_shows_the_fork_diverging(snap_compare, workbench):
+    # fork after cycle 4 (sage 0.1, explorer 0.95), run the branch on to cycle 10, compare with main
+    press = ["space"] * 10 + ["comma"] * 6 + ["f"] + FORK_EXPLORER + ["enter"] + ["space"] * 6 + ["b", "up", "c"]
+    assert snap_compare(workbench("solar"), press=press, terminal_size=SIZE)
+
+
+def test_breakpoint_on_a_veto_pauses_the_run(snap_compare, workbench, tmp_path):
+    (tmp_path / "bp.toml").write_text('[breakpoints]\nstop = ["veto"]\n')
+    app = workbench("shadow", config_path=tmp_path / "bp.toml")
+    assert snap_compare(app, press=["space"] * 4, terminal_size=SIZE)  # stepping: the note and the toast

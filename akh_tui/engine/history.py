@@ -142,8 +142,9 @@ def compare(a: Iterable[dict], b: Iterable[dict], a_last: dict | None = None, b_
         if first_difference is None and (not same_choice or da["candidates"] != db["candidates"]):
             ca = {c["tool"]: c for c in da["candidates"]}
             cb = {c["tool"]: c for c in db["candidates"]}
-            first_difference = {"cycle": ra["cycle"], "same_choice": same_choice,
-                                "factors": _factor_diff(ca, cb, [c["tool"] for c in da["candidates"]])}
+            # the chosen tools first, then the others that were offered on either side
+            tools = dict.fromkeys([da["tool"], db["tool"]] + [t for t in ca if ca[t]["offered"] or cb[t]["offered"]])
+            first_difference = {"cycle": ra["cycle"], "same_choice": same_choice, "factors": _factor_diff(ca, cb, tools)}
         if not same_choice:
             ca = {c["tool"]: c for c in da["candidates"]}
             cb = {c["tool"]: c for c in db["candidates"]}

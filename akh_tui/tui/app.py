@@ -451,7 +451,7 @@ class Workbench(App):
 
     @guarded
     def action_back(self, n: int = 1) -> None:
-        start = self.replay if self.replay is not None else self.last_cycle() + 1
+        start = self.replay if self.replay is not None else self.last_cycle()  # live shows the newest
         self._seek(start - n)
 
     @guarded

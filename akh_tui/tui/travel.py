@@ -70,11 +70,10 @@ class Scrubber(Static):
         width = self.size.width or 80
         at = self.last if self.position is None else self.position
         t = Text()
-        t.append("◀ ", style="dim")
         if self.position is None:
-            t.append("LIVE", style="bold")
+            t.append(" ● LIVE ", style="bold green")
         else:
-            t.append("REPLAY", style="bold reverse")
+            t.append(" ◀ REPLAY ", style="bold reverse yellow")
         # the number padded to the newest's width, so the track does not jump as it changes
         t.append(f"  cycle {at:>{len(str(self.last))}} / {self.last}  ")
         cells = max(1, width - len(t) - 2)
