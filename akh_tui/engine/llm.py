@@ -874,3 +874,31 @@ def make_decider(kind: str, llm: Mapping[str, Any] | None = None, file: str | No
                              file=file, field="llm")
         return LLMDecider(OpenAICompatibleProvider(LLMConfig.from_dict(llm, file=file)))
     raise InputError(f"unknown decider {kind!r} (known: {', '.join(DECIDERS)})", field="decider")
+
+
+class RecordedDecider:
+    """The model's answers as the cycle records hold them, for replaying recorded cycles
+    (rewind, fork, resume after a kill): no network call, and the same choices as the run.
+    An intent the agent rejected is rejected again the same way."""
+
+    def __init__(self, records: Mapping[int, dict]) -> None:
+        self.records = records
+        self.memory = StructuredMemory()
+        self.failures: deque[str] = deque(maxlen=FAILURE_HISTORY)
+
+    def decide(self, context: Mapping[str, Any]) -> dict[str, Any]:
+        rec = self.records.get(context.get("cycle"))
+        llm = (rec or {}).get("decide", {}).get("llm")
+        result: dict[str, Any] = {"intent": None, "rejected": None, "error": None, "tokens_used": 0}
+        if llm is None:
+            result["error"] = f"no recorded model answer for cycle {context.get('cycle')}"
+        elif llm["status"] == "llm_error":
+            result["error"] = llm["reason"]
+        elif llm["tool"] is None:
+            result["rejected"] = llm["reason"]
+        else:
+            result["tokens_used"] = llm.get("tokens", 0)
+            result["intent"] = {"tool": llm["tool"], "input": llm["input"],
+                                "situation_assessment": llm["situation_assessment"],
+                                "action_rationale": llm["action_rationale"]}
+        return result

@@ -477,9 +477,17 @@ class SessionStore:
                              file=self.where)
         agent = self._restore(branch, json.loads(base[1]), rebuild())
         inputs = self.inputs(branch, base[0], cycle)
-        for c in range(base[0], cycle):
-            apply_inputs(agent, inputs.get(c, []))
-            agent.step()
+        live = agent.decider
+        if live is not None and cycle > base[0]:  # a model is not asked again: its recorded answers are
+            from .llm import RecordedDecider
+
+            agent.decider = RecordedDecider({r["cycle"]: r for r in self.records(branch, base[0] + 1, cycle)})
+        try:
+            for c in range(base[0], cycle):
+                apply_inputs(agent, inputs.get(c, []))
+                agent.step()
+        finally:
+            agent.decider = live
         agent.drain_events()
         agent.episodic.new.clear()  # the replayed cycles' episodes are stored already
         return agent
