@@ -55,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--decider", choices=("utility", "scripted", "llm"), default="utility",
                    help="who decides in the workbench (see `agent run --decider`)")
     p.add_argument("--data-dir", help="where the workbench records its runs (default: $AKH_TUI_DATA or the platform's data dir)")
+    p.add_argument("--resume", action="store_true",
+                   help="open the workbench on the data dir's current run and branch, where it was left (also after a crash)")
     sub = p.add_subparsers(dest="command")
     op = sub.add_parser("open", help="replay a JSONL trace file in the workbench (read-only, no engine)")
     op.add_argument("file")
@@ -174,7 +176,9 @@ def start_workbench(args, out: Console) -> int:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"cannot use the data dir: {exc.strerror or exc}", file=str(folder), field="--data-dir") from None
-    return run(args.scenario or "zoo", args.seed, args.decider, store=folder / "session.db")
+    if args.resume and (args.scenario or args.seed is not None):
+        raise InputError("--resume continues the stored run: it takes no --scenario or --seed", field="--resume")
+    return run(args.scenario or "zoo", args.seed, args.decider, store=folder / "session.db", resume=args.resume)
 
 
 def open_trace(args, out: Console) -> int:

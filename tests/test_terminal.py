@@ -73,3 +73,32 @@ def test_workbench_in_tmux_steps_shows_a_veto_and_quits(tmp_path):
         assert not t.alive() or "Score breakdown" not in t.screen()
     finally:
         t.kill()
+
+
+def test_workbench_killed_mid_branch_resumes_where_it_was(tmp_path):
+    """kill -9 the workbench on a forked branch; `akh-tui --resume` opens that branch at the
+    last cycle it recorded, and it goes on."""
+    env = {"AKH_TUI_CONFIG": str(tmp_path / "config.toml"), "AKH_TUI_DATA": str(tmp_path / "data")}
+    t = Tmux([sys.executable, "-m", "akh_tui.cli", "--scenario", "solar"], env)
+    try:
+        t.wait_for("cycle 0")
+        t.keys(*["Space"] * 6)
+        t.wait_for("cycle 6")
+        t.keys(",", "f")
+        t.wait_for("Fork at cycle 5")
+        t.keys("Tab", "Tab", "Tab", *["BSpace"] * 4, "0.95", "Enter")
+        t.wait_for("fork-5")
+        t.keys("Space", "Space", "Space")
+        t.wait_for("cycle 8")
+        pid = int(t.run("display", "-p", "-t", "t", "#{pane_pid}").strip())
+        os.kill(pid, 9)
+    finally:
+        t.kill()
+    t = Tmux([sys.executable, "-m", "akh_tui.cli", "--resume"], env)
+    try:
+        screen = t.wait_for("cycle 8")
+        assert "fork-5" in screen and "★ explorer" in screen  # the branch, with its edit
+        t.keys("Space")
+        t.wait_for("cycle 9")
+    finally:
+        t.kill()

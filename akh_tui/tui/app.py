@@ -32,7 +32,8 @@ from ..engine.breakpoints import first_hit
 from ..engine.breakpoints import parse as parse_breakpoint
 from ..engine.controller import Controller
 from ..engine.errors import InputError
-from ..engine.history import search_rows
+from ..engine.agent import Agent
+from ..engine.history import apply_inputs, search_rows
 from ..engine.llm import make_decider
 from ..engine.psyche import Psyche
 from ..engine.replay import parse_search, view_from_record
@@ -112,6 +113,7 @@ class Workbench(App):
         decider: str = "utility",
         store: str | Path = ":memory:",
         trace_file: str | Path | None = None,
+        resume: bool = False,
     ) -> None:
         super().__init__()
         self.scenario_arg = scenario
@@ -138,6 +140,18 @@ class Workbench(App):
             self.replay = self.store.last_cycle(self.store.branch)
             if not trace.cycles:
                 raise InputError("the trace has no cycle to replay", file=str(self.trace_file))
+        elif resume:  # the store's current run and branch, where it was left
+            meta = self.store.meta()
+            if meta is None:
+                raise InputError("no session to resume in this store (start one with `akh-tui`)", file=self.store.where)
+            if meta.get("imported_from"):
+                raise InputError(f"the current run was imported from {meta['imported_from']}: replay it with "
+                                 f"`akh-tui open`", file=self.store.where)
+            self.scenario = load_scenario(meta["scenario"])
+            self.scenario_name = self.scenario.name
+            self.seed_arg, self.decider_kind = meta["seed"], meta.get("decider", "utility")
+            self.ctl = self._controller(lambda rebuild: self.store.resume(rebuild, apply_inputs))
+            self.last_event = f"resumed at cycle {self.ctl.cycle}"
         else:
             self.scenario: Scenario = load_scenario(scenario)
             self.scenario_name = self.scenario.name
@@ -166,16 +180,26 @@ class Workbench(App):
     # ---- set-up ----------------------------------------------------------------------------
     def _new_controller(self) -> Controller:
         """A new run of the scenario, recorded in the store (a reset starts another)."""
+
+        def start(rebuild) -> Agent:
+            agent = build_agent(self.scenario, self.seed_arg, decider=rebuild().decider)
+            self.store.start(agent, {"scenario": str(self.scenario.path), "name": self.scenario.name, "seed": agent.seed,
+                                     "goals": None, "decider": self.decider_kind, "config": agent.config.to_dict(),
+                                     "psyche": agent.psyche.snapshot(), "workbench": True})
+            return agent
+
+        return self._controller(start)
+
+    def _controller(self, make_agent) -> Controller:
         # the model is asked from the engine thread: the UI never waits on the network
         decider = make_decider(self.decider_kind, self.user_config.llm, file=str(self.user_config.path))
-        agent = build_agent(self.scenario, self.seed_arg, decider=decider)
-        self.store.start(agent, {"scenario": str(self.scenario.path), "name": self.scenario.name, "seed": agent.seed,
-                                 "goals": None, "decider": self.decider_kind, "config": agent.config.to_dict(),
-                                 "psyche": agent.psyche.snapshot(), "workbench": True})
-        ctl = Controller(agent, self.scenario.name, store=self.store,
-                         rebuild=lambda: build_agent(self.scenario, self.seed_arg, add_goals=False, decider=decider))
+
+        def rebuild():
+            return build_agent(self.scenario, self.seed_arg, add_goals=False, decider=decider)
+
+        ctl = Controller(make_agent(rebuild), self.scenario.name, store=self.store, rebuild=rebuild)
         ctl.listeners.append(self._on_engine_output)
-        self.marks = {}
+        self.marks = self.store.marks(self.store.branch)
         return ctl
 
     def compose(self) -> ComposeResult:
@@ -696,13 +720,14 @@ def key_label(keys: str) -> str:
 
 
 def run(scenario: str = "zoo", seed: int | None = None, decider: str = "utility", store: Path | None = None,
-        trace_file: str | None = None) -> int:
-    """The workbench on a scenario, its runs recorded in `store`; or replaying a trace file."""
+        trace_file: str | None = None, resume: bool = False) -> int:
+    """The workbench on a scenario, its runs recorded in `store` (or resuming the store's
+    current branch); or replaying a trace file."""
     try:
         if trace_file is not None:
             app = Workbench(trace_file=trace_file)
         else:
-            app = Workbench(scenario, seed, decider=decider, store=store or ":memory:")
+            app = Workbench(scenario, seed, decider=decider, store=store or ":memory:", resume=resume)
     except InputError as exc:
         print(f"error: {exc}")
         return 2
