@@ -162,9 +162,12 @@ def ui_figures(seconds: float = 3.0) -> dict:
 
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["AKH_TUI_CONFIG"] = str(Path(tmp) / "config.toml")
-        app = Workbench("zoo", config=UserConfig.load(Path(tmp) / "config.toml"))
+        app = Workbench("zoo", config=UserConfig.load(Path(tmp) / "config.toml"), store=Path(tmp) / "ui.db")
         app.ctl.listeners.clear()
-        app.ctl = Controller(demo_agent(), "bench")
+        # both sides record every cycle in a session store on disk, as the workbench and the CLI do
+        agent = demo_agent()
+        app.store.start(agent, {"name": "bench"})
+        app.ctl = Controller(agent, "bench", store=app.store)
         app.ctl.listeners.append(app._on_engine_output)
         result: dict = {}
 
@@ -172,7 +175,10 @@ def ui_figures(seconds: float = 3.0) -> dict:
             async with app.run_test(size=(120, 36)) as pilot:
                 await pilot.pause()
                 app.speed_index = len(app.speed_levels()) - 1
-                headless = Controller(demo_agent(), "bench")
+                bare = demo_agent()
+                bare_store = SessionStore(Path(tmp) / "headless.db")
+                bare_store.start(bare, {"name": "bench"})
+                headless = Controller(bare, "bench", store=bare_store)
                 ui_rates, bare_rates = [], []
                 # interleaved rounds: this machine's speed drifts, so compare like with like
                 for _ in range(3):

@@ -200,6 +200,7 @@ class Workbench(App):
         ctl = Controller(make_agent(rebuild), self.scenario.name, store=self.store, rebuild=rebuild)
         ctl.listeners.append(self._on_engine_output)
         self.marks = self.store.marks(self.store.branch)
+        self.branch_name = self.store.branch_info(self.store.branch)["name"]  # drawn every frame: cached
         return ctl
 
     def compose(self) -> ComposeResult:
@@ -428,7 +429,7 @@ class Workbench(App):
         t = Text()
         t.append(f" {self.scenario_name} ", style="bold reverse")
         if self.ctl is not None:
-            t.append(f" {self.ctl.timeline().name}", style="bold magenta")
+            t.append(f" {self.branch_name}", style="bold magenta")
         t.append(f" · seed {view['seed']} · cycle ")
         if self.replay is not None:
             t.append(f" {self.replay} ", style="bold reverse yellow")
@@ -525,6 +526,7 @@ class Workbench(App):
 
     def _after_branch_change(self) -> None:
         self.replay = None
+        self.branch_name = self._locked(lambda: self.store.branch_info(self.store.branch)["name"])
         self.goals_pane.errors.clear()
         self.deltas = {}
         self.marks = self._locked(lambda: self.store.marks(self.store.branch))
