@@ -62,7 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
     op.add_argument("file")
 
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--data-dir", help="session folder (default: $AKH_TUI_DATA or the platform's data dir)")
+    # SUPPRESS: given before the sub-command (`akh-tui --data-dir X agent run`), the main
+    # parser's value must not be overwritten by this one's default
+    common.add_argument("--data-dir", default=argparse.SUPPRESS,
+                        help="session folder (default: $AKH_TUI_DATA or the platform's data dir)")
     common.add_argument("--json", action="store_true", help="machine-readable output")
 
     agent = sub.add_parser("agent", help="run the agent headless")

@@ -12,6 +12,8 @@ from rich.table import Table
 from rich.text import Text
 
 from .engine.errors import InputError
+from .engine.history import search_rows
+from .engine.replay import parse_search
 from .engine.session import SessionStore
 from .engine.trace import TraceWriter, read_trace
 
@@ -28,6 +30,10 @@ def add_parser(sub, common) -> None:
     exp.add_argument("-o", "--output", default="-", help="file to write (default: standard output)")
     imp = ssub.add_parser("import", parents=[common], help="add a JSONL trace as a run (replay only: it has no engine state)")
     imp.add_argument("file")
+    find = ssub.add_parser("search", parents=[common], help="cycles of a branch by tool, veto, goal, progress or words in the output")
+    find.add_argument("run", type=int, metavar="RUN")
+    find.add_argument("query", help="e.g. 'tool=kg_query', 'veto', 'progress=failed goal=2', 'planet'")
+    find.add_argument("--branch", default="main", help="branch name (default: main)")
     dele = ssub.add_parser("delete", parents=[common], help="delete a run and all its branches")
     dele.add_argument("run", type=int, metavar="RUN")
 
@@ -47,7 +53,7 @@ def dispatch(args, out: Console, err: Console) -> int:
     store = open_store(args)
     try:
         return {"list": cmd_list, "show": cmd_show, "export": cmd_export, "import": cmd_import,
-                "delete": cmd_delete}[args.sessions_command](store, args, out, err)
+                "search": cmd_search, "delete": cmd_delete}[args.sessions_command](store, args, out, err)
     finally:
         store.close()
 
@@ -139,6 +145,26 @@ def cmd_import(store: SessionStore, args, out: Console, err: Console) -> int:
         print(json.dumps({"run": run, "cycles": len(trace.cycles), "events": len(trace.events)}))
     else:
         out.print(Text(f"imported {len(trace.cycles)} cycle(s) and {len(trace.events)} event(s) as run {run} (replay only)"))
+    return 0
+
+
+def cmd_search(store: SessionStore, args, out: Console, err: Console) -> int:
+    try:
+        filters = parse_search(args.query)
+    except ValueError as exc:
+        raise InputError(str(exc), field="query") from None
+    store.run_meta(args.run)
+    rows = search_rows(store.records(store.find_branch(args.run, args.branch)), **filters)
+    if args.json:
+        print(json.dumps(rows))
+        return 0
+    t = Table(title=f"run {args.run} branch {args.branch}: {len(rows)} cycle(s) match {args.query!r}")
+    for col in ("cycle", "tool", "progress", "vetoed", "output"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(str(r["cycle"]), Text(r["tool"]), Text(r["progress"]), "yes" if r["vetoed"] else "",
+                  Text(r["output"][:100]))
+    out.print(t)
     return 0
 
 
