@@ -42,7 +42,7 @@ from ..engine.session import SessionStore
 from ..engine.tools import TOOL_NAMES
 from ..engine.trace import read_trace
 from .dialogs import AddGoalScreen, HelpScreen, guarded, show_error
-from .panes import GoalsPane, MemoryPane, PlanPane, PsychePane, ScoreTable, WhyPane
+from .panes import ERROR_WIDTH, GoalsPane, MemoryPane, PlanPane, PsychePane, ScoreTable, WhyPane
 from .themes import load_themes
 from .travel import BranchesScreen, BreakpointsScreen, CompareScreen, ForkScreen, Scrubber, SearchScreen
 from .userconfig import UserConfig
@@ -394,16 +394,18 @@ class Workbench(App):
 
     def _render_all(self, record: dict | None) -> None:
         try:
+            errors = None
             if self.replay is not None:
                 record = self.shown_record()
                 view = view_from_record(record, self.trace_seed if self.ctl is None else self.ctl.agent.seed)
                 deltas: dict[str, float] = {}
+                errors = self._replayed_errors(self.replay)
             else:
                 view = self.ctl.view()
                 record = record or self.ctl.latest
                 deltas = self.deltas
             self.screen_class()
-            self.goals_pane.show(view)
+            self.goals_pane.show(view, errors)
             self.plan_pane.show(view)
             self.score_table.show(record)
             self.why_pane.show(record, self.score_table.selected_tool())
@@ -416,6 +418,14 @@ class Workbench(App):
             self._render_status(view)
         except Exception as exc:
             show_error(self, f"Drawing failed: {type(exc).__name__}", exc)
+
+    def _replayed_errors(self, cycle: int) -> dict[int, list[float]]:
+        """The goals' error sparklines as they stood at a replayed cycle (from its records)."""
+        errors: dict[int, list[float]] = {}
+        first = max(1, cycle - ERROR_WIDTH + 1)
+        for rec in self._locked(lambda: list(self.store.records(self.store.branch, first, cycle))):
+            self.goals_pane.record(rec, errors)
+        return errors
 
     def screen_class(self) -> None:
         # every pane's border turns to the warning colour while a past cycle is shown
@@ -443,7 +453,7 @@ class Workbench(App):
             t.append(f" · {'max' if speed == 0 else speed}/s · goals {done}/{top} done")
             if self.breakpoint_specs:
                 t.append(f" · {len(self.breakpoint_specs)} breakpoint(s)")
-        if self.last_event:
+        if self.last_event and self.replay is None:  # the live run's news, not the replayed cycle's
             t.append(f" · {self.last_event}", style="dim")
         self.status_bar.update(t)
 

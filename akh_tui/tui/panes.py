@@ -72,15 +72,18 @@ class GoalsPane(Tree):
         self.guide_depth = 2
         self._shape: tuple = ()
 
-    def record(self, rec: dict) -> None:
+    def record(self, rec: dict, errors: dict[int, list[float]] | None = None) -> None:
         """Keep each goal's error signal, the OODA loop's counterpart of ThinkLoop's e(k)."""
+        errors = self.errors if errors is None else errors
         for g in rec["goals"]:
             if g["status"] in ("active", "suspended") or g["id"] == rec["goal"]["id"]:
-                series = self.errors.setdefault(g["id"], [])
+                series = errors.setdefault(g["id"], [])
                 series.append(1.0 - g["coverage"])
                 del series[:-ERROR_HISTORY]
 
-    def show(self, view: dict) -> None:
+    def show(self, view: dict, errors: dict[int, list[float]] | None = None) -> None:
+        """`errors`: the series to draw instead of the live ones (a replayed cycle's)."""
+        shown_errors = self.errors if errors is None else errors
         goals = view["goals"]
         by_id = {g["id"]: g for g in goals}
         shape = tuple((g["id"], g["parent"]) for g in goals)
@@ -90,7 +93,7 @@ class GoalsPane(Tree):
             self._goal_nodes = {}
 
             def add(parent_node, g):
-                node = parent_node.add(self._label(g, view["focus"], self.errors.get(g["id"])), data=g["id"], expand=True)
+                node = parent_node.add(self._label(g, view["focus"], shown_errors.get(g["id"])), data=g["id"], expand=True)
                 self._goal_nodes[g["id"]] = node
                 for cid in g["children"]:
                     add(node, by_id[cid])
@@ -103,7 +106,7 @@ class GoalsPane(Tree):
         else:
             for g in goals:
                 node = self._goal_nodes[g["id"]]
-                label = self._label(g, view["focus"], self.errors.get(g["id"]))
+                label = self._label(g, view["focus"], shown_errors.get(g["id"]))
                 if label != node.label:
                     node.set_label(label)
 
