@@ -287,11 +287,13 @@ class SessionStore:
                 return row[0][0]
         return 0
 
-    def marks(self, branch: int) -> dict[int, str]:
-        """Cycles worth a mark on the timeline: vetoes (!) and the lineage's fork points (◆)."""
+    def marks(self, branch: int, limit: int = 2000) -> dict[int, str]:
+        """Cycles worth a mark on the timeline: the newest `limit` vetoes (!) and the lineage's
+        fork points (◆)."""
         sql = ("SELECT cycle FROM cycles WHERE branch=? AND cycle>=? AND cycle<? "
                "AND json_extract(record, '$.act.vetoed')")
-        out = {c: "!" for (c,) in self._ranged(branch, "cycles", sql, 0, INF)}
+        vetoes = [c for (c,) in self._ranged(branch, "cycles", sql, 0, INF)]
+        out = {c: "!" for c in vetoes[-limit:]}
         for seg in self.lineage(branch)[:-1]:
             out[seg.hi["snapshots"] - 1] = "◆"
         return out

@@ -50,6 +50,7 @@ from .userconfig import UserConfig
 SPEEDS = (1, 2, 5, 10, 20, 50, 100, 0)  # cycles per second; 0 = as fast as the engine goes
 DRAIN_HZ = 30  # at most this many redraws a second
 FAST_FRAME_EVERY = 6  # at full speed draw every 6th tick (5 a second): drawing holds the GIL
+MAX_MARKS = 2000  # veto and fork marks kept for the timeline (it has about a hundred cells)
 
 
 class Workbench(App):
@@ -354,6 +355,8 @@ class Workbench(App):
                 self.goals_pane.record(it)
                 if it["act"]["vetoed"]:
                     self.marks[it["cycle"]] = "!"
+                    if len(self.marks) > MAX_MARKS:  # bounded: a long run must not grow the UI's memory
+                        del self.marks[min(self.marks)]
             elif it.get("type") == "fork":
                 self.last_event = (f"branch {it['branch']} forked from {it['parent']} after cycle {it['cycle']}"
                                    f" ({', '.join(it['edits']) or 'no edits'})")
