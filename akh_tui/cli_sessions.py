@@ -12,7 +12,6 @@ from rich.table import Table
 from rich.text import Text
 
 from .engine.errors import InputError
-from .engine.history import search_rows
 from .engine.replay import parse_search
 from .engine.session import SessionStore
 from .engine.trace import TraceWriter, read_trace
@@ -154,7 +153,7 @@ def cmd_search(store: SessionStore, args, out: Console, err: Console) -> int:
     except ValueError as exc:
         raise InputError(str(exc), field="query") from None
     store.run_meta(args.run)
-    rows = search_rows(store.records(store.find_branch(args.run, args.branch)), **filters)
+    rows = store.search(store.find_branch(args.run, args.branch), **filters)
     if args.json:
         print(json.dumps(rows))
         return 0

@@ -166,3 +166,16 @@ def test_resume_without_a_checkpoint_replays_to_the_last_cycle_and_its_inputs(tm
     agent = store.resume(fresh, apply_inputs, store.branch)
     assert agent.cycle == 13 and any(g.description == "Find icy planets" for g in agent.goals.values())
     assert json.dumps(agent.step(), sort_keys=True) == json.dumps(expected, sort_keys=True)
+
+
+def test_the_store_searches_a_branch_like_search_does_on_its_records():
+    ctl, tl = recorded_run(30, every=5)
+    ctl.fork(12, "side", {"archetypes": {"explorer": 0.95}})
+    ctl.run(10)
+    branch = ctl.timeline()
+    recs = list(branch.records())
+    for filters in ({"tool": "kg_query"}, {"progress": "advanced", "goal": 1}, {"veto": True}, {"text": "PLANET"},
+                    {"text": "100%_"}, {"tool": "reason", "text": "planet"}):
+        expected = search(recs, **filters)
+        assert [r["cycle"] for r in ctl.search(**filters)] == expected, filters
+    assert [r["cycle"] for r in ctl.search(tool="kg_query")]  # not vacuous

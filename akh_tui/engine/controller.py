@@ -13,7 +13,7 @@ from typing import Callable
 from .agent import Agent
 from .errors import InputError
 from .goals import Goal
-from .history import Timeline, apply_inputs, compare, search_rows
+from .history import Timeline, apply_inputs, compare
 from .psyche import Psyche
 from .session import SessionStore
 from .state import restore as restore_state
@@ -221,8 +221,7 @@ class Controller:
     def search(self, **filters) -> list[dict]:
         """Cycles of the current branch matching history.search's filters, as table rows."""
         with self.lock:
-            records = list(self.store.records(self.store.branch)) if self.store else []
-        return search_rows(records, **filters)
+            return self.store.search(self.store.branch, **filters) if self.store else []
 
     def snapshot(self) -> dict:
         with self.lock:

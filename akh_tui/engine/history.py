@@ -192,10 +192,3 @@ def search(records: Iterable[dict], tool: str | None = None, veto: str | bool | 
         out.append(r["cycle"])
     return out
 
-
-def search_rows(records: Iterable[dict], **filters) -> list[dict]:
-    """search(), as rows a table shows: cycle, tool, progress, vetoed, output."""
-    recs = {r["cycle"]: r for r in records}
-    return [{"cycle": c, "tool": recs[c]["decide"]["tool"], "progress": recs[c]["act"]["progress"],
-             "vetoed": recs[c]["act"]["vetoed"], "output": recs[c]["act"]["output"]}
-            for c in search(recs.values(), **filters)]

@@ -287,6 +287,40 @@ class SessionStore:
                 return row[0][0]
         return 0
 
+    def search(self, branch: int, tool: str | None = None, veto: str | bool | None = None, goal: int | None = None,
+               progress: str | None = None, text: str | None = None) -> list[dict]:
+        """history.search's filters, run inside SQLite (a 10,000-cycle branch in a fraction of a
+        second): rows of cycle, tool, progress, vetoed, output. Text matches case-insensitively
+        for ASCII letters (SQLite's LIKE)."""
+        where, args = [], []
+        if tool is not None:
+            where.append("json_extract(record, '$.decide.tool') = ?")
+            args.append(tool)
+        if veto is not None:
+            where.append("json_extract(record, '$.act.vetoed')")
+            if veto is not True:
+                where.append("json_extract(record, '$.act.veto') = ?")
+                args.append(veto)
+        if goal is not None:
+            where.append("json_extract(record, '$.goal.id') = ?")
+            args.append(goal)
+        if progress is not None:
+            where.append("json_extract(record, '$.act.progress') = ?")
+            args.append(progress)
+        if text:
+            where.append("json_extract(record, '$.act.output') LIKE ? ESCAPE '\\'")
+            args.append("%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+        cond = "".join(f" AND {w}" for w in where)
+        out = []
+        for seg in self.lineage(branch):
+            rows = self._query(
+                "SELECT cycle, json_extract(record, '$.decide.tool'), json_extract(record, '$.act.progress'), "
+                "json_extract(record, '$.act.vetoed'), json_extract(record, '$.act.output') FROM cycles "
+                f"WHERE branch=? AND cycle>=? AND cycle<?{cond} ORDER BY cycle",
+                (seg.branch, seg.lo["cycles"], seg.hi["cycles"], *args))
+            out.extend({"cycle": c, "tool": t, "progress": p, "vetoed": bool(v), "output": o} for c, t, p, v, o in rows)
+        return out
+
     def marks(self, branch: int, limit: int = 2000) -> dict[int, str]:
         """Cycles worth a mark on the timeline: the newest `limit` vetoes (!) and the lineage's
         fork points (◆)."""

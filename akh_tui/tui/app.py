@@ -33,7 +33,7 @@ from ..engine.breakpoints import parse as parse_breakpoint
 from ..engine.controller import Controller
 from ..engine.errors import InputError
 from ..engine.agent import Agent
-from ..engine.history import apply_inputs, search_rows
+from ..engine.history import apply_inputs
 from ..engine.llm import make_decider
 from ..engine.psyche import Psyche
 from ..engine.replay import parse_search, view_from_record
@@ -579,8 +579,7 @@ class Workbench(App):
     def action_search(self) -> None:
         def run_search(text: str) -> list[dict]:
             filters = parse_search(text)
-            records = self._locked(lambda: list(self.store.records(self.store.branch)))
-            return search_rows(records, **filters)
+            return self._locked(lambda: self.store.search(self.store.branch, **filters))
 
         self.push_screen(SearchScreen(run_search, self._seek))
 
