@@ -179,3 +179,16 @@ def test_the_store_searches_a_branch_like_search_does_on_its_records():
         expected = search(recs, **filters)
         assert [r["cycle"] for r in ctl.search(**filters)] == expected, filters
     assert [r["cycle"] for r in ctl.search(tool="kg_query")]  # not vacuous
+
+
+def test_compare_of_two_branches_starts_where_their_histories_part():
+    ctl, tl = recorded_run(30, every=5)
+    main = tl.branch
+    ctl.fork(20, "late", {"archetypes": {"guardian": 0.95, "sage": 0.1}})
+    ctl.run(10)
+    late = ctl.store.branch
+    assert ctl.store.shared_cycles(main, late) == 21 and ctl.store.shared_cycles(main, main) > 30
+    result = ctl.compare(main, late)
+    full = compare(tl.records(), ctl.timeline().records())  # the same answer reading everything
+    assert {k: v for k, v in result.items() if k in full} == full
+    assert result["first_divergence"] is not None and result["first_divergence"]["cycle"] > 20

@@ -215,7 +215,8 @@ class Controller:
         with self.lock:
             st = self.store
             la, lb = st.last_cycle(a), st.last_cycle(b)
-            result = compare(st.records(a), st.records(b), st.record(a, la), st.record(b, lb))
+            start = st.shared_cycles(a, b)  # the common ancestry is the same rows: nothing to compare
+            result = compare(st.records(a, start), st.records(b, start), st.record(a, la), st.record(b, lb))
             return result | {"a_name": st.branch_info(a)["name"], "b_name": st.branch_info(b)["name"]}
 
     def search(self, **filters) -> list[dict]:

@@ -279,6 +279,18 @@ class SessionStore:
         for (rec,) in self._ranged(branch, "cycles", sql, start, min(end, INF - 1) + 1):
             yield json.loads(rec)
 
+    def shared_cycles(self, a: int, b: int) -> int:
+        """The first cycle whose record two branches may not share: below it both read the very
+        same rows (their common ancestry), so a comparison can start there."""
+        shared = 1
+        for sa, sb in zip(self.lineage(a), self.lineage(b)):
+            if sa.branch != sb.branch:
+                break
+            shared = min(sa.hi["cycles"], sb.hi["cycles"])
+            if sa.hi["cycles"] != sb.hi["cycles"]:
+                break
+        return max(1, min(shared, INF - 1))
+
     def last_cycle(self, branch: int) -> int:
         for seg in reversed(self.lineage(branch)):
             row = self._query("SELECT MAX(cycle) FROM cycles WHERE branch=? AND cycle>=? AND cycle<?",
