@@ -911,7 +911,15 @@ def test_trace_structured(world, world_doc):
 SUBCOMMANDS = {
     ("agent", "run"): ["--scenario", "--goals", "--max-cycles", "--seed", "--trace", "--fresh", "--json", "--data-dir"],
     ("agent", "cycle"): ["--goal", "--scenario", "--trace", "--json", "--data-dir"],
-    ("agent", "resume"): ["--max-cycles", "--trace", "--json", "--data-dir"],
+    ("agent", "resume"): ["--max-cycles", "--trace", "--json", "--data-dir", "--branch"],
+    ("agent", "fork"): ["--at", "--name", "--set", "--disable", "--goal", "--psyche", "--json", "--data-dir"],
+    ("sessions", "list"): ["--json", "--data-dir"],
+    ("sessions", "show"): ["--json", "--data-dir"],
+    ("sessions", "export"): ["--branch", "--output", "--json", "--data-dir"],
+    ("sessions", "import"): ["--json", "--data-dir"],
+    ("sessions", "search"): ["--branch", "--json", "--data-dir"],
+    ("sessions", "delete"): ["--json", "--data-dir"],
+    ("sessions",): [],
     ("agent", "plan"): ["--goal", "--scenario", "--json", "--data-dir"],
     ("agent", "reflect"): ["--json", "--data-dir"],
     ("agent", "consolidate"): ["--json", "--data-dir"],
@@ -921,7 +929,11 @@ SUBCOMMANDS = {
     ("psyche", "check"): ["--json"],
     ("psyche",): [],
 }
-REQUIRED = {("agent", "cycle"): "--goal", ("agent", "plan"): "--goal", ("agent", "recall"): "--query"}
+REQUIRED = {("agent", "cycle"): "--goal", ("agent", "plan"): "--goal", ("agent", "recall"): "--query",
+            ("agent", "fork"): "--at"}
+# positional arguments, by the kind of value each takes
+POSITIONAL = {("sessions", "show"): ["run"], ("sessions", "export"): ["run"], ("sessions", "delete"): ["run"],
+              ("sessions", "search"): ["run", "query"], ("sessions", "import"): ["trace-file"]}
 EXTRA_FLAGS = ["--help", "-h", "--bogus", "-x", "--", "-", "--json=1", "--max", "--d", "--tr", "--seed=-1"]
 ALL_FLAGS = sorted({f for fl in SUBCOMMANDS.values() for f in fl} | set(EXTRA_FLAGS))
 MAX_CYCLES = 3  # generated --max-cycles values are capped so a run stays short
@@ -947,6 +959,15 @@ def cli_values(tmp: Path, world: Path):
         "--data-dir": st.one_of(st.sampled_from([str(tmp / "d"), "SESSION", "CORRUPT", str(tmp / "file.txt"), "",
                                                  "d\x00", "x" * 300, str(tmp / "file.txt" / "sub")]),
                                 names.map(lambda s: str(tmp / s))),
+        "--at": int_text, "--name": free_text, "--branch": st.one_of(st.sampled_from(["main", "b"]), free_text),
+        "--set": st.one_of(st.sampled_from(["explorer=0.9", "sage=2", "hero=0.5", "explorer", "=", "guardian=nan"]),
+                           free_text),
+        "--disable": st.one_of(st.sampled_from(["kg_query", "teleport", ""]), free_text),
+        "--output": st.sampled_from([str(tmp / "out.jsonl"), "out.jsonl", str(tmp), str(tmp / "no" / "o.jsonl"), ""]),
+        "run": int_text, "query": st.one_of(st.sampled_from(["tool=kg_query", "veto", "tool=x", "goal=x",
+                                                            "progress=sideways", "planet", "%_"]), free_text),
+        "trace-file": st.sampled_from([str(world / "trace.jsonl"), str(world / "binary.bin"), str(world / "psyche"),
+                                       "missing.jsonl", ""]),
         "psyche-file": st.one_of(st.sampled_from([str(world / "psyche" / "default.toml"), str(world / "psyche" / "bad.toml"),
                                                   str(world / "psyche" / "inline.toml"), str(world / "binary.bin"),
                                                   str(world / "psyche"), "missing.toml", "", "x" * 300, "a\x00b"]),
@@ -959,7 +980,7 @@ def _flag_for(token: str) -> str | None:
     name = token.split("=", 1)[0]
     if not name.startswith("--") or len(name) < 3:
         return None
-    for target in ("--trace", "--data-dir", "--max-cycles"):
+    for target in ("--trace", "--data-dir", "--max-cycles", "--output"):
         if target.startswith(name):
             return target
     return None
@@ -1012,6 +1033,11 @@ def clean_cli_values(tmp: Path, world: Path):
         "--trace": st.sampled_from([str(tmp / "t.jsonl"), "t.jsonl"]),
         "--data-dir": st.sampled_from([str(tmp / "d"), "SESSION", "SESSION"]),
         "psyche-file": st.sampled_from([str(world / "psyche" / "default.toml"), str(world / "psyche" / "inline.toml")]),
+        "--at": st.integers(0, 3).map(str), "--name": st.sampled_from(["b", "c"]), "--branch": st.sampled_from(["main"]),
+        "--set": st.sampled_from(["explorer=0.9", "sage=0.1"]), "--disable": st.sampled_from(["kg_query", "reason"]),
+        "--output": st.sampled_from([str(tmp / "out.jsonl")]), "run": st.sampled_from(["1"]),
+        "query": st.sampled_from(["tool=kg_query", "veto", "planet"]),
+        "trace-file": st.sampled_from([str(world / "trace.jsonl")]),
     }
 
 
@@ -1033,6 +1059,11 @@ def argv_for(draw, tmp: Path, world: Path):
         argv.append(value_for("psyche-file"))
     if sub in REQUIRED and (clean or draw(st.integers(0, 9))):
         argv += [REQUIRED[sub], value_for(REQUIRED[sub])]
+    if sub == ("agent", "fork") and (clean or draw(st.integers(0, 9))):
+        argv += ["--name", value_for("--name")]
+    for kind in POSITIONAL.get(sub, []):
+        if clean or draw(st.integers(0, 9)):
+            argv.append(value_for(kind))
     own = SUBCOMMANDS[sub]
     for _ in range(draw(st.integers(0, 4))):
         kind = "own" if clean else draw(st.sampled_from(["own", "own", "own", "any", "garbage"]))

@@ -13,7 +13,7 @@ import pytest
 from akh_tui.engine.errors import InputError
 from akh_tui.tui.app import Workbench
 from akh_tui.tui.panes import ScoreTable
-from akh_tui.tui.travel import BranchesScreen, BreakpointsScreen, CompareScreen, ForkScreen, SearchScreen
+from akh_tui.tui.travel import BranchesScreen, BreakpointsScreen, CompareScreen, ForkScreen, Scrubber, SearchScreen
 from akh_tui.tui.userconfig import UserConfig
 from tests.test_workbench import drive, text_of
 
@@ -44,7 +44,13 @@ def test_scrubbing_back_shows_each_recorded_cycle_read_only(workbench):
         assert app.replay == 2 and app.ctl.cycle == 6
         await pilot.press("l")
         assert app.replay is None and "REPLAY" not in text_of(app.query_one("#status"))
-        await pilot.press("space")
+        # a click on the timeline's first cell seeks to cycle 1, on its middle to the middle
+        start, cells = app.scrubber._track
+        await pilot.click(Scrubber, offset=(start, 0))
+        assert app.replay == 1
+        await pilot.click(Scrubber, offset=(start + cells // 2, 0))
+        assert app.replay in (3, 4)
+        await pilot.press("l", "space")
         assert app.ctl.cycle == 7
 
     drive(workbench("zoo"), script)
