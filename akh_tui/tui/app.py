@@ -129,18 +129,19 @@ class Workbench(App):
         self.breakpoint_specs = list(self.config_breaks)
         self._breaks = [parse_breakpoint(b, field="breakpoints") for b in self.breakpoint_specs]
         self.trace_file = Path(trace_file) if trace_file is not None else None
+        self.last_event = ""
         self.store = SessionStore(store)  # a corrupt store raises InputError: reported, untouched
         if self.trace_file is not None:
             # replay only: the trace's records, no engine
             trace = read_trace(self.trace_file)
+            if not trace.cycles:
+                raise InputError("the trace has no cycle to replay", file=str(self.trace_file))
             items = sorted(trace.cycles + trace.events, key=lambda it: (it.get("cycle", 0), it.get("type") != "cycle"))
             self.store.use(self.store.branches(self.store.import_trace(trace.header, items, self.trace_file.name))[0]["id"])
             self.scenario_name = str(trace.header.get("scenario") or self.trace_file.name)
             self.trace_seed = trace.header.get("seed")
             self.ctl = None
             self.replay = self.store.last_cycle(self.store.branch)
-            if not trace.cycles:
-                raise InputError("the trace has no cycle to replay", file=str(self.trace_file))
         elif resume:  # the store's current run and branch, where it was left
             meta = self.store.meta()
             if meta is None:
@@ -162,7 +163,6 @@ class Workbench(App):
         self.until_change: tuple | None = None
         self.psyche_draft: str | None = None
         self.deltas: dict[str, float] = {}
-        self.last_event = ""
         self._inbox: list[dict] = []
         self._inbox_lock = threading.Lock()
         self._commands: queue.Queue = queue.Queue()
