@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .engine.errors import InputError
+from .engine.history import compare
 from .engine.replay import parse_search
 from .engine.session import SessionStore
 from .engine.trace import TraceWriter, read_trace
@@ -33,6 +34,10 @@ def add_parser(sub, common) -> None:
     find.add_argument("run", type=int, metavar="RUN")
     find.add_argument("query", help="e.g. 'tool=kg_query', 'veto', 'progress=failed goal=2', 'planet'")
     find.add_argument("--branch", default="main", help="branch name (default: main)")
+    cmp = ssub.add_parser("compare", parents=[common],
+                          help="two runs or branches side by side: the first cycle they chose differently, and why")
+    cmp.add_argument("a", metavar="RUN[:BRANCH]", help="e.g. 1 (its main branch) or 1:bold")
+    cmp.add_argument("b", metavar="RUN[:BRANCH]")
     dele = ssub.add_parser("delete", parents=[common], help="delete a run and all its branches")
     dele.add_argument("run", type=int, metavar="RUN")
 
@@ -52,7 +57,7 @@ def dispatch(args, out: Console, err: Console) -> int:
     store = open_store(args)
     try:
         return {"list": cmd_list, "show": cmd_show, "export": cmd_export, "import": cmd_import,
-                "search": cmd_search, "delete": cmd_delete}[args.sessions_command](store, args, out, err)
+                "search": cmd_search, "compare": cmd_compare, "delete": cmd_delete}[args.sessions_command](store, args, out, err)
     finally:
         store.close()
 
@@ -164,6 +169,42 @@ def cmd_search(store: SessionStore, args, out: Console, err: Console) -> int:
         t.add_row(str(r["cycle"]), Text(r["tool"]), Text(r["progress"]), "yes" if r["vetoed"] else "",
                   Text(r["output"][:100]))
     out.print(t)
+    return 0
+
+
+def _branch_ref(store: SessionStore, ref: str) -> tuple[int, str]:
+    run, _, name = ref.partition(":")
+    try:
+        run_id = int(run)
+    except ValueError:
+        raise InputError(f"expected RUN or RUN:BRANCH, e.g. 1:main, got {ref!r}", field="compare") from None
+    store.run_meta(run_id)
+    name = name or "main"
+    return store.find_branch(run_id, name), f"{run_id}:{name}"
+
+
+def cmd_compare(store: SessionStore, args, out: Console, err: Console) -> int:
+    (a, name_a), (b, name_b) = _branch_ref(store, args.a), _branch_ref(store, args.b)
+    start = store.shared_cycles(a, b)
+    result = compare(store.records(a, start), store.records(b, start),
+                     store.record(a, store.last_cycle(a)), store.record(b, store.last_cycle(b)))
+    if args.json:
+        print(json.dumps(result | {"a_name": name_a, "b_name": name_b}))
+        return 0
+    first, early = result["first_divergence"], result["first_difference"]
+    if first is None:
+        out.print(Text(f"{name_a} and {name_b} chose the same in every common cycle", style="green"))
+    else:
+        out.print(Text(f"first divergence at cycle {first['cycle']}", style="bold yellow"))
+        for name, side in ((name_a, first["a"]), (name_b, first["b"])):
+            out.print(Text(f"  {name:<14} {side['tool']}({side['input']}) -> {side['progress']}"))
+        for tool, diff in first["factors"].items():
+            out.print(Text(f"  {tool}: " + ", ".join(f"{f} {va:.3f} vs {vb:.3f}" for f, (va, vb) in diff.items())))
+    if early is not None and early["same_choice"]:
+        out.print(Text(f"the scores first differed at cycle {early['cycle']}, with the same choice", style="dim"))
+    for name, o in ((name_a, result["a"]), (name_b, result["b"])):
+        out.print(Text(f"{name}: {o['cycles']} cycles, completed: {', '.join(o['completed']) or 'none'}"
+                       + (f"; failed: {', '.join(o['failed'])}" if o["failed"] else "")))
     return 0
 
 

@@ -919,6 +919,7 @@ SUBCOMMANDS = {
     ("sessions", "import"): ["--json", "--data-dir"],
     ("sessions", "search"): ["--branch", "--json", "--data-dir"],
     ("sessions", "delete"): ["--json", "--data-dir"],
+    ("sessions", "compare"): ["--json", "--data-dir"],
     ("sessions",): [],
     ("agent", "plan"): ["--goal", "--scenario", "--json", "--data-dir"],
     ("agent", "reflect"): ["--json", "--data-dir"],
@@ -933,7 +934,8 @@ REQUIRED = {("agent", "cycle"): "--goal", ("agent", "plan"): "--goal", ("agent",
             ("agent", "fork"): "--at"}
 # positional arguments, by the kind of value each takes
 POSITIONAL = {("sessions", "show"): ["run"], ("sessions", "export"): ["run"], ("sessions", "delete"): ["run"],
-              ("sessions", "search"): ["run", "query"], ("sessions", "import"): ["trace-file"]}
+              ("sessions", "search"): ["run", "query"], ("sessions", "import"): ["trace-file"],
+              ("sessions", "compare"): ["ref", "ref"]}
 EXTRA_FLAGS = ["--help", "-h", "--bogus", "-x", "--", "-", "--json=1", "--max", "--d", "--tr", "--seed=-1"]
 ALL_FLAGS = sorted({f for fl in SUBCOMMANDS.values() for f in fl} | set(EXTRA_FLAGS))
 MAX_CYCLES = 3  # generated --max-cycles values are capped so a run stays short
@@ -968,6 +970,7 @@ def cli_values(tmp: Path, world: Path):
                                                             "progress=sideways", "planet", "%_"]), free_text),
         "trace-file": st.sampled_from([str(world / "trace.jsonl"), str(world / "binary.bin"), str(world / "psyche"),
                                        "missing.jsonl", ""]),
+        "ref": st.one_of(st.sampled_from(["1", "1:main", "1:b", "2", "x", ":", "1:"]), free_text),
         "psyche-file": st.one_of(st.sampled_from([str(world / "psyche" / "default.toml"), str(world / "psyche" / "bad.toml"),
                                                   str(world / "psyche" / "inline.toml"), str(world / "binary.bin"),
                                                   str(world / "psyche"), "missing.toml", "", "x" * 300, "a\x00b"]),
@@ -1038,6 +1041,7 @@ def clean_cli_values(tmp: Path, world: Path):
         "--output": st.sampled_from([str(tmp / "out.jsonl")]), "run": st.sampled_from(["1"]),
         "query": st.sampled_from(["tool=kg_query", "veto", "planet"]),
         "trace-file": st.sampled_from([str(world / "trace.jsonl")]),
+        "ref": st.sampled_from(["1", "1:main"]),
     }
 
 

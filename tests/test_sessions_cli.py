@@ -71,3 +71,18 @@ def test_bad_input_names_the_field_and_changes_nothing(cli, tmp_path):
     err = cli("sessions", "import", "bad.jsonl", check_rc=2).stderr
     assert "bad.jsonl:2" in err and "cycle" in err
     assert [r["id"] for r in json.loads(cli("sessions", "list", "--json").stdout)] == [1]
+
+
+def test_compare_two_branches_headless(cli):
+    cli("agent", "run", "--scenario", "solar", "--max-cycles", "12")
+    cli("agent", "fork", "--at", "4", "--name", "bold", "--set", "explorer=0.95", "--set", "sage=0.1")
+    cli("agent", "resume", "--max-cycles", "8")
+    result = json.loads(cli("sessions", "compare", "1", "1:bold", "--json").stdout)
+    first = result["first_divergence"]
+    assert (result["a_name"], result["b_name"]) == ("1:main", "1:bold")
+    assert first["cycle"] == 6 and first["a"]["tool"] != first["b"]["tool"]
+    assert result["first_difference"]["cycle"] == 5 and result["first_difference"]["same_choice"]
+    assert result["a"]["cycles"] == result["b"]["cycles"] == 12
+    text = cli("sessions", "compare", "1", "1:bold").stdout
+    assert "first divergence at cycle 6" in text and first["b"]["tool"] in text
+    assert "no branch 'nope'" in cli("sessions", "compare", "1", "1:nope", check_rc=2).stderr
