@@ -385,8 +385,10 @@ def cmd_fork(args, out: Console, err: Console) -> int:
     ctl = s.controller(scenario, agent, None)
     try:
         event = ctl.fork(args.at, args.name, edits)
-    except ValueError as exc:  # a weight out of range, an unknown tool or archetype
-        raise InputError(str(exc), field="--set" if "archetype" in str(exc) else "--disable") from None
+    except ValueError as exc:  # a weight out of range, an unknown tool or archetype, no name
+        msg = str(exc)
+        field = "--set" if "archetype" in msg else "--disable" if "tool" in msg else "--name"
+        raise InputError(msg, field=field) from None
     finally:
         ctl.close()
     if args.json:
