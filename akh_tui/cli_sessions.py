@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .engine.errors import InputError
-from .engine.history import compare
+from .engine.history import compare_branches
 from .engine.replay import parse_search
 from .engine.session import SessionStore
 from .engine.trace import TraceWriter, read_trace
@@ -143,8 +143,7 @@ def cmd_export(store: SessionStore, args, out: Console, err: Console) -> int:
 
 def cmd_import(store: SessionStore, args, out: Console, err: Console) -> int:
     trace = read_trace(args.file)  # validated line by line before anything is written
-    items = sorted(trace.cycles + trace.events, key=lambda it: (it.get("cycle", 0), it.get("type") != "cycle"))
-    run = store.import_trace(trace.header, items, str(Path(args.file).name))
+    run = store.import_trace(trace, str(Path(args.file).name))
     if args.json:
         print(json.dumps({"run": run, "cycles": len(trace.cycles), "events": len(trace.events)}))
     else:
@@ -185,9 +184,7 @@ def _branch_ref(store: SessionStore, ref: str) -> tuple[int, str]:
 
 def cmd_compare(store: SessionStore, args, out: Console, err: Console) -> int:
     (a, name_a), (b, name_b) = _branch_ref(store, args.a), _branch_ref(store, args.b)
-    start = store.shared_cycles(a, b)
-    result = compare(store.records(a, start), store.records(b, start),
-                     store.record(a, store.last_cycle(a)), store.record(b, store.last_cycle(b)))
+    result = compare_branches(store, a, b)
     if args.json:
         print(json.dumps(result | {"a_name": name_a, "b_name": name_b}))
         return 0

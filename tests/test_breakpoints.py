@@ -7,17 +7,11 @@ import pytest
 from akh_tui.engine.breakpoints import first_hit, parse
 from akh_tui.engine.errors import InputError
 from akh_tui.engine.scenario import build_agent, load_scenario
+from tests.test_engine import run
 
 
 def records(scenario: str, n: int) -> list[dict]:
-    agent = build_agent(load_scenario(scenario))
-    out = []
-    for _ in range(n):
-        rec = agent.step()
-        if rec is None:
-            break
-        out.append(rec)
-    return out
+    return run(build_agent(load_scenario(scenario)), n)
 
 
 def first_firing(spec: str, recs: list[dict]) -> tuple[int, str] | None:

@@ -16,6 +16,7 @@ from akh_tui.engine.explain import (
 )
 from akh_tui.engine.scenario import build_agent, load_scenario
 from akh_tui.engine.scoring import FACTORS, Candidate, choose
+from tests.test_engine import run
 
 ORDER = ("kg_query", "infer_rules", "reason", "synthesize_triple", "gap_analysis", "user_interact",
          "file_io", "http_fetch", "shell_exec", "memory_recall", "similarity_search")
@@ -277,14 +278,7 @@ def fmt(factor, x):
 
 
 def real_records(name, n):
-    agent = build_agent(load_scenario(name))
-    out = []
-    for _ in range(n):
-        rec = agent.step()
-        if rec is None:
-            break
-        out.append(rec)
-    return out
+    return run(build_agent(load_scenario(name)), n)
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from typing import Callable
 from .agent import Agent
 from .errors import InputError
 from .goals import Goal
-from .history import Timeline, apply_inputs, compare
+from .history import Timeline, apply_inputs, compare_branches
 from .psyche import Psyche
 from .session import SessionStore
 from .state import restore as restore_state
@@ -214,10 +214,7 @@ class Controller:
         """history.compare of two branches of this run, read from the store."""
         with self.lock:
             st = self.store
-            la, lb = st.last_cycle(a), st.last_cycle(b)
-            start = st.shared_cycles(a, b)  # the common ancestry is the same rows: nothing to compare
-            result = compare(st.records(a, start), st.records(b, start), st.record(a, la), st.record(b, lb))
-            return result | {"a_name": st.branch_info(a)["name"], "b_name": st.branch_info(b)["name"]}
+            return compare_branches(st, a, b) | {"a_name": st.branch_info(a)["name"], "b_name": st.branch_info(b)["name"]}
 
     def search(self, **filters) -> list[dict]:
         """Cycles of the current branch matching history.search's filters, as table rows."""

@@ -171,6 +171,14 @@ def compare(a: Iterable[dict], b: Iterable[dict], a_last: dict | None = None, b_
             "a": outcome(a_last or seen_a), "b": outcome(b_last or seen_b)}
 
 
+def compare_branches(store: SessionStore, a: int, b: int) -> dict:
+    """compare() of two stored branches (of one run or two), reading from where their
+    histories part: their common ancestry is the same rows."""
+    start = store.shared_cycles(a, b)
+    return compare(store.records(a, start), store.records(b, start),
+                   store.record(a, store.last_cycle(a)), store.record(b, store.last_cycle(b)))
+
+
 def search(records: Iterable[dict], tool: str | None = None, veto: str | bool | None = None, goal: int | None = None,
            progress: str | None = None, text: str | None = None) -> list[int]:
     """Cycles matching every given filter: chosen tool, veto (True for any, or its name), focus

@@ -30,6 +30,7 @@ from .agent import Agent
 from .errors import InputError
 from .memory import Episode, EpisodicMemory
 from .state import apply_kg_additions, core_state, restore, triple_row
+from .trace import Trace
 
 SCHEMA_VERSION = "2"
 SNAPSHOT_EVERY = 25  # rewinding replays at most this many cycles minus one (plus a fork's lead-in)
@@ -554,8 +555,11 @@ class SessionStore:
             yield from by_cycle[cyc]
 
     # ---- import ----------------------------------------------------------------------------
-    def import_trace(self, header: dict, items: list[dict], source: str) -> int:
-        """A run holding a trace's records and events: replayed, never resumed (no state)."""
+    def import_trace(self, trace: Trace, source: str) -> int:
+        """A run holding a trace's records and events: replayed, never resumed (no state).
+        Each cycle's events follow its record, as in the trace."""
+        header = trace.header
+        items = sorted(trace.cycles + trace.events, key=lambda it: (it.get("cycle", 0), it.get("type") != "cycle"))
         meta = {"scenario": header.get("scenario"), "name": header.get("scenario"), "seed": header.get("seed"),
                 "goals": None, "decider": "imported", "imported_from": source,
                 "config": header.get("config"), "psyche": header.get("psyche")}
@@ -571,11 +575,6 @@ class SessionStore:
                     self.db.execute("INSERT INTO events (branch, cycle, input, event) VALUES (?, ?, 0, ?)",
                                     (b, it.get("cycle", cycle), _dump(it)))
         return run
-
-    def size_bytes(self) -> int:
-        if self.path is None:
-            return 0
-        return sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
 
 
 class _Transaction:

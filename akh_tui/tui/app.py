@@ -136,8 +136,7 @@ class Workbench(App):
             trace = read_trace(self.trace_file)
             if not trace.cycles:
                 raise InputError("the trace has no cycle to replay", file=str(self.trace_file))
-            items = sorted(trace.cycles + trace.events, key=lambda it: (it.get("cycle", 0), it.get("type") != "cycle"))
-            self.store.use(self.store.branches(self.store.import_trace(trace.header, items, self.trace_file.name))[0]["id"])
+            self.store.use(self.store.branches(self.store.import_trace(trace, self.trace_file.name))[0]["id"])
             self.scenario_name = str(trace.header.get("scenario") or self.trace_file.name)
             self.trace_seed = trace.header.get("seed")
             self.ctl = None
