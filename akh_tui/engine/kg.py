@@ -1,9 +1,13 @@
 """The knowledge graph (SPEC §2): symbols, triples, and the indexes that keep lookups O(1).
 
-The canonical triple store is a networkx MultiDiGraph (edge s→o, key = predicate id, attribute
-``t`` = the Triple). Beside it sit the indexes the hot path needs: label → id, normalised label
-→ ids, normalised token → ids, (subject, predicate) → objects and (predicate, object) →
-subjects. Nothing on the per-cycle path iterates over all triples or all symbols.
+The store is its own: one Triple object per (s, p, o) in a dict keyed by the triple, plus the
+indexes the hot path needs: label → id, normalised label → ids, normalised token → ids,
+(subject, predicate) → objects, (predicate, object) → subjects, predicate → triples, and the
+triples out of and into each symbol. Nothing on the per-cycle path iterates over all triples or
+all symbols. (It was a networkx MultiDiGraph beside these indexes: half of a million-triple
+load and a gigabyte of memory for a neighbour test, now a lazily built set per symbol asked.)
+Pair keys are packed into one int (``a << 32 | b``): an int is about half a tuple's size, and
+a million-triple graph holds a million of them per index.
 """
 
 from __future__ import annotations
@@ -12,10 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-import networkx as nx
-
 from .errors import InputError, read_user_file
-from .text import label_key, normalised_words
+from .text import normalised_words
 
 METADATA_PREFIXES = (
     "goal:", "agent:", "episode:", "desc:", "status:", "priority:", "criteria:", "summary:", "tag:",
@@ -24,6 +26,11 @@ KINDS = ("entity", "relation", "goal", "episode", "meta")
 
 
 _EMPTY: list = []
+_SHIFT = 32  # pair keys: (a << _SHIFT) | b; symbol ids stay far below 2**32
+
+
+def _pair(a: int, b: int) -> int:
+    return (a << _SHIFT) | b
 
 
 def is_metadata_label(label: str) -> bool:
@@ -63,12 +70,10 @@ class ParsedTriple:
     line: int
 
 
-def parse_triple_lines(lines: Iterable[str], file: str) -> list[ParsedTriple]:
-    """Parse `subject<TAB>predicate<TAB>object[<TAB>confidence]` lines; `#` starts a comment.
+def iter_triple_lines(lines: Iterable[str], file: str) -> Iterator[tuple[str, str, str, float, int]]:
+    """(subject, predicate, object, confidence, line number) of each triple line, in order.
 
-    Raises InputError naming the file and line of the first malformed line.
-    """
-    out: list[ParsedTriple] = []
+    Raises InputError naming the file and line of the first malformed line."""
     for n, raw in enumerate(lines, start=1):
         line = raw.rstrip("\r\n")
         if not line.strip() or line.lstrip().startswith("#"):
@@ -80,10 +85,11 @@ def parse_triple_lines(lines: Iterable[str], file: str) -> list[ParsedTriple]:
                 f" found {len(parts)}: {line[:60]!r}",
                 file=file, line=n,
             )
-        names = ("subject", "predicate", "object")
-        for name, value in zip(names, parts[:3]):
-            if not value.strip():
-                raise InputError("is empty", file=file, line=n, field=name)
+        s, p, o = parts[0].strip(), parts[1].strip(), parts[2].strip()
+        if not (s and p and o):
+            for name, value in zip(("subject", "predicate", "object"), (s, p, o)):
+                if not value:
+                    raise InputError("is empty", file=file, line=n, field=name)
         conf = 1.0
         if len(parts) == 4:
             try:
@@ -96,31 +102,57 @@ def parse_triple_lines(lines: Iterable[str], file: str) -> list[ParsedTriple]:
                 raise InputError(
                     f"must be in [0, 1], got {conf}", file=file, line=n, field="confidence"
                 )
-        out.append(ParsedTriple(parts[0].strip(), parts[1].strip(), parts[2].strip(), conf, file, n))
-    return out
+        yield s, p, o, conf, n
+
+
+def parse_triple_lines(lines: Iterable[str], file: str) -> list[ParsedTriple]:
+    """Parse `subject<TAB>predicate<TAB>object[<TAB>confidence]` lines; `#` starts a comment.
+
+    Raises InputError naming the file and line of the first malformed line.
+    """
+    return [ParsedTriple(s, p, o, conf, file, n) for s, p, o, conf, n in iter_triple_lines(lines, file)]
+
+
+def _lines(text: str) -> Iterator[str]:
+    """The text's lines split at "\n" only, one at a time (a million-line file is not held
+    twice, as text and as a list of lines)."""
+    start = 0
+    find = text.find
+    while True:
+        end = find("\n", start)
+        if end < 0:
+            yield text[start:]
+            return
+        yield text[start:end]
+        start = end + 1
 
 
 def read_triple_file(path: Path) -> list[ParsedTriple]:
     text = read_user_file(path, "triple file")
     # "\n" only: splitlines() would also break at \x0c, \x1c, \u2028 ... inside a label,
     # and number the lines differently from an editor.
-    return parse_triple_lines(text.split("\n"), str(path))
+    return parse_triple_lines(_lines(text), str(path))
 
 
 class KnowledgeGraph:
     def __init__(self) -> None:
-        self.graph = nx.MultiDiGraph()
         self.symbols: list[Symbol] = []
         self._by_label: dict[str, int] = {}
         self._by_key: dict[str, list[int]] = {}
         self._by_token: dict[str, list[int]] = {}
-        self._sp: dict[tuple[int, int], list[int]] = {}
-        self._po: dict[tuple[int, int], list[int]] = {}
-        self._by_p: dict[int, list[tuple[int, int]]] = {}
-        # non-metadata triples out of / into each symbol, insertion order: the hot path reads
-        # these plain lists rather than networkx's adjacency views (about 10x faster)
+        self._sp: dict[int, list[int]] = {}  # _pair(s, p) -> objects, insertion order
+        self._po: dict[int, list[int]] = {}  # _pair(p, o) -> subjects, insertion order
+        self._by_p: dict[int, list[Triple]] = {}
+        # non-metadata triples out of / into each symbol, insertion order: what the hot path
+        # reads (adjacency, activation, K); metadata triples are kept apart (few, rarely read)
         self._out: dict[int, list[Triple]] = {}
         self._in: dict[int, list[Triple]] = {}
+        self._meta_out: dict[int, list[Triple]] = {}
+        self._meta_in: dict[int, list[Triple]] = {}
+        # neighbour sets (either direction, metadata included), built for a symbol the first
+        # time is_neighbour asks about it and kept up to date after: a set for every symbol of
+        # a big graph would cost more than the rest of the graph
+        self._nbrs: dict[int, set[int]] = {}
         self._triples: dict[tuple[int, int, int], Triple] = {}
         # every triple in insertion order: the agenda of infer_rules and the log of additions
         self.log: list[Triple] = []
@@ -140,14 +172,14 @@ class KnowledgeGraph:
         if kind is None:
             kind = "meta" if meta else "entity"
         sid = len(self.symbols)
-        key = label_key(label)
+        words = normalised_words(label)
+        key = " ".join(words)  # label_key(label), without splitting the label twice
         self.symbols.append(Symbol(sid, label, kind, meta, key))
         self._by_label[label] = sid
-        self.graph.add_node(sid)
         if not meta:
             if kind == "entity":
                 self._by_key.setdefault(key, []).append(sid)
-            for tok in dict.fromkeys(normalised_words(label)):
+            for tok in (dict.fromkeys(words) if len(words) > 1 else words):
                 self._by_token.setdefault(tok, []).append(sid)
         self.symbol_version += 1
         return sid
@@ -187,31 +219,70 @@ class KnowledgeGraph:
             return None
         t = Triple(s, p, o, float(confidence), provenance, cycle)
         self._triples[key] = t
-        self.graph.add_edge(s, o, key=p, t=t)
-        self._sp.setdefault((s, p), []).append(o)
-        self._po.setdefault((p, o), []).append(s)
-        self._by_p.setdefault(p, []).append((s, o))
-        self.log.append(t)
-        if not self.is_meta_triple(t):
-            self.non_meta_count += 1
-            self._out.setdefault(s, []).append(t)
-            self._in.setdefault(o, []).append(t)
+        self._index(t)
         for fn in self.listeners:
             fn(t)
         return t
+
+    def _index(self, t: Triple) -> None:
+        s, p, o = t.subject, t.predicate, t.object
+        sp = self._sp.get(_pair(s, p))
+        if sp is None:
+            self._sp[_pair(s, p)] = [o]
+        else:
+            sp.append(o)
+        po = self._po.get(_pair(p, o))
+        if po is None:
+            self._po[_pair(p, o)] = [s]
+        else:
+            po.append(s)
+        by_p = self._by_p.get(p)
+        if by_p is None:
+            self._by_p[p] = [t]
+        else:
+            by_p.append(t)
+        self.log.append(t)
+        sy = self.symbols
+        if sy[s].meta or sy[p].meta or sy[o].meta:
+            out, inn = self._meta_out, self._meta_in
+        else:
+            self.non_meta_count += 1
+            out, inn = self._out, self._in
+        lst = out.get(s)
+        if lst is None:
+            out[s] = [t]
+        else:
+            lst.append(t)
+        lst = inn.get(o)
+        if lst is None:
+            inn[o] = [t]
+        else:
+            lst.append(t)
+        if self._nbrs:
+            nb = self._nbrs.get(s)
+            if nb is not None:
+                nb.add(o)
+            nb = self._nbrs.get(o)
+            if nb is not None:
+                nb.add(s)
 
     def get(self, s: int, p: int, o: int) -> Triple | None:
         return self._triples.get((s, p, o))
 
     def objects(self, s: int, p: int) -> list[int]:
-        return self._sp.get((s, p), [])
+        return self._sp.get(_pair(s, p), _EMPTY)
 
     def subjects(self, p: int, o: int) -> list[int]:
-        return self._po.get((p, o), [])
+        return self._po.get(_pair(p, o), _EMPTY)
 
-    def by_predicate(self, p: int) -> list[tuple[int, int]]:
-        """(subject, object) pairs of every triple with predicate p, in insertion order."""
-        return self._by_p.get(p, [])
+    def by_predicate(self, p: int) -> Iterator[tuple[int, int]]:
+        """(subject, object) pairs of every triple with predicate p, in insertion order (lazily:
+        callers that stop early do not pay for a hub predicate's whole list)."""
+        return ((t.subject, t.object) for t in self._by_p.get(p, _EMPTY))
+
+    def triples_by_predicate(self, p: int) -> list[Triple]:
+        """Every triple with predicate p, in insertion order (do not mutate)."""
+        return self._by_p.get(p, _EMPTY)
 
     def is_meta_triple(self, t: Triple) -> bool:
         sy = self.symbols
@@ -219,15 +290,13 @@ class KnowledgeGraph:
 
     def out_triples(self, s: int) -> Iterator[Triple]:
         """Every triple out of s, metadata included."""
-        for _o, by_p in self.graph.succ[s].items():
-            for data in by_p.values():
-                yield data["t"]
+        yield from self._out.get(s, _EMPTY)
+        yield from self._meta_out.get(s, _EMPTY)
 
     def in_triples(self, o: int) -> Iterator[Triple]:
         """Every triple into o, metadata included."""
-        for _s, by_p in self.graph.pred[o].items():
-            for data in by_p.values():
-                yield data["t"]
+        yield from self._in.get(o, _EMPTY)
+        yield from self._meta_in.get(o, _EMPTY)
 
     def facts_out(self, sid: int) -> list[Triple]:
         """Non-metadata triples out of a symbol (do not mutate)."""
@@ -249,9 +318,17 @@ class KnowledgeGraph:
     def adjacent_count(self, sid: int) -> int:
         return len(self._out.get(sid, _EMPTY)) + len(self._in.get(sid, _EMPTY))
 
+    def neighbours(self, sid: int) -> set[int]:
+        """Symbols one triple away from sid, either direction, metadata included (do not mutate)."""
+        nb = self._nbrs.get(sid)
+        if nb is None:
+            nb = {t.object for t in self.out_triples(sid)}
+            nb.update(t.subject for t in self.in_triples(sid))
+            self._nbrs[sid] = nb
+        return nb
+
     def is_neighbour(self, a: int, b: int) -> bool:
-        g = self.graph
-        return b in g.succ[a] or b in g.pred[a]
+        return b in self.neighbours(a)
 
     def text(self, t: Triple) -> str:
         sy = self.symbols
@@ -264,9 +341,31 @@ class KnowledgeGraph:
                 n += 1
         return n
 
+    def load_rows(self, rows: Iterable[tuple[str, str, str, float, int]]) -> int:
+        """Add asserted triples from `iter_triple_lines` rows; the number that were new."""
+        n = 0
+        add = self.add
+        for s, p, o, conf, _line in rows:
+            if add(s, p, o, conf) is not None:
+                n += 1
+        return n
+
     def load_files(self, paths: Iterable[Path]) -> int:
         """Load triple files all-or-nothing: every file is parsed before any triple is added."""
         parsed: list[ParsedTriple] = []
         for p in paths:
             parsed.extend(read_triple_file(Path(p)))
         return self.load_parsed(parsed)
+
+    @classmethod
+    def from_files(cls, paths: Iterable[Path]) -> "KnowledgeGraph":
+        """A new graph of the triple files, added as each line is parsed: a bad line raises
+        and the half-built graph is dropped, so it is all-or-nothing like `load_files` without
+        holding every parsed line of a million-line file at once."""
+        kg = cls()
+        for p in paths:
+            p = Path(p)
+            text = read_user_file(p, "triple file")
+            kg.load_rows(iter_triple_lines(_lines(text), str(p)))
+            del text
+        return kg
