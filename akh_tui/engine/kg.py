@@ -12,9 +12,10 @@ a million-triple graph holds a million of them per index.
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 from .errors import InputError, read_user_file
 from .text import normalised_words
@@ -33,6 +34,25 @@ def _pair(a: int, b: int) -> int:
     return (a << _SHIFT) | b
 
 
+# The id indexes (label key, token, (s,p) and (p,o) -> ids) hold a bare int while a key has one
+# id, and a list from the second on: most keys of a big graph have one (an entity's (s, p)),
+# and a one-element list costs 72 bytes more than the int it holds.
+def _push(index: dict, key, value: int) -> None:
+    cur = index.get(key)
+    if cur is None:
+        index[key] = value
+    elif cur.__class__ is list:
+        cur.append(value)
+    else:
+        index[key] = [cur, value]
+
+
+def _ids(value) -> list[int]:
+    if value is None:
+        return _EMPTY
+    return value if value.__class__ is list else [value]
+
+
 def is_metadata_label(label: str) -> bool:
     return label.startswith(METADATA_PREFIXES)
 
@@ -46,8 +66,12 @@ class Symbol:
     key: str  # normalised label (SPEC §8), used to match goal words
 
 
-@dataclass(frozen=True, slots=True)
-class Triple:
+class Triple(NamedTuple):
+    """An immutable triple. A named tuple rather than a frozen dataclass: making one is five
+    times cheaper (a frozen dataclass sets each field through object.__setattr__), which is
+    a fifth of a million-triple load; fields read as fast, and equality and hashing are the
+    same (both compare and hash the tuple of fields)."""
+
     subject: int
     predicate: int
     object: int
@@ -58,6 +82,9 @@ class Triple:
     @property
     def key(self) -> tuple[int, int, int]:
         return (self.subject, self.predicate, self.object)
+
+
+_new_triple = tuple.__new__  # _new_triple(Triple, fields): Triple(...) without the keyword handling
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,10 +165,11 @@ class KnowledgeGraph:
     def __init__(self) -> None:
         self.symbols: list[Symbol] = []
         self._by_label: dict[str, int] = {}
-        self._by_key: dict[str, list[int]] = {}
-        self._by_token: dict[str, list[int]] = {}
-        self._sp: dict[int, list[int]] = {}  # _pair(s, p) -> objects, insertion order
-        self._po: dict[int, list[int]] = {}  # _pair(p, o) -> subjects, insertion order
+        # these four hold an int or a list of ints (see _push)
+        self._by_key: dict[str, int | list[int]] = {}
+        self._by_token: dict[str, int | list[int]] = {}
+        self._sp: dict[int, int | list[int]] = {}  # _pair(s, p) -> objects, insertion order
+        self._po: dict[int, int | list[int]] = {}  # _pair(p, o) -> subjects, insertion order
         self._by_p: dict[int, list[Triple]] = {}
         # non-metadata triples out of / into each symbol, insertion order: what the hot path
         # reads (adjacency, activation, K); metadata triples are kept apart (few, rarely read)
@@ -178,9 +206,9 @@ class KnowledgeGraph:
         self._by_label[label] = sid
         if not meta:
             if kind == "entity":
-                self._by_key.setdefault(key, []).append(sid)
+                _push(self._by_key, key, sid)
             for tok in (dict.fromkeys(words) if len(words) > 1 else words):
-                self._by_token.setdefault(tok, []).append(sid)
+                _push(self._by_token, tok, sid)
         self.symbol_version += 1
         return sid
 
@@ -192,10 +220,10 @@ class KnowledgeGraph:
 
     def by_key(self, key: str) -> list[int]:
         """Entity symbols whose normalised label equals `key`."""
-        return self._by_key.get(key, [])
+        return _ids(self._by_key.get(key))
 
     def by_token(self, token: str) -> list[int]:
-        return self._by_token.get(token, [])
+        return _ids(self._by_token.get(token))
 
     def __len__(self) -> int:
         return len(self._triples)
@@ -217,7 +245,7 @@ class KnowledgeGraph:
         key = (s, p, o)
         if key in self._triples:
             return None
-        t = Triple(s, p, o, float(confidence), provenance, cycle)
+        t = _new_triple(Triple, (s, p, o, float(confidence), provenance, cycle))
         self._triples[key] = t
         self._index(t)
         for fn in self.listeners:
@@ -225,17 +253,10 @@ class KnowledgeGraph:
         return t
 
     def _index(self, t: Triple) -> None:
+        """Enter a new triple in every index (`load_rows` has the same steps inlined)."""
         s, p, o = t.subject, t.predicate, t.object
-        sp = self._sp.get(_pair(s, p))
-        if sp is None:
-            self._sp[_pair(s, p)] = [o]
-        else:
-            sp.append(o)
-        po = self._po.get(_pair(p, o))
-        if po is None:
-            self._po[_pair(p, o)] = [s]
-        else:
-            po.append(s)
+        _push(self._sp, (s << _SHIFT) | p, o)
+        _push(self._po, (p << _SHIFT) | o, s)
         by_p = self._by_p.get(p)
         if by_p is None:
             self._by_p[p] = [t]
@@ -270,10 +291,12 @@ class KnowledgeGraph:
         return self._triples.get((s, p, o))
 
     def objects(self, s: int, p: int) -> list[int]:
-        return self._sp.get(_pair(s, p), _EMPTY)
+        """Objects of (s, p, ·), insertion order (do not mutate)."""
+        return _ids(self._sp.get((s << _SHIFT) | p))
 
     def subjects(self, p: int, o: int) -> list[int]:
-        return self._po.get(_pair(p, o), _EMPTY)
+        """Subjects of (·, p, o), insertion order (do not mutate)."""
+        return _ids(self._po.get((p << _SHIFT) | o))
 
     def by_predicate(self, p: int) -> Iterator[tuple[int, int]]:
         """(subject, object) pairs of every triple with predicate p, in insertion order (lazily:
@@ -342,12 +365,74 @@ class KnowledgeGraph:
         return n
 
     def load_rows(self, rows: Iterable[tuple[str, str, str, float, int]]) -> int:
-        """Add asserted triples from `iter_triple_lines` rows; the number that were new."""
+        """Add asserted triples from `iter_triple_lines` rows; the number that were new.
+
+        `add` and `_index` inlined with their lookups hoisted out of the loop: this is a
+        million-triple load's loop (tests/test_kg.py checks both build the same indexes)."""
         n = 0
-        add = self.add
-        for s, p, o, conf, _line in rows:
-            if add(s, p, o, conf) is not None:
-                n += 1
+        by_label, symbol, symbols, triples = self._by_label, self.symbol, self.symbols, self._triples
+        sp, po, by_p, log_append = self._sp, self._po, self._by_p, self.log.append
+        listeners, nbrs, shift = self.listeners, self._nbrs, _SHIFT
+        for s_label, p_label, o_label, conf, _line in rows:
+            s = by_label.get(s_label)
+            if s is None:
+                s = symbol(s_label)
+            p = by_label.get(p_label)
+            if p is None:
+                p = symbol(p_label, "relation")
+            o = by_label.get(o_label)
+            if o is None:
+                o = symbol(o_label)
+            key = (s, p, o)
+            if key in triples:
+                continue
+            t = _new_triple(Triple, (s, p, o, conf, "asserted", 0))
+            triples[key] = t
+            k = (s << shift) | p
+            cur = sp.get(k)
+            if cur is None:
+                sp[k] = o
+            elif cur.__class__ is list:
+                cur.append(o)
+            else:
+                sp[k] = [cur, o]
+            k = (p << shift) | o
+            cur = po.get(k)
+            if cur is None:
+                po[k] = s
+            elif cur.__class__ is list:
+                cur.append(s)
+            else:
+                po[k] = [cur, s]
+            lst = by_p.get(p)
+            if lst is None:
+                by_p[p] = [t]
+            else:
+                lst.append(t)
+            log_append(t)
+            if symbols[s].meta or symbols[p].meta or symbols[o].meta:
+                out, inn = self._meta_out, self._meta_in
+            else:
+                self.non_meta_count += 1
+                out, inn = self._out, self._in
+            lst = out.get(s)
+            if lst is None:
+                out[s] = [t]
+            else:
+                lst.append(t)
+            lst = inn.get(o)
+            if lst is None:
+                inn[o] = [t]
+            else:
+                lst.append(t)
+            if nbrs:
+                for a, b in ((s, o), (o, s)):
+                    nb = nbrs.get(a)
+                    if nb is not None:
+                        nb.add(b)
+            for fn in listeners:
+                fn(t)
+            n += 1
         return n
 
     def load_files(self, paths: Iterable[Path]) -> int:
@@ -363,9 +448,17 @@ class KnowledgeGraph:
         and the half-built graph is dropped, so it is all-or-nothing like `load_files` without
         holding every parsed line of a million-line file at once."""
         kg = cls()
-        for p in paths:
-            p = Path(p)
-            text = read_user_file(p, "triple file")
-            kg.load_rows(iter_triple_lines(_lines(text), str(p)))
-            del text
+        # Millions of new tuples and lists, none of them in a cycle: the collector would walk
+        # the whole growing graph again and again (a third of the load) and free nothing.
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            for p in paths:
+                p = Path(p)
+                text = read_user_file(p, "triple file")
+                kg.load_rows(iter_triple_lines(_lines(text), str(p)))
+                del text
+        finally:
+            if was_enabled:
+                gc.enable()
         return kg

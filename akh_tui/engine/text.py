@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # SPEC §8's list plus common English function words; a keyword must also be > 3 chars.
 STOP_WORDS = frozenset(
@@ -29,6 +30,7 @@ _PUNCT = re.compile(r"[^0-9a-z]+")
 _SPLIT = re.compile(r"[\s\-_]+")
 
 
+@lru_cache(maxsize=8192)  # a cycle normalises the same goal and label words again and again
 def normalise_word(word: str) -> str:
     """Lower-case, strip punctuation, then the plural rule of SPEC §8."""
     w = _PUNCT.sub("", word.lower())

@@ -151,8 +151,9 @@ def offer_synthesize(agent: "Agent", ctx: GoalContext) -> Offer:
         return Offer(False, why_not="spreading activation found nothing (I is false)")
     kg = agent.kg
     subj = ctx.symbols[0]
+    near = kg.neighbours(subj)  # kg.is_neighbour(subj, ·), the set looked up once
     for sid in ctx.order:
-        if sid != subj and not kg.is_neighbour(subj, sid):
+        if sid != subj and sid not in near:
             return Offer(True, 0.7, f"{kg.label(subj)} related-to {kg.label(sid)}", arg=(subj, sid))
     return Offer(False, why_not="every activated symbol is already adjacent to the goal")
 
@@ -436,7 +437,9 @@ def run_similarity(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
     # candidates: the most activated symbols within 2 hops (orient's activation), never a scan
     # of the graph; capped so a hub's neighbourhood costs no more than a small one's
     cands = ctx.order[:SIMILARITY_CANDIDATES]
-    scored = sorted(((vsa.similarity(query, sv.vector(s)), s) for s in cands if s not in seeds), key=lambda x: (-x[0], x[1]))
+    others = [s for s in cands if s not in seeds]
+    sims = vsa.similarities(query, [sv.vector(s) for s in others])  # one numpy pass, not 64
+    scored = sorted(zip(sims, others), key=lambda x: (-x[0], x[1]))
     top = scored[:5]
     if not top:
         return ToolResult("no neighbours to compare")
