@@ -30,10 +30,6 @@ _EMPTY: list = []
 _SHIFT = 32  # pair keys: (a << _SHIFT) | b; symbol ids stay far below 2**32
 
 
-def _pair(a: int, b: int) -> int:
-    return (a << _SHIFT) | b
-
-
 # The id indexes (label key, token, (s,p) and (p,o) -> ids) hold a bare int while a key has one
 # id, and a list from the second on: most keys of a big graph have one (an entity's (s, p)),
 # and a one-element list costs 72 bytes more than the int it holds.
@@ -45,6 +41,25 @@ def _push(index: dict, key, value: int) -> None:
         cur.append(value)
     else:
         index[key] = [cur, value]
+
+
+# (s, p) -> its triples, the store itself (there is no separate table of all triples): one
+# Triple while (s, p) has one object, a list up to _SMALL, then a dict object -> Triple
+# (insertion-ordered, so objects keep the order they were added in).
+_SMALL = 8
+
+
+def _find(cur, o: int):
+    """The triple of `cur` (an _sp value) whose object is o, or None."""
+    cls = cur.__class__
+    if cls is Triple:
+        return cur if cur[2] == o else None
+    if cls is list:
+        for t in cur:
+            if t[2] == o:
+                return t
+        return None
+    return cur.get(o)
 
 
 def _ids(value) -> list[int]:
@@ -168,8 +183,10 @@ class KnowledgeGraph:
         # these four hold an int or a list of ints (see _push)
         self._by_key: dict[str, int | list[int]] = {}
         self._by_token: dict[str, int | list[int]] = {}
-        self._sp: dict[int, int | list[int]] = {}  # _pair(s, p) -> objects, insertion order
-        self._po: dict[int, int | list[int]] = {}  # _pair(p, o) -> subjects, insertion order
+        # (s << 32 | p) -> Triple | list[Triple] | dict[object, Triple] (see _find): the store
+        self._sp: dict[int, object] = {}
+        self._count = 0
+        self._po: dict[int, int | list[int]] = {}  # (p << 32 | o) -> subjects, insertion order
         self._by_p: dict[int, list[Triple]] = {}
         # non-metadata triples out of / into each symbol, insertion order: what the hot path
         # reads (adjacency, activation, K); metadata triples are kept apart (few, rarely read)
@@ -181,7 +198,6 @@ class KnowledgeGraph:
         # time is_neighbour asks about it and kept up to date after: a set for every symbol of
         # a big graph would cost more than the rest of the graph
         self._nbrs: dict[int, set[int]] = {}
-        self._triples: dict[tuple[int, int, int], Triple] = {}
         # every triple in insertion order: the agenda of infer_rules and the log of additions
         self.log: list[Triple] = []
         # derivations of inferred triples: key -> (rule name, premise keys)
@@ -226,7 +242,7 @@ class KnowledgeGraph:
         return _ids(self._by_token.get(token))
 
     def __len__(self) -> int:
-        return len(self._triples)
+        return self._count
 
     # ---- triples -------------------------------------------------------------------------
     def add(
@@ -242,20 +258,37 @@ class KnowledgeGraph:
         s = subject if isinstance(subject, int) else self.symbol(subject)
         p = predicate if isinstance(predicate, int) else self.symbol(predicate, "relation")
         o = obj if isinstance(obj, int) else self.symbol(obj)
-        key = (s, p, o)
-        if key in self._triples:
+        k = (s << _SHIFT) | p
+        cur = self._sp.get(k)
+        if cur is not None and _find(cur, o) is not None:
             return None
         t = _new_triple(Triple, (s, p, o, float(confidence), provenance, cycle))
-        self._triples[key] = t
+        self._store(k, cur, t)
         self._index(t)
         for fn in self.listeners:
             fn(t)
         return t
 
+    def _store(self, k: int, cur, t: Triple) -> None:
+        """Put a new triple under its (s, p) key k, whose value was cur (`load_rows` inlines this)."""
+        self._count += 1
+        if cur is None:
+            self._sp[k] = t
+        elif cur.__class__ is Triple:
+            self._sp[k] = [cur, t]
+        elif cur.__class__ is list:
+            if len(cur) < _SMALL:
+                cur.append(t)
+            else:
+                d = {x[2]: x for x in cur}
+                d[t[2]] = t
+                self._sp[k] = d
+        else:
+            cur[t[2]] = t
+
     def _index(self, t: Triple) -> None:
-        """Enter a new triple in every index (`load_rows` has the same steps inlined)."""
+        """Enter a new, stored triple in every other index (`load_rows` inlines the same steps)."""
         s, p, o = t.subject, t.predicate, t.object
-        _push(self._sp, (s << _SHIFT) | p, o)
         _push(self._po, (p << _SHIFT) | o, s)
         by_p = self._by_p.get(p)
         if by_p is None:
@@ -288,11 +321,20 @@ class KnowledgeGraph:
                 nb.add(s)
 
     def get(self, s: int, p: int, o: int) -> Triple | None:
-        return self._triples.get((s, p, o))
+        cur = self._sp.get((s << _SHIFT) | p)
+        return None if cur is None else _find(cur, o)
 
     def objects(self, s: int, p: int) -> list[int]:
         """Objects of (s, p, ·), insertion order (do not mutate)."""
-        return _ids(self._sp.get((s << _SHIFT) | p))
+        cur = self._sp.get((s << _SHIFT) | p)
+        if cur is None:
+            return _EMPTY
+        cls = cur.__class__
+        if cls is Triple:
+            return [cur[2]]
+        if cls is list:
+            return [t[2] for t in cur]
+        return list(cur)
 
     def subjects(self, p: int, o: int) -> list[int]:
         """Subjects of (·, p, o), insertion order (do not mutate)."""
@@ -370,9 +412,9 @@ class KnowledgeGraph:
         `add` and `_index` inlined with their lookups hoisted out of the loop: this is a
         million-triple load's loop (tests/test_kg.py checks both build the same indexes)."""
         n = 0
-        by_label, symbol, symbols, triples = self._by_label, self.symbol, self.symbols, self._triples
+        by_label, symbol, symbols = self._by_label, self.symbol, self.symbols
         sp, po, by_p, log_append = self._sp, self._po, self._by_p, self.log.append
-        listeners, nbrs, shift = self.listeners, self._nbrs, _SHIFT
+        listeners, nbrs, shift, store = self.listeners, self._nbrs, _SHIFT, self._store
         for s_label, p_label, o_label, conf, _line in rows:
             s = by_label.get(s_label)
             if s is None:
@@ -383,19 +425,16 @@ class KnowledgeGraph:
             o = by_label.get(o_label)
             if o is None:
                 o = symbol(o_label)
-            key = (s, p, o)
-            if key in triples:
-                continue
-            t = _new_triple(Triple, (s, p, o, conf, "asserted", 0))
-            triples[key] = t
             k = (s << shift) | p
             cur = sp.get(k)
             if cur is None:
-                sp[k] = o
-            elif cur.__class__ is list:
-                cur.append(o)
+                t = sp[k] = _new_triple(Triple, (s, p, o, conf, "asserted", 0))
+                self._count += 1
             else:
-                sp[k] = [cur, o]
+                if _find(cur, o) is not None:
+                    continue
+                t = _new_triple(Triple, (s, p, o, conf, "asserted", 0))
+                store(k, cur, t)
             k = (p << shift) | o
             cur = po.get(k)
             if cur is None:
