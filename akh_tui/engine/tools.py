@@ -10,8 +10,6 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
-import networkx as nx
-
 from . import confine
 from .context import GoalContext
 from .errors import InputError
@@ -284,6 +282,10 @@ def run_reason(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
     lines: list[str] = []
     returned: dict[tuple, Triple] = {}
     if len(symbols) >= 2:
+        # networkx is the right tool for shortest paths, on this small subgraph only; imported
+        # here because importing it costs more than a second of start-up to every command
+        import networkx as nx
+
         # Any path of ≤ 4 hops lies inside the union of the 2-hop balls of its ends.
         sub = nx.Graph()
         for s in symbols:
