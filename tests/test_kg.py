@@ -131,3 +131,18 @@ def test_the_graph_does_not_load_networkx():
     code = "import sys, akh_tui.engine.kg, akh_tui.engine.agent; print('networkx' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_label_words_split_as_the_regex_did():
+    import random
+    import re
+
+    from akh_tui.engine.text import raw_words
+
+    split = re.compile(r"[\s\-_]+")
+    spaces = [chr(c) for c in range(0x110000) if re.fullmatch(r"\s", chr(c))]
+    alphabet = ["a", "B", "é", "-", "_", "--", ".", "İ", "ß", "9", *spaces]
+    rng = random.Random(7)
+    for _ in range(5000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        assert raw_words(text) == [w for w in split.split(text.lower()) if w], repr(text)
