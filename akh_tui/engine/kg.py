@@ -187,12 +187,15 @@ class KnowledgeGraph:
         self._sp: dict[int, object] = {}
         self._count = 0
         self._po: dict[int, int | list[int]] = {}  # (p << 32 | o) -> subjects, insertion order
-        self._by_p: dict[int, list[Triple]] = {}
+        # indexed by symbol id (None: no triple yet), lists being cheaper than dicts to look
+        # up and to hold when nearly every symbol has an entry
+        self._by_p: list[list[Triple] | None] = []
         # non-metadata triples out of / into each symbol, insertion order: what the hot path
         # reads (adjacency, activation, K); metadata triples are kept apart (few, rarely read)
-        self._out: dict[int, list[Triple]] = {}
-        self._in: dict[int, list[Triple]] = {}
+        self._out: list[list[Triple] | None] = []
+        self._in: list[list[Triple] | None] = []
         self._meta_out: dict[int, list[Triple]] = {}
+        self._meta_ids: set[int] = set()  # metadata symbols (few): what makes a triple metadata
         self._meta_in: dict[int, list[Triple]] = {}
         # neighbour sets (either direction, metadata included), built for a symbol the first
         # time is_neighbour asks about it and kept up to date after: a set for every symbol of
@@ -220,6 +223,11 @@ class KnowledgeGraph:
         key = " ".join(words)  # label_key(label), without splitting the label twice
         self.symbols.append(Symbol(sid, label, kind, meta, key))
         self._by_label[label] = sid
+        self._out.append(None)
+        self._in.append(None)
+        self._by_p.append(None)
+        if meta:
+            self._meta_ids.add(sid)
         if not meta:
             if kind == "entity":
                 _push(self._by_key, key, sid)
@@ -290,28 +298,28 @@ class KnowledgeGraph:
         """Enter a new, stored triple in every other index (`load_rows` inlines the same steps)."""
         s, p, o = t.subject, t.predicate, t.object
         _push(self._po, (p << _SHIFT) | o, s)
-        by_p = self._by_p.get(p)
-        if by_p is None:
+        lst = self._by_p[p]
+        if lst is None:
             self._by_p[p] = [t]
         else:
-            by_p.append(t)
+            lst.append(t)
         self.log.append(t)
-        sy = self.symbols
-        if sy[s].meta or sy[p].meta or sy[o].meta:
-            out, inn = self._meta_out, self._meta_in
+        meta = self._meta_ids
+        if meta and (s in meta or p in meta or o in meta):
+            self._meta_out.setdefault(s, []).append(t)
+            self._meta_in.setdefault(o, []).append(t)
         else:
             self.non_meta_count += 1
-            out, inn = self._out, self._in
-        lst = out.get(s)
-        if lst is None:
-            out[s] = [t]
-        else:
-            lst.append(t)
-        lst = inn.get(o)
-        if lst is None:
-            inn[o] = [t]
-        else:
-            lst.append(t)
+            lst = self._out[s]
+            if lst is None:
+                self._out[s] = [t]
+            else:
+                lst.append(t)
+            lst = self._in[o]
+            if lst is None:
+                self._in[o] = [t]
+            else:
+                lst.append(t)
         if self._nbrs:
             nb = self._nbrs.get(s)
             if nb is not None:
@@ -343,11 +351,11 @@ class KnowledgeGraph:
     def by_predicate(self, p: int) -> Iterator[tuple[int, int]]:
         """(subject, object) pairs of every triple with predicate p, in insertion order (lazily:
         callers that stop early do not pay for a hub predicate's whole list)."""
-        return ((t.subject, t.object) for t in self._by_p.get(p, _EMPTY))
+        return ((t.subject, t.object) for t in self._by_p[p] or _EMPTY)
 
     def triples_by_predicate(self, p: int) -> list[Triple]:
         """Every triple with predicate p, in insertion order (do not mutate)."""
-        return self._by_p.get(p, _EMPTY)
+        return self._by_p[p] or _EMPTY
 
     def is_meta_triple(self, t: Triple) -> bool:
         sy = self.symbols
@@ -355,25 +363,25 @@ class KnowledgeGraph:
 
     def out_triples(self, s: int) -> Iterator[Triple]:
         """Every triple out of s, metadata included."""
-        yield from self._out.get(s, _EMPTY)
+        yield from self._out[s] or _EMPTY
         yield from self._meta_out.get(s, _EMPTY)
 
     def in_triples(self, o: int) -> Iterator[Triple]:
         """Every triple into o, metadata included."""
-        yield from self._in.get(o, _EMPTY)
+        yield from self._in[o] or _EMPTY
         yield from self._meta_in.get(o, _EMPTY)
 
     def facts_out(self, sid: int) -> list[Triple]:
         """Non-metadata triples out of a symbol (do not mutate)."""
-        return self._out.get(sid, _EMPTY)
+        return self._out[sid] or _EMPTY
 
     def facts_in(self, sid: int) -> list[Triple]:
-        return self._in.get(sid, _EMPTY)
+        return self._in[sid] or _EMPTY
 
     def adjacent(self, sid: int, limit: int | None = None) -> list[Triple]:
         """Non-metadata triples out of and into a symbol, out first, insertion order."""
-        out = self._out.get(sid, _EMPTY)
-        inn = self._in.get(sid, _EMPTY)
+        out = self._out[sid] or _EMPTY
+        inn = self._in[sid] or _EMPTY
         if limit is None:
             return out + inn
         if len(out) >= limit:
@@ -381,7 +389,8 @@ class KnowledgeGraph:
         return out + inn[: limit - len(out)]
 
     def adjacent_count(self, sid: int) -> int:
-        return len(self._out.get(sid, _EMPTY)) + len(self._in.get(sid, _EMPTY))
+        out, inn = self._out[sid], self._in[sid]
+        return (len(out) if out else 0) + (len(inn) if inn else 0)
 
     def neighbours(self, sid: int) -> set[int]:
         """Symbols one triple away from sid, either direction, metadata included (do not mutate)."""
@@ -412,9 +421,10 @@ class KnowledgeGraph:
         `add` and `_index` inlined with their lookups hoisted out of the loop: this is a
         million-triple load's loop (tests/test_kg.py checks both build the same indexes)."""
         n = 0
-        by_label, symbol, symbols = self._by_label, self.symbol, self.symbols
+        by_label, symbol = self._by_label, self.symbol
         sp, po, by_p, log_append = self._sp, self._po, self._by_p, self.log.append
         listeners, nbrs, shift, store = self.listeners, self._nbrs, _SHIFT, self._store
+        out, inn, meta = self._out, self._in, self._meta_ids
         for s_label, p_label, o_label, conf, _line in rows:
             s = by_label.get(s_label)
             if s is None:
@@ -443,27 +453,27 @@ class KnowledgeGraph:
                 cur.append(s)
             else:
                 po[k] = [cur, s]
-            lst = by_p.get(p)
+            lst = by_p[p]
             if lst is None:
                 by_p[p] = [t]
             else:
                 lst.append(t)
             log_append(t)
-            if symbols[s].meta or symbols[p].meta or symbols[o].meta:
-                out, inn = self._meta_out, self._meta_in
+            if meta and (s in meta or p in meta or o in meta):
+                self._meta_out.setdefault(s, []).append(t)
+                self._meta_in.setdefault(o, []).append(t)
             else:
                 self.non_meta_count += 1
-                out, inn = self._out, self._in
-            lst = out.get(s)
-            if lst is None:
-                out[s] = [t]
-            else:
-                lst.append(t)
-            lst = inn.get(o)
-            if lst is None:
-                inn[o] = [t]
-            else:
-                lst.append(t)
+                lst = out[s]
+                if lst is None:
+                    out[s] = [t]
+                else:
+                    lst.append(t)
+                lst = inn[o]
+                if lst is None:
+                    inn[o] = [t]
+                else:
+                    lst.append(t)
             if nbrs:
                 for a, b in ((s, o), (o, s)):
                     nb = nbrs.get(a)
