@@ -1,13 +1,13 @@
 """The knowledge graph (SPEC §2): symbols, triples, and the indexes that keep lookups O(1).
 
-The store is its own: one Triple object per (s, p, o) in a dict keyed by the triple, plus the
-indexes the hot path needs: label → id, normalised label → ids, normalised token → ids,
-(subject, predicate) → objects, (predicate, object) → subjects, predicate → triples, and the
-triples out of and into each symbol. Nothing on the per-cycle path iterates over all triples or
-all symbols. (It was a networkx MultiDiGraph beside these indexes: half of a million-triple
-load and a gigabyte of memory for a neighbour test, now a lazily built set per symbol asked.)
-Pair keys are packed into one int (``a << 32 | b``): an int is about half a tuple's size, and
-a million-triple graph holds a million of them per index.
+The store is its own, plain dicts and lists: one Triple (a named tuple) per (s, p, o), kept
+under its (subject, predicate) key, and the indexes the hot path needs: label → id, normalised
+label → ids, normalised token → ids, (predicate, object) → subjects, predicate → triples, and
+the triples out of and into each symbol. Nothing on the per-cycle path iterates over all
+triples or all symbols. (It was a networkx MultiDiGraph beside these indexes: half of a
+million-triple load and a gigabyte of memory for a neighbour test, now a set built for the
+few symbols that are asked about.) Pair keys are packed into one int (``a << 32 | b``), about
+half a tuple's size: a million-triple graph holds a million of them per index.
 """
 
 from __future__ import annotations
@@ -228,7 +228,7 @@ class KnowledgeGraph:
         self._by_p.append(None)
         if meta:
             self._meta_ids.add(sid)
-        if not meta:
+        else:
             if kind == "entity":
                 _push(self._by_key, key, sid)
             for tok in (dict.fromkeys(words) if len(words) > 1 else words):
