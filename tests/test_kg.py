@@ -146,3 +146,12 @@ def test_label_words_split_as_the_regex_did():
     for _ in range(5000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
         assert raw_words(text) == [w for w in split.split(text.lower()) if w], repr(text)
+
+
+def test_candidate_dict_lists_every_factor_in_order():
+    from akh_tui.engine.scoring import FACTORS, Candidate
+
+    c = Candidate("reason", True, None, 0.5, 0.4, 0.15, 0.2, 0.0, 0.03, 0.1, input="x")
+    d = c.to_dict()
+    assert list(d) == ["tool", "offered", "why_not", "score", *FACTORS, "input"]
+    assert [d[f] for f in FACTORS] == [getattr(c, f) for f in FACTORS]
