@@ -1,5 +1,6 @@
 """The knowledge graph's own store and indexes (no networkx): what `add` builds, the bulk loader
-builds too; neighbour tests agree with the triples; a bad triple file still loads nothing."""
+builds too; neighbour tests agree with the triples; a bad triple file still loads nothing. And
+the hot path's rewritten small pieces (label words, a candidate's dict) against the originals."""
 
 from __future__ import annotations
 
