@@ -93,6 +93,16 @@ def test_is_neighbour_agrees_with_the_triples_also_after_additions():
             assert kg.is_neighbour(a, b) == brute(a, b)
 
 
+def test_by_predicate_before_and_after_additions():
+    kg = by_add()
+    has, eats = kg.lookup("has"), kg.lookup("eats")
+    assert [kg.label(o) for _s, o in kg.by_predicate(has)] == [f"animal-{i}" for i in range(20)]
+    kg.add("orca", "eats", "seal")
+    assert [(kg.label(s), kg.label(o)) for s, o in kg.by_predicate(eats)] == [
+        ("whale", "krill"), ("animal-4", "whale"), ("orca", "seal")]
+    assert kg.triples_by_predicate(kg.lookup("orca")) == []
+
+
 def test_adjacency_reads_non_metadata_triples_out_first():
     kg = by_add()
     whale = kg.lookup("whale")
