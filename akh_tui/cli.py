@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -18,17 +17,6 @@ from . import cli_sessions, cli_think
 from .engine.errors import InputError
 
 EXIT_INPUT = 2
-
-
-def data_dir(arg: str | None) -> Path:
-    if arg:
-        return Path(arg)
-    env = os.environ.get("AKH_TUI_DATA")
-    if env:
-        return Path(env)
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("akh-tui", appauthor=False))
 
 
 def non_negative(text: str) -> int:
@@ -172,16 +160,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def start_workbench(args, out: Console) -> int:
+    from .engine.paths import Locations
     from .tui.app import run
 
-    folder = data_dir(getattr(args, "data_dir", None))
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"cannot use the data dir: {exc.strerror or exc}", file=str(folder), field="--data-dir") from None
     if args.resume and (args.scenario or args.seed is not None):
         raise InputError("--resume continues the stored run: it takes no --scenario or --seed", field="--resume")
-    return run(args.scenario or "zoo", args.seed, args.decider, store=folder / "session.db", resume=args.resume)
+    locations = Locations.resolve(getattr(args, "data_dir", None))
+    if not args.resume:
+        locations.ensure_data_dir()
+    return run(args.scenario or "zoo", args.seed, args.decider, locations=locations, resume=args.resume)
 
 
 def open_trace(args, out: Console) -> int:

@@ -42,6 +42,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, Callable, Mapping, Protocol
 from urllib.parse import urlsplit
 
+from .deciders import Decider, ModelDecider, UtilityDecider
 from .errors import InputError
 from .tools import SPECS, TOOL_NAMES
 
@@ -785,7 +786,7 @@ class ScriptedProvider:
 
 # ---- the decider --------------------------------------------------------------------------
 
-class LLMDecider:
+class LLMDecider(ModelDecider):
     """Asks the provider for the next action. `decide(context)` returns
     {"intent": Intent dict | None, "rejected": reason | None, "error": message | None,
      "messages_tokens": estimated prompt tokens, "tokens_used": provider's count (0 on error),
@@ -860,14 +861,16 @@ class LLMDecider:
 DECIDERS = ("utility", "scripted", "llm")
 
 
-def make_decider(kind: str, llm: Mapping[str, Any] | None = None, file: str | None = None) -> "LLMDecider | None":
-    """The decide strategy of a run: None for the utility table, a scripted offline model
+def make_decider(kind: str, llm: Mapping[str, Any] | None = None, file: str | None = None) -> Decider:
+    """The decide strategy of a run: the utility table, a scripted offline model
     (deterministic: demos and tests), or a real OpenAI-compatible endpoint from the user's
     `[llm]` config (base_url, model, api_key_env, ...)."""
     if kind == "utility":
-        return None
+        return UtilityDecider()
     if kind == "scripted":
-        return LLMDecider(ScriptedProvider.for_tools(rotate=True))
+        d = LLMDecider(ScriptedProvider.for_tools(rotate=True))
+        d.kind = "scripted"
+        return d
     if kind == "llm":
         if not llm:
             raise InputError("the llm decider needs an [llm] table (base_url, model, api_key_env) in the user config",
@@ -876,7 +879,7 @@ def make_decider(kind: str, llm: Mapping[str, Any] | None = None, file: str | No
     raise InputError(f"unknown decider {kind!r} (known: {', '.join(DECIDERS)})", field="decider")
 
 
-class RecordedDecider:
+class RecordedDecider(ModelDecider):
     """The model's answers as the cycle records hold them, for replaying recorded cycles
     (rewind, fork, resume after a kill): no network call, and the same choices as the run.
     An intent the agent rejected is rejected again the same way."""

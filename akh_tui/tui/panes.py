@@ -9,8 +9,7 @@ import re
 from rich.text import Text
 from textual.widgets import DataTable, Static, Tree
 
-from ..engine.explain import why_chosen, why_not_text
-from ..engine.tools import TOOL_NAMES
+from ..engine.run import TOOL_NAMES, why_chosen, why_not_text
 
 ERROR_HISTORY = 64  # cycles of each goal's error signal kept for its sparkline
 ERROR_WIDTH = 8  # cells of the sparkline in the goals tree
@@ -297,7 +296,9 @@ class PsychePane(Pane):
         t.append(bar(p["individuation"], 12), style="magenta")
         t.append(f" {p['individuation']:.2f}\n")
         t.append(f"shadow encounters {p['shadow_encounters']}", style="red" if p["shadow_encounters"] else "dim")
-        t.append(f" · vetoes {len(p['vetoes'])} · biases {len(p['biases'])}", style="dim")
+        # patterns configured (the psyche's) and vetoes fired (the run's), the same live and replayed
+        t.append(f" · {p['vetoes_configured']} veto / {p['biases_configured']} bias patterns"
+                 f" · vetoes fired {p['vetoes_fired']}", style="dim")
         if p["pending"]:
             t.append("\nedit pending: applies next cycle", style="bold yellow")
         self.show_text(t)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from textual.theme import Theme
 
-from ..engine.errors import InputError, read_user_file, toml_error
+from ..engine.run import InputError, read_user_file, toml_error
 
 THEME_KEYS = ("name", "dark", "primary", "secondary", "accent", "foreground", "background",
               "surface", "panel", "boost", "success", "warning", "error")

@@ -1,4 +1,4 @@
-"""The user's config file (platformdirs): remapped keys, the chosen theme, the llm endpoint
+"""The user's config file (where: engine/paths.py): remapped keys, the chosen theme, the llm endpoint
 and breakpoints (`[breakpoints] stop = ["veto", "score < 0.3"]`, checked as the workbench runs).
 
 Read with tomllib; written with tomlkit so the user's own comments and layout survive when
@@ -13,17 +13,9 @@ from pathlib import Path
 
 import tomlkit
 
-from ..engine.breakpoints import parse as parse_breakpoint
-from ..engine.errors import InputError, toml_error
-
-
-def config_path() -> Path:
-    env = os.environ.get("AKH_TUI_CONFIG")
-    if env:
-        return Path(env)
-    import platformdirs
-
-    return Path(platformdirs.user_config_dir("akh-tui", appauthor=False)) / "config.toml"
+from .breakpoints import parse as parse_breakpoint
+from .errors import InputError, toml_error
+from .paths import default_config_file as config_path
 
 
 @dataclass
