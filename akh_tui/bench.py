@@ -22,7 +22,7 @@ from rich.table import Table
 
 from .engine.agent import Agent
 from .engine.config import AgentConfig
-from .engine.controller import Controller
+from .engine.run import Run
 from .engine.kg import KnowledgeGraph
 from .engine.psyche import Psyche
 from .engine.rules import RuleSet
@@ -98,7 +98,7 @@ def generated_agent(n_triples: int) -> Agent:
 
 def time_cycles(agent: Agent, n: int, trace_path: Path, warmup: int = 50) -> list[float]:
     writer = TraceWriter(trace_path)
-    ctl = Controller(agent, "bench", writer)
+    ctl = Run.over(agent, "bench", trace=writer)
     for _ in range(warmup):
         ctl.step()
     times = []
@@ -128,8 +128,7 @@ def history_figures(cycles: int, folder: Path) -> dict:
 
     agent = demo_agent()
     store = SessionStore(folder / "history.db")
-    store.start(agent, {"name": "bench"})
-    ctl = Controller(agent, "bench", store=store, rebuild=fresh)
+    ctl = Run.over(agent, "bench", store=store, rebuild=fresh)
     t0 = time.perf_counter()
     for _ in range(cycles):
         ctl.step()
@@ -157,18 +156,17 @@ def ui_figures(seconds: float = 3.0) -> dict:
     the engine."""
     import asyncio
 
+    from .engine.run import Locations, UserConfig
     from .tui.app import Workbench
-    from .tui.userconfig import UserConfig
 
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["AKH_TUI_CONFIG"] = str(Path(tmp) / "config.toml")
-        app = Workbench("zoo", config=UserConfig.load(Path(tmp) / "config.toml"), store=Path(tmp) / "ui.db")
-        app.ctl.listeners.clear()
+        locations = Locations(Path(tmp) / "data", Path(tmp) / "config.toml")
+        app = Workbench("zoo", config=UserConfig.load(locations.config_file), locations=locations)
         # both sides record every cycle in a session store on disk, as the workbench and the CLI do
-        agent = demo_agent()
-        app.store.start(agent, {"name": "bench"})
-        app.ctl = Controller(agent, "bench", store=app.store)
-        app.ctl.listeners.append(app._on_engine_output)
+        app.ctl.close()
+        app.ctl = Run.over(demo_agent(), "bench", store=SessionStore(Path(tmp) / "ui.db"))
+        app.ctl.subscribe(app._on_engine_output)
         result: dict = {}
 
         async def drive() -> None:
@@ -176,9 +174,7 @@ def ui_figures(seconds: float = 3.0) -> dict:
                 await pilot.pause()
                 app.speed_index = len(app.speed_levels()) - 1
                 bare = demo_agent()
-                bare_store = SessionStore(Path(tmp) / "headless.db")
-                bare_store.start(bare, {"name": "bench"})
-                headless = Controller(bare, "bench", store=bare_store)
+                headless = Run.over(bare, "bench", store=SessionStore(Path(tmp) / "headless.db"))
                 ui_rates, bare_rates = [], []
                 # interleaved rounds: this machine's speed drifts, so compare like with like
                 for _ in range(3):
@@ -248,9 +244,7 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
         # RSS: one long run on the demo graph, its history recorded in a session store on disk
         # (as the CLI and the workbench do), trace to /dev/null
         agent = demo_agent()
-        store = SessionStore(Path(tmp) / "soak.db")
-        store.start(agent, {"name": "soak"})
-        ctl = Controller(agent, "bench", TraceWriter(os.devnull), store)
+        ctl = Run.over(agent, "soak", store=SessionStore(Path(tmp) / "soak.db"), trace=TraceWriter(os.devnull))
         t0 = time.perf_counter()
         rss = {}
         done = 0

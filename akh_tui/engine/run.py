@@ -244,7 +244,7 @@ class Run:
                     return cls.resume(locations, trace=trace)
                 if meta["scenario"] == str(load_scenario(scenario).path):
                     return cls.resume(locations, trace=trace)
-        return cls.start(locations, scenario or "zoo", trace=trace, goals=None)
+        return cls.start(locations, scenario or "zoo", trace=trace, goals=[])  # only the goal asked for
 
     @classmethod
     def replay_trace(cls, trace_file: str | Path, locations: Locations | None = None) -> "Run":
@@ -257,10 +257,33 @@ class Run:
         st.use(st.branches(run_id)[0]["id"])
         return cls(locations or Locations.resolve(), st, None, None, st.run_meta(run_id))
 
+    @classmethod
+    def over(cls, agent: Agent, name: str, store: SessionStore | None = None, trace: TraceWriter | None = None,
+             rebuild: Callable[[], Agent] | None = None) -> "Run":
+        """A run of an agent built elsewhere (the benchmark's generated graphs, tests),
+        recorded like any other; `rebuild` makes a fresh one for rewinds."""
+        st = store or SessionStore(":memory:")
+        run_id = st.start(agent, {"name": name, "seed": agent.seed, "goals": None, "decider": agent.decider.kind,
+                                  "config": agent.config.to_dict(), "psyche": _psyche_header(agent.psyche)})
+        r = cls(Locations.resolve(), st, None, None, st.run_meta(run_id), trace)
+        r._custom_rebuild = rebuild
+        r.agent, r.latest = agent, agent.last_record
+        r._after_open()
+        return r
+
+    def timeline(self) -> history.Timeline:
+        """The branch shown, through history's three modes (replay, rewind, fork)."""
+        return history.Timeline(self.store, self.store.branch, self._rebuild)
+
     # ---- internals ---------------------------------------------------------------------------
+    _custom_rebuild: Callable[[], Agent] | None = None
+
     def _rebuild(self) -> Agent:
         """A fresh agent of this run's scenario (no goals): what restores start from."""
-        assert self.scenario is not None
+        if self._custom_rebuild is not None:
+            return self._custom_rebuild()
+        if self.scenario is None:
+            raise InputError("this run has no scenario to rebuild from: it can be replayed, not rewound")
         agent = build_agent(self.scenario, self.meta["seed"], None, None, psyche=self._base_psyche(), add_goals=False,
                             decider=self._live_decider())
         agent.workspace = self.workspace
@@ -299,13 +322,12 @@ class Run:
             if ev.get("type") == "psyche_edit":
                 self._patterns.append((cycle + 1, len(ev.get("vetoes", [])), len(ev.get("biases", []))))
         self._vetoes_fired = self.store.count_vetoes(b, self.store.last_cycle(b))
-        if self.agent is not None and self.scenario is not None:
+        if self.agent is not None:
             self._workspace_dir()
             if self.trace is not None and not getattr(self, "_header_written", False):
                 self._header_written = True
                 a = self.agent
-                self.trace.header(self.scenario.name, a.seed, a.config.to_dict(), _psyche_header(a.psyche),
-                                  start_cycle=a.cycle)
+                self.trace.header(self.name, a.seed, a.config.to_dict(), _psyche_header(a.psyche), start_cycle=a.cycle)
                 self.trace.write_all(a.drain_events())
 
     @property
@@ -521,6 +543,12 @@ class Run:
         with self.lock:
             a = self._engine()
             return (a.pending_psyche or a.psyche).to_toml()
+
+    def current_psyche(self) -> Psyche:
+        """A copy of the psyche the next cycle runs with (a pending edit included)."""
+        with self.lock:
+            a = self._engine()
+            return (a.pending_psyche or a.psyche).copy()
 
     def tool_names(self) -> tuple[str, ...]:
         return TOOL_NAMES
