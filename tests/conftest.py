@@ -8,6 +8,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True)
+def _private_dirs(tmp_path, monkeypatch):
+    """No test reads or writes the user's own data dir or config file."""
+    monkeypatch.setenv("AKH_TUI_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("AKH_TUI_CONFIG", str(tmp_path / "config.toml"))
+
+
 @pytest.fixture
 def cli(tmp_path):
     """Run `akh-tui` in a subprocess with its own data dir; returns CompletedProcess."""
