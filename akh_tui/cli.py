@@ -178,16 +178,9 @@ def open_trace(args, out: Console) -> int:
 
 
 def cmd_tools(args, out: Console) -> int:
-    from .engine.config import DEFAULT_CAPABILITIES
-    from .engine.tools import SPECS
+    from .engine.catalog import tool_rows
 
-    rows = []
-    for s in SPECS:
-        gated = [c for c in s.capabilities if not DEFAULT_CAPABILITIES[c]]
-        rows.append({
-            "tool": s.name, "archetype": s.archetype, "capabilities": list(s.capabilities), "danger": s.danger,
-            "input": s.input_schema, "default": "off: " + ", ".join(gated) if gated else "on", "does": s.does,
-        })
+    rows = tool_rows()
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -201,19 +194,16 @@ def cmd_tools(args, out: Console) -> int:
 
 
 def cmd_psyche_check(args, out: Console) -> int:
-    from .engine.psyche import Psyche
+    from .engine.catalog import check_psyche
 
-    p = Psyche.load(args.file)
+    p = check_psyche(args.file)
     if args.json:
-        print(json.dumps({"ok": True, "file": args.file, **p.snapshot(),
-                          "vetoes": [v.name for v in p.shadow.veto_patterns],
-                          "biases": [b.name for b in p.shadow.bias_patterns]}))
+        print(json.dumps({k: v for k, v in p.items() if k != "grammar"}))
         return 0
     out.print(Text(f"{args.file}: ok", style="green"))
-    out.print(Text(f"persona {p.persona.name} ({p.persona.grammar_preference}); dominant {p.dominant()}; "
-                   f"archetypes " + ", ".join(f"{k} {v:.2f}" for k, v in p.archetypes.items())))
-    out.print(Text("vetoes: " + (", ".join(v.name for v in p.shadow.veto_patterns) or "none")
-                   + "; biases: " + (", ".join(b.name for b in p.shadow.bias_patterns) or "none")))
+    out.print(Text(f"persona {p['persona']} ({p['grammar']}); dominant {p['dominant']}; "
+                   f"archetypes " + ", ".join(f"{k} {v:.2f}" for k, v in p["archetypes"].items())))
+    out.print(Text("vetoes: " + (", ".join(p["vetoes"]) or "none") + "; biases: " + (", ".join(p["biases"]) or "none")))
     return 0
 
 

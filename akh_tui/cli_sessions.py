@@ -51,7 +51,7 @@ def dispatch(args, out: Console, err: Console) -> int:
 
 
 def cmd_list(sessions: Sessions, args, out: Console, err: Console) -> int:
-    runs = sessions.list()
+    runs = sessions.runs()
     if args.json:
         print(json.dumps([{k: r.get(k) for k in ("id", "name", "scenario", "seed", "decider", "imported_from",
                                                   "goals_done", "goals_top")}

@@ -54,9 +54,7 @@ def resume(store: SessionStore, rebuild: Rebuild, branch: int | None = None) -> 
     """The newest state of a branch (default: the current one), which becomes current: its
     head if nothing was recorded after it, else the last recorded cycle rewound and the inputs
     that followed it applied (the process was killed)."""
-    branch = store.branch if branch is None else branch
-    if branch is None:
-        raise_no_session(store)
+    branch = store.current() if branch is None else branch
     store.branch_info(branch)
     head = store.head(branch)
     if head is not None:
@@ -68,12 +66,6 @@ def resume(store: SessionStore, rebuild: Rebuild, branch: int | None = None) -> 
         agent.drain_events()
     store.adopt(branch, agent)
     return agent
-
-
-def raise_no_session(store: SessionStore):
-    from .errors import InputError
-
-    raise InputError("no session to resume in this store", file=store.where)
 
 
 def fork(store: SessionStore, branch: int, cycle: int, name: str, edits: dict | None,
@@ -125,7 +117,7 @@ class Timeline:
 
     def fork(self, cycle: int, name: str, edits: dict | None = None) -> tuple[Agent, "Timeline", dict]:
         agent, event = fork(self.store, self.branch, cycle, name, edits, self.rebuild)
-        return agent, Timeline(self.store, self.store.branch, self.rebuild), event
+        return agent, Timeline(self.store, self.store.current(), self.rebuild), event
 
 
 def _factor_diff(ca: dict, cb: dict, tools) -> dict:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import IO, Callable
+from typing import IO, Callable, cast
 
 from . import history
 from .agent import Agent
@@ -273,7 +273,7 @@ class Run:
 
     def timeline(self) -> history.Timeline:
         """The branch shown, through history's three modes (replay, rewind, fork)."""
-        return history.Timeline(self.store, self.store.branch, self._rebuild)
+        return history.Timeline(self.store, self.store.current(), self._rebuild)
 
     # ---- internals ---------------------------------------------------------------------------
     _custom_rebuild: Callable[[], Agent] | None = None
@@ -314,7 +314,8 @@ class Run:
         b = self.store.branch
         if b is None:
             return
-        self.meta = self.store.run_meta(self.store.current_run()) if self.store.current_run() is not None else self.meta
+        run_id = self.store.current_run()
+        self.meta = self.store.run_meta(run_id) if run_id is not None else self.meta
         self.branch_name = self.store.branch_info(b)["name"]
         ps = self.meta.get("psyche") or {}
         self._patterns = [(0, len(ps.get("vetoes", [])), len(ps.get("biases", [])))]
@@ -378,7 +379,7 @@ class Run:
         with self.lock:
             if self.agent is not None:
                 return self.agent.cycle
-            return self.store.last_cycle(self.store.branch)
+            return self.store.last_cycle(self.store.current())
 
     def finished(self) -> bool:
         return self.agent is None or self.agent.focus_goal() is None
@@ -390,15 +391,16 @@ class Run:
     def record(self, cycle: int) -> CycleRecord | None:
         """A recorded cycle of the branch shown (no engine call)."""
         with self.lock:
-            return self.store.record(self.store.branch, cycle)
+            return cast("CycleRecord | None", self.store.record(self.store.current(), cycle))
 
     def records(self, start: int = 1, end: int | None = None) -> list[CycleRecord]:
         with self.lock:
-            return list(self.store.records(self.store.branch, start, end if end is not None else self.last_cycle()))
+            return cast("list[CycleRecord]",
+                        list(self.store.records(self.store.current(), start, end if end is not None else self.last_cycle())))
 
     def marks(self) -> dict[int, str]:
         with self.lock:
-            return self.store.marks(self.store.branch)
+            return self.store.marks(self.store.current())
 
     def view(self, cycle: int | None = None, wm_rows: int = 40) -> View:
         """What the workbench draws: the live state (cycle None), or recorded cycle `cycle` as
@@ -407,7 +409,7 @@ class Run:
             if cycle is None and self.agent is not None:
                 return self._live_view(wm_rows)
             c = cycle if cycle is not None else self.last_cycle()
-            rec = self.store.record(self.store.branch, c)
+            rec = self.store.record(self.store.current(), c)
             if rec is None:
                 raise InputError(f"cycle {c} is not recorded (recorded: 1..{self.last_cycle()})", field="cycle")
             return self._recorded_view(rec)
@@ -475,7 +477,7 @@ class Run:
             for g in sorted(record["goals"], key=lambda g: g["id"])
         ]
         size, capacity = record["wm"]["size"], record["wm"]["capacity"]
-        fired = self.store.count_vetoes(self.store.branch, record["cycle"])
+        fired = self.store.count_vetoes(self.store.current(), record["cycle"])
         return {
             "cycle": record["cycle"],
             "seed": self.meta.get("seed"),
@@ -678,13 +680,13 @@ class Run:
     # ---- time travel -------------------------------------------------------------------------
     def branches(self) -> list[dict]:
         with self.lock:
-            return self.store.branches(self.store.current_run())
+            return self.store.branches(self.run_id)
 
     def fork(self, cycle: int, name: str, edits: dict | None = None) -> Event:
         """Rewind to `cycle`, apply the edits and continue as branch `name` (now current)."""
         with self.lock:
             self._engine()
-            agent, event = history.fork(self.store, self.store.branch, cycle, name, edits, self._rebuild)
+            agent, event = history.fork(self.store, self.store.current(), cycle, name, edits, self._rebuild)
             self._adopt(agent)
             self._emit([event], persist=False)
             return event
@@ -702,7 +704,7 @@ class Run:
         live run is not changed: fork continues from a rewound state)."""
         with self.lock:
             self._engine()
-            agent = history.rewind(self.store, self.store.branch, cycle, self._rebuild)
+            agent = history.rewind(self.store, self.store.current(), cycle, self._rebuild)
             saved, self.agent = self.agent, agent
             try:
                 return self._live_view(40)
@@ -737,7 +739,7 @@ class Run:
         ValueError naming it)."""
         filters = parse_search(query)
         with self.lock:
-            return self.store.search(self.store.branch, **filters)
+            return self.store.search(self.store.current(), **filters)
 
     # ---- closing -----------------------------------------------------------------------------
     def close(self) -> None:
@@ -810,7 +812,7 @@ class Sessions:
         return [{"id": g["id"], "description": g["description"], "status": g["status"], "priority": g["priority"],
                  "parent": g.get("parent")} for g in head.get("goals", [])]
 
-    def list(self) -> list[dict]:
+    def runs(self) -> list[dict]:
         out = []
         for r in self.store.runs():
             main = r["branches"][0] if r["branches"] else None
@@ -831,7 +833,7 @@ class Sessions:
         writer = TraceWriter(target)
         n = 0
         try:
-            writer.header(meta.get("name") or "", meta.get("seed"), meta.get("config") or {}, meta.get("psyche") or {},
+            writer.header(meta.get("name") or "", meta.get("seed") or 0, meta.get("config") or {}, meta.get("psyche") or {},
                           run=run, branch=branch)
             for item in st.trace_items(bid):
                 writer.write(item)

@@ -24,7 +24,7 @@ import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, NoReturn
 
 from .agent import Agent
 from .errors import InputError
@@ -113,7 +113,7 @@ class SessionStore:
     def where(self) -> str:
         return str(self.path) if self.path is not None else ":memory:"
 
-    def _corrupt(self, why: str):
+    def _corrupt(self, why: str) -> NoReturn:
         try:
             self.db.close()
         except Exception:
@@ -144,6 +144,13 @@ class SessionStore:
 
     def _tx(self):
         return _Transaction(self.db)
+
+    def current(self) -> int:
+        """The current branch (saves go there); an error when no run was started."""
+        if self.branch is None:
+            raise InputError("no session in this store (start one with `akh-tui agent run` or `akh-tui`)",
+                             file=self.where)
+        return self.branch
 
     def _query(self, sql: str, args: tuple = ()) -> list[tuple]:
         try:
@@ -305,7 +312,8 @@ class SessionStore:
         """history.search's filters, run inside SQLite (a 10,000-cycle branch in a fraction of a
         second): rows of cycle, tool, progress, vetoed, output. Text matches case-insensitively
         for ASCII letters (SQLite's LIKE)."""
-        where, args = [], []
+        where: list[str] = []
+        args: list[Any] = []
         if tool is not None:
             where.append("json_extract(record, '$.decide.tool') = ?")
             args.append(tool)
@@ -324,7 +332,7 @@ class SessionStore:
             where.append("json_extract(record, '$.act.output') LIKE ? ESCAPE '\\'")
             args.append("%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
         cond = "".join(f" AND {w}" for w in where)
-        out = []
+        out: list[dict] = []
         for seg in self.lineage(branch):
             rows = self._query(
                 "SELECT cycle, json_extract(record, '$.decide.tool'), json_extract(record, '$.act.progress'), "
@@ -381,8 +389,8 @@ class SessionStore:
         """A new run with its `main` branch, made current; saves the agent's starting state.
         Earlier runs are kept (see `akh-tui sessions`)."""
         with self._tx():
-            run = self.db.execute("INSERT INTO runs (meta) VALUES (?)", (_dump(meta),)).lastrowid
-            branch = self.db.execute("INSERT INTO branches (run, name) VALUES (?, 'main')", (run,)).lastrowid
+            run = _rowid(self.db.execute("INSERT INTO runs (meta) VALUES (?)", (_dump(meta),)))
+            branch = _rowid(self.db.execute("INSERT INTO branches (run, name) VALUES (?, 'main')", (run,)))
             self._set_current(branch)
             self._saved_symbols = agent.base_symbols
             self._saved_triples = agent.base_triples
@@ -392,7 +400,7 @@ class SessionStore:
             self._head(agent)
         return run
 
-    def save(self, agent: Agent, record: dict | None, events: list[dict], inputs: list[tuple[str, Any]] = (),
+    def save(self, agent: Agent, record: dict | None, events: list[dict], inputs: "list[tuple[str, Any]] | tuple[()]" = (),
              input_events: bool = False) -> None:
         """One cycle (record) or one user action (inputs), with its events: one transaction."""
         with self._tx():
@@ -438,7 +446,7 @@ class SessionStore:
 
     def _head(self, agent: Agent) -> None:
         self.db.execute("INSERT OR REPLACE INTO heads VALUES (?, ?, ?, ?)",
-                        (self.branch, agent.cycle, self._inputs_seq(self.branch), _dump(core_state(agent))))
+                        (self.branch, agent.cycle, self._inputs_seq(self.current()), _dump(core_state(agent))))
 
     def _inputs_seq(self, branch: int) -> int:
         return self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM inputs WHERE branch=?", (branch,)).fetchone()[0]
@@ -451,9 +459,9 @@ class SessionStore:
         if self._query("SELECT 1 FROM branches WHERE run=? AND name=?", (run, name)):
             raise InputError(f"run {run} already has a branch {name!r}", file=self.where, field="name")
         with self._tx():
-            branch = self.db.execute(
+            branch = _rowid(self.db.execute(
                 "INSERT INTO branches (run, name, parent, fork_cycle, fork_sizes, edits) VALUES (?, ?, ?, ?, ?, ?)",
-                (run, name, parent, cycle, _dump(sizes), _dump(applied))).lastrowid
+                (run, name, parent, cycle, _dump(sizes), _dump(applied))))
             self._set_current(branch)
             self._saved_symbols, self._saved_triples = sizes[0], sizes[1]
             self._write(agent, None, [event], input_events=True)
@@ -549,8 +557,8 @@ class SessionStore:
                 "goals": None, "decider": "imported", "imported_from": source,
                 "config": header.get("config"), "psyche": header.get("psyche")}
         with self._tx():
-            run = self.db.execute("INSERT INTO runs (meta) VALUES (?)", (_dump(meta),)).lastrowid
-            b = self.db.execute("INSERT INTO branches (run, name) VALUES (?, 'main')", (run,)).lastrowid
+            run = _rowid(self.db.execute("INSERT INTO runs (meta) VALUES (?)", (_dump(meta),)))
+            b = _rowid(self.db.execute("INSERT INTO branches (run, name) VALUES (?, 'main')", (run,)))
             cycle = 0
             for it in items:
                 if it.get("type") == "cycle":
@@ -560,6 +568,11 @@ class SessionStore:
                     self.db.execute("INSERT INTO events (branch, cycle, input, event) VALUES (?, ?, 0, ?)",
                                     (b, it.get("cycle", cycle), _dump(it)))
         return run
+
+
+def _rowid(cursor: sqlite3.Cursor) -> int:
+    assert cursor.lastrowid is not None  # an INSERT always sets it
+    return cursor.lastrowid
 
 
 class _Transaction:
