@@ -73,7 +73,7 @@ def _messages_text(messages: list[dict]) -> str:
     return "\n".join(str(m.get("content", "")) for m in messages)
 
 
-def _one_line(text: str, limit: int = 200) -> str:
+def _one_line(text: object, limit: int = 200) -> str:
     s = " ".join(str(text).split())
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
@@ -481,15 +481,19 @@ def _load_json(text: str) -> Any:
         raise IntentRejected("empty reply")
     try:
         return json.loads(s)
-    except ValueError as exc:
-        first_error = exc
+    except json.JSONDecodeError as exc:
+        first_error = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+    except ValueError as exc:  # an integer of more than 4,300 digits
+        first_error = str(exc)
     m = _FENCE.search(s)
     if m:
         try:
             return json.loads(m.group(1).strip())
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise IntentRejected(f"reply is not JSON (inside the ``` fence: {exc.msg} at line {exc.lineno} column {exc.colno})") from None
-    raise IntentRejected(f"reply is not JSON ({first_error.msg} at line {first_error.lineno} column {first_error.colno})")
+        except ValueError as exc:  # an integer of more than 4,300 digits
+            raise IntentRejected(f"reply is not JSON this reader accepts (inside the ``` fence: {exc})") from None
+    raise IntentRejected(f"reply is not JSON ({first_error})")
 
 
 def parse_reply(text: str, offered: set[str] | frozenset[str]) -> Intent:
@@ -608,7 +612,7 @@ class OpenAICompatibleProvider:
     def _attempt(self, body: bytes, headers: dict[str, str]) -> tuple[int, Mapping[str, str], bytes]:
         p = self._parts
         cls = http.client.HTTPSConnection if p.scheme == "https" else http.client.HTTPConnection
-        conn = cls(p.hostname, p.port, timeout=self.config.timeout)
+        conn = cls(p.hostname or "", p.port, timeout=self.config.timeout)
         try:
             path = p.path or "/"
             conn.request("POST", path, body=body, headers=headers)
@@ -616,7 +620,7 @@ class OpenAICompatibleProvider:
             data = resp.read(REPLY_MAX_BYTES + 1)
             if len(data) > REPLY_MAX_BYTES:
                 raise LLMError(f"LLM reply from {self.config.endpoint} is larger than {REPLY_MAX_BYTES} bytes")
-            return resp.status, resp.headers, data
+            return resp.status, dict(resp.headers.items()), data
         finally:
             conn.close()
 
@@ -763,7 +767,7 @@ class ScriptedProvider:
         offered input. With rotate=True the search starts after the tool picked last time
         (so a demo visits several tools); still fully deterministic."""
         pref = tuple(preference)
-        state = {"last": None}
+        state: dict[str, str | None] = {"last": None}
 
         def respond(messages: list[dict]) -> str:
             names, inputs = cls.offered_in(messages)
@@ -890,7 +894,8 @@ class RecordedDecider(ModelDecider):
         self.failures: deque[str] = deque(maxlen=FAILURE_HISTORY)
 
     def decide(self, context: Mapping[str, Any]) -> dict[str, Any]:
-        rec = self.records.get(context.get("cycle"))
+        cycle = context.get("cycle")
+        rec = self.records.get(cycle) if isinstance(cycle, int) else None
         llm = (rec or {}).get("decide", {}).get("llm")
         result: dict[str, Any] = {"intent": None, "rejected": None, "error": None, "tokens_used": 0}
         if llm is None:
