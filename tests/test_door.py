@@ -213,23 +213,23 @@ def test_patterns_configured_and_vetoes_fired_read_the_same_live_replayed_and_op
         for _ in range(4):
             await pilot.press("space")
         assert app.ctl.latest["act"]["vetoed"]
-        texts["live"] = str(app.query_one(PsychePane).render())
+        texts["live"] = str(app.query_one(PsychePane).render()) + str(app.query_one("#psyche-box").border_subtitle)
         await pilot.press("comma", "full_stop")  # replay cycle 4 (back one, forward one)
         await pilot.press("comma")
         await pilot.press("full_stop")
         app._seek(4)
         await pilot.pause()
-        texts["replay"] = str(app.query_one(PsychePane).render())
+        texts["replay"] = str(app.query_one(PsychePane).render()) + str(app.query_one("#psyche-box").border_subtitle)
 
     drive(workbench("shadow", data_dir=data), script)
     cli("sessions", "export", "1", "-o", "shadow.jsonl", data_dir=data)
 
     async def opened(app, pilot):
-        texts["opened"] = str(app.query_one(PsychePane).render())
+        texts["opened"] = str(app.query_one(PsychePane).render()) + str(app.query_one("#psyche-box").border_subtitle)
 
     drive(workbench(trace_file=tmp_path / "shadow.jsonl"), opened)
     for where, text in texts.items():
-        assert "1 veto / 1 bias patterns" in text and "vetoes fired 1" in text, (where, text)
+        assert "1 veto · 1 bias configured" in text and "vetoes fired 1" in text, (where, text)
 
 
 def test_sessions_list_counts_the_goals_of_a_run_without_cycles(cli, tmp_path):

@@ -295,13 +295,20 @@ class PsychePane(Pane):
         t.append(f"  {'self':<9}", style="")
         t.append(bar(p["individuation"], 12), style="magenta")
         t.append(f" {p['individuation']:.2f}\n")
-        t.append(f"shadow encounters {p['shadow_encounters']}", style="red" if p["shadow_encounters"] else "dim")
-        # patterns configured (the psyche's) and vetoes fired (the run's), the same live and replayed
-        t.append(f" · {p['vetoes_configured']} veto / {p['biases_configured']} bias patterns"
-                 f" · vetoes fired {p['vetoes_fired']}", style="dim")
+        # vetoes fired (the run's) and the patterns configured (the psyche's, on the border), the
+        # same live, replayed and opened from a trace
+        t.append(f"vetoes fired {p['vetoes_fired']}", style="red" if p["vetoes_fired"] else "dim")
+        t.append(f" · shadow encounters {p['shadow_encounters']}", style="dim")
+        if self.parent is not None:
+            self.parent.border_subtitle = patterns_line(p)
         if p["pending"]:
             t.append("\nedit pending: applies next cycle", style="bold yellow")
         self.show_text(t)
+
+
+def patterns_line(p: dict) -> str:
+    v, b = p["vetoes_configured"], p["biases_configured"]
+    return f"{v} veto{'' if v == 1 else 'es'} · {b} bias{'' if b == 1 else 'es'} configured"
 
 
 class MemoryPane(Pane):
