@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import http.client
+import json
 import os
 import secrets
 import selectors
@@ -17,12 +18,16 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
+import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+
+from . import sandbox
 
 FIXED_PATH = "/usr/local/bin:/usr/bin:/bin"
 MAX_REDIRECTS = 3
@@ -450,21 +455,81 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
-def _exited_unreaped(pid: int) -> bool:
-    # WNOWAIT leaves the zombie in place, so the pid (and process-group id) cannot be reused
-    # before _kill_group runs.
-    try:
-        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-    except ChildProcessError:
-        return True
-    return info is not None
+# How long stopping a contained program may take before the engine kills what it can reach.
+_STOP_GRACE = 5.0
+
+
+class _Contained:
+    """One started program and the way to end it and everything it started (sandbox.py)."""
+
+    def __init__(self, proc: subprocess.Popen, start: "sandbox.Launch") -> None:
+        self.proc = proc
+        self.mechanism = start.mechanism
+        self.info_fd = start.info_fd
+        self.stopped = False  # ended by us (timeout, output cap), not by itself
+
+    def _sandbox_pid(self) -> int | None:
+        """bwrap's pid 1 of the sandbox as we see it (from --info-fd), if bwrap said it."""
+        if self.info_fd is None:
+            return None
+        fd, self.info_fd = self.info_fd, None
+        data = b""
+        sel = selectors.DefaultSelector()
+        try:
+            sel.register(fd, selectors.EVENT_READ)
+            end = time.monotonic() + 2.0  # bwrap writes it within milliseconds of starting
+            while time.monotonic() < end and sel.select(timeout=end - time.monotonic()):
+                chunk = os.read(fd, 4096)
+                if not chunk:
+                    break
+                data += chunk
+        finally:
+            sel.close()
+            os.close(fd)
+        try:
+            pid = json.loads(data.decode("utf-8", "replace")).get("child-pid")
+        except (ValueError, AttributeError):
+            return None
+        return pid if isinstance(pid, int) and pid > 1 else None
+
+    def stop(self) -> None:
+        """End the program and all its descendants, and reap the starter (bwrap or reaper)."""
+        if self.proc.poll() is None:
+            self.stopped = True
+            try:
+                if self.mechanism == sandbox.BUBBLEWRAP:
+                    # Killing a PID namespace's init kills every process in it; bwrap outside
+                    # exits once they are all gone. Without its pid, killing bwrap's group
+                    # ends the sandbox too (--die-with-parent), a moment later.
+                    pid = self._sandbox_pid()
+                    if pid is not None:
+                        os.kill(pid, signal.SIGKILL)
+                    else:
+                        _kill_group(self.proc)
+                else:
+                    self.proc.send_signal(signal.SIGTERM)  # the reaper kills and reaps them all
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(timeout=_STOP_GRACE)
+            except subprocess.TimeoutExpired:
+                pass
+        _kill_group(self.proc)  # a starter that failed to stop: kill what its group holds
+        self.proc.wait()
+        self.close()
+
+    def close(self) -> None:
+        if self.info_fd is not None:
+            os.close(self.info_fd)
+            self.info_fd = None
 
 
 def run_program(conf: Confinement, argv: list[str]) -> tuple[int, str]:
     """Run an allow-listed program without a shell: (exit code, stdout+stderr text).
 
-    The exit code is negative when the process was killed by a signal (e.g. -9 after the
-    output cap was hit).
+    The program runs contained (sandbox.py): when this returns, it and every process it
+    started are gone. The exit code is negative when the process was killed by a signal
+    (e.g. -9 after the output cap was hit).
     """
     if not isinstance(argv, (list, tuple)) or not argv:
         raise Refused("empty command")
@@ -483,10 +548,11 @@ def run_program(conf: Confinement, argv: list[str]) -> tuple[int, str]:
         raise Refused(f"program '{name}' was not found in {FIXED_PATH}")
     ws = _workspace_real(conf)
     env = {"PATH": FIXED_PATH, "LANG": "C.UTF-8", "HOME": str(ws)}
+    start = sandbox.launch(exe, list(argv), str(ws), env)
     try:
         proc = subprocess.Popen(
-            list(argv),
-            executable=exe,
+            start.argv,
+            executable=start.executable,
             shell=False,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -494,17 +560,23 @@ def run_program(conf: Confinement, argv: list[str]) -> tuple[int, str]:
             cwd=ws,
             env=env,
             close_fds=True,
+            pass_fds=start.pass_fds,
             start_new_session=True,
         )
     except OSError as exc:
+        if start.info_fd is not None:
+            os.close(start.info_fd)
         raise Refused(f"cannot start '{name}': {exc.strerror or exc}") from None
+    finally:
+        for fd in start.pass_fds:
+            os.close(fd)
+    box = _Contained(proc, start)
 
     cap = conf.shell_max_output
     deadline = time.monotonic() + conf.shell_timeout
     out = bytearray()
     truncated = False
     timed_out = False
-    leader_done = False
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     sel = selectors.DefaultSelector()
@@ -516,11 +588,6 @@ def run_program(conf: Confinement, argv: list[str]) -> tuple[int, str]:
                 timed_out = True
                 break
             if not sel.select(timeout=min(remaining, 0.05)):
-                if not leader_done and _exited_unreaped(proc.pid):
-                    # Leftover children of the program may hold the pipe open; end them so
-                    # EOF arrives instead of waiting out the timeout.
-                    leader_done = True
-                    _kill_group(proc)
                 continue
             chunk = os.read(fd, _CHUNK)
             if not chunk:
@@ -531,24 +598,24 @@ def run_program(conf: Confinement, argv: list[str]) -> tuple[int, str]:
                 truncated = True
                 break
             out += chunk
+        if not (timed_out or truncated):
+            # EOF can come before the exit (a program closing its output early).
+            while proc.poll() is None:
+                if time.monotonic() >= deadline:
+                    timed_out = True
+                    break
+                time.sleep(0.01)
     except BaseException:
-        _kill_group(proc)
-        proc.wait()
+        box.stop()
         raise
     finally:
         sel.close()
         proc.stdout.close()
-    if not (timed_out or truncated):
-        # EOF can come before the exit; wait for it without reaping (see _exited_unreaped).
-        while not _exited_unreaped(proc.pid):
-            if time.monotonic() >= deadline:
-                timed_out = True
-                break
-            time.sleep(0.01)
-    # The leader is alive or a zombie here, so the group id is still ours: this ends the
-    # program on timeout/truncation and any descendants it left behind in every case.
-    _kill_group(proc)
-    code = proc.wait()
+    # The starter ends only once every process of the program is gone (PID namespace or
+    # reaper), so after stop() nothing the program started is left running.
+    box.stop()
+    # Ended by us: the program was killed (by SIGKILL), whatever its starter reports.
+    code = -signal.SIGKILL if box.stopped else proc.returncode
     if timed_out:
         raise Refused(f"timed out after {_secs(conf.shell_timeout)}")
     text = bytes(out).decode("utf-8", errors="replace")
