@@ -192,6 +192,7 @@ def open_trace(args, out: Console) -> int:
 
 def cmd_tools(args, out: Console) -> int:
     from .engine.config import DEFAULT_CAPABILITIES
+    from .engine.sandbox import protection
     from .engine.tools import SPECS
 
     rows = []
@@ -201,15 +202,20 @@ def cmd_tools(args, out: Console) -> int:
             "tool": s.name, "archetype": s.archetype, "capabilities": list(s.capabilities), "danger": s.danger,
             "input": s.input_schema, "default": "off: " + ", ".join(gated) if gated else "on", "does": s.does,
         })
+    # Which containment shell_exec gets on this machine (bubblewrap or the subreaper fallback).
+    mechanism, why = protection()
+    next(r for r in rows if r["tool"] == "shell_exec")["protection"] = {"mechanism": mechanism, "detail": why}
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
     t = Table(title="Tools (SPEC §5)")
-    for col in ("tool", "archetype", "capabilities", "danger", "input", "default", "does"):
+    cols = ("tool", "archetype", "capabilities", "danger", "input", "default", "does")
+    for col in cols:
         t.add_column(col)
     for r in rows:
-        t.add_row(*(Text(", ".join(v) if isinstance(v, list) else str(v)) for v in r.values()))
+        t.add_row(*(Text(", ".join(r[c]) if isinstance(r[c], list) else str(r[c])) for c in cols))
     out.print(t)
+    out.print(Text(f"shell_exec protection: {mechanism} ({why})"))
     return 0
 
 

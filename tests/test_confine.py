@@ -210,6 +210,22 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 self._send(302, headers={"Location": f"http://localhost:{port}/ok"})
             elif self.path == "/loop":
                 self._send(302, headers={"Location": "/loop"})
+            elif self.path in ("/drip", "/drip-headers"):
+                # One byte every 0.05 s: each read is quick, the whole reply takes 10 s.
+                if self.path == "/drip":
+                    self.send_response(200)
+                    self.send_header("Content-Length", "200")
+                    self.end_headers()
+                    self.wfile.flush()
+                    data = b"d" * 200
+                else:
+                    data = b"HTTP/1.0 200 OK\r\nX-Slow: " + b"s" * 200
+                for i in range(len(data)):
+                    if self.server.stopping.is_set():  # type: ignore[attr-defined]
+                        break
+                    self.wfile.write(data[i:i + 1])
+                    self.wfile.flush()
+                    time.sleep(0.05)
             else:
                 self._send(404, b"nope")
         except (BrokenPipeError, ConnectionResetError):
@@ -221,11 +237,13 @@ def server():
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     srv.daemon_threads = True
     srv.hits = []  # type: ignore[attr-defined]
+    srv.stopping = threading.Event()  # type: ignore[attr-defined]
     t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     t.start()
     try:
         yield srv
     finally:
+        srv.stopping.set()  # type: ignore[attr-defined]
         srv.shutdown()
         srv.server_close()
 
@@ -273,6 +291,16 @@ def test_slow_times_out(hconf: Confinement, server) -> None:
     with pytest.raises(Refused, match=r"^timed out after 0\.5s$"):
         http_get(hconf, f"{_base(server)}/slow")
     assert time.monotonic() - start < 1.4
+
+
+@pytest.mark.parametrize("path", ["/drip", "/drip-headers"])
+def test_dripping_server_cannot_stretch_the_fetch(hconf: Confinement, server, path: str) -> None:
+    # issue 17.1: the timeout bounded each read, so a byte every 0.05 s kept a 0.5 s fetch
+    # alive for the whole 10 s reply.
+    start = time.monotonic()
+    with pytest.raises(Refused, match=r"^timed out after 0\.5s$"):
+        http_get(hconf, f"{_base(server)}{path}")
+    assert time.monotonic() - start < 2.5
 
 
 def test_same_host_redirect_followed(hconf: Confinement, server) -> None:

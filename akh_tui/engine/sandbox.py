@@ -97,6 +97,9 @@ def protection() -> tuple[str, str]:
     global _chosen, _why
     if _chosen is None:
         _chosen, _why = _probe()
+        if _chosen == SUBREAPER:
+            _why += ("; a subreaper ends every process the program starts and keeps the engine's"
+                     " environment unreadable, but files and network are not confined")
     return _chosen, _why
 
 
