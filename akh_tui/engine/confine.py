@@ -715,19 +715,22 @@ class _Contained:
     def __init__(self, proc: subprocess.Popen, start: "sandbox.Launch") -> None:
         self.proc = proc
         self.mechanism = start.mechanism
-        self.info_fd = start.info_fd
         self.stopped = False  # ended by us (timeout, output cap), not by itself
+        # bwrap's pid 1 of the sandbox, held by a pidfd so the pid cannot be mistaken for a
+        # later process. bwrap outside reports the exit as soon as its pid 1 says it, which
+        # can be before the kernel has killed the rest of the namespace: we wait for pid 1
+        # itself, whose exit comes only after every other process in it is gone.
+        self.pidfd: int | None = None
+        self.sandbox_pid: int | None = None
+        if start.info_fd is not None:
+            self._open_sandbox(start.info_fd)
 
-    def _sandbox_pid(self) -> int | None:
-        """bwrap's pid 1 of the sandbox as we see it (from --info-fd), if bwrap said it."""
-        if self.info_fd is None:
-            return None
-        fd, self.info_fd = self.info_fd, None
+    def _open_sandbox(self, fd: int) -> None:
         data = b""
         sel = selectors.DefaultSelector()
         try:
             sel.register(fd, selectors.EVENT_READ)
-            end = time.monotonic() + 2.0  # bwrap writes it within milliseconds of starting
+            end = time.monotonic() + 5.0  # bwrap writes it within milliseconds of starting
             while time.monotonic() < end and sel.select(timeout=end - time.monotonic()):
                 chunk = os.read(fd, 4096)
                 if not chunk:
@@ -739,39 +742,75 @@ class _Contained:
         try:
             pid = json.loads(data.decode("utf-8", "replace")).get("child-pid")
         except (ValueError, AttributeError):
-            return None
-        return pid if isinstance(pid, int) and pid > 1 else None
+            return
+        if not isinstance(pid, int) or pid <= 1:
+            return
+        self.sandbox_pid = pid
+        if hasattr(os, "pidfd_open"):
+            try:
+                self.pidfd = os.pidfd_open(pid)
+            except ProcessLookupError:
+                self.sandbox_pid = None  # already gone, and with it the whole namespace
+            except OSError:
+                pass
+
+    def _kill_sandbox(self) -> None:
+        try:
+            if self.pidfd is not None:
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            elif self.sandbox_pid is not None:
+                os.kill(self.sandbox_pid, signal.SIGKILL)
+            else:
+                _kill_group(self.proc)  # bwrap's --die-with-parent ends the sandbox after it
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def _sandbox_gone(self, timeout: float) -> None:
+        end = time.monotonic() + timeout
+        if self.pidfd is not None:
+            sel = selectors.DefaultSelector()
+            try:
+                sel.register(self.pidfd, selectors.EVENT_READ)  # readable once it has exited
+                sel.select(timeout=timeout)
+            finally:
+                sel.close()
+            return
+        while self.sandbox_pid is not None and time.monotonic() < end:
+            try:
+                with open(f"/proc/{self.sandbox_pid}/stat", "rb") as f:
+                    state = f.read().rsplit(b")", 1)[-1].split()[:1]
+            except OSError:
+                return
+            if state in ([b"Z"], [b"X"]):
+                return
+            time.sleep(0.005)
 
     def stop(self) -> None:
         """End the program and all its descendants, and reap the starter (bwrap or reaper)."""
         if self.proc.poll() is None:
             self.stopped = True
-            try:
-                if self.mechanism == sandbox.BUBBLEWRAP:
-                    # Killing a PID namespace's init kills every process in it; bwrap outside
-                    # exits once they are all gone. Without its pid, killing bwrap's group
-                    # ends the sandbox too (--die-with-parent), a moment later.
-                    pid = self._sandbox_pid()
-                    if pid is not None:
-                        os.kill(pid, signal.SIGKILL)
-                    else:
-                        _kill_group(self.proc)
-                else:
+            if self.mechanism == sandbox.BUBBLEWRAP:
+                # Killing a PID namespace's pid 1 kills every process in it.
+                self._kill_sandbox()
+            else:
+                try:
                     self.proc.send_signal(signal.SIGTERM)  # the reaper kills and reaps them all
-            except ProcessLookupError:
-                pass
+                except ProcessLookupError:
+                    pass
             try:
                 self.proc.wait(timeout=_STOP_GRACE)
             except subprocess.TimeoutExpired:
                 pass
+        if self.mechanism == sandbox.BUBBLEWRAP:
+            self._sandbox_gone(_STOP_GRACE)
         _kill_group(self.proc)  # a starter that failed to stop: kill what its group holds
         self.proc.wait()
         self.close()
 
     def close(self) -> None:
-        if self.info_fd is not None:
-            os.close(self.info_fd)
-            self.info_fd = None
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
 
 
 def run_program(conf: Confinement, argv: list[str]) -> tuple[int, str]:
