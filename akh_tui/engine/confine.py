@@ -98,6 +98,16 @@ def check_workspace(
         raise InputError(f"workspace '{workspace}' {why}", file=file, line=line, field="config.workspace")
 
     ws = Path(os.path.realpath(os.fspath(workspace)))
+    home = Path(os.path.realpath(home if home is not None else Path.home()))
+    for root in SYSTEM_ROOTS:
+        if ws == Path(os.path.realpath(root)) or ws == Path(root):
+            refuse(f"is the system folder {root}")
+    for tree in SYSTEM_TREES:
+        real = Path(os.path.realpath(tree))
+        if ws.is_relative_to(real) or ws.is_relative_to(tree):
+            refuse(f"lies inside the system folder {tree}")
+    if ws == home:
+        refuse("is your home folder: choose a folder of its own for the agent")
     for name, path in protected.items():
         prot = Path(os.path.realpath(os.fspath(path)))
         if ws == prot:
@@ -106,16 +116,6 @@ def check_workspace(
             refuse(f"contains the {name} ({path}): the agent could overwrite its own files")
         if ws.is_relative_to(prot):
             refuse(f"lies inside the {name} ({path})")
-    home = Path(os.path.realpath(home if home is not None else Path.home()))
-    if ws == home:
-        refuse("is your home folder: choose a folder of its own for the agent")
-    for root in SYSTEM_ROOTS:
-        if ws == Path(os.path.realpath(root)) or ws == Path(root):
-            refuse(f"is the system folder {root}")
-    for tree in SYSTEM_TREES:
-        real = Path(os.path.realpath(tree))
-        if ws.is_relative_to(real) or ws.is_relative_to(tree):
-            refuse(f"lies inside the system folder {tree}")
 
 
 # Walking with dir_fd + O_NOFOLLOW closes the gap between "checked the path" and "opened it":
