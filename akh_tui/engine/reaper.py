@@ -28,8 +28,15 @@ class _Stop(Exception):
     """Raised from the signal handler to leave the wait for the program."""
 
 
+_stopping = False
+
+
 def _on_stop(signum, frame):
-    raise _Stop()
+    # Only once: a second signal must not interrupt the cleanup that the first one started.
+    global _stopping
+    if not _stopping:
+        _stopping = True
+        raise _Stop()
 
 
 def _libc():
@@ -94,6 +101,14 @@ def _kill_all() -> None:
             return
 
 
+def _cleanup() -> None:
+    global _stopping
+    _stopping = True
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, signal.SIG_IGN)
+    _kill_all()
+
+
 def main(argv: list[str]) -> int:
     parent, exe, args = int(argv[1]), argv[2], argv[3:]
     libc = _libc()
@@ -124,9 +139,12 @@ def main(argv: list[str]) -> int:
     except _Stop:
         pass
     finally:
-        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-            signal.signal(sig, signal.SIG_IGN)
-        _kill_all()
+        while True:  # a stop signal landing in here restarts the cleanup, never skips it
+            try:
+                _cleanup()
+                break
+            except _Stop:
+                continue
     if status is None:
         return 124
     if os.WIFSIGNALED(status):
