@@ -20,7 +20,6 @@ import signal
 import socket
 import stat
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
