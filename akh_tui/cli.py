@@ -181,15 +181,19 @@ def cmd_tools(args, out: Console) -> int:
     from .engine.catalog import tool_rows
 
     rows = tool_rows()
+    shell = next(r for r in rows if r["tool"] == "shell_exec")["protection"]
+    mechanism, why = shell["mechanism"], shell["detail"]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
     t = Table(title="Tools (SPEC §5)")
-    for col in ("tool", "archetype", "capabilities", "danger", "input", "default", "does"):
+    cols = ("tool", "archetype", "capabilities", "danger", "input", "default", "does")
+    for col in cols:
         t.add_column(col)
     for r in rows:
-        t.add_row(*(Text(", ".join(v) if isinstance(v, list) else str(v)) for v in r.values()))
+        t.add_row(*(Text(", ".join(r[c]) if isinstance(r[c], list) else str(r[c])) for c in cols))
     out.print(t)
+    out.print(Text(f"shell_exec protection: {mechanism} ({why})"))
     return 0
 
 

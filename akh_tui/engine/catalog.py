@@ -21,6 +21,11 @@ def tool_rows() -> list[dict]:
             "tool": s.name, "archetype": s.archetype, "capabilities": list(s.capabilities), "danger": s.danger,
             "input": s.input_schema, "default": "off: " + ", ".join(gated) if gated else "on", "does": s.does,
         })
+    # which containment shell_exec gets on this machine (bubblewrap, or the subreaper fallback)
+    from .sandbox import protection
+
+    mechanism, why = protection()
+    next(r for r in rows if r["tool"] == "shell_exec")["protection"] = {"mechanism": mechanism, "detail": why}
     return rows
 
 

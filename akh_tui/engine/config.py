@@ -72,6 +72,19 @@ class AgentConfig:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @property
+    def warnings(self) -> list[str]:
+        """Cautions that do not stop a run, one line each, for the CLI and the workbench to
+        show: allow-listed programs known to run or write arbitrary things (shell_exec's
+        allow-list is per program, not per argument). Not a config key, not in to_dict."""
+        from .confine import risky_programs  # late: config stays light to import
+
+        file, line = self.__dict__.get("_origin", (None, None))
+        return [
+            str(InputError(f"'{name}' {why}", file=file, line=line, field="config.shell_allow"))
+            for name, why in risky_programs(self.shell_allow)
+        ]
+
     @classmethod
     def from_dict(cls, data: dict[str, Any], file: str | None = None, locate=None) -> "AgentConfig":
         """Build from a `[config]` table; `locate(key)` may give the key's line for messages."""
@@ -124,6 +137,17 @@ class AgentConfig:
             elif isinstance(default, str):
                 if not isinstance(value, str):
                     raise InputError("must be a string", file=file, line=line, field=f"config.{key}")
+            if key == "http_allow_hosts":
+                from .confine import parse_allow_entry  # late: config stays light to import
+
+                for i, entry in enumerate(value):
+                    try:
+                        parse_allow_entry(entry)
+                    except ValueError as exc:
+                        raise InputError(
+                            f"entry {entry!r} {exc}; write HOST or HOST:PORT (PORT 1..65535, digits only)",
+                            file=file, line=line, field=f"config.http_allow_hosts[{i}]",
+                        ) from None
             if key == "disabled_tools":
                 from .tools import TOOL_NAMES  # late: tools needs nothing from here, but agent needs both
 
@@ -139,4 +163,6 @@ class AgentConfig:
             if key == "vsa_dim" and value % 8:
                 raise InputError(f"must be a multiple of 8, got {value!r}", file=file, line=line, field="config.vsa_dim")
             setattr(cfg, key, value)
+            if key == "shell_allow":
+                cfg.__dict__["_origin"] = (file, line)  # where warnings point (not a field)
         return cfg
