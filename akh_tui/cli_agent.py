@@ -83,6 +83,8 @@ def cmd_cycle(args, out: Console, err: Console) -> int:
 
 
 def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console, breaks: list | None = None) -> int:
+    for w in run.warnings:
+        err.print(Text(f"warning: {w}", style="yellow"))
     rows: list[dict] = []
     fired: list[str] = []
     previous = [run.latest]

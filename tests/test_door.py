@@ -254,3 +254,27 @@ def test_sessions_export_json_prints_a_summary(cli, tmp_path):
     assert out == {"run": 1, "branch": "main", "cycles": 3, "file": "t.jsonl"}
     lines = cli("sessions", "export", "1", "--json").stdout.splitlines()
     assert json.loads(lines[0])["type"] == "run" and sum(json.loads(x)["type"] == "cycle" for x in lines) == 3
+
+
+def test_a_workspace_holding_the_session_store_is_refused(tmp_path):
+    import pytest
+
+    from akh_tui.engine.run import InputError
+
+    sc = tmp_path / "ws.toml"
+    sc.write_text((ROOT / "data" / "scenarios" / "shadow.toml").read_text()
+                  .replace('"../kg/zoo.tsv"', json.dumps(str(ROOT / "data" / "kg" / "zoo.tsv")))
+                  .replace('"../rules/biology.toml"', json.dumps(str(ROOT / "data" / "rules" / "biology.toml")))
+                  .replace("[config]", f"[config]\nworkspace = {json.dumps(str(tmp_path))}"))
+    with pytest.raises(InputError, match="session store"):
+        Run.start(Locations(tmp_path / "data", tmp_path / "config.toml"), str(sc))
+
+
+def test_risky_allow_listed_programs_are_named_when_the_run_starts(cli, tmp_path):
+    sc = tmp_path / "risky.toml"
+    sc.write_text((ROOT / "data" / "scenarios" / "shadow.toml").read_text()
+                  .replace('"../kg/zoo.tsv"', json.dumps(str(ROOT / "data" / "kg" / "zoo.tsv")))
+                  .replace('"../rules/biology.toml"', json.dumps(str(ROOT / "data" / "rules" / "biology.toml")))
+                  .replace('shell_allow = ["echo"]', 'shell_allow = ["echo", "env"]'))
+    proc = cli("agent", "run", "--scenario", str(sc), "--max-cycles", "1")
+    assert "warning:" in proc.stderr and "'env'" in proc.stderr

@@ -28,6 +28,7 @@ from . import history
 from .agent import Agent
 from .breakpoints import first_hit
 from .breakpoints import parse as parse_breakpoint
+from .confine import check_workspace
 from .commands import AddGoal, Command, Consolidate, EditPsyche, MakePlan, Reflect
 from .errors import InputError, read_user_file, toml_error
 from .explain import why_chosen, why_not_text
@@ -85,21 +86,6 @@ def _psyche_header(psyche: Psyche) -> dict:
     its configured patterns (so a replay can say how many were configured)."""
     return psyche.snapshot() | {"vetoes": [p.name for p in psyche.shadow.veto_patterns],
                                 "biases": [p.name for p in psyche.shadow.bias_patterns]}
-
-
-def check_workspace_placement(workspace: Path, locations: Locations) -> None:
-    """A workspace the scenario names may not be, contain or lie inside the data dir (the
-    session store would be the agent's to overwrite) or the config dir, nor be a system root."""
-    ws = Path(workspace).resolve()
-    roots = [Path("/"), Path.home(), *(Path(p) for p in ("/usr", "/etc", "/bin", "/sbin", "/lib", "/var", "/boot",
-                                                           "/dev", "/proc", "/sys", "/root", "/home", "/tmp"))]
-    if any(ws == r.resolve() for r in roots):
-        raise InputError(f"refused: the workspace {ws} is a system folder", field="workspace")
-    for what, folder in (("data dir", locations.data_dir), ("config dir", locations.config_file.parent)):
-        f = folder.resolve()
-        if ws == f or ws.is_relative_to(f) or f.is_relative_to(ws):
-            raise InputError(f"refused: the workspace {ws} is, contains or lies inside the {what} {f}",
-                             field="workspace")
 
 
 def _open_store(locations: Locations, store: "str | Path | SessionStore | None" = None) -> SessionStore:
@@ -344,7 +330,11 @@ class Run:
         if ws is None:
             return
         if ws != self.locations.workspace(self.meta["id"]):  # the run's own folder is safe by construction
-            check_workspace_placement(ws, self.locations)
+            # a folder the scenario names may not hold (or be inside) what the agent must not
+            # overwrite: the session store, the saved psyches, the config
+            loc = self.locations
+            check_workspace(ws, {"session store": loc.session_db, "saved psyches": loc.psyche_dir,
+                                 "config dir": loc.config_file.parent}, file=str(self.scenario.path))
         try:
             ws.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -354,6 +344,14 @@ class Run:
             self.agent.workspace = ws
 
     # ---- reading -----------------------------------------------------------------------------
+    @property
+    def warnings(self) -> list[str]:
+        """What the user should know about the run's settings before it runs (an allow-listed
+        program known to run or write arbitrary things, ...), each naming file, line and field."""
+        if self.scenario is None:
+            return []
+        return list(self.scenario.config.warnings)
+
     @property
     def live(self) -> bool:
         """False for a replay-only run (an imported trace): no engine to step or fork."""

@@ -197,6 +197,8 @@ class Workbench(App):
             self.query_one(f"#{wid}").border_title = title
         if self.user_config.error:
             self.notify(self.user_config.error, severity="warning", timeout=8, markup=False)
+        for w in self.ctl.warnings:
+            self.notify(w, title="Scenario settings", severity="warning", timeout=10, markup=False)
         self.set_interval(1 / DRAIN_HZ, self._drain)
         if not self.sync and self.live:
             self._engine_loop()
