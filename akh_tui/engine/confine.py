@@ -133,7 +133,7 @@ _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 def _workspace_real(conf: Confinement) -> Path:
     ws = Path(os.path.realpath(conf.workspace))
     if not ws.is_dir():
-        raise Refused(f"workspace '{conf.workspace}' does not exist or is not a folder")
+        raise Refused("the workspace folder does not exist or is not a folder")  # no path: traces must not depend on where it is
     return ws
 
 
@@ -285,7 +285,7 @@ def write_file(conf: Confinement, rel: str, text: str) -> int:
     try:
         os.makedirs(conf.workspace, exist_ok=True)
     except OSError as exc:
-        raise Refused(f"cannot create workspace '{conf.workspace}': {exc.strerror or exc}") from None
+        raise Refused(f"cannot create the workspace folder: {exc.strerror or exc}") from None
     ws = _workspace_real(conf)
     # os.replace would swap out the link itself, but a link here means someone expects the
     # write to land elsewhere: refuse rather than guess.
