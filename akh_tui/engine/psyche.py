@@ -38,7 +38,7 @@ SUCCESS_ABOVE, FAILURE_BELOW = 0.7, 0.3
 MIN_USES = 2
 _ROUND = 6
 
-# Kept byte-identical to data/psyche/default.toml (a test compares them): the engine must
+# Kept byte-identical to akh_tui/data/psyche/default.toml (a test compares them): the engine must
 # start with a psyche even when the data folder is not shipped alongside the package.
 DEFAULT_TOML = '''\
 # The agent's psyche (SPEC §9, seed 004): how it presents itself, what it refuses to do,
