@@ -6,16 +6,19 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from .engine.errors import InputError
-from .engine.history import compare_branches
-from .engine.replay import parse_search
-from .engine.session import SessionStore
-from .engine.trace import TraceWriter, read_trace
+
+if TYPE_CHECKING:
+    from .engine.session import SessionStore
+
+# The store, history and trace modules are imported where a command runs, not here: building
+# the argument parser (every `akh-tui` command does) must not load the agent, numpy, networkx.
 
 
 def add_parser(sub, common) -> None:
@@ -44,6 +47,7 @@ def add_parser(sub, common) -> None:
 
 def open_store(args) -> SessionStore:
     from .cli import data_dir
+    from .engine.session import SessionStore
 
     folder = data_dir(args.data_dir)
     path = folder / "session.db"
@@ -123,8 +127,11 @@ def cmd_show(store: SessionStore, args, out: Console, err: Console) -> int:
 
 
 def cmd_export(store: SessionStore, args, out: Console, err: Console) -> int:
+    from .engine.trace import TraceWriter
+
     meta = store.run_meta(args.run)
     branch = store.find_branch(args.run, args.branch)
+
     target = sys.stdout if args.output == "-" else args.output
     writer = TraceWriter(target)
     n = 0
@@ -142,6 +149,8 @@ def cmd_export(store: SessionStore, args, out: Console, err: Console) -> int:
 
 
 def cmd_import(store: SessionStore, args, out: Console, err: Console) -> int:
+    from .engine.trace import read_trace
+
     trace = read_trace(args.file)  # validated line by line before anything is written
     run = store.import_trace(trace, str(Path(args.file).name))
     if args.json:
@@ -152,6 +161,8 @@ def cmd_import(store: SessionStore, args, out: Console, err: Console) -> int:
 
 
 def cmd_search(store: SessionStore, args, out: Console, err: Console) -> int:
+    from .engine.replay import parse_search
+
     try:
         filters = parse_search(args.query)
     except ValueError as exc:
@@ -183,6 +194,8 @@ def _branch_ref(store: SessionStore, ref: str) -> tuple[int, str]:
 
 
 def cmd_compare(store: SessionStore, args, out: Console, err: Console) -> int:
+    from .engine.history import compare_branches
+
     (a, name_a), (b, name_b) = _branch_ref(store, args.a), _branch_ref(store, args.b)
     result = compare_branches(store, a, b)
     if args.json:

@@ -43,7 +43,7 @@ from typing import Any, Callable, Mapping, Protocol
 from urllib.parse import urlsplit
 
 from .errors import InputError
-from .tools import SPECS, TOOL_NAMES
+from .toolspecs import SPECS, TOOL_NAMES
 
 __all__ = [
     "LLMConfig", "RateTracker", "StructuredMemory", "build_prompt", "Intent", "IntentRejected",

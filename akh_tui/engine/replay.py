@@ -4,7 +4,7 @@ search box's query turned into `history.search` filters. Plain data in, plain da
 from __future__ import annotations
 
 from .memory import KIND_RELEVANCE
-from .tools import TOOL_NAMES
+from .toolspecs import TOOL_NAMES
 
 PROGRESS = ("completed", "advanced", "no_change", "failed")
 
