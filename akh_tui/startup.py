@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 # what the `akh-tui` console script does (python -m would import akh_tui.cli twice)
 ENTRY = "import sys; from akh_tui.cli import main; sys.exit(main())"
@@ -44,12 +45,27 @@ def command_seconds(argv: list[str], env: dict[str, str] | None = None, cwd: str
     return took
 
 
+class Frame(NamedTuple):
+    seconds: float | None  # wall, from start to the frame; None: it never came
+    cpu_seconds: float | None  # the program's user + system time by then (Linux; else None)
+    output: bytes  # everything it wrote to the terminal
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """User + system seconds of a running process, all its threads (Linux /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def first_frame(argv: list[str], env: dict[str, str] | None = None, cwd: str | Path | None = None,
                 markers: tuple[bytes, ...] = FIRST_FRAME, timeout: float = 60.0,
-                size: tuple[int, int] = (120, 36)) -> tuple[float | None, bytes]:
+                size: tuple[int, int] = (120, 36)) -> Frame:
     """Start a full-screen program in a pseudo-terminal and wait until every one of `markers`
-    has appeared in what it draws. Returns (seconds from start to then, or None on timeout or
-    exit; everything it wrote). The program is then asked to quit with `q` and killed if it
+    has appeared in what it draws. Returns the wall and CPU seconds from start to then (None
+    on timeout or exit) and everything it wrote. The program is then asked to quit with `q` and killed if it
     does not. POSIX only."""
     import fcntl
     import pty
@@ -64,7 +80,7 @@ def first_frame(argv: list[str], env: dict[str, str] | None = None, cwd: str | P
     proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd, start_new_session=True)
     os.close(slave)
     out = bytearray()
-    took = None
+    took = cpu = None
     try:
         while time.perf_counter() - t0 < timeout:
             ready, _, _ = select.select([master], [], [], 0.05)
@@ -81,6 +97,7 @@ def first_frame(argv: list[str], env: dict[str, str] | None = None, cwd: str | P
             out += chunk
             if all(m in out for m in markers):
                 took = time.perf_counter() - t0
+                cpu = process_cpu_seconds(proc.pid)
                 break
     finally:
         try:
@@ -101,7 +118,7 @@ def first_frame(argv: list[str], env: dict[str, str] | None = None, cwd: str | P
             proc.kill()
         proc.wait()
         os.close(master)
-    return took, bytes(out)
+    return Frame(took, cpu, bytes(out))
 
 
 def spread(xs: list[float]) -> dict[str, float]:
@@ -122,14 +139,19 @@ def figures(runs: int = 5, python: str | None = None) -> dict[str, dict[str, flo
             argv = akh_tui_argv(*args, python=python)
             command_seconds(argv, env, tmp)  # warm-up: byte-code and file cache, as for a user's second call
             result[label] = spread([command_seconds(argv, env, tmp) for _ in range(runs)])
-        frames = []
+        frames: list[float] = []
+        cpus: list[float] = []
         for i in range(runs + 1):
             # a fresh data dir each time: the first run of a new user, not a growing store
             run_env = private_env(Path(tmp) / f"wb{i}")
-            took, out = first_frame(akh_tui_argv(python=python), run_env, tmp)
-            if took is None:
-                raise RuntimeError("the workbench drew no status line: " + out[-400:].decode(errors="replace"))
+            frame = first_frame(akh_tui_argv(python=python), run_env, tmp)
+            if frame.seconds is None:
+                raise RuntimeError("the workbench drew no first frame: " + frame.output[-400:].decode(errors="replace"))
             if i:  # the first one is the warm-up
-                frames.append(took)
+                frames.append(frame.seconds)
+                if frame.cpu_seconds is not None:
+                    cpus.append(frame.cpu_seconds)
         result["workbench first frame"] = spread(frames)
+        if cpus:  # steadier than wall time on a busy machine
+            result["workbench first frame, cpu"] = spread(cpus)
     return result

@@ -93,7 +93,6 @@ def test_the_installed_workbench_opens(installed):
     bin_dir, env, cwd, _site = installed
     # the status line of the zoo demo, and the panes (their layout comes from workbench.tcss)
     seen = ("zoo", "seed 7", "paused", "Goals", "Score breakdown", "Working memory")
-    took, screen = first_frame([str(bin_dir / "akh-tui")], env=env, cwd=cwd, timeout=60,
-                               markers=tuple(s.encode() for s in seen))
-    text = screen.decode(errors="replace")
-    assert took is not None, f"not all of {seen} were drawn; the terminal showed:\n" + text[-1500:]
+    frame = first_frame([str(bin_dir / "akh-tui")], env=env, cwd=cwd, timeout=60, markers=tuple(s.encode() for s in seen))
+    text = frame.output.decode(errors="replace")
+    assert frame.seconds is not None, f"not all of {seen} were drawn; the terminal showed:\n" + text[-1500:]
