@@ -96,3 +96,17 @@ def test_the_installed_workbench_opens(installed):
     frame = first_frame([str(bin_dir / "akh-tui")], env=env, cwd=cwd, timeout=60, markers=tuple(s.encode() for s in seen))
     text = frame.output.decode(errors="replace")
     assert frame.seconds is not None, f"not all of {seen} were drawn; the terminal showed:\n" + text[-1500:]
+
+
+def test_akh_tui_bundled_points_the_installed_cli_at_another_folder(installed, tmp_path):
+    bin_dir, env, cwd, site = installed
+    other = tmp_path / "bundled"
+    shutil.copytree(site / "akh_tui" / "data", other)
+    (other / "scenarios" / "zoo.toml").rename(other / "scenarios" / "menagerie.toml")
+    env = dict(env, AKH_TUI_BUNDLED=str(other), AKH_TUI_DATA=str(tmp_path / "data"))
+    akh = str(bin_dir / "akh-tui")
+    out = json.loads(run([akh, "agent", "run", "--scenario", "menagerie", "--max-cycles", "2", "--json"], env=env, cwd=cwd).stdout)
+    assert out["cycles_run"] == 2
+    gone = subprocess.run([akh, "agent", "run", "--scenario", "zoo", "--max-cycles", "1"], env=env, cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+    assert gone.returncode == 2 and "unknown scenario 'zoo'" in gone.stderr and "menagerie" in gone.stderr
