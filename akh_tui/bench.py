@@ -293,9 +293,10 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
               f"({h['file_bytes_per_cycle']:.0f})", "")
     t.add_row("cycle with the session store (recording)", f"{h['store_ms_per_cycle']:.2f} ms", "")
     for label, f in results["startup_s"].items():
-        target = "≤ 1.0 s" if label == "workbench first frame" else "" if "cpu" in label else "≤ 0.2 s"
-        t.add_row(f"start-up: {label} (min / median / max of {f['runs']})",
-                  f"{f['min']:.3f} / {f['median']:.3f} / {f['max']:.3f} s", target)
+        cpu = f" (cpu {f['cpu_median']:.3f} s)" if f["cpu_median"] is not None else ""
+        t.add_row(f"start-up: {label}, min / median / max of {f['runs']}",
+                  f"{f['min']:.3f} / {f['median']:.3f} / {f['max']:.3f} s{cpu}",
+                  "≤ 1.0 s" if label == "workbench first frame" else "≤ 0.2 s")
     if ui:
         u = results["ui"]
         t.add_row("workbench run mode", f"{u['ui_cycles_per_s']:.0f} cycles/s", "")
