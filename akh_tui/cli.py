@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import Sequence
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
-from . import cli_sessions, cli_think
 from .engine.errors import InputError
+
+# Start-up: `--help`, `tools` and `psyche check` must not load numpy, networkx or textual
+# (tests/test_startup.py). Sub-command modules are imported when dispatched, and the engine
+# modules behind them inside the functions that need them.
 
 EXIT_INPUT = 2
 
@@ -37,6 +39,8 @@ def positive(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import cli_sessions, cli_think  # their add_parser functions load no engine
+
     p = argparse.ArgumentParser(prog="akh-tui", description="A workbench for a cognitive agent's OODA loop.")
     p.add_argument("--scenario", help="scenario name or path for the workbench (default: zoo)")
     p.add_argument("--seed", type=non_negative, help="override the scenario's seed")
@@ -136,12 +140,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "open":
             return open_trace(args, out)
         if args.command == "sessions":
+            from . import cli_sessions
+
             return cli_sessions.dispatch(args, out, err)
         if args.command == "tools":
             return cmd_tools(args, out)
         if args.command == "psyche":
             return cmd_psyche_check(args, out)
         if args.command == "think":
+            from . import cli_think
+
             return cli_think.cmd_think(args, out)
         if args.command == "bench":
             from .bench import main as bench_main
@@ -178,6 +186,8 @@ def open_trace(args, out: Console) -> int:
 
 
 def cmd_tools(args, out: Console) -> int:
+    from rich.table import Table
+
     from .engine.catalog import tool_rows
 
     rows = tool_rows()

@@ -12,7 +12,7 @@ from .config import DEFAULT_CAPABILITIES
 def tool_rows() -> list[dict]:
     """Each tool as `akh-tui tools` lists it: archetype, capabilities, danger, input, whether
     it is on by default (and which gates keep it off), what it does."""
-    from .tools import SPECS
+    from .toolspecs import SPECS
 
     rows = []
     for s in SPECS:

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from .errors import InputError
+from .toolspecs import TOOL_NAMES
 
 # Capabilities that touch the world outside the graph are off unless a scenario or user
 # turns them on; the psyche cannot turn them on (gates come before the shadow, SPEC §5).
@@ -149,8 +150,6 @@ class AgentConfig:
                             file=file, line=line, field=f"config.http_allow_hosts[{i}]",
                         ) from None
             if key == "disabled_tools":
-                from .tools import TOOL_NAMES  # late: tools needs nothing from here, but agent needs both
-
                 unknown = [t for t in value if t not in TOOL_NAMES]
                 if unknown:
                     raise InputError(f"unknown tool(s) {', '.join(unknown)} (known: {', '.join(TOOL_NAMES)})",

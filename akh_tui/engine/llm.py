@@ -44,7 +44,7 @@ from urllib.parse import urlsplit
 
 from .deciders import Decider, ModelDecider, UtilityDecider
 from .errors import InputError
-from .tools import SPECS, TOOL_NAMES
+from .toolspecs import SPECS, TOOL_NAMES
 
 __all__ = [
     "LLMConfig", "RateTracker", "StructuredMemory", "build_prompt", "Intent", "IntentRejected",

@@ -9,6 +9,7 @@ comments, key order and layout survive an evolve-and-save cycle.
 from __future__ import annotations
 
 import copy as _copy
+import functools
 import json
 import os
 import tempfile
@@ -38,7 +39,7 @@ SUCCESS_ABOVE, FAILURE_BELOW = 0.7, 0.3
 MIN_USES = 2
 _ROUND = 6
 
-# Kept byte-identical to data/psyche/default.toml (a test compares them): the engine must
+# Kept byte-identical to akh_tui/data/psyche/default.toml (a test compares them): the engine must
 # start with a psyche even when the data folder is not shipped alongside the package.
 DEFAULT_TOML = '''\
 # The agent's psyche (SPEC §9, seed 004): how it presents itself, what it refuses to do,
@@ -251,7 +252,13 @@ class Psyche:
 
     @classmethod
     def default(cls) -> "Psyche":
-        return cls.from_toml(DEFAULT_TOML)
+        # from_toml(DEFAULT_TOML) without parsing it again: the text is ours, parsed once at
+        # import, and tomlkit's stricter check is settled by the tests (every start of the
+        # workbench and of `agent run` builds the default psyche; tomlkit took ~20 ms of it)
+        psyche = _Validator(DEFAULT_TOML, None).build(_copy.deepcopy(_DEFAULT_DATA))
+        psyche.source = None
+        psyche._document = DEFAULT_TOML
+        return psyche
 
     @classmethod
     def from_toml(cls, text: str, file: str | None = None) -> "Psyche":
@@ -472,7 +479,12 @@ def _type_name(v: Any) -> str:
 class _Validator:
     def __init__(self, text: str, file: str | None) -> None:
         self.file = file
-        self.locator = TomlLocator(text)
+        self.text = text
+
+    @functools.cached_property
+    def locator(self) -> TomlLocator:
+        # line numbers are looked up only for an error: a valid psyche is not scanned twice
+        return TomlLocator(self.text)
 
     def fail(self, message: str, fld: str) -> InputError:
         return InputError(message, file=self.file, line=self.locator.line(fld), field=fld)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .tools import TOOL_NAMES
+from .toolspecs import TOOL_NAMES
 
 PROGRESS = ("completed", "advanced", "no_change", "failed")
 

@@ -25,11 +25,13 @@ GOAL_KEYS = ("description", "criteria", "priority")
 
 
 def bundled_data_dir() -> Path:
-    """The project's data/ folder (scenarios, graphs, rules, the default psyche)."""
+    """The bundled data (scenarios, graphs, rules, the default psyche): package data in
+    akh_tui/data/, so an installed wheel finds it wherever it runs. AKH_TUI_BUNDLED names
+    another folder of the same shape."""
     env = os.environ.get("AKH_TUI_BUNDLED")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2] / "data"
+    return Path(__file__).resolve().parents[1] / "data"
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Our themes live as TOML files in themes/; they are registered when the app starts."""
+"""Our themes live as TOML files in akh_tui/themes/ (package data); they are registered when the app starts."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ THEME_KEYS = ("name", "dark", "primary", "secondary", "accent", "foreground", "b
 
 
 def themes_dir() -> Path:
-    return Path(__file__).resolve().parents[2] / "themes"
+    return Path(__file__).resolve().parents[1] / "themes"
 
 
 def load_theme(path: Path) -> Theme:
