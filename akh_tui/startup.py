@@ -140,7 +140,7 @@ def figures(runs: int = 5, python: str | None = None) -> dict[str, dict[str, flo
     """min/median/max wall seconds (and the median CPU seconds) over `runs` fresh processes:
     `--help`, `tools`, `psyche check` of the bundled default psyche, and the workbench's first
     frame on the zoo demo."""
-    from .engine.scenario import bundled_data_dir
+    from .engine.paths import bundled_data_dir
 
     psyche = str(bundled_data_dir() / "psyche" / "default.toml")
     commands = {"--help": ("--help",), "tools": ("tools",), "psyche check": ("psyche", "check", psyche)}

@@ -8,6 +8,7 @@ import asyncio
 import json
 from pathlib import Path
 
+from akh_tui.engine.paths import bundled_data_dir
 from akh_tui.engine.run import Locations, Run
 from akh_tui.engine.trace import read_trace
 from akh_tui.tui.app import Workbench
@@ -15,12 +16,13 @@ from akh_tui.tui.panes import PsychePane
 from akh_tui.tui.psyche_editor import PsycheEditorScreen
 
 ROOT = Path(__file__).resolve().parents[1]
+DATA = bundled_data_dir()
 SIZE = (120, 36)
 
 
 def no_veto_psyche() -> str:
     """The default psyche with its veto removed, as a user would edit it."""
-    text = (ROOT / "data" / "psyche" / "default.toml").read_text()
+    text = (DATA / "psyche" / "default.toml").read_text()
     a, b = text.index("[[shadow.veto_patterns]]"), text.index("# A bias lets")
     return text[:a].replace("[shadow]\n", "[shadow]\nveto_patterns = []\n", 1) + text[b:]
 
@@ -135,9 +137,9 @@ def test_the_shadow_demo_runs_echo_in_the_cli_on_a_fork_without_the_veto(cli, tm
 def test_traces_do_not_depend_on_the_data_dir(cli, tmp_path):
     # a scenario whose file_io refuses and whose shell runs: outputs that name paths
     sc = tmp_path / "paths.toml"
-    sc.write_text((ROOT / "data" / "scenarios" / "shadow.toml").read_text()
-                  .replace('"../kg/zoo.tsv"', json.dumps(str(ROOT / "data" / "kg" / "zoo.tsv")))
-                  .replace('"../rules/biology.toml"', json.dumps(str(ROOT / "data" / "rules" / "biology.toml")))
+    sc.write_text((DATA / "scenarios" / "shadow.toml").read_text()
+                  .replace('"../kg/zoo.tsv"', json.dumps(str(DATA / "kg" / "zoo.tsv")))
+                  .replace('"../rules/biology.toml"', json.dumps(str(DATA / "rules" / "biology.toml")))
                   .replace("process_exec = true", "process_exec = true\nread_fs = true\nwrite_fs = true")
                   .replace('[config]', '[[goals]]\ndescription = "Read notes.tsv and ../../etc/passwd"\n\n[config]'))
     for d in ("one", "two/deeper"):
@@ -262,9 +264,9 @@ def test_a_workspace_holding_the_session_store_is_refused(tmp_path):
     from akh_tui.engine.run import InputError
 
     sc = tmp_path / "ws.toml"
-    sc.write_text((ROOT / "data" / "scenarios" / "shadow.toml").read_text()
-                  .replace('"../kg/zoo.tsv"', json.dumps(str(ROOT / "data" / "kg" / "zoo.tsv")))
-                  .replace('"../rules/biology.toml"', json.dumps(str(ROOT / "data" / "rules" / "biology.toml")))
+    sc.write_text((DATA / "scenarios" / "shadow.toml").read_text()
+                  .replace('"../kg/zoo.tsv"', json.dumps(str(DATA / "kg" / "zoo.tsv")))
+                  .replace('"../rules/biology.toml"', json.dumps(str(DATA / "rules" / "biology.toml")))
                   .replace("[config]", f"[config]\nworkspace = {json.dumps(str(tmp_path))}"))
     with pytest.raises(InputError, match="session store"):
         Run.start(Locations(tmp_path / "data", tmp_path / "config.toml"), str(sc))
@@ -272,9 +274,9 @@ def test_a_workspace_holding_the_session_store_is_refused(tmp_path):
 
 def test_risky_allow_listed_programs_are_named_when_the_run_starts(cli, tmp_path):
     sc = tmp_path / "risky.toml"
-    sc.write_text((ROOT / "data" / "scenarios" / "shadow.toml").read_text()
-                  .replace('"../kg/zoo.tsv"', json.dumps(str(ROOT / "data" / "kg" / "zoo.tsv")))
-                  .replace('"../rules/biology.toml"', json.dumps(str(ROOT / "data" / "rules" / "biology.toml")))
+    sc.write_text((DATA / "scenarios" / "shadow.toml").read_text()
+                  .replace('"../kg/zoo.tsv"', json.dumps(str(DATA / "kg" / "zoo.tsv")))
+                  .replace('"../rules/biology.toml"', json.dumps(str(DATA / "rules" / "biology.toml")))
                   .replace('shell_allow = ["echo"]', 'shell_allow = ["echo", "env"]'))
     proc = cli("agent", "run", "--scenario", str(sc), "--max-cycles", "1")
     assert "warning:" in proc.stderr and "'env'" in proc.stderr

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from akh_tui.engine.scenario import bundled_data_dir
+from akh_tui.engine.paths import bundled_data_dir
 
 HEAVY = ("numpy", "networkx", "textual")
 

@@ -22,6 +22,21 @@ APP = "akh-tui"
 DEFAULT_WORKSPACE = "workspace"  # AgentConfig.workspace's default: one folder per run, made by the door
 
 
+def bundled_data_dir() -> Path:
+    """The bundled data (scenarios, graphs, rules, the default psyche): package data in
+    akh_tui/data/, so an installed wheel finds it wherever it runs. AKH_TUI_BUNDLED names
+    another folder of the same shape."""
+    env = os.environ.get("AKH_TUI_BUNDLED")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[1] / "data"
+
+
+def bundled_themes_dir() -> Path:
+    """The workbench's own themes (TOML), package data in akh_tui/themes/."""
+    return Path(__file__).resolve().parents[1] / "themes"
+
+
 def default_data_dir() -> Path:
     env = os.environ.get(DATA_ENV)
     if env:

@@ -14,6 +14,7 @@ from pathlib import Path
 from .agent import Agent
 from .config import AgentConfig
 from .errors import InputError, parse_toml, read_user_file
+from .paths import bundled_data_dir
 from .goals import make_goal
 from .kg import KnowledgeGraph, read_triple_file
 from .psyche import Psyche
@@ -22,16 +23,6 @@ from .tomlpos import TomlLocator
 
 TOP_KEYS = ("name", "seed", "kg", "rules", "goals", "psyche", "config", "answers", "description")
 GOAL_KEYS = ("description", "criteria", "priority")
-
-
-def bundled_data_dir() -> Path:
-    """The bundled data (scenarios, graphs, rules, the default psyche): package data in
-    akh_tui/data/, so an installed wheel finds it wherever it runs. AKH_TUI_BUNDLED names
-    another folder of the same shape."""
-    env = os.environ.get("AKH_TUI_BUNDLED")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[1] / "data"
 
 
 @dataclass

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from textual.theme import Theme
 
+from ..engine.paths import bundled_themes_dir
 from ..engine.run import InputError, read_user_file, toml_error
 
 THEME_KEYS = ("name", "dark", "primary", "secondary", "accent", "foreground", "background",
@@ -14,7 +15,7 @@ THEME_KEYS = ("name", "dark", "primary", "secondary", "accent", "foreground", "b
 
 
 def themes_dir() -> Path:
-    return Path(__file__).resolve().parents[1] / "themes"
+    return bundled_themes_dir()
 
 
 def load_theme(path: Path) -> Theme:
