@@ -40,6 +40,25 @@ class InputError(Exception):
         return {"error": self.message, "file": self.file, "line": self.line, "field": self.field}
 
 
+class InputWarning(UserWarning):
+    """Input that loads but will behave badly (say, a rule whose premises form a cross product).
+
+    Raised through ``warnings.warn`` so a library caller decides what to do with it; the CLI
+    prints it as ``warning: <file>:<line>: field '...': ...`` on stderr.
+    """
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
+                 field: str | None = None) -> None:
+        self.where = InputError(message, file=file, line=line, field=field)
+        super().__init__(str(self.where))
+
+
+def warn_input(message: str, *, file: str | None = None, line: int | None = None, field: str | None = None) -> None:
+    import warnings
+
+    warnings.warn(InputWarning(message, file=file, line=line, field=field), stacklevel=3)
+
+
 def read_user_file(path, what: str) -> str:
     """Read a user's text file, or raise an InputError that says which file and why.
 

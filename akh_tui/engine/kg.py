@@ -8,7 +8,7 @@ subjects. Nothing on the per-cycle path iterates over all triples or all symbols
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -47,6 +47,9 @@ class Triple:
     confidence: float = 1.0
     provenance: str = "asserted"  # asserted | inferred:<rule> | tool:<name> | user
     cycle: int = 0
+    # position in KnowledgeGraph.log; not part of equality (two graphs built alike hold equal
+    # triples). infer_rules bounds a join to the log as it was when the join began.
+    seq: int = field(default=-1, compare=False)
 
     @property
     def key(self) -> tuple[int, int, int]:
@@ -185,7 +188,7 @@ class KnowledgeGraph:
         key = (s, p, o)
         if key in self._triples:
             return None
-        t = Triple(s, p, o, float(confidence), provenance, cycle)
+        t = Triple(s, p, o, float(confidence), provenance, cycle, len(self.log))
         self._triples[key] = t
         self.graph.add_edge(s, o, key=p, t=t)
         self._sp.setdefault((s, p), []).append(o)
