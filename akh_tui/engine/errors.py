@@ -98,33 +98,40 @@ def read_user_file(path, what: str) -> str:
     return text.replace("\r\n", "\n")
 
 
-def user_file_lines(path, what: str, max_bytes: int, max_lines: int):
+def user_file_lines(path, what: str, max_bytes: int, max_lines: int, used: list[int] | None = None,
+                    cap_note: str = ""):
     """The lines of a user's text file one at a time (no "\n"; a CR before it dropped, as
     read_user_file does), so a large file is never held whole; past either cap, an
-    InputError naming the file, the line and the cap."""
+    InputError naming the file, the line and the cap.
+
+    `used` ([lines, bytes], updated as lines are read) lets several files share the caps;
+    `cap_note` then says so in the message."""
     p = str(path)
+    used = used if used is not None else [0, 0]
     with open_user_file(path, what) as fh:
-        offset = 0
         n = 0
+        offset = 0
         while True:
             try:
-                raw = fh.readline(max_bytes - offset + 1)
+                raw = fh.readline(max_bytes - used[1] + 1)
             except OSError as exc:
                 raise InputError(f"cannot read {what}: {exc.strerror or exc}", file=p, line=n + 1) from None
             if not raw:
                 return
             n += 1
-            if n > max_lines:
-                raise InputError(f"too large: more than {max_lines:,} lines; a {what} may have at most {max_lines:,}"
-                                 " (split it, or load the rest with a tool)", file=p, line=n)
-            if offset + len(raw) > max_bytes:
-                raise InputError(f"too large: more than {max_bytes:,} bytes; a {what} may have at most {max_bytes:,}",
-                                 file=p, line=n)
+            if used[0] + 1 > max_lines:
+                raise InputError(f"too large: more than {max_lines:,} lines; a {what} may have at most"
+                                 f" {max_lines:,}{cap_note}", file=p, line=n)
+            if used[1] + len(raw) > max_bytes:
+                raise InputError(f"too large: more than {max_bytes:,} bytes; a {what} may have at most"
+                                 f" {max_bytes:,}{cap_note}", file=p, line=n)
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise InputError(f"not UTF-8 text ({exc.reason} at byte {offset + exc.start})", file=p, line=n) from None
             offset += len(raw)
+            used[0] += 1
+            used[1] += len(raw)
             if line.endswith("\n"):
                 line = line[:-2] if line.endswith("\r\n") else line[:-1]
             yield line

@@ -109,11 +109,24 @@ MAX_TRIPLE_LINES = 200_000
 MAX_TRIPLE_BYTES = 32 * 1024 * 1024
 
 
-def read_triple_file(path: Path) -> list[ParsedTriple]:
+def read_triple_file(path: Path, used: list[int] | None = None) -> list[ParsedTriple]:
+    """Parse a triple file. `used` ([lines, bytes]) carries the caps across the files of one
+    load (read_triple_files): they cover those files together."""
     # read a line at a time, never the whole text: peak memory is the parsed triples.
     # "\n" only: splitlines() would also break at \x0c, \x1c, \u2028 ... inside a label,
     # and number the lines differently from an editor.
-    return parse_triple_lines(user_file_lines(path, "triple file", MAX_TRIPLE_BYTES, MAX_TRIPLE_LINES), str(path))
+    note = " (the triple files of a scenario together)" if used is not None else ""
+    lines = user_file_lines(path, "triple file", MAX_TRIPLE_BYTES, MAX_TRIPLE_LINES, used, note)
+    return parse_triple_lines(lines, str(path))
+
+
+def read_triple_files(paths: Iterable[Path]) -> list[ParsedTriple]:
+    """Every file parsed before anything is added (all or nothing), under one pair of caps."""
+    parsed: list[ParsedTriple] = []
+    used = [0, 0]
+    for p in paths:
+        parsed.extend(read_triple_file(Path(p), used))
+    return parsed
 
 
 class KnowledgeGraph:
@@ -275,7 +288,4 @@ class KnowledgeGraph:
 
     def load_files(self, paths: Iterable[Path]) -> int:
         """Load triple files all-or-nothing: every file is parsed before any triple is added."""
-        parsed: list[ParsedTriple] = []
-        for p in paths:
-            parsed.extend(read_triple_file(Path(p)))
-        return self.load_parsed(parsed)
+        return self.load_parsed(read_triple_files(paths))
