@@ -378,3 +378,23 @@ def test_a_deeply_nested_user_config_is_ignored_and_the_workbench_says_why(tmp_p
     drive(app, script)
     assert any(n.startswith("config ignored:") and "nested too deeply" in n for n in notes)
     assert cfg.read_text().startswith('theme = "akh-light"\n')  # never overwritten
+
+
+def test_a_model_reply_nested_too_deeply_is_rejected_not_a_traceback():
+    from akh_tui.engine.llm import IntentRejected, parse_reply
+
+    for reply in ("[" * 100_000, "```json\n" + "{\"a\": " * 100_000 + "\n```"):
+        with pytest.raises(IntentRejected, match="nested too deeply"):
+            parse_reply(reply, frozenset({"kg_query"}))
+
+
+def test_a_goal_at_the_cap_keeps_cycle_records_small():
+    import json
+
+    from akh_tui.engine.scenario import build_agent, load_scenario
+
+    agent = build_agent(load_scenario("zoo"), goals=[])
+    agent.add_goal("Find " + "whale " * ((MAX_GOAL_TEXT - 5) // 6), "mammal " * (MAX_GOAL_TEXT // 7), emit=False)
+    record = agent.step()
+    # the goal travels in each record (a 1 MB goal stored 2 MB a cycle); at the cap, a few KB
+    assert len(json.dumps(record)) < 32 * 1024
