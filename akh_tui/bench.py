@@ -150,6 +150,88 @@ def history_figures(cycles: int, folder: Path) -> dict:
             "store_ms_per_cycle": record_s * 1000 / cycles}
 
 
+def spread(xs: list[float]) -> dict:
+    return {"min": min(xs), "median": statistics.median(xs), "max": max(xs)}
+
+
+def hostile_figures(quick: bool) -> dict:
+    """Issue 17's hostile inputs, each with its bound in place: a cycle with 10,000 veto
+    patterns (matched together, against one by one), the goal-text path extractor on 40 KB
+    of "-.", one infer_rules call on a rule whose premises form a cross product, and parsing
+    a triple file at its line cap."""
+    from .engine import tools
+    from .engine.kg import MAX_TRIPLE_LINES, read_triple_file
+    from .engine.psyche import ShadowPattern
+    from .engine.rules import Rule, RuleEngine
+
+    out: dict = {}
+    rounds = 20 if quick else 100
+    # vetoes: whole cycles of the demo agent, none of the 10,000 patterns firing
+    for label, n in (("none", 0), ("10k", 10_000)):
+        agent = demo_agent()
+        agent.psyche.shadow.veto_patterns.extend(ShadowPattern(f"never_{i}", [f"never-{i} "]) for i in range(n))
+        ctl = Controller(agent, "bench")
+        for _ in range(10):
+            ctl.step()
+        ts = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            ctl.step()
+            ts.append((time.perf_counter() - t0) * 1000)
+        out[f"cycle_vetoes_{label}_ms"] = spread(ts)
+    pats = agent.psyche.shadow.veto_patterns
+    ts = []
+    for _ in range(5 if quick else 20):  # the way it was: each pattern tried in turn
+        t0 = time.perf_counter()
+        next((p for p in pats if p.matches("tool=kg_query input=whale", ("read_kg",), "safe")), None)
+        ts.append((time.perf_counter() - t0) * 1000)
+    out["veto_one_by_one_ms"] = spread(ts)
+    ts = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        agent.psyche.shadow.check_veto("tool=kg_query input=whale", ("read_kg",), "safe")
+        ts.append((time.perf_counter() - t0) * 1000)
+    out["veto_together_ms"] = spread(ts)
+    # goal-text extraction on a hostile 40 KB (the regex it replaced took 2.5 s)
+    hostile = "-." * 20_000
+    ts = []
+    for _ in range(5 if quick else 20):
+        tools.find_path.cache_clear()
+        t0 = time.perf_counter()
+        tools.find_path(hostile)
+        ts.append((time.perf_counter() - t0) * 1000)
+    out["find_path_40kb_ms"] = spread(ts)
+    # infer_rules: a cross product over 2,000 facts (once 67 s in a single call)
+    kg = KnowledgeGraph()
+    for i in range(2000):
+        kg.add(f"x{i}", "rel", f"y{i}")
+    cross = RuleSet(rules=[Rule("cross", (("?a", "rel", "?b"), ("?c", "rel", "?d")), (("?a", "rel", "?b"),))])
+    eng = RuleEngine(kg, cross)
+    ts = []
+    for c in range(rounds):
+        t0 = time.perf_counter()
+        eng.run(c)
+        ts.append((time.perf_counter() - t0) * 1000)
+    out["infer_cross_2000_ms"] = spread(ts)
+    # a triple file at its line cap (quick: a tenth of it)
+    lines = MAX_TRIPLE_LINES // 10 if quick else MAX_TRIPLE_LINES
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "cap.tsv"
+        with open(path, "w", encoding="utf-8") as fh:
+            for i in range(lines):
+                fh.write(f"entity-{i}\thas-property\tproperty-{i % 1000}\n")
+        import tracemalloc
+
+        tracemalloc.start()
+        t0 = time.perf_counter()
+        parsed = read_triple_file(path)
+        seconds = time.perf_counter() - t0
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        out["triple_file"] = {"lines": len(parsed), "seconds_traced": seconds, "peak_mb": peak / 2**20}
+    return out
+
+
 def ui_figures(seconds: float = 3.0) -> dict:
     """Cycles per second at full speed with the workbench drawing (headless Textual, engine
     thread + 30 Hz drain) against the bare controller, and how long a pause takes to stop
@@ -229,6 +311,7 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
     results["startup_s"] = startup_figures(runs=3 if quick else 7)
     if ui:
         results["ui"] = ui_figures(1.5 if quick else 4.0)
+    results["hostile"] = hostile_figures(quick)
     with tempfile.TemporaryDirectory() as tmp:
         results["history"] = history_figures(1000 if quick else 10_000, Path(tmp))
         trace = Path(tmp) / "trace.jsonl"
@@ -291,6 +374,21 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
         t.add_row(f"start-up: {label}, min / median / max of {f['runs']}",
                   f"{f['min']:.3f} / {f['median']:.3f} / {f['max']:.3f} s{cpu}",
                   "≤ 1.0 s" if label == "workbench first frame" else "≤ 0.2 s")
+    x = results["hostile"]
+
+    def mmm(d: dict) -> str:
+        return f"{d['min']:.2f} / {d['median']:.2f} / {d['max']:.2f} ms"
+
+    t.add_row("cycle, default psyche (1 veto): min / median / max", mmm(x["cycle_vetoes_none_ms"]), "")
+    t.add_row("cycle, 10,000 veto patterns: min / median / max", mmm(x["cycle_vetoes_10k_ms"]), "≈ no patterns")
+    t.add_row("10,000 vetoes together / one by one (median)",
+              f"{x['veto_together_ms']['median']:.3f} / {x['veto_one_by_one_ms']['median']:.2f} ms", "")
+    t.add_row("goal-text path extraction, 40 KB of '-.': min / median / max", mmm(x["find_path_40kb_ms"]), "was 2.5 s")
+    t.add_row("infer_rules call, cross product of 2,000 facts: min / median / max", mmm(x["infer_cross_2000_ms"]),
+              "was 67 s")
+    tf = x["triple_file"]
+    t.add_row(f"triple file of {tf['lines']:,} lines: parse (traced) / peak memory",
+              f"{tf['seconds_traced']:.1f} s / {tf['peak_mb']:.0f} MB", "")
     if ui:
         u = results["ui"]
         t.add_row("workbench run mode", f"{u['ui_cycles_per_s']:.0f} cycles/s", "")

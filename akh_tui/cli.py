@@ -6,13 +6,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from pathlib import Path
 from typing import Sequence
 
 from rich.console import Console
 from rich.text import Text
 
-from .engine.errors import InputError
+from .engine.errors import InputError, InputWarning
 
 # Start-up: `--help`, `tools` and `psyche check` must not load numpy, networkx or textual
 # (tests/test_startup.py). Sub-command modules are imported when dispatched, and the engine
@@ -126,10 +127,59 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def undecodable_argument(argv: Sequence[str]) -> InputError | None:
+    """The first argument that is not UTF-8, as the error to show.
+
+    Python hands such bytes over as lone surrogates ("\udcff"), which every later step (the
+    store, a file name, printing) would fail on with a traceback; naming the flag here, once,
+    covers --goal, --goals, --branch, sessions search/import/compare and any flag added later."""
+    for i, arg in enumerate(argv):
+        try:
+            arg.encode("utf-8")
+            continue
+        except UnicodeEncodeError as exc:
+            raw = arg.encode("utf-8", "surrogateescape")
+            bad = raw[len(arg[:exc.start].encode("utf-8", "surrogateescape"))]
+        if arg.startswith("--") and "=" in arg:
+            name = arg.split("=", 1)[0]
+        elif i > 0 and argv[i - 1].startswith("-") and "=" not in argv[i - 1]:
+            name = argv[i - 1]
+        elif arg.startswith("-"):
+            name = "option " + arg.encode("ascii", "backslashreplace").decode()
+        else:
+            name = f"argument {i + 1}"
+        return InputError(f"not UTF-8 text (byte 0x{bad:02x}): arguments must be UTF-8", field=name)
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    err = Console(stderr=True, highlight=False)
+    bad = undecodable_argument(argv)
+    if bad is not None:
+        if "--json" in argv:
+            print(json.dumps(bad.to_dict()), file=sys.stderr)
+        else:
+            err.print(Text(f"error: {bad}", style="bold red"))
+        return EXIT_INPUT
     args = build_parser().parse_args(argv)
     out = Console(soft_wrap=True, highlight=False)
-    err = Console(stderr=True, highlight=False)
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, InputWarning):
+            err.print(Text(f"warning: {message}", style="yellow"))
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():
+        # an input warning (e.g. a rule that joins as a cross product) is said once, plainly
+        warnings.simplefilter("default", InputWarning)
+        shown = warnings.showwarning
+        warnings.showwarning = show
+        return dispatch(args, out, err)
+
+
+def dispatch(args, out: Console, err: Console) -> int:
     try:
         if args.command is None:
             return start_workbench(args, out)

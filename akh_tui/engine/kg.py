@@ -8,13 +8,13 @@ subjects. Nothing on the per-cycle path iterates over all triples or all symbols
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 import networkx as nx
 
-from .errors import InputError, read_user_file
+from .errors import InputError, user_file_lines
 from .text import label_key, normalised_words
 
 METADATA_PREFIXES = (
@@ -47,6 +47,9 @@ class Triple:
     confidence: float = 1.0
     provenance: str = "asserted"  # asserted | inferred:<rule> | tool:<name> | user
     cycle: int = 0
+    # position in KnowledgeGraph.log; not part of equality (two graphs built alike hold equal
+    # triples). infer_rules bounds a join to the log as it was when the join began.
+    seq: int = field(default=-1, compare=False)
 
     @property
     def key(self) -> tuple[int, int, int]:
@@ -100,11 +103,30 @@ def parse_triple_lines(lines: Iterable[str], file: str) -> list[ParsedTriple]:
     return out
 
 
-def read_triple_file(path: Path) -> list[ParsedTriple]:
-    text = read_user_file(path, "triple file")
+# A triple file is parsed whole before anything is added (all or nothing), so its size is
+# capped: a 1M-line file once took 2.8 GB. The bench's large graph has 100,000 triples.
+MAX_TRIPLE_LINES = 200_000
+MAX_TRIPLE_BYTES = 32 * 1024 * 1024
+
+
+def read_triple_file(path: Path, used: list[int] | None = None) -> list[ParsedTriple]:
+    """Parse a triple file. `used` ([lines, bytes]) carries the caps across the files of one
+    load (read_triple_files): they cover those files together."""
+    # read a line at a time, never the whole text: peak memory is the parsed triples.
     # "\n" only: splitlines() would also break at \x0c, \x1c, \u2028 ... inside a label,
     # and number the lines differently from an editor.
-    return parse_triple_lines(text.split("\n"), str(path))
+    note = " (the triple files of a scenario together)" if used is not None else ""
+    lines = user_file_lines(path, "triple file", MAX_TRIPLE_BYTES, MAX_TRIPLE_LINES, used, note)
+    return parse_triple_lines(lines, str(path))
+
+
+def read_triple_files(paths: Iterable[Path]) -> list[ParsedTriple]:
+    """Every file parsed before anything is added (all or nothing), under one pair of caps."""
+    parsed: list[ParsedTriple] = []
+    used = [0, 0]
+    for p in paths:
+        parsed.extend(read_triple_file(Path(p), used))
+    return parsed
 
 
 class KnowledgeGraph:
@@ -185,7 +207,7 @@ class KnowledgeGraph:
         key = (s, p, o)
         if key in self._triples:
             return None
-        t = Triple(s, p, o, float(confidence), provenance, cycle)
+        t = Triple(s, p, o, float(confidence), provenance, cycle, len(self.log))
         self._triples[key] = t
         self.graph.add_edge(s, o, key=p, t=t)
         self._sp.setdefault((s, p), []).append(o)
@@ -266,7 +288,4 @@ class KnowledgeGraph:
 
     def load_files(self, paths: Iterable[Path]) -> int:
         """Load triple files all-or-nothing: every file is parsed before any triple is added."""
-        parsed: list[ParsedTriple] = []
-        for p in paths:
-            parsed.extend(read_triple_file(Path(p)))
-        return self.load_parsed(parsed)
+        return self.load_parsed(read_triple_files(paths))

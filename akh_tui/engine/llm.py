@@ -481,6 +481,8 @@ def _load_json(text: str) -> Any:
         raise IntentRejected("empty reply")
     try:
         return json.loads(s)
+    except RecursionError:  # a hostile reply: nesting deeper than the stack
+        raise IntentRejected("reply is not JSON this reader accepts: nested too deeply") from None
     except json.JSONDecodeError as exc:
         first_error = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
     except ValueError as exc:  # an integer of more than 4,300 digits
@@ -489,6 +491,8 @@ def _load_json(text: str) -> Any:
     if m:
         try:
             return json.loads(m.group(1).strip())
+        except RecursionError:
+            raise IntentRejected("reply is not JSON this reader accepts: nested too deeply") from None
         except json.JSONDecodeError as exc:
             raise IntentRejected(f"reply is not JSON (inside the ``` fence: {exc.msg} at line {exc.lineno} column {exc.colno})") from None
         except ValueError as exc:  # an integer of more than 4,300 digits
@@ -579,7 +583,7 @@ def _error_detail(body: bytes) -> str:
     """The server's own error message if the body is the usual {"error": {"message": ...}}."""
     try:
         obj = json.loads(body.decode("utf-8", "replace"))
-    except ValueError:
+    except (ValueError, RecursionError):
         return _one_line(body.decode("utf-8", "replace"), 160)
     if isinstance(obj, dict):
         err = obj.get("error")
@@ -645,7 +649,7 @@ class OpenAICompatibleProvider:
     def _parse_envelope(self, data: bytes, messages_text: str) -> tuple[str, int]:
         try:
             obj = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):
             raise LLMError(f"LLM reply from {self.config.endpoint} is not a JSON envelope: "
                            f"{_one_line(data.decode('utf-8', 'replace'), 80)!r}") from None
         try:

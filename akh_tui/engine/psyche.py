@@ -23,6 +23,7 @@ from tomlkit.items import AoT, Comment, Null, Table, Whitespace
 
 from .errors import InputError, parse_toml, read_user_file, toml_error
 from .tomlpos import TomlLocator
+from .triggers import PatternIndex, list_key
 
 ARCHETYPES = ("sage", "healer", "explorer", "guardian")  # also the tie order for dominant
 DANGER_LEVELS = ("safe", "cautious", "dangerous", "critical")  # ordered
@@ -185,25 +186,32 @@ class Shadow:
     veto_patterns: list[ShadowPattern]
     bias_patterns: list[ShadowPattern]
 
+    # Both checks match a whole list at once (triggers.PatternIndex), with the results of
+    # trying each pattern in turn: 10,000 vetoes cost 83 ms a cycle one by one.
+    def _index(self, patterns: list[ShadowPattern]) -> PatternIndex:
+        cache = self.__dict__.setdefault("_indexes", {})
+        which = "veto" if patterns is self.veto_patterns else "bias"
+        index = cache.get(which)
+        if index is None or index.key != list_key(patterns):
+            index = cache[which] = PatternIndex(patterns)
+        return index
+
+    def __deepcopy__(self, memo) -> "Shadow":  # the indexes are rebuilt, not copied
+        return Shadow(_copy.deepcopy(self.veto_patterns, memo), _copy.deepcopy(self.bias_patterns, memo))
+
     def check_veto(
         self, action_desc: str, capabilities: Iterable[str], danger: str
     ) -> ShadowPattern | None:
-        caps = tuple(capabilities)
-        for p in self.veto_patterns:
-            if p.matches(action_desc, caps, danger):
-                return p
-        return None
+        return self._index(self.veto_patterns).first(action_desc, tuple(capabilities), danger)
 
     def check_bias(
         self, action_desc: str, capabilities: Iterable[str], danger: str
     ) -> tuple[float, list[str]]:
-        caps = tuple(capabilities)
         total = 0.0
         names: list[str] = []
-        for p in self.bias_patterns:
-            if p.matches(action_desc, caps, danger):
-                total += p.severity
-                names.append(p.name)
+        for p in self._index(self.bias_patterns).every(action_desc, tuple(capabilities), danger):
+            total += p.severity
+            names.append(p.name)
         return round(total, _ROUND), names
 
 

@@ -30,7 +30,7 @@ from .breakpoints import first_hit
 from .breakpoints import parse as parse_breakpoint
 from .confine import check_workspace
 from .commands import AddGoal, Command, Consolidate, EditPsyche, MakePlan, Reflect
-from .errors import InputError, read_user_file, toml_error
+from .errors import InputError, parse_toml, read_user_file, toml_error
 from .explain import why_chosen, why_not_text
 from .goals import make_goal
 from .memory import KIND_RELEVANCE
@@ -49,7 +49,7 @@ from .userconfig import UserConfig
 __all__ = [
     "Run", "Sessions", "Locations", "InputError", "UserConfig", "Psyche", "AddGoal", "EditPsyche", "Reflect",
     "Consolidate", "MakePlan", "parse_breakpoint", "first_hit", "parse_search", "why_chosen", "why_not_text",
-    "TOOL_NAMES", "SPECS", "check_goal", "list_scenarios", "PsycheFileChanged", "read_user_file", "toml_error",
+    "TOOL_NAMES", "SPECS", "check_goal", "list_scenarios", "PsycheFileChanged", "read_user_file", "toml_error", "parse_toml",
     "GraphOracle", "ThinkLoop", "CycleRecord", "Event", "View",
 ]
 

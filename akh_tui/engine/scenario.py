@@ -16,7 +16,7 @@ from .config import AgentConfig
 from .errors import InputError, parse_toml, read_user_file
 from .paths import bundled_data_dir
 from .goals import make_goal
-from .kg import KnowledgeGraph, read_triple_file
+from .kg import KnowledgeGraph, read_triple_files
 from .psyche import Psyche
 from .rules import RuleSet, load_rules
 from .tomlpos import TomlLocator
@@ -192,9 +192,7 @@ def load_psyche(scenario: Scenario) -> Psyche:
 
 def build_kg(scenario: Scenario) -> KnowledgeGraph:
     """All triple files are parsed before any is added: a bad line loads nothing."""
-    parsed = []
-    for p in scenario.kg:
-        parsed.extend(read_triple_file(p))
+    parsed = read_triple_files(scenario.kg)
     kg = KnowledgeGraph()
     kg.load_parsed(parsed)
     return kg

@@ -7,6 +7,7 @@ exception is caught by the agent and becomes a failed result (SPEC §4).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
@@ -54,7 +55,6 @@ def clamp(x: float, lo: float, hi: float) -> float:
 
 
 _URL = re.compile(r"https?://[^\s'\"<>`]+")
-_PATH = re.compile(r"(?<![\w/.:])((?:[\w.-]+/)*[\w-]+\.[A-Za-z][\w]{0,5}|(?:[\w.-]+/)+[\w.-]+)(?![\w/])")
 _BACKQUOTED = re.compile(r"`([^`]+)`")
 
 
@@ -131,31 +131,140 @@ def offer_user(agent: "Agent", ctx: GoalContext) -> Offer:
     return _external(agent, ctx, "user_interact", lambda text: text, "question")
 
 
+# ---- inputs found in the goal text -----------------------------------------------------------
+#
+# These run on every cycle a tool is considered, over text a user typed, so they are linear in
+# the text and remembered per text (a goal's description does not change between cycles).
+# The path rule was the regex
+#     (?<![\w/.:])((?:[\w.-]+/)*[\w-]+\.[A-Za-z]\w{0,5}|(?:[\w.-]+/)+[\w.-]+)(?![\w/])
+# whose backtracking cost grew with the square of a run like "-.-.-." (40 KB: 2.5 s a cycle).
+# `_scan_path` finds the very match that regex finds (tests compare the two on random text),
+# walking each run of path characters once.
+
+_RUN = re.compile(r"[\w./-]+")  # the characters a path match is made of: no backtracking
+MAX_COMMAND = 1000  # characters of one `backquoted` command worth splitting (shlex is ~20 µs a character)
+
+
+@functools.lru_cache(maxsize=256)
 def find_path(text: str) -> str | None:
-    m = _PATH.search(text.replace("`", " "))
-    return m.group(1) if m else None
+    text = text.replace("`", " ")
+    for m in _RUN.finditer(text):
+        s = m.start()
+        found = _scan_path(m.group(0), s == 0 or text[s - 1] != ":")
+        if found is not None:
+            return found
+    return None
 
 
+def _scan_path(r: str, first_ok: bool) -> str | None:
+    r"""The leftmost-start match of the path regex above within one run r of [\w./-] chars.
+
+    A match starts at r[0] (unless a ':' precedes the run) or just after a '-', never at a
+    '/'. At a start, alternative A (dir/…/name.ext) is tried with the most directories
+    first, then none, then alternative B (dir/…/rest) with the most directories first.
+    Directory segments are fixed by the slashes, so per slash there is one answer for A (the
+    component after it is name.ext) and one for B (the longest tail after it that may end
+    the match); a start succeeds through a slash iff some slash it can reach succeeds."""
+    n = len(r)
+
+    def ext_end(d: int) -> int | None:
+        """End of `.ext` at the '.' r[d]: a letter and up to 5 word chars, not then '/'."""
+        x = d + 1
+        if x >= n or not ("a" <= r[x] <= "z" or "A" <= r[x] <= "Z"):
+            return None
+        while x < n and r[x] not in "./-":
+            x += 1
+            if x - d > 7:  # longer than the regex's \w{0,5} can leave followed by a non-word
+                return None
+        return x if x == n or r[x] != "/" else None
+
+    # next '.' or '/' at or after each position (a name part [\w-]+ stops at either)
+    stop = [n] * (n + 1)
+    for i in range(n - 1, -1, -1):
+        stop[i] = i if r[i] in "./" else stop[i + 1]
+
+    def comp(c: int) -> int | None:  # A's last component name.ext starting at c
+        d = stop[c]
+        if d == c or d == n or r[d] != ".":
+            return None
+        return ext_end(d)
+
+    slashes = [i for i, ch in enumerate(r) if ch == "/"]
+    k = len(slashes)
+    # tail end for B after slash j: up to the next slash or the end; ending before a slash
+    # needs a '.' or '-' to stop at
+    a_end: list[int | None] = [None] * k
+    b_end: list[int | None] = [None] * k
+    last_cut = -1  # last '.' or '-' seen, scanning left to right
+    cuts_before: list[int] = [-1] * (n + 1)
+    for i, ch in enumerate(r):
+        cuts_before[i] = last_cut
+        if ch in ".-":
+            last_cut = i
+    cuts_before[n] = last_cut
+    for j, p in enumerate(slashes):
+        c = p + 1
+        a_end[j] = comp(c) if c < n else None
+        q = slashes[j + 1] if j + 1 < k else n
+        if q == n:
+            b_end[j] = n if c < n else None
+        else:
+            m = cuts_before[q]
+            b_end[j] = m if m > c else None
+    # segments are non-empty: slash j+1 is reachable from slash j unless they are adjacent
+    best_a: list[int | None] = [None] * k  # the farthest reachable slash where A succeeds
+    best_b: list[int | None] = [None] * k
+    for j in range(k - 1, -1, -1):
+        linked = j + 1 < k and slashes[j + 1] > slashes[j] + 1
+        best_a[j] = best_a[j + 1] if linked and best_a[j + 1] is not None else (j if a_end[j] is not None else None)
+        best_b[j] = best_b[j + 1] if linked and best_b[j + 1] is not None else (j if b_end[j] is not None else None)
+    nxt = 0  # index of the first slash after the current start
+    for i in range(n):
+        if not (first_ok if i == 0 else r[i - 1] == "-") or r[i] == "/":
+            continue
+        while nxt < k and slashes[nxt] < i:
+            nxt += 1
+        if nxt < k and best_a[nxt] is not None:
+            return r[i:a_end[best_a[nxt]]]
+        end = comp(i)
+        if end is not None:
+            return r[i:end]
+        if nxt < k and best_b[nxt] is not None:
+            return r[i:b_end[best_b[nxt]]]
+    return None
+
+
+@functools.lru_cache(maxsize=256)
 def find_url(text: str) -> str | None:
     m = _URL.search(text)
     return m.group(0).rstrip(".,;)") if m else None
 
 
 def find_program(allow: list[str]) -> Callable[[str], list[str] | None]:
-    def find(text: str) -> list[str] | None:
-        for cmd in _BACKQUOTED.findall(text):
-            try:
-                argv = confine.split_command(cmd)
-            except confine.Refused:
-                continue
-            if argv and argv[0] in allow:
-                return argv
-        for word in text.replace("`", " ").split():
-            w = word.strip(".,;:!?'\"()")
-            if w in allow:
-                return [w]
-        return None
-    return find
+    return functools.partial(_find_program, tuple(allow))
+
+
+@functools.lru_cache(maxsize=256)
+def _find_program(allow: tuple[str, ...], text: str) -> list[str] | None:
+    found = _program(allow, text)
+    return None if found is None else list(found)  # a copy: callers may keep or change it
+
+
+def _program(allow: tuple[str, ...], text: str) -> tuple[str, ...] | None:
+    for cmd in _BACKQUOTED.findall(text):
+        if len(cmd) > MAX_COMMAND:
+            continue  # no allow-listed command line is this long; shlex on 1 MB took 20 s
+        try:
+            argv = confine.split_command(cmd)
+        except confine.Refused:
+            continue
+        if argv and argv[0] in allow:
+            return tuple(argv)
+    for word in text.replace("`", " ").split():
+        w = word.strip(".,;:!?'\"()")
+        if w in allow:
+            return (w,)
+    return None
 
 
 def offer_file(agent: "Agent", ctx: GoalContext) -> Offer:

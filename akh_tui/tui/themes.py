@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 from textual.theme import Theme
 
 from ..engine.paths import bundled_themes_dir
-from ..engine.run import InputError, read_user_file, toml_error
+from ..engine.run import InputError, parse_toml, read_user_file
 
 THEME_KEYS = ("name", "dark", "primary", "secondary", "accent", "foreground", "background",
               "surface", "panel", "boost", "success", "warning", "error")
@@ -19,10 +18,7 @@ def themes_dir() -> Path:
 
 
 def load_theme(path: Path) -> Theme:
-    try:
-        data = tomllib.loads(read_user_file(path, "theme file"))
-    except tomllib.TOMLDecodeError as exc:
-        raise toml_error(exc, str(path)) from None
+    data = parse_toml(read_user_file(path, "theme file"), str(path))
     for key in data:
         if key not in THEME_KEYS:
             raise InputError(f"unknown theme key '{key}' (known: {', '.join(THEME_KEYS)})", file=str(path), field=key)
