@@ -47,6 +47,9 @@ def add_parser(sub, common) -> None:
                           help="two runs or branches side by side: the first cycle they chose differently, and why")
     cmp.add_argument("a", metavar="RUN[:BRANCH]", help="e.g. 1 (its main branch) or 1:bold")
     cmp.add_argument("b", metavar="RUN[:BRANCH]")
+    from . import cli_classroom  # argparse and rich only: no engine import at --help
+
+    cli_classroom.add_session_parsers(ssub, common)
     dele = ssub.add_parser("delete", parents=[common], help="delete a run and all its branches")
     dele.add_argument("run", type=int, metavar="RUN")
 
@@ -66,9 +69,15 @@ def dispatch(args, out: Console, err: Console) -> int:
     store = open_store(args)
     try:
         return {"list": cmd_list, "show": cmd_show, "export": cmd_export, "import": cmd_import,
-                "search": cmd_search, "compare": cmd_compare, "delete": cmd_delete}[args.sessions_command](store, args, out, err)
+                "search": cmd_search, "compare": cmd_compare, "delete": cmd_delete, "pin": _cmd_pin}[args.sessions_command](store, args, out, err)
     finally:
         store.close()
+
+
+def _cmd_pin(store: SessionStore, args, out: Console, err: Console) -> int:
+    from .cli_classroom import cmd_pin
+
+    return cmd_pin(store, args, out, err)
 
 
 def _goals_done(store: SessionStore, branch: dict) -> tuple[int, int]:
