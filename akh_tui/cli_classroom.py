@@ -25,7 +25,20 @@ def add_session_parsers(ssub, common) -> None:
 
 
 def add_parsers(sub, common) -> None:
-    """Top-level `check` (and `serve`)."""
+    """Top-level `check` and `serve`."""
+    srv = sub.add_parser("serve", help="serve the workbench to web browsers (textual-serve: one app process per tab)")
+    srv.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)")
+    srv.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
+    srv.add_argument("--scenario", help="scenario name or path each tab opens (default: zoo)")
+    srv.add_argument("--seed", type=int, help="override the scenario's seed")
+    srv.add_argument("--decider", choices=("utility", "scripted", "llm"), help="who decides (see `agent run --decider`)")
+    srv.add_argument("--data-dir", dest="serve_data_dir", metavar="DIR",
+                     help="where the tabs record their runs (default: $AKH_TUI_DATA or the platform's data dir)")
+    srv.add_argument("--public-url", help="the URL browsers reach the server at, when it is not http://HOST:PORT")
+    srv.add_argument("--allow-remote", action="store_true",
+                     help="allow listening on an address other machines can reach (no authentication!)")
+    srv.add_argument("--allow-dangerous", action="store_true",
+                     help="let scenarios turn on file, network and process access in served sessions (off otherwise)")
     chk = sub.add_parser("check", help="rerun a pin file's scenario headless: exit 0 if every pinned cycle is the same, 1 if not")
     chk.add_argument("file", help="a pin file from `akh-tui sessions pin`")
     chk.add_argument("--json", action="store_true", help="machine-readable output")
@@ -79,5 +92,79 @@ def cmd_check(args, out: Console, err: Console) -> int:
     return 0 if result["same"] else EXIT_CHANGED
 
 
+def is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve anywhere
+        return False
+
+
+def serve_command(args) -> str:
+    """The shell command textual-serve starts for each tab: this akh-tui's workbench (the same
+    interpreter, so the same installation) with the serve options passed on."""
+    import shlex
+    import sys
+
+    argv = [sys.executable, "-m", "akh_tui.cli"]
+    data = args.serve_data_dir or getattr(args, "data_dir", None)  # `akh-tui --data-dir D serve` too
+    if data:
+        argv += ["--data-dir", str(Path(data).resolve())]
+    if args.scenario:
+        scenario = Path(args.scenario)
+        argv += ["--scenario", str(scenario.resolve()) if scenario.exists() else args.scenario]
+    if args.seed is not None:
+        argv += ["--seed", str(args.seed)]
+    if args.decider:
+        argv += ["--decider", args.decider]
+    return shlex.join(argv)
+
+
+def cmd_serve(args, out: Console, err: Console) -> int:
+    import os
+
+    from .engine.config import DANGEROUS_CAPABILITIES, SAFE_ENV
+    from .engine.errors import InputError
+    from .engine.scenario import load_scenario
+
+    if not 0 < args.port < 65536:
+        raise InputError(f"must be a port number 1..65535, got {args.port}", field="--port")
+    if not is_loopback(args.host) and not args.allow_remote:
+        raise InputError(f"{args.host} is not a loopback address: anyone who can reach it would get a workbench on this "
+                         f"machine, with no login. Add --allow-remote if that is what you want, or serve on 127.0.0.1",
+                         field="--host")
+    try:
+        from textual_serve.server import Server
+    except ImportError:
+        raise InputError("serving needs the textual-serve package: pip install textual-serve", field="serve") from None
+    if args.allow_dangerous:
+        os.environ.pop(SAFE_ENV, None)
+    else:
+        os.environ[SAFE_ENV] = "1"  # read by engine/config.served_config in every tab's process
+    dangerous = ", ".join(DANGEROUS_CAPABILITIES)
+    if not is_loopback(args.host):
+        err.print(Text(f"warning: serving on {args.host}:{args.port}: every machine that can reach it gets a workbench "
+                       f"(one akh-tui process per tab, on this machine, recording into the data dir), with no "
+                       f"authentication.", style="bold yellow"))
+    if args.allow_dangerous:
+        err.print(Text(f"warning: --allow-dangerous: scenarios may turn on {dangerous} in served sessions: the browser "
+                       f"user can read and write files, fetch URLs and run allow-listed commands as you.",
+                       style="bold yellow"))
+    else:
+        err.print(Text(f"served sessions keep {dangerous} off, whatever the scenario says (--allow-dangerous to allow)",
+                       style="dim"))
+    load_scenario(args.scenario or "zoo")  # a bad scenario is refused here, not in every tab
+    command = serve_command(args)
+    server = Server(command, host=args.host, port=args.port, title="akh-tui", public_url=args.public_url)
+    try:
+        server.serve()
+    except OSError as exc:
+        raise InputError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", field="--port") from None
+    return 0
+
+
 def dispatch(args, out: Console, err: Console) -> int:
-    return {"check": cmd_check}[args.command](args, out, err)
+    return {"check": cmd_check, "serve": cmd_serve}[args.command](args, out, err)
