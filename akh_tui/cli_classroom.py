@@ -24,6 +24,13 @@ def add_session_parsers(ssub, common) -> None:
     pin.add_argument("-o", "--output", required=True, metavar="FILE", help="the pin file to write, e.g. demo.pin.json")
 
 
+    rep = ssub.add_parser("report", parents=[common],
+                          help="one self-contained HTML or Markdown file saying what a run did (plots inline)")
+    rep.add_argument("run", type=int, metavar="RUN")
+    rep.add_argument("--branch", default="main", help="branch name (default: main)")
+    rep.add_argument("-o", "--output", required=True, metavar="FILE", help="report.html or report.md")
+
+
 def add_parsers(sub, common) -> None:
     """Top-level `check` and `serve`."""
     srv = sub.add_parser("serve", help="serve the workbench to web browsers (textual-serve: one app process per tab)")
@@ -61,6 +68,29 @@ def cmd_pin(store, args, out: Console, err: Console) -> int:
         out.print(Text(f"pinned cycle(s) {cycles} of run {args.run} branch {args.branch} "
                        f"({pin['scenario_name']}, seed {pin['seed']}) to {path}"))
         out.print(Text(f"check it with: akh-tui check {path}", style="dim"))
+    return 0
+
+
+def cmd_report(store, args, out: Console, err: Console) -> int:
+    from .engine.errors import InputError
+    from .engine.report import report_data, to_html, to_markdown
+
+    path = Path(args.output)
+    kind = path.suffix.lower()
+    if kind not in (".html", ".htm", ".md"):
+        raise InputError(f"the report is written as .html or .md, not {kind or 'a file without a suffix'}", field="-o")
+    meta = store.run_meta(args.run)
+    branch = store.find_branch(args.run, args.branch)
+    data = report_data(store.trace_items(branch), meta, args.run, args.branch)
+    text = to_markdown(data) if kind == ".md" else to_html(data)
+    try:
+        path.write_text(text, encoding="utf-8")
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot write the report: {getattr(exc, 'strerror', None) or exc}", file=str(path)) from None
+    if args.json:
+        print(json.dumps({"file": str(path), "cycles": len(data["rows"])}))
+    else:
+        out.print(Text(f"wrote the report of run {args.run} branch {args.branch} ({len(data['rows'])} cycle(s)) to {path}"))
     return 0
 
 

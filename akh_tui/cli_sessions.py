@@ -69,7 +69,8 @@ def dispatch(args, out: Console, err: Console) -> int:
     store = open_store(args)
     try:
         return {"list": cmd_list, "show": cmd_show, "export": cmd_export, "import": cmd_import,
-                "search": cmd_search, "compare": cmd_compare, "delete": cmd_delete, "pin": _cmd_pin}[args.sessions_command](store, args, out, err)
+                "search": cmd_search, "compare": cmd_compare, "delete": cmd_delete, "pin": _cmd_pin,
+                "report": _cmd_report}[args.sessions_command](store, args, out, err)
     finally:
         store.close()
 
@@ -78,6 +79,12 @@ def _cmd_pin(store: SessionStore, args, out: Console, err: Console) -> int:
     from .cli_classroom import cmd_pin
 
     return cmd_pin(store, args, out, err)
+
+
+def _cmd_report(store: SessionStore, args, out: Console, err: Console) -> int:
+    from .cli_classroom import cmd_report
+
+    return cmd_report(store, args, out, err)
 
 
 def _goals_done(store: SessionStore, branch: dict) -> tuple[int, int]:
