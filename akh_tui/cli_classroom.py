@@ -13,8 +13,17 @@ from rich.text import Text
 EXIT_CHANGED = 1
 
 
-def add_session_parsers(ssub, common) -> None:
-    """`sessions pin` (and `sessions report`), under `akh-tui sessions`."""
+def add_session_parsers(ssub, common, export) -> None:
+    """`sessions pin` and `sessions report`, and the OpenTelemetry formats of `sessions export`."""
+    export.add_argument("--format", choices=("jsonl", "otlp", "otlp-json"), default="jsonl",
+                        help="jsonl: the trace (default); otlp: send OpenTelemetry spans to --endpoint (OTLP/HTTP); "
+                             "otlp-json: write them as OTLP JSON")
+    export.add_argument("--endpoint", help="OTLP/HTTP traces URL for --format otlp, e.g. http://127.0.0.1:6006/v1/traces")
+    export.add_argument("--header", action="append", default=[], metavar="KEY=VALUE",
+                        help="an HTTP header for --format otlp (e.g. Authorization=Basic …); repeatable")
+    export.add_argument("--start", metavar="TIME",
+                        help="when cycle 1 starts in the exported spans (ISO 8601; default 2025-01-01T00:00:00Z: "
+                             "span times come from cycle numbers, never the clock)")
     pin = ssub.add_parser("pin", parents=[common],
                           help="record what a run decided at chosen cycles, for `akh-tui check` to compare later")
     pin.add_argument("run", type=int, metavar="RUN")
@@ -49,6 +58,88 @@ def add_parsers(sub, common) -> None:
     chk = sub.add_parser("check", help="rerun a pin file's scenario headless: exit 0 if every pinned cycle is the same, 1 if not")
     chk.add_argument("file", help="a pin file from `akh-tui sessions pin`")
     chk.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def handles(args) -> bool:
+    """Whether a `sessions …` command is one of ours (pin, report, export to OpenTelemetry)."""
+    cmd = args.sessions_command
+    return cmd in ("pin", "report") or (cmd == "export" and (args.format != "jsonl" or args.endpoint or args.header
+                                                            or args.start))
+
+
+def _open_store(args):
+    """The data dir's session store, read only through SessionStore's public methods (the one
+    place to re-point when the store moves behind another door)."""
+    from .cli_sessions import open_store
+
+    return open_store(args)
+
+
+def dispatch_sessions(args, out: Console, err: Console) -> int:
+    store = _open_store(args)
+    try:
+        return {"pin": cmd_pin, "report": cmd_report, "export": cmd_export_otel}[args.sessions_command](store, args, out, err)
+    finally:
+        store.close()
+
+
+def _headers(pairs: list[str]) -> dict[str, str]:
+    from .engine.errors import InputError
+
+    out = {}
+    for pair in pairs:
+        k, sep, v = pair.partition("=")
+        if not sep or not k.strip():
+            raise InputError(f"expected KEY=VALUE, got {pair!r}", field="--header")
+        out[k.strip()] = v
+    return out
+
+
+def cmd_export_otel(store, args, out: Console, err: Console) -> int:
+    """`sessions export --format otlp|otlp-json`: the branch as OpenTelemetry spans
+    (engine/otel.py), sent to an OTLP/HTTP endpoint or written as OTLP JSON."""
+    import sys
+
+    from .engine import otel
+    from .engine.errors import InputError
+
+    if args.format == "jsonl":
+        raise InputError("--endpoint, --header and --start go with --format otlp or otlp-json", field="--format")
+    if args.format == "otlp" and not args.endpoint:
+        raise InputError("--format otlp needs --endpoint URL (e.g. http://127.0.0.1:6006/v1/traces)", field="--endpoint")
+    if args.format == "otlp-json" and (args.endpoint or args.header):
+        raise InputError("--endpoint and --header go with --format otlp; otlp-json writes to -o", field="--format")
+    if args.endpoint and not args.endpoint.startswith(("http://", "https://")):
+        raise InputError(f"not an http(s) URL: {args.endpoint!r}", field="--endpoint")
+    headers = _headers(args.header)
+    start = otel.parse_start(args.start)
+    meta = store.run_meta(args.run)
+    branch = store.find_branch(args.run, args.branch)
+    spans = otel.build_spans(store.trace_items(branch), meta, args.run, args.branch, start)
+    cycles = sum(1 for s in spans if s.name.startswith("cycle "))
+    if args.format == "otlp":
+        try:
+            otel.send_otlp(spans, args.endpoint, headers)
+        except OSError as exc:
+            err.print(Text(f"error: {exc}", style="bold red"))
+            return 1
+        where = args.endpoint
+    else:
+        text = otel.to_otlp_json(spans)
+        if args.output == "-":
+            sys.stdout.write(text)
+        else:
+            try:
+                Path(args.output).write_text(text, encoding="utf-8")
+            except (OSError, ValueError) as exc:
+                raise InputError(f"cannot write: {getattr(exc, 'strerror', None) or exc}", file=args.output) from None
+        where = args.output
+    if args.json and where != "-":
+        print(json.dumps({"run": args.run, "branch": args.branch, "cycles": cycles, "spans": len(spans), "to": where}))
+    elif where != "-":
+        err.print(Text(f"exported {cycles} cycle(s) of run {args.run} branch {args.branch} as {len(spans)} span(s) "
+                       f"to {where}"))
+    return 0
 
 
 def cmd_pin(store, args, out: Console, err: Console) -> int:

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from . import cli_classroom  # argparse and rich only: no engine import at --help
 from .engine.errors import InputError
 from .engine.history import compare_branches
 from .engine.replay import parse_search
@@ -28,15 +29,7 @@ def add_parser(sub, common) -> None:
     exp.add_argument("run", type=int, metavar="RUN")
     exp.add_argument("--branch", default="main", help="branch name (default: main)")
     exp.add_argument("-o", "--output", default="-", help="file to write (default: standard output)")
-    exp.add_argument("--format", choices=("jsonl", "otlp", "otlp-json"), default="jsonl",
-                     help="jsonl: the trace (default); otlp: send OpenTelemetry spans to --endpoint (OTLP/HTTP); "
-                          "otlp-json: write them as OTLP JSON")
-    exp.add_argument("--endpoint", help="OTLP/HTTP traces URL for --format otlp, e.g. http://127.0.0.1:6006/v1/traces")
-    exp.add_argument("--header", action="append", default=[], metavar="KEY=VALUE",
-                     help="an HTTP header for --format otlp (e.g. Authorization=Basic …); repeatable")
-    exp.add_argument("--start", metavar="TIME",
-                     help="when cycle 1 starts in the exported spans (ISO 8601; default 2025-01-01T00:00:00Z: "
-                          "span times come from cycle numbers, never the clock)")
+    cli_classroom.add_session_parsers(ssub, common, export=exp)  # export --format otlp…, pin, report
     imp = ssub.add_parser("import", parents=[common], help="add a JSONL trace as a run (replay only: it has no engine state)")
     imp.add_argument("file")
     find = ssub.add_parser("search", parents=[common], help="cycles of a branch by tool, veto, goal, progress or words in the output")
@@ -47,9 +40,6 @@ def add_parser(sub, common) -> None:
                           help="two runs or branches side by side: the first cycle they chose differently, and why")
     cmp.add_argument("a", metavar="RUN[:BRANCH]", help="e.g. 1 (its main branch) or 1:bold")
     cmp.add_argument("b", metavar="RUN[:BRANCH]")
-    from . import cli_classroom  # argparse and rich only: no engine import at --help
-
-    cli_classroom.add_session_parsers(ssub, common)
     dele = ssub.add_parser("delete", parents=[common], help="delete a run and all its branches")
     dele.add_argument("run", type=int, metavar="RUN")
 
@@ -66,25 +56,14 @@ def open_store(args) -> SessionStore:
 
 
 def dispatch(args, out: Console, err: Console) -> int:
+    if cli_classroom.handles(args):
+        return cli_classroom.dispatch_sessions(args, out, err)
     store = open_store(args)
     try:
         return {"list": cmd_list, "show": cmd_show, "export": cmd_export, "import": cmd_import,
-                "search": cmd_search, "compare": cmd_compare, "delete": cmd_delete, "pin": _cmd_pin,
-                "report": _cmd_report}[args.sessions_command](store, args, out, err)
+                "search": cmd_search, "compare": cmd_compare, "delete": cmd_delete}[args.sessions_command](store, args, out, err)
     finally:
         store.close()
-
-
-def _cmd_pin(store: SessionStore, args, out: Console, err: Console) -> int:
-    from .cli_classroom import cmd_pin
-
-    return cmd_pin(store, args, out, err)
-
-
-def _cmd_report(store: SessionStore, args, out: Console, err: Console) -> int:
-    from .cli_classroom import cmd_report
-
-    return cmd_report(store, args, out, err)
 
 
 def _goals_done(store: SessionStore, branch: dict) -> tuple[int, int]:
@@ -150,10 +129,6 @@ def cmd_show(store: SessionStore, args, out: Console, err: Console) -> int:
 def cmd_export(store: SessionStore, args, out: Console, err: Console) -> int:
     meta = store.run_meta(args.run)
     branch = store.find_branch(args.run, args.branch)
-    if args.format != "jsonl":
-        return _export_otel(store, meta, branch, args, err)
-    if args.endpoint or args.header or args.start:
-        raise InputError("--endpoint, --header and --start go with --format otlp or otlp-json", field="--format")
     target = sys.stdout if args.output == "-" else args.output
     writer = TraceWriter(target)
     n = 0
@@ -167,52 +142,6 @@ def cmd_export(store: SessionStore, args, out: Console, err: Console) -> int:
         writer.close()
     if args.output != "-":
         err.print(Text(f"wrote {n} cycle(s) of run {args.run} branch {args.branch} to {args.output}"))
-    return 0
-
-
-def _headers(pairs: list[str]) -> dict[str, str]:
-    out = {}
-    for pair in pairs:
-        k, sep, v = pair.partition("=")
-        if not sep or not k.strip():
-            raise InputError(f"expected KEY=VALUE, got {pair!r}", field="--header")
-        out[k.strip()] = v
-    return out
-
-
-def _export_otel(store: SessionStore, meta: dict, branch: int, args, err: Console) -> int:
-    """The branch as OpenTelemetry spans (engine/otel.py), sent or written."""
-    from .engine import otel
-
-    if args.format == "otlp" and not args.endpoint:
-        raise InputError("--format otlp needs --endpoint URL (e.g. http://127.0.0.1:6006/v1/traces)", field="--endpoint")
-    if args.format == "otlp-json" and (args.endpoint or args.header):
-        raise InputError("--endpoint and --header go with --format otlp; otlp-json writes to -o", field="--format")
-    if args.endpoint and not args.endpoint.startswith(("http://", "https://")):
-        raise InputError(f"not an http(s) URL: {args.endpoint!r}", field="--endpoint")
-    headers = _headers(args.header)
-    spans = otel.build_spans(store.trace_items(branch), meta, args.run, args.branch, otel.parse_start(args.start))
-    cycles = sum(1 for s in spans if s.name.startswith("cycle "))
-    if args.format == "otlp":
-        try:
-            otel.send_otlp(spans, args.endpoint, headers)
-        except OSError as exc:
-            err.print(Text(f"error: {exc}", style="bold red"))
-            return 1
-        where = args.endpoint
-    else:
-        text = otel.to_otlp_json(spans)
-        if args.output == "-":
-            sys.stdout.write(text)
-        else:
-            try:
-                Path(args.output).write_text(text, encoding="utf-8")
-            except (OSError, ValueError) as exc:
-                raise InputError(f"cannot write: {getattr(exc, 'strerror', None) or exc}", file=args.output) from None
-        where = args.output
-    if where != "-":
-        err.print(Text(f"exported {cycles} cycle(s) of run {args.run} branch {args.branch} as {len(spans)} span(s) "
-                       f"to {where}"))
     return 0
 
 

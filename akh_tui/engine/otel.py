@@ -198,6 +198,7 @@ def build_spans(items: Iterable[dict], meta: dict, run: int, branch: str, start_
     root = b.span("root", f"invoke_agent {name}", None, root_start, root_end, {
         "gen_ai.operation.name": "invoke_agent",
         "gen_ai.provider.name": "akh-tui",
+        "openinference.span.kind": "AGENT",  # how Arize Phoenix groups spans (it reads gen_ai.* too)
         "gen_ai.agent.name": name,
         "gen_ai.agent.id": key,
         "gen_ai.conversation.id": key,
@@ -221,7 +222,9 @@ def build_spans(items: Iterable[dict], meta: dict, run: int, branch: str, start_
         else:
             failed = None if act.get("success", True) else f"{tool} failed"
         cyc = b.span(f"cycle {c}", f"cycle {c} {tool}", root, start, start + CYCLE_NS,
-                     dict(attrs) | {"akh.goals": goal_status or None}, events=evs, error=failed)
+                     dict(attrs) | {"akh.goals": goal_status or None, "openinference.span.kind": "CHAIN",
+                                    "input.value": (rec.get("goal") or {}).get("description"),
+                                    "output.value": act.get("output")}, events=evs, error=failed)
 
         def phase(i: int) -> tuple[int, int]:
             return start + i * PHASE_NS, start + (i + 1) * PHASE_NS
@@ -263,6 +266,8 @@ def build_spans(items: Iterable[dict], meta: dict, run: int, branch: str, start_
             "gen_ai.tool.call.arguments": json.dumps({"input": decide.get("input", "")}, ensure_ascii=False),
             "gen_ai.tool.call.result": act.get("output"),
             "error.type": "vetoed" if act.get("vetoed") else (None if act.get("success", True) else "tool_failed"),
+            "openinference.span.kind": "TOOL", "tool.name": tool,
+            "input.value": decide.get("input", ""), "output.value": act.get("output"),
             "akh.cycle": c,
         }, error=failed)
         s, e = phase(4)
