@@ -98,4 +98,9 @@ def test_a_bad_pin_file_exits_2_naming_the_field(cli, tmp_path):
     ]:
         proc = cli("sessions", "pin", "1", *argv, "-o", "x.pin.json", check_rc=2)
         assert words in proc.stderr
+    # an imported trace has no scenario state: it can be replayed, not rerun
+    cli("sessions", "export", "1", "-o", "run.jsonl")
+    cli("sessions", "import", "run.jsonl")
+    proc = cli("sessions", "pin", "2", "--cycle", "1", "-o", "x.pin.json", check_rc=2)
+    assert "imported from a trace" in proc.stderr
     assert not (tmp_path / "x.pin.json").exists()
