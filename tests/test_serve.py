@@ -78,6 +78,9 @@ def test_the_workbench_steps_in_a_real_browser(tmp_path):
                 page = browser.new_page(viewport={"width": 1400, "height": 900})
                 page.add_init_script(KEEP_TERMINAL)
                 page.goto(url)
+                page.wait_for_selector("body.-first-byte", timeout=60_000)  # textual.js: the app's first output
+                assert page.evaluate("!!(window.__akhTerminal && window.__akhTerminal.terminal)"), \
+                    "textual-serve's page changed: its terminal object was not caught (see KEEP_TERMINAL)"
                 # the workbench is up when its first cycle counter is drawn
                 page.wait_for_function(f"({SCREEN_TEXT})().includes('cycle')", timeout=60_000)
                 assert "cycle 2" not in page.evaluate(SCREEN_TEXT)
@@ -117,6 +120,12 @@ def test_a_non_loopback_address_needs_allow_remote(cli):
     proc = cli("serve", "--host", "0.0.0.0", "--allow-remote", "--scenario", "nowhere", check_rc=2)
     assert "no authentication" in proc.stderr.replace("\n", " ") and "unknown scenario" in proc.stderr
     assert "keep read_fs, write_fs, network, process_exec off" in proc.stderr.replace("\n", " ")
+    # a port someone else holds is named, not a traceback
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        proc = cli("serve", "--port", str(held.getsockname()[1]), check_rc=2)
+    assert "cannot listen on 127.0.0.1:" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_served_sessions_keep_dangerous_capabilities_off(monkeypatch):
