@@ -144,12 +144,12 @@ def cmd_export_otel(store, args, out: Console, err: Console) -> int:
 
 def cmd_pin(store, args, out: Console, err: Console) -> int:
     from .engine.errors import InputError
-    from .engine.pin import make_pin
+    from .engine.pin import dump_pin, make_pin
 
     path = Path(args.output)
     pin = make_pin(store, args.run, args.branch, args.cycles, path)
     try:
-        path.write_text(json.dumps(pin, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        path.write_text(dump_pin(pin), encoding="utf-8")
     except (OSError, ValueError) as exc:
         raise InputError(f"cannot write the pin file: {getattr(exc, 'strerror', None) or exc}", file=str(path)) from None
     if args.json:

@@ -105,6 +105,18 @@ def make_pin(store, run: int, branch_name: str, cycles: list[int], pin_path: Pat
     }
 
 
+def dump_pin(pin: dict) -> str:
+    """The pin as indented JSON (one key a line, so errors can name lines, and a pin under
+    version control diffs by field), its trail one cycle a line."""
+    body = dict(pin, trail="\0TRAIL\0")
+    text = json.dumps(body, indent=1, ensure_ascii=False)
+    rows = ",\n".join("  " + json.dumps(t, ensure_ascii=False) for t in pin["trail"])
+    text = text.replace('"\\u0000TRAIL\\u0000"', "[\n" + rows + "\n ]" if rows else "[]", 1)
+    if json.loads(text) != pin:  # the placeholder was not where it was put: write it plainly
+        text = json.dumps(pin, indent=1, ensure_ascii=False)
+    return text + "\n"
+
+
 # ---- reading a pin --------------------------------------------------------------------------
 def _line_of(text: str, field: str) -> int | None:
     """The line of a field like `cycles[1].tool` in a pin written indented (one key a line):
