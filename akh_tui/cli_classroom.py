@@ -38,6 +38,8 @@ def add_session_parsers(ssub, common, export) -> None:
     rep.add_argument("run", type=int, metavar="RUN")
     rep.add_argument("--branch", default="main", help="branch name (default: main)")
     rep.add_argument("-o", "--output", required=True, metavar="FILE", help="report.html or report.md")
+    rep.add_argument("--shot", dest="shots", action="append", type=int, default=[], metavar="C",
+                     help="add the workbench as it draws cycle C (inline SVG); repeatable")
 
 
 def add_parsers(sub, common) -> None:
@@ -172,7 +174,14 @@ def cmd_report(store, args, out: Console, err: Console) -> int:
         raise InputError(f"the report is written as .html or .md, not {kind or 'a file without a suffix'}", field="-o")
     meta = store.run_meta(args.run)
     branch = store.find_branch(args.run, args.branch)
+    last = store.last_cycle(branch)
+    bad = [c for c in args.shots if not 1 <= c <= last]
+    if bad:
+        raise InputError(f"cycle {bad[0]} is not recorded (run {args.run} branch {args.branch} has cycles 1..{last})",
+                         field="--shot")
     data = report_data(store.trace_items(branch), meta, args.run, args.branch)
+    if args.shots:
+        data["shots"] = workbench_shots(store, meta, args.run, args.branch, branch, sorted(set(args.shots)))
     text = to_markdown(data) if kind == ".md" else to_html(data)
     try:
         path.write_text(text, encoding="utf-8")
@@ -183,6 +192,42 @@ def cmd_report(store, args, out: Console, err: Console) -> int:
     else:
         out.print(Text(f"wrote the report of run {args.run} branch {args.branch} ({len(data['rows'])} cycle(s)) to {path}"))
     return 0
+
+
+def workbench_shots(store, meta: dict, run: int, branch_name: str, branch: int, cycles: list[int]) -> dict[int, str]:
+    """The workbench replaying the branch (read-only, from its exported trace), as it draws
+    each of `cycles`: SVG, with web fonts dropped so the report fetches nothing."""
+    import asyncio
+    import re
+    import tempfile
+
+    from .engine.trace import TraceWriter
+    from .tui.app import Workbench  # the workbench itself: only this option loads textual
+
+    async def shoot(trace: Path) -> dict[int, str]:
+        app = Workbench(trace_file=trace, sync=True)
+        out = {}
+        async with app.run_test(size=(160, 48)) as pilot:
+            await pilot.pause()
+            for c in cycles:
+                app.action_back((app.replay or c) - c)  # a replay opens on the newest cycle
+                await pilot.pause()
+                svg = app.export_screenshot(title=f"{meta.get('name')} run {run} {branch_name}: cycle {c}")
+                svg = re.sub(r',?\s*url\("https?://[^"]*"\)\s*format\("[^"]*"\)', "", svg)  # web fonts
+                out[c] = re.sub(r"<!--.*?-->", "", svg, flags=re.S)
+        return out
+
+    with tempfile.TemporaryDirectory(prefix="akh-report-") as tmp:
+        trace = Path(tmp) / "branch.jsonl"
+        writer = TraceWriter(trace)
+        try:
+            writer.header(meta.get("name") or "", meta.get("seed"), meta.get("config") or {}, meta.get("psyche") or {},
+                          run=run, branch=branch_name)
+            for item in store.trace_items(branch):
+                writer.write(item)
+        finally:
+            writer.close()
+        return asyncio.run(shoot(trace))
 
 
 def cmd_check(args, out: Console, err: Console) -> int:

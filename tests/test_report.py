@@ -21,7 +21,7 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
 def test_an_html_report_holds_every_cycle_and_opens_in_chromium(cli, tmp_path):
     cli("agent", "run", "--scenario", "shadow", "--max-cycles", "12", "--trace", "run.jsonl")
     records = read_trace(tmp_path / "run.jsonl").cycles
-    proc = cli("sessions", "report", "1", "-o", "report.html")
+    proc = cli("sessions", "report", "1", "-o", "report.html", "--shot", "4")
     assert "(12 cycle(s))" in proc.stdout
     text = (tmp_path / "report.html").read_text()
     root = ET.fromstring(text.split("\n", 1)[1])  # well-formed (after the doctype line)
@@ -35,12 +35,16 @@ def test_an_html_report_holds_every_cycle_and_opens_in_chromium(cli, tmp_path):
     assert [int(tr.get("data-cycle")) for tr in vetoed] == [r["cycle"] for r in records if r["act"]["vetoed"]]
     assert "vetoed by destructive_action" in "".join(vetoed[0].itertext())
     assert "reflection:" in text  # the reflection every 5 cycles
-    svgs = list(root.iter("{http://www.w3.org/2000/svg}svg"))
+    svgs = [s for s in root.iter("{http://www.w3.org/2000/svg}svg") if s.get("aria-label")]
     assert [s.get("aria-label") for s in svgs] == ["archetype weights", "goal coverage"]
     assert all(s.find("{http://www.w3.org/2000/svg}polyline") is not None for s in svgs)
+    # --shot 4: the workbench as it drew cycle 4 (the veto), inline
+    (shot,) = [d for d in root.iter(f"{X}div") if d.get("data-shot")]
+    drawn = "".join(shot.itertext()).replace("\xa0", " ")
+    assert shot.get("data-shot") == "4" and "cycle 4" in drawn and "Score breakdown" in drawn
     assert "http://" not in text.replace("http://www.w3.org/", "") and "https://" not in text  # nothing fetched
     # the same run gives the same bytes
-    cli("sessions", "report", "1", "-o", "again.html")
+    cli("sessions", "report", "1", "-o", "again.html", "--shot", "4")
     assert (tmp_path / "again.html").read_text() == text
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium; .ci/run installs it)")
@@ -76,4 +80,5 @@ def test_a_markdown_report_of_a_branch_and_bad_output_names(cli, tmp_path):
     assert "| explorer | 0.50 | 0.90 |" in md and md.count("<svg") == 2
     assert "Find mammals | completed" in md
     assert ".html or .md" in cli("sessions", "report", "1", "-o", "report.pdf", check_rc=2).stderr
+    assert "cycle 9 is not recorded" in cli("sessions", "report", "1", "-o", "r.md", "--shot", "9", check_rc=2).stderr
     assert "no branch 'nope'" in cli("sessions", "report", "1", "--branch", "nope", "-o", "r.md", check_rc=2).stderr

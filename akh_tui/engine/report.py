@@ -32,6 +32,12 @@ def _e(text) -> str:
     return escape(str(text), quote=True)
 
 
+def _svg_body(svg: str) -> str:
+    """An SVG document as an inline element (its XML declaration, if any, dropped)."""
+    start = svg.find("<svg")
+    return svg[start:] if start >= 0 else svg
+
+
 def _series_svg(title: str, xs: list[int], series: dict[str, list[float | None]], lo: float = 0.0, hi: float = 1.0,
                 width: int = 560, height: int = 240) -> str:
     """A line plot of named series over cycles, as inline SVG (no script, no fonts fetched)."""
@@ -177,6 +183,8 @@ def to_html(d: dict) -> str:
     out.append("</table><h2>Over the cycles</h2><div class=\"plots\">")
     out.extend(f"<div>{svg}</div>" for svg in d["plots"])
     out.append("</div>")
+    for c, svg in sorted((d.get("shots") or {}).items()):
+        out.append(f"<h2>The workbench at cycle {c}</h2><div class=\"shot\" data-shot=\"{c}\">{_svg_body(svg)}</div>")
     if d["before"]:
         out.append("<p>" + "; ".join(_e(n) for n in d["before"]) + "</p>")
     out.append(f"<h2>Cycles ({len(d['rows'])})</h2><table id=\"cycles\"><tr><th>cycle</th><th>goal</th><th>tool</th>"
@@ -216,6 +224,8 @@ def to_markdown(d: dict) -> str:
         out.append(f"| #{g['id']} {_md_cell(g['description'])} | {g['status']} | {g['coverage']:.2f} | {_md_cell(g['why'])} |")
     out += ["", "## Over the cycles", ""]
     out += [svg + "\n" for svg in d["plots"]]
+    for c, svg in sorted((d.get("shots") or {}).items()):
+        out += [f"## The workbench at cycle {c}", "", _svg_body(svg), ""]
     out += [f"## Cycles ({len(d['rows'])})", "",
             "| cycle | goal | tool | input | outcome | breakdown | notes |", "|---|---|---|---|---|---|---|"]
     for r in d["rows"]:
