@@ -109,6 +109,8 @@ def cmd_export_otel(store, args, out: Console, err: Console) -> int:
         raise InputError("--endpoint, --header and --start go with --format otlp or otlp-json", field="--format")
     if args.format == "otlp" and not args.endpoint:
         raise InputError("--format otlp needs --endpoint URL (e.g. http://127.0.0.1:6006/v1/traces)", field="--endpoint")
+    if args.format == "otlp" and args.output != "-":
+        raise InputError("--format otlp sends to --endpoint; -o goes with --format otlp-json", field="-o")
     if args.format == "otlp-json" and (args.endpoint or args.header):
         raise InputError("--endpoint and --header go with --format otlp; otlp-json writes to -o", field="--format")
     if args.endpoint and not args.endpoint.startswith(("http://", "https://")):
@@ -296,6 +298,8 @@ def cmd_serve(args, out: Console, err: Console) -> int:
     from .engine.errors import InputError
     from .engine.scenario import load_scenario
 
+    if args.seed is not None and args.seed < 0:
+        raise InputError(f"must be ≥ 0, got {args.seed}", field="--seed")
     if not 0 < args.port < 65536:
         raise InputError(f"must be a port number 1..65535, got {args.port}", field="--port")
     if not is_loopback(args.host) and not args.allow_remote:

@@ -154,6 +154,7 @@ def test_export_refuses_what_it_cannot_do(cli, tmp_path):
         (("--format", "otlp", "--endpoint", "http://127.0.0.1:9/v1/traces", "--header", "novalue"), "KEY=VALUE"),
         (("--format", "otlp-json", "--start", "yesterday"), "ISO 8601"),
         (("--endpoint", "http://127.0.0.1:9/v1/traces"), "go with --format"),
+        (("--format", "otlp", "--endpoint", "http://127.0.0.1:9/v1/traces", "-o", "x.json"), "-o goes with"),
     ]:
         proc = cli("sessions", "export", "1", *argv, check_rc=2)
         assert words in proc.stderr, (argv, proc.stderr)
