@@ -4,6 +4,7 @@ served sessions."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -91,6 +92,12 @@ def test_the_workbench_steps_in_a_real_browser(tmp_path):
                 page.wait_for_function(f"({SCREEN_TEXT})().includes('cycle 2')", timeout=30_000)
                 text = page.evaluate(SCREEN_TEXT)
                 assert "cycle 2" in text and "zoo" in text
+                # another tab is another workbench (its own process and run): untouched by those keys
+                other = browser.new_page(viewport={"width": 1400, "height": 900})
+                other.add_init_script(KEEP_TERMINAL)
+                other.goto(url)
+                other.wait_for_function(f"({SCREEN_TEXT})().includes('cycle')", timeout=60_000)
+                assert "cycle 2" not in other.evaluate(SCREEN_TEXT)
                 shot = tmp_path / "served-workbench.png"
                 page.screenshot(path=str(shot))
                 assert shot.stat().st_size > 10_000  # a drawn page, not a blank one
@@ -100,6 +107,11 @@ def test_the_workbench_steps_in_a_real_browser(tmp_path):
                     Path(keep, shot.name).write_bytes(shot.read_bytes())
             finally:
                 browser.close()
+        listed = subprocess.run([sys.executable, "-m", "akh_tui.cli", "sessions", "list", "--json",
+                                 "--data-dir", str(tmp_path / "data")], capture_output=True, text=True, timeout=60)
+        runs = json.loads(listed.stdout)
+        assert len(runs) == 2 and all(r["name"] == "zoo" for r in runs)  # one run per tab, in the data dir
+        assert sorted(r["branches"][0]["last_cycle"] for r in runs) == [0, 2]
     finally:
         try:
             os.killpg(server.pid, signal.SIGTERM)
