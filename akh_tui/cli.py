@@ -40,7 +40,7 @@ def positive(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import cli_sessions, cli_think  # their add_parser functions load no engine
+    from . import cli_classroom, cli_sessions, cli_think  # their add_parser functions load no engine
 
     p = argparse.ArgumentParser(prog="akh-tui", description="A workbench for a cognitive agent's OODA loop.")
     p.add_argument("--scenario", help="scenario name or path for the workbench (default: zoo)")
@@ -123,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--quick", action="store_true", help="smaller runs (a smoke test of the benchmark itself)")
     bench.add_argument("--json", action="store_true")
     cli_think.add_parser(sub)
+    cli_classroom.add_parsers(sub, common)
     bench.add_argument("--ui", action="store_true", help="also measure the workbench: cycles/s against headless, pause latency")
     return p
 
@@ -197,6 +198,10 @@ def dispatch(args, out: Console, err: Console) -> int:
             return cmd_tools(args, out)
         if args.command == "psyche":
             return cmd_psyche_check(args, out)
+        if args.command in ("check", "serve"):
+            from . import cli_classroom
+
+            return cli_classroom.dispatch(args, out, err)
         if args.command == "think":
             from . import cli_think
 

@@ -11,6 +11,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from . import cli_classroom  # argparse and rich only: no engine import at --help
+
 if TYPE_CHECKING:
     from .engine.run import Sessions
 
@@ -25,6 +27,7 @@ def add_parser(sub, common) -> None:
     exp.add_argument("run", type=int, metavar="RUN")
     exp.add_argument("--branch", default="main", help="branch name (default: main)")
     exp.add_argument("-o", "--output", default="-", help="file to write (default: standard output)")
+    cli_classroom.add_session_parsers(ssub, common, export=exp)  # export --format otlp…, pin, report
     imp = ssub.add_parser("import", parents=[common], help="add a JSONL trace as a run (replay only: it has no engine state)")
     imp.add_argument("file")
     find = ssub.add_parser("search", parents=[common], help="cycles of a branch by tool, veto, goal, progress or words in the output")
@@ -40,6 +43,8 @@ def add_parser(sub, common) -> None:
 
 
 def dispatch(args, out: Console, err: Console) -> int:
+    if cli_classroom.handles(args):
+        return cli_classroom.dispatch_sessions(args, out, err)
     from .engine.run import Locations, Sessions
 
     sessions = Sessions(Locations.resolve(args.data_dir))

@@ -7,7 +7,8 @@ that names it, so a typo never silently falls back to a default.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, fields
+import os
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from .errors import InputError
@@ -25,6 +26,11 @@ DEFAULT_CAPABILITIES = {
     "network": False,
     "process_exec": False,
 }
+# What a served session (`akh-tui serve`, a browser tab a stranger may hold) keeps off whatever
+# its scenario says: the capabilities that reach past the graph into files, the network and
+# processes. `serve` sets SAFE_ENV for the app processes it starts unless --allow-dangerous.
+DANGEROUS_CAPABILITIES = ("read_fs", "write_fs", "network", "process_exec")
+SAFE_ENV = "AKH_TUI_SAFE"
 # kg_query is the one tool offered in every cycle, and it needs read_kg: without it a cycle
 # can find no tool at all to run (scoring.choose), so a scenario may not turn it off.
 ALWAYS_ON = ("read_kg",)
@@ -165,3 +171,18 @@ class AgentConfig:
             if key == "shell_allow":
                 cfg.__dict__["_origin"] = (file, line)  # where warnings point (not a field)
         return cfg
+
+
+def without_dangerous(cfg: AgentConfig) -> AgentConfig:
+    """A copy of `cfg` with the dangerous capability gates off (the rest unchanged)."""
+    caps = dict(cfg.capabilities)
+    for cap in DANGEROUS_CAPABILITIES:
+        caps[cap] = False
+    return replace(cfg, capabilities=caps)
+
+
+def served_config(cfg: AgentConfig) -> AgentConfig:
+    """The one place the served-session override is read: with AKH_TUI_SAFE=1 in the
+    environment (set by `akh-tui serve` for its app processes), every scenario loads with the
+    dangerous capabilities off."""
+    return without_dangerous(cfg) if os.environ.get(SAFE_ENV) == "1" else cfg

@@ -23,10 +23,10 @@ from tomlkit.items import AoT, Comment, Null, Table, Whitespace
 
 from .errors import InputError, parse_toml, read_user_file, toml_error
 from .tomlpos import TomlLocator
+from .toolspecs import DANGER_LEVELS, danger_index
 from .triggers import PatternIndex, list_key
 
 ARCHETYPES = ("sage", "healer", "explorer", "guardian")  # also the tie order for dominant
-DANGER_LEVELS = ("safe", "cautious", "dangerous", "critical")  # ordered
 CAPABILITIES = (
     "read_kg", "write_kg", "ask_user", "read_fs", "write_fs", "network", "process_exec",
     "read_memory",
@@ -174,11 +174,7 @@ class ShadowPattern:
         return d
 
 
-def _danger_index(level: str) -> int:
-    try:
-        return DANGER_LEVELS.index(level)
-    except ValueError:
-        raise ValueError(f"unknown danger level {level!r}; expected one of {DANGER_LEVELS}") from None
+_danger_index = danger_index
 
 
 @dataclass

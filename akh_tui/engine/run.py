@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import IO, Callable, cast
+from typing import IO, Any, Callable, Iterator, cast
 
-from . import history
+from . import history, otel, pin, report
+from .commands import from_input
+from .config import DANGEROUS_CAPABILITIES, SAFE_ENV
 from .agent import Agent
 from .breakpoints import first_hit
 from .breakpoints import parse as parse_breakpoint
@@ -50,7 +52,8 @@ __all__ = [
     "Run", "Sessions", "Locations", "InputError", "UserConfig", "Psyche", "AddGoal", "EditPsyche", "Reflect",
     "Consolidate", "MakePlan", "parse_breakpoint", "first_hit", "parse_search", "why_chosen", "why_not_text",
     "TOOL_NAMES", "SPECS", "check_goal", "list_scenarios", "PsycheFileChanged", "read_user_file", "toml_error", "parse_toml",
-    "GraphOracle", "ThinkLoop", "CycleRecord", "Event", "View",
+    "GraphOracle", "ThinkLoop", "CycleRecord", "Event", "View", "otel", "pin", "report", "load_scenario",
+    "TraceWriter", "DANGEROUS_CAPABILITIES", "SAFE_ENV", "rerun", "check_pin",
 ]
 
 Listener = Callable[[dict], None]
@@ -780,6 +783,34 @@ def _observed_entries(record: dict) -> list[dict]:
             cycle -= 1
     out.reverse()
     return out
+
+
+def rerun(scenario: str, seed: int, goals: list[str] | None, decider: str, inputs: dict[int, list[tuple[str, Any]]],
+          until: int) -> Iterator[dict]:
+    """A run replayed headless from its settings and recorded user inputs (a pin's check): the
+    records of cycles 1..until (fewer when no goal is left active), each input applied after
+    the cycle it followed. In a data dir of its own, so no saved psyche, store or workspace of
+    the user's takes part."""
+    import json
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="akh-rerun-") as tmp:
+        r = Run.start(Locations(Path(tmp), Path(tmp) / "config.toml"), scenario, seed, goals, decider, store=":memory:")
+        try:
+            for c in range(until):
+                for kind, payload in inputs.get(c, []):
+                    r.apply(from_input(kind, payload))
+                rec = r.step()
+                if rec is None:
+                    return
+                yield json.loads(json.dumps(rec))  # as the store gave the pinned one: like with like
+        finally:
+            r.close()
+
+
+def check_pin(pin_data: dict, path: Path) -> dict:
+    """A pin file's cycles rerun through the door: "same" or what changed (engine/pin.py)."""
+    return pin.check_pin(pin_data, path, rerun)
 
 
 class Sessions:

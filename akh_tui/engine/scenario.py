@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .agent import Agent
-from .config import AgentConfig
+from .config import AgentConfig, served_config
 from .errors import InputError, parse_toml, read_user_file
 from .paths import bundled_data_dir
 from .goals import make_goal
@@ -168,7 +168,7 @@ def load_scenario(name_or_path: str) -> Scenario:
     cfg_raw = data.get("config", {})
     if not isinstance(cfg_raw, dict):
         raise err("must be a table", "config")
-    config = AgentConfig.from_dict(cfg_raw, file=file, locate=lambda k: where.line(f"config.{k}"))
+    config = served_config(AgentConfig.from_dict(cfg_raw, file=file, locate=lambda k: where.line(f"config.{k}")))
     answers: dict[str, list[str]] = {}
     ans = data.get("answers", {})
     if not isinstance(ans, dict):

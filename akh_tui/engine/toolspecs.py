@@ -6,6 +6,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+DANGER_LEVELS = ("safe", "cautious", "dangerous", "critical")  # ordered
+
+
+def danger_index(level: str) -> int:
+    """A danger level's rank (safe 0 .. critical 3); ValueError naming the levels otherwise."""
+    try:
+        return DANGER_LEVELS.index(level)
+    except ValueError:
+        raise ValueError(f"unknown danger level {level!r}; expected one of {DANGER_LEVELS}") from None
+
 
 @dataclass(frozen=True)
 class ToolSpec:

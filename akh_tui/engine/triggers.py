@@ -95,7 +95,7 @@ class TriggerAutomaton:
 
 def clause_holds(p: "ShadowPattern", caps: tuple[str, ...], danger: str) -> bool:
     """The part of ShadowPattern.matches that does not look at the description."""
-    from .psyche import _danger_index
+    from .toolspecs import danger_index as _danger_index
 
     if p.capability_triggers:
         have = set(caps)
