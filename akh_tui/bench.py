@@ -2,7 +2,7 @@
 
 Prints median and p99 cycle time on the bundled demo graph and on generated 1,000- and
 100,000-triple graphs (tracing to a file on), their ratio, and RSS after 10,000 and 100,000
-cycles. Long runs keep one goal whose criteria cannot be met and a stall threshold too high
+cycles; and the start-up times of the quick commands and of the workbench (startup.py). Long runs keep one goal whose criteria cannot be met and a stall threshold too high
 to decompose it, so the agent keeps working instead of finishing.
 """
 
@@ -22,7 +22,7 @@ from rich.table import Table
 
 from .engine.agent import Agent
 from .engine.config import AgentConfig
-from .engine.controller import Controller
+from .engine.run import Run
 from .engine.kg import KnowledgeGraph
 from .engine.psyche import Psyche
 from .engine.rules import RuleSet
@@ -98,7 +98,7 @@ def generated_agent(n_triples: int) -> Agent:
 
 def time_cycles(agent: Agent, n: int, trace_path: Path, warmup: int = 50) -> list[float]:
     writer = TraceWriter(trace_path)
-    ctl = Controller(agent, "bench", writer)
+    ctl = Run.over(agent, "bench", trace=writer)
     for _ in range(warmup):
         ctl.step()
     times = []
@@ -128,8 +128,7 @@ def history_figures(cycles: int, folder: Path) -> dict:
 
     agent = demo_agent()
     store = SessionStore(folder / "history.db")
-    store.start(agent, {"name": "bench"})
-    ctl = Controller(agent, "bench", store=store, rebuild=fresh)
+    ctl = Run.over(agent, "bench", store=store, rebuild=fresh)
     t0 = time.perf_counter()
     for _ in range(cycles):
         ctl.step()
@@ -151,24 +150,105 @@ def history_figures(cycles: int, folder: Path) -> dict:
             "store_ms_per_cycle": record_s * 1000 / cycles}
 
 
+def spread(xs: list[float]) -> dict:
+    return {"min": min(xs), "median": statistics.median(xs), "max": max(xs)}
+
+
+def hostile_figures(quick: bool) -> dict:
+    """Issue 17's hostile inputs, each with its bound in place: a cycle with 10,000 veto
+    patterns (matched together, against one by one), the goal-text path extractor on 40 KB
+    of "-.", one infer_rules call on a rule whose premises form a cross product, and parsing
+    a triple file at its line cap."""
+    from .engine import tools
+    from .engine.kg import MAX_TRIPLE_LINES, read_triple_file
+    from .engine.psyche import ShadowPattern
+    from .engine.rules import Rule, RuleEngine
+
+    out: dict = {}
+    rounds = 20 if quick else 100
+    # vetoes: whole cycles of the demo agent, none of the 10,000 patterns firing
+    for label, n in (("none", 0), ("10k", 10_000)):
+        agent = demo_agent()
+        agent.psyche.shadow.veto_patterns.extend(ShadowPattern(f"never_{i}", [f"never-{i} "]) for i in range(n))
+        ctl = Controller(agent, "bench")
+        for _ in range(10):
+            ctl.step()
+        ts = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            ctl.step()
+            ts.append((time.perf_counter() - t0) * 1000)
+        out[f"cycle_vetoes_{label}_ms"] = spread(ts)
+    pats = agent.psyche.shadow.veto_patterns
+    ts = []
+    for _ in range(5 if quick else 20):  # the way it was: each pattern tried in turn
+        t0 = time.perf_counter()
+        next((p for p in pats if p.matches("tool=kg_query input=whale", ("read_kg",), "safe")), None)
+        ts.append((time.perf_counter() - t0) * 1000)
+    out["veto_one_by_one_ms"] = spread(ts)
+    ts = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        agent.psyche.shadow.check_veto("tool=kg_query input=whale", ("read_kg",), "safe")
+        ts.append((time.perf_counter() - t0) * 1000)
+    out["veto_together_ms"] = spread(ts)
+    # goal-text extraction on a hostile 40 KB (the regex it replaced took 2.5 s)
+    hostile = "-." * 20_000
+    ts = []
+    for _ in range(5 if quick else 20):
+        tools.find_path.cache_clear()
+        t0 = time.perf_counter()
+        tools.find_path(hostile)
+        ts.append((time.perf_counter() - t0) * 1000)
+    out["find_path_40kb_ms"] = spread(ts)
+    # infer_rules: a cross product over 2,000 facts (once 67 s in a single call)
+    kg = KnowledgeGraph()
+    for i in range(2000):
+        kg.add(f"x{i}", "rel", f"y{i}")
+    cross = RuleSet(rules=[Rule("cross", (("?a", "rel", "?b"), ("?c", "rel", "?d")), (("?a", "rel", "?b"),))])
+    eng = RuleEngine(kg, cross)
+    ts = []
+    for c in range(rounds):
+        t0 = time.perf_counter()
+        eng.run(c)
+        ts.append((time.perf_counter() - t0) * 1000)
+    out["infer_cross_2000_ms"] = spread(ts)
+    # a triple file at its line cap (quick: a tenth of it)
+    lines = MAX_TRIPLE_LINES // 10 if quick else MAX_TRIPLE_LINES
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "cap.tsv"
+        with open(path, "w", encoding="utf-8") as fh:
+            for i in range(lines):
+                fh.write(f"entity-{i}\thas-property\tproperty-{i % 1000}\n")
+        import tracemalloc
+
+        tracemalloc.start()
+        t0 = time.perf_counter()
+        parsed = read_triple_file(path)
+        seconds = time.perf_counter() - t0
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        out["triple_file"] = {"lines": len(parsed), "seconds_traced": seconds, "peak_mb": peak / 2**20}
+    return out
+
+
 def ui_figures(seconds: float = 3.0) -> dict:
     """Cycles per second at full speed with the workbench drawing (headless Textual, engine
     thread + 30 Hz drain) against the bare controller, and how long a pause takes to stop
     the engine."""
     import asyncio
 
+    from .engine.run import Locations, UserConfig
     from .tui.app import Workbench
-    from .tui.userconfig import UserConfig
 
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["AKH_TUI_CONFIG"] = str(Path(tmp) / "config.toml")
-        app = Workbench("zoo", config=UserConfig.load(Path(tmp) / "config.toml"), store=Path(tmp) / "ui.db")
-        app.ctl.listeners.clear()
+        locations = Locations(Path(tmp) / "data", Path(tmp) / "config.toml")
+        app = Workbench("zoo", config=UserConfig.load(locations.config_file), locations=locations)
         # both sides record every cycle in a session store on disk, as the workbench and the CLI do
-        agent = demo_agent()
-        app.store.start(agent, {"name": "bench"})
-        app.ctl = Controller(agent, "bench", store=app.store)
-        app.ctl.listeners.append(app._on_engine_output)
+        app.ctl.close()
+        app.ctl = Run.over(demo_agent(), "bench", store=SessionStore(Path(tmp) / "ui.db"))
+        app.ctl.subscribe(app._on_engine_output)
         result: dict = {}
 
         async def drive() -> None:
@@ -176,9 +256,7 @@ def ui_figures(seconds: float = 3.0) -> dict:
                 await pilot.pause()
                 app.speed_index = len(app.speed_levels()) - 1
                 bare = demo_agent()
-                bare_store = SessionStore(Path(tmp) / "headless.db")
-                bare_store.start(bare, {"name": "bench"})
-                headless = Controller(bare, "bench", store=bare_store)
+                headless = Run.over(bare, "bench", store=SessionStore(Path(tmp) / "headless.db"))
                 ui_rates, bare_rates = [], []
                 # interleaved rounds: this machine's speed drifts, so compare like with like
                 for _ in range(3):
@@ -228,8 +306,12 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
     soak = (1000, 3000) if quick else (10_000, 100_000)
     big = 20_000 if quick else 100_000
     results: dict = {"quick": quick}
+    from .startup import figures as startup_figures
+
+    results["startup_s"] = startup_figures(runs=3 if quick else 7)
     if ui:
         results["ui"] = ui_figures(1.5 if quick else 4.0)
+    results["hostile"] = hostile_figures(quick)
     with tempfile.TemporaryDirectory() as tmp:
         results["history"] = history_figures(1000 if quick else 10_000, Path(tmp))
         trace = Path(tmp) / "trace.jsonl"
@@ -248,9 +330,7 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
         # RSS: one long run on the demo graph, its history recorded in a session store on disk
         # (as the CLI and the workbench do), trace to /dev/null
         agent = demo_agent()
-        store = SessionStore(Path(tmp) / "soak.db")
-        store.start(agent, {"name": "soak"})
-        ctl = Controller(agent, "bench", TraceWriter(os.devnull), store)
+        ctl = Run.over(agent, "soak", store=SessionStore(Path(tmp) / "soak.db"), trace=TraceWriter(os.devnull))
         t0 = time.perf_counter()
         rss = {}
         done = 0
@@ -290,6 +370,26 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
               f"{h['record_bytes_per_cycle']:.0f} + {h['snapshot_bytes_per_cycle']:.0f} bytes "
               f"({h['file_bytes_per_cycle']:.0f})", "")
     t.add_row("cycle with the session store (recording)", f"{h['store_ms_per_cycle']:.2f} ms", "")
+    for label, f in results["startup_s"].items():
+        cpu = f" (cpu {f['cpu_median']:.3f} s)" if f["cpu_median"] is not None else ""
+        t.add_row(f"start-up: {label}, min / median / max of {f['runs']}",
+                  f"{f['min']:.3f} / {f['median']:.3f} / {f['max']:.3f} s{cpu}",
+                  "≤ 1.0 s" if label == "workbench first frame" else "≤ 0.2 s")
+    x = results["hostile"]
+
+    def mmm(d: dict) -> str:
+        return f"{d['min']:.2f} / {d['median']:.2f} / {d['max']:.2f} ms"
+
+    t.add_row("cycle, default psyche (1 veto): min / median / max", mmm(x["cycle_vetoes_none_ms"]), "")
+    t.add_row("cycle, 10,000 veto patterns: min / median / max", mmm(x["cycle_vetoes_10k_ms"]), "≈ no patterns")
+    t.add_row("10,000 vetoes together / one by one (median)",
+              f"{x['veto_together_ms']['median']:.3f} / {x['veto_one_by_one_ms']['median']:.2f} ms", "")
+    t.add_row("goal-text path extraction, 40 KB of '-.': min / median / max", mmm(x["find_path_40kb_ms"]), "was 2.5 s")
+    t.add_row("infer_rules call, cross product of 2,000 facts: min / median / max", mmm(x["infer_cross_2000_ms"]),
+              "was 67 s")
+    tf = x["triple_file"]
+    t.add_row(f"triple file of {tf['lines']:,} lines: parse (traced) / peak memory",
+              f"{tf['seconds_traced']:.1f} s / {tf['peak_mb']:.0f} MB", "")
     if ui:
         u = results["ui"]
         t.add_row("workbench run mode", f"{u['ui_cycles_per_s']:.0f} cycles/s", "")
@@ -381,12 +481,20 @@ def engine_part(part: str, arg: str) -> dict:
         rss0 = rss_mb()
         t0 = time.process_time()
         sc = load_scenario(str(folder / "million.toml"))
-        agent = Agent(build_kg(sc), build_rules(sc), Psyche.default(), endless_config(), 0)
+        # build_kg without its cap on triple-file lines (MAX_TRIPLE_LINES, 200,000), which a
+        # million-line file is over: the same streaming loader
+        kg = KnowledgeGraph.from_files(sc.kg, max_lines=10 * million_lines(folder), max_bytes=2**40)
+        agent = Agent(kg, build_rules(sc), Psyche.default(), endless_config(), 0)
         cpu = time.process_time() - t0
         gc.collect()
         return {"load_cpu_s": cpu, "load_rss_mb": peak_rss_mb(), "load_rss_start_mb": rss0,
                 "load_triples": len(agent.kg)}
     raise ValueError(part)
+
+
+def million_lines(folder: Path) -> int:
+    with open(folder / "million.tsv", "rb") as fh:
+        return sum(1 for _ in fh)
 
 
 def peak_rss_mb() -> float:

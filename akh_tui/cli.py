@@ -5,30 +5,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
+import warnings
 from pathlib import Path
 from typing import Sequence
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
-from . import cli_sessions, cli_think
-from .engine.errors import InputError
+from .engine.errors import InputError, InputWarning
+
+# Start-up: `--help`, `tools` and `psyche check` must not load numpy, networkx or textual
+# (tests/test_startup.py). Sub-command modules are imported when dispatched, and the engine
+# modules behind them inside the functions that need them.
 
 EXIT_INPUT = 2
-
-
-def data_dir(arg: str | None) -> Path:
-    if arg:
-        return Path(arg)
-    env = os.environ.get("AKH_TUI_DATA")
-    if env:
-        return Path(env)
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("akh-tui", appauthor=False))
 
 
 def non_negative(text: str) -> int:
@@ -49,6 +40,8 @@ def positive(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import cli_classroom, cli_sessions, cli_think  # their add_parser functions load no engine
+
     p = argparse.ArgumentParser(prog="akh-tui", description="A workbench for a cognitive agent's OODA loop.")
     p.add_argument("--scenario", help="scenario name or path for the workbench (default: zoo)")
     p.add_argument("--seed", type=non_negative, help="override the scenario's seed")
@@ -130,16 +123,66 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--quick", action="store_true", help="smaller runs (a smoke test of the benchmark itself)")
     bench.add_argument("--json", action="store_true")
     cli_think.add_parser(sub)
+    cli_classroom.add_parsers(sub, common)
     bench.add_argument("--ui", action="store_true", help="also measure the workbench: cycles/s against headless, pause latency")
     bench.add_argument("--engine", action="store_true",
                        help="only the engine's own figures: cycles without recording, and a 1,000,000-triple load")
     return p
 
 
+def undecodable_argument(argv: Sequence[str]) -> InputError | None:
+    """The first argument that is not UTF-8, as the error to show.
+
+    Python hands such bytes over as lone surrogates ("\udcff"), which every later step (the
+    store, a file name, printing) would fail on with a traceback; naming the flag here, once,
+    covers --goal, --goals, --branch, sessions search/import/compare and any flag added later."""
+    for i, arg in enumerate(argv):
+        try:
+            arg.encode("utf-8")
+            continue
+        except UnicodeEncodeError as exc:
+            raw = arg.encode("utf-8", "surrogateescape")
+            bad = raw[len(arg[:exc.start].encode("utf-8", "surrogateescape"))]
+        if arg.startswith("--") and "=" in arg:
+            name = arg.split("=", 1)[0]
+        elif i > 0 and argv[i - 1].startswith("-") and "=" not in argv[i - 1]:
+            name = argv[i - 1]
+        elif arg.startswith("-"):
+            name = "option " + arg.encode("ascii", "backslashreplace").decode()
+        else:
+            name = f"argument {i + 1}"
+        return InputError(f"not UTF-8 text (byte 0x{bad:02x}): arguments must be UTF-8", field=name)
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    err = Console(stderr=True, highlight=False)
+    bad = undecodable_argument(argv)
+    if bad is not None:
+        if "--json" in argv:
+            print(json.dumps(bad.to_dict()), file=sys.stderr)
+        else:
+            err.print(Text(f"error: {bad}", style="bold red"))
+        return EXIT_INPUT
     args = build_parser().parse_args(argv)
     out = Console(soft_wrap=True, highlight=False)
-    err = Console(stderr=True, highlight=False)
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, InputWarning):
+            err.print(Text(f"warning: {message}", style="yellow"))
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():
+        # an input warning (e.g. a rule that joins as a cross product) is said once, plainly
+        warnings.simplefilter("default", InputWarning)
+        shown = warnings.showwarning
+        warnings.showwarning = show
+        return dispatch(args, out, err)
+
+
+def dispatch(args, out: Console, err: Console) -> int:
     try:
         if args.command is None:
             return start_workbench(args, out)
@@ -150,12 +193,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "open":
             return open_trace(args, out)
         if args.command == "sessions":
+            from . import cli_sessions
+
             return cli_sessions.dispatch(args, out, err)
         if args.command == "tools":
             return cmd_tools(args, out)
         if args.command == "psyche":
             return cmd_psyche_check(args, out)
+        if args.command in ("check", "serve"):
+            from . import cli_classroom
+
+            return cli_classroom.dispatch(args, out, err)
         if args.command == "think":
+            from . import cli_think
+
             return cli_think.cmd_think(args, out)
         if args.command == "bench":
             from .bench import engine_main, main as bench_main
@@ -176,16 +227,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def start_workbench(args, out: Console) -> int:
+    from .engine.paths import Locations
     from .tui.app import run
 
-    folder = data_dir(getattr(args, "data_dir", None))
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"cannot use the data dir: {exc.strerror or exc}", file=str(folder), field="--data-dir") from None
     if args.resume and (args.scenario or args.seed is not None):
         raise InputError("--resume continues the stored run: it takes no --scenario or --seed", field="--resume")
-    return run(args.scenario or "zoo", args.seed, args.decider, store=folder / "session.db", resume=args.resume)
+    locations = Locations.resolve(getattr(args, "data_dir", None))
+    if not args.resume:
+        locations.ensure_data_dir()
+    return run(args.scenario or "zoo", args.seed, args.decider, locations=locations, resume=args.resume)
 
 
 def open_trace(args, out: Console) -> int:
@@ -195,42 +245,38 @@ def open_trace(args, out: Console) -> int:
 
 
 def cmd_tools(args, out: Console) -> int:
-    from .engine.config import DEFAULT_CAPABILITIES
-    from .engine.tools import SPECS
+    from rich.table import Table
 
-    rows = []
-    for s in SPECS:
-        gated = [c for c in s.capabilities if not DEFAULT_CAPABILITIES[c]]
-        rows.append({
-            "tool": s.name, "archetype": s.archetype, "capabilities": list(s.capabilities), "danger": s.danger,
-            "input": s.input_schema, "default": "off: " + ", ".join(gated) if gated else "on", "does": s.does,
-        })
+    from .engine.catalog import tool_rows
+
+    rows = tool_rows()
+    shell = next(r for r in rows if r["tool"] == "shell_exec")["protection"]
+    mechanism, why = shell["mechanism"], shell["detail"]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
     t = Table(title="Tools (SPEC §5)")
-    for col in ("tool", "archetype", "capabilities", "danger", "input", "default", "does"):
+    cols = ("tool", "archetype", "capabilities", "danger", "input", "default", "does")
+    for col in cols:
         t.add_column(col)
     for r in rows:
-        t.add_row(*(Text(", ".join(v) if isinstance(v, list) else str(v)) for v in r.values()))
+        t.add_row(*(Text(", ".join(r[c]) if isinstance(r[c], list) else str(r[c])) for c in cols))
     out.print(t)
+    out.print(Text(f"shell_exec protection: {mechanism} ({why})"))
     return 0
 
 
 def cmd_psyche_check(args, out: Console) -> int:
-    from .engine.psyche import Psyche
+    from .engine.catalog import check_psyche
 
-    p = Psyche.load(args.file)
+    p = check_psyche(args.file)
     if args.json:
-        print(json.dumps({"ok": True, "file": args.file, **p.snapshot(),
-                          "vetoes": [v.name for v in p.shadow.veto_patterns],
-                          "biases": [b.name for b in p.shadow.bias_patterns]}))
+        print(json.dumps({k: v for k, v in p.items() if k != "grammar"}))
         return 0
     out.print(Text(f"{args.file}: ok", style="green"))
-    out.print(Text(f"persona {p.persona.name} ({p.persona.grammar_preference}); dominant {p.dominant()}; "
-                   f"archetypes " + ", ".join(f"{k} {v:.2f}" for k, v in p.archetypes.items())))
-    out.print(Text("vetoes: " + (", ".join(v.name for v in p.shadow.veto_patterns) or "none")
-                   + "; biases: " + (", ".join(b.name for b in p.shadow.bias_patterns) or "none")))
+    out.print(Text(f"persona {p['persona']} ({p['grammar']}); dominant {p['dominant']}; "
+                   f"archetypes " + ", ".join(f"{k} {v:.2f}" for k, v in p["archetypes"].items())))
+    out.print(Text("vetoes: " + (", ".join(p["vetoes"]) or "none") + "; biases: " + (", ".join(p["biases"]) or "none")))
     return 0
 
 

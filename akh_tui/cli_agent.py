@@ -10,83 +10,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
-from .cli import data_dir
-from .engine.agent import Agent
-from .engine.breakpoints import first_hit
-from .engine.breakpoints import parse as parse_breakpoint
-from .engine.controller import Controller
-from .engine.errors import InputError
-from .engine.goals import make_goal
-from .engine.history import apply_inputs
-from .engine.scenario import Scenario, build_agent, load_scenario
-from .engine.session import SessionStore
-from .engine.text import normalised_words
-from .engine.trace import TraceWriter
+from .engine.run import (
+    InputError, Locations, Run, check_goal, first_hit, parse_breakpoint,
+)
 
 PROGRESS_FROM = 50  # runs at least this long show a progress bar (on a terminal)
 
 
-def make_run_decider(kind: str):
-    """The run's decide strategy; the llm one reads its endpoint from the user config."""
-    from .engine.llm import make_decider
-
-    if kind != "llm":
-        return make_decider(kind)
-    from .tui.userconfig import UserConfig  # plain TOML reading: no textual
-
-    cfg = UserConfig.load()
-    if cfg.error:
-        raise InputError(cfg.error.removeprefix("config ignored: "), field="llm")
-    return make_decider(kind, cfg.llm, file=str(cfg.path))
-
-
-class Session:
-    """The persisted session of a data dir: its store, scenario and agent."""
-
-    def __init__(self, args) -> None:
-        self.dir = data_dir(args.data_dir)
-        try:
-            self.store = SessionStore(self.dir / "session.db")
-        except (OSError, ValueError) as exc:  # not a folder, cannot be created, NUL in the path
-            reason = getattr(exc, "strerror", None) or exc
-            raise InputError(f"cannot use the data dir: {reason}", file=str(self.dir), field="--data-dir") from None
-        self.meta = self.store.meta() if self.store.has_session() else None
-
-    def workspace(self, scenario: Scenario) -> Path:
-        ws = Path(scenario.config.workspace)
-        return ws if ws.is_absolute() else self.dir / ws
-
-    def new(self, scenario: Scenario, seed: int | None, goals: list[str] | None, decider: str = "utility") -> Agent:
-        agent = build_agent(scenario, seed, goals, self.workspace(scenario), decider=make_run_decider(decider))
-        self.meta = {"scenario": str(scenario.path), "name": scenario.name, "seed": agent.seed, "goals": goals,
-                     "decider": decider, "config": agent.config.to_dict(), "psyche": agent.psyche.snapshot()}
-        self.store.start(agent, self.meta)
-        return agent
-
-    def resume(self, branch: str | None = None) -> tuple[Scenario, Agent]:
-        if self.meta is None:
-            raise InputError(f"no session to resume in {self.dir} (start one with `akh-tui agent run`)", field="--data-dir")
-        scenario = load_scenario(self.meta["scenario"])
-        bid = self.store.find_branch(self.meta["id"], branch) if branch is not None else None
-        return scenario, self.store.resume(self.rebuild(scenario), apply_inputs, bid)
-
-    def rebuild(self, scenario: Scenario):
-        """A fresh agent of the current run's scenario (no goals): what restores start from."""
-        decider = make_run_decider(self.meta.get("decider", "utility"))
-        return lambda: build_agent(scenario, self.meta["seed"], None, self.workspace(scenario), add_goals=False,
-                                   decider=decider)
-
-    def open_or_new(self, scenario_arg: str | None) -> tuple[Scenario, Agent]:
-        if self.meta is not None and scenario_arg is None:
-            return self.resume()
-        scenario = load_scenario(scenario_arg or "zoo")
-        if self.meta is not None and self.meta["scenario"] == str(scenario.path):
-            return self.resume()
-        return scenario, self.new(scenario, None, [])
-
-    def controller(self, scenario: Scenario, agent: Agent, trace: str | None) -> Controller:
-        writer = TraceWriter(trace) if trace else None
-        return Controller(agent, scenario.name, writer, self.store, rebuild=self.rebuild(scenario))
+def locations(args) -> Locations:
+    return Locations.resolve(getattr(args, "data_dir", None))
 
 
 def dispatch(args, out: Console, err: Console) -> int:
@@ -112,75 +44,50 @@ def _check_trace_path(path: str | None) -> None:
         raise InputError(f"not a usable path: {reason}", file=path, field="--trace") from None
 
 
-def _check_goal(text: str, flag: str) -> None:
-    """A goal given on the command line is checked before any session is opened."""
-    try:
-        make_goal(0, text)
-    except InputError as exc:
-        raise InputError(exc.message, field=flag) from None
-
-
 # ---- run / resume / cycle -----------------------------------------------------------------
 
 def cmd_run(args, out: Console, err: Console) -> int:
     _check_trace_path(args.trace)
     breaks = [parse_breakpoint(b) for b in args.breaks]  # before anything runs or is written
-    scenario = load_scenario(args.scenario)
     goals = None
     if args.goals is not None:
         goals = [g.strip() for g in args.goals.split(",") if g.strip()]
         if not goals:
             raise InputError("no goal descriptions given", field="--goals")
         for g in goals:
-            _check_goal(g, "--goals")
-    s = Session(args)
-    seed = scenario.seed if args.seed is None else args.seed
-    meta = s.meta
-    same = (
-        meta is not None and meta["scenario"] == str(scenario.path) and meta["seed"] == seed and meta["goals"] == goals
-        and meta.get("decider", "utility") == args.decider
-    )
-    agent = None
-    if same and not args.fresh:
-        _, candidate = s.resume()
-        if candidate.focus_goal() is not None:
-            agent = candidate
-            if not args.json:
-                err.print(Text(f"continuing the session at cycle {agent.cycle} (use --fresh to start over)", style="yellow"))
-    if agent is None:
-        agent = s.new(scenario, seed, goals, args.decider)
-    return _drive(s, scenario, agent, args.max_cycles, args.trace, args.json, out, err, breaks=breaks)
+            check_goal(g, "--goals")
+    run = Run.continue_or_start(locations(args), args.scenario, args.seed, goals, args.decider, args.fresh, args.trace)
+    if run.note and not args.json:
+        err.print(Text(run.note, style="yellow"))
+    return _drive(run, args.max_cycles, args.json, out, err, breaks=breaks)
 
 
 def cmd_resume(args, out: Console, err: Console) -> int:
     _check_trace_path(args.trace)
     breaks = [parse_breakpoint(b) for b in args.breaks]
-    s = Session(args)
-    scenario, agent = s.resume(args.branch)
+    run = Run.resume(locations(args), args.branch, args.trace)
     if not args.json:
-        name = s.store.branch_info(s.store.branch)["name"]
-        err.print(Text(f"resuming {scenario.name} (run {s.meta['id']}, branch {name}) at cycle {agent.cycle}", style="yellow"))
-    return _drive(s, scenario, agent, args.max_cycles, args.trace, args.json, out, err, breaks=breaks)
+        err.print(Text(f"resuming {run.name} (run {run.run_id}, branch {run.branch_name}) at cycle {run.cycle}",
+                       style="yellow"))
+    return _drive(run, args.max_cycles, args.json, out, err, breaks=breaks)
 
 
 def cmd_cycle(args, out: Console, err: Console) -> int:
     _check_trace_path(args.trace)
-    _check_goal(args.goal, "--goal")
-    s = Session(args)
-    scenario, agent = s.open_or_new(args.scenario)
-    ctl = s.controller(scenario, agent, args.trace)
-    goal = _find_goal(agent, args.goal)
-    if goal is None or goal.status not in ("active", "suspended"):
-        goal = ctl.add_goal(args.goal)
-    return _drive(s, scenario, agent, 1, None, args.json, out, err, ctl=ctl)
+    check_goal(args.goal, "--goal")
+    run = Run.open_or_new(locations(args), args.scenario, args.trace)
+    goal = run.find_goal(args.goal)
+    if goal is None or goal["status"] not in ("active", "suspended"):
+        run.add_goal(args.goal)
+    return _drive(run, 1, args.json, out, err)
 
 
-def _drive(s: Session, scenario: Scenario, agent: Agent, max_cycles: int, trace, as_json: bool,
-           out: Console, err: Console, ctl: Controller | None = None, breaks: list | None = None) -> int:
-    ctl = ctl or s.controller(scenario, agent, trace)
+def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console, breaks: list | None = None) -> int:
+    for w in run.warnings:
+        err.print(Text(f"warning: {w}", style="yellow"))
     rows: list[dict] = []
     fired: list[str] = []
-    previous = [agent.last_record]
+    previous = [run.latest]
 
     def should_stop(rec: dict) -> bool:
         hit = first_hit(breaks, rec, previous[0]) if breaks else None
@@ -216,27 +123,24 @@ def _drive(s: Session, scenario: Scenario, agent: Agent, max_cycles: int, trace,
         if progress is not None:
             with progress:
                 task = progress.add_task("run", total=max_cycles)
-                n, why = ctl.run(max_cycles, on_record, should_stop)
+                n, why = run.run_cycles(max_cycles, on_record, should_stop)
         else:
-            n, why = ctl.run(max_cycles, on_record, should_stop)
+            n, why = run.run_cycles(max_cycles, on_record, should_stop)
         if fired:
             why = fired[0]
     finally:
-        ctl.close()
-    goals = [
-        {**g.summary(), "coverage": g.coverage, "criteria": g.criteria, "fail_reason": g.fail_reason}
-        for g in sorted(agent.goals.values(), key=lambda g: g.id)
-    ]
+        run.close()
+    goals = run.goals()
     if as_json:
-        print(json.dumps({"scenario": scenario.name, "seed": agent.seed, "cycles_run": n, "stop": why,
-                          "cycle": agent.cycle, "goals": goals, "cycles": rows}))
+        print(json.dumps({"scenario": run.name, "seed": run.seed, "cycles_run": n, "stop": why,
+                          "cycle": run.cycle, "goals": goals, "cycles": rows}))
         return 0
     if not live:
         for row in rows[-20:] if len(rows) > 20 else rows:
             _print_row(out, row)
         if len(rows) > 20:
             out.print(Text(f"… {len(rows) - 20} earlier cycles in the session store (and the trace, if written)", style="dim"))
-    out.print(Text(f"{n} cycle(s) run, stopped: {why}; session at cycle {agent.cycle}"))
+    out.print(Text(f"{n} cycle(s) run, stopped: {why}; session at cycle {run.cycle}"))
     _print_goals(out, goals)
     return 0
 
@@ -273,45 +177,32 @@ def _print_goals(out: Console, goals: list[dict]) -> None:
     out.print(t)
 
 
-def _find_goal(agent: Agent, text: str):
-    if text.isdigit() and int(text) in agent.goals:
-        return agent.goals[int(text)]
-    for g in sorted(agent.goals.values(), key=lambda g: -g.id):
-        if g.description.lower() == text.strip().lower():
-            return g
-    return None
-
-
 # ---- plan / reflect / consolidate / recall --------------------------------------------------
 
 def cmd_plan(args, out: Console, err: Console) -> int:
-    _check_goal(args.goal, "--goal")
-    s = Session(args)
-    scenario, agent = s.open_or_new(args.scenario)
-    ctl = s.controller(scenario, agent, None)
-    goal = _find_goal(agent, args.goal)
-    if goal is None:
-        goal = ctl.add_goal(args.goal)
-    if goal.id not in agent.plans:
-        agent.ensure_plan(goal)
-        s.store.save(agent, None, [], inputs=[("plan", goal.id)])
-    plan = agent.plans[goal.id]
-    ctl.close()
+    check_goal(args.goal, "--goal")
+    run = Run.open_or_new(locations(args), args.scenario)
+    try:
+        goal = run.find_goal(args.goal) or run.add_goal(args.goal)
+        p = run.plan(goal["id"])
+    finally:
+        run.close()
     if args.json:
-        print(json.dumps({"goal": goal.summary(), "flags": agent.strategy_flags(goal), "plan": plan.to_dict()}))
+        print(json.dumps({"goal": p["goal"], "flags": p["flags"], "plan": p["plan"]}))
         return 0
-    out.print(Text(f"goal #{goal.id} {goal.description!r}: attempt {plan.attempt}, {plan.strategy}, {plan.status}"))
-    for st in plan.steps:
-        out.print(Text(f"  {st.marker} {st.index + 1}. {st.tool:<18} {st.rationale}"))
+    plan = p["plan"]
+    out.print(Text(f"goal #{goal['id']} {goal['description']!r}: attempt {plan['attempt']}, {plan['strategy']}, {plan['status']}"))
+    for st in p["steps"]:
+        out.print(Text(f"  {st['marker']} {st['index'] + 1}. {st['tool']:<18} {st['rationale']}"))
     return 0
 
 
 def cmd_reflect(args, out: Console, err: Console) -> int:
-    s = Session(args)
-    scenario, agent = s.resume()
-    ctl = s.controller(scenario, agent, None)
-    events = ctl.reflect()
-    ctl.close()
+    run = Run.resume(locations(args))
+    try:
+        events = run.reflect()
+    finally:
+        run.close()
     ev = next(e for e in events if e["type"] == "reflection")
     if args.json:
         print(json.dumps(ev))
@@ -326,11 +217,11 @@ def cmd_reflect(args, out: Console, err: Console) -> int:
 
 
 def cmd_consolidate(args, out: Console, err: Console) -> int:
-    s = Session(args)
-    scenario, agent = s.resume()
-    ctl = s.controller(scenario, agent, None)
-    ev = ctl.consolidate()
-    ctl.close()
+    run = Run.resume(locations(args))
+    try:
+        ev = run.consolidate()
+    finally:
+        run.close()
     if args.json:
         print(json.dumps(ev))
         return 0
@@ -341,27 +232,26 @@ def cmd_consolidate(args, out: Console, err: Console) -> int:
 
 
 def cmd_recall(args, out: Console, err: Console) -> int:
-    s = Session(args)
-    _, agent = s.resume()
-    s.store.close()
-    symbols = [sid for w in normalised_words(args.query) for sid in agent.kg.by_key(w)]
-    eps = agent.episodic.recall(symbols, args.top_k)
+    run = Run.resume(locations(args))
+    try:
+        found = run.recall(args.query, args.top_k)
+    finally:
+        run.store.close()  # a read: no checkpoint
     if args.json:
-        print(json.dumps({"query": args.query, "symbols": [agent.kg.label(x) for x in symbols],
-                          "episodes": [e.to_dict() | {"learnings": [agent.kg.label(x) for x in e.learnings]} for e in eps]}))
+        print(json.dumps(found))
         return 0
-    if not symbols:
+    if not found["symbols"]:
         out.print(Text(f"no symbol in the graph matches {args.query!r}"))
-    if not eps:
+    if not found["episodes"]:
         out.print(Text("no episode recalled"))
-    for e in eps:
-        out.print(Text(f"episode {e.id} (cycle {e.cycle}, goal {e.goal}): {e.summary}"))
-        out.print(Text("  learned: " + ", ".join(agent.kg.label(x) for x in e.learnings[:15]), style="dim"))
+    for e in found["episodes"]:
+        out.print(Text(f"episode {e['id']} (cycle {e['cycle']}, goal {e['goal']}): {e['summary']}"))
+        out.print(Text("  learned: " + ", ".join(e["learnings"][:15]), style="dim"))
     return 0
 
 
 def cmd_fork(args, out: Console, err: Console) -> int:
-    from .engine.psyche import Psyche
+    from .engine.run import Psyche
 
     edits: dict = {}
     for item in args.archetypes:
@@ -375,22 +265,20 @@ def cmd_fork(args, out: Console, err: Console) -> int:
     if args.disable:
         edits["disable_tools"] = args.disable
     for g in args.fork_goals:
-        _check_goal(g, "--goal")
+        check_goal(g, "--goal")
     if args.fork_goals:
         edits["goals"] = args.fork_goals
     if args.psyche:
         edits["psyche"] = Psyche.load(args.psyche).to_toml()
-    s = Session(args)
-    scenario, agent = s.resume()
-    ctl = s.controller(scenario, agent, None)
+    run = Run.resume(locations(args))
     try:
-        event = ctl.fork(args.at, args.name, edits)
+        event = run.fork(args.at, args.name, edits)
     except ValueError as exc:  # a weight out of range, an unknown tool or archetype, no name
         msg = str(exc)
         field = "--set" if "archetype" in msg else "--disable" if "tool" in msg else "--name"
         raise InputError(msg, field=field) from None
     finally:
-        ctl.close()
+        run.close()
     if args.json:
         print(json.dumps(event))
         return 0

@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .engine.errors import InputError
-from .engine.history import compare_branches
-from .engine.replay import parse_search
-from .engine.session import SessionStore
-from .engine.trace import TraceWriter, read_trace
+from . import cli_classroom  # argparse and rich only: no engine import at --help
+
+if TYPE_CHECKING:
+    from .engine.run import Sessions
 
 
 def add_parser(sub, common) -> None:
@@ -28,6 +27,7 @@ def add_parser(sub, common) -> None:
     exp.add_argument("run", type=int, metavar="RUN")
     exp.add_argument("--branch", default="main", help="branch name (default: main)")
     exp.add_argument("-o", "--output", default="-", help="file to write (default: standard output)")
+    cli_classroom.add_session_parsers(ssub, common, export=exp)  # export --format otlp…, pin, report
     imp = ssub.add_parser("import", parents=[common], help="add a JSONL trace as a run (replay only: it has no engine state)")
     imp.add_argument("file")
     find = ssub.add_parser("search", parents=[common], help="cycles of a branch by tool, veto, goal, progress or words in the output")
@@ -42,68 +42,49 @@ def add_parser(sub, common) -> None:
     dele.add_argument("run", type=int, metavar="RUN")
 
 
-def open_store(args) -> SessionStore:
-    from .cli import data_dir
-
-    folder = data_dir(args.data_dir)
-    path = folder / "session.db"
-    if not path.exists():
-        raise InputError(f"no session store in {folder} (runs are stored by `akh-tui agent run` and the workbench)",
-                         field="--data-dir")
-    return SessionStore(path)
-
-
 def dispatch(args, out: Console, err: Console) -> int:
-    store = open_store(args)
+    if cli_classroom.handles(args):
+        return cli_classroom.dispatch_sessions(args, out, err)
+    from .engine.run import Locations, Sessions
+
+    sessions = Sessions(Locations.resolve(args.data_dir))
     try:
         return {"list": cmd_list, "show": cmd_show, "export": cmd_export, "import": cmd_import,
-                "search": cmd_search, "compare": cmd_compare, "delete": cmd_delete}[args.sessions_command](store, args, out, err)
+                "search": cmd_search, "compare": cmd_compare, "delete": cmd_delete}[args.sessions_command](sessions, args, out, err)
     finally:
-        store.close()
+        sessions.close()
 
 
-def _goals_done(store: SessionStore, branch: dict) -> tuple[int, int]:
-    rec = store.record(branch["id"], branch["last_cycle"]) if branch["last_cycle"] else None
-    if rec is None:
-        return 0, 0
-    top = [g for g in rec["goals"] if g["parent"] is None]
-    return sum(g["status"] == "completed" for g in top), len(top)
-
-
-def cmd_list(store: SessionStore, args, out: Console, err: Console) -> int:
-    runs = store.runs()
+def cmd_list(sessions: Sessions, args, out: Console, err: Console) -> int:
+    runs = sessions.runs()
     if args.json:
-        print(json.dumps([{k: r.get(k) for k in ("id", "name", "scenario", "seed", "decider", "imported_from")}
+        print(json.dumps([{k: r.get(k) for k in ("id", "name", "scenario", "seed", "decider", "imported_from",
+                                                  "goals_done", "goals_top")}
                           | {"branches": [{k: b[k] for k in ("name", "parent", "fork_cycle", "last_cycle", "current")}
                                           for b in r["branches"]]} for r in runs]))
         return 0
     if not runs:
         out.print(Text("no runs in this store"))
         return 0
-    t = Table(title=f"Runs in {store.where}")
+    t = Table(title=f"Runs in {sessions.where}")
     for col in ("run", "scenario", "seed", "decider", "branches", "cycles (main)", "goals done", ""):
         t.add_column(col)
     for r in runs:
         main = r["branches"][0]
-        done, top = _goals_done(store, main)
         current = any(b["current"] for b in r["branches"])
         note = "current" if current else ""
         if r.get("imported_from"):
             note = f"imported from {r['imported_from']} (replay only)"
         t.add_row(str(r["id"]), Text(str(r.get("name"))), str(r.get("seed")), Text(str(r.get("decider", ""))),
-                  Text(", ".join(b["name"] for b in r["branches"])), str(main["last_cycle"]), f"{done}/{top}",
-                  Text(note, style="bold" if current else "dim"))
+                  Text(", ".join(b["name"] for b in r["branches"])), str(main["last_cycle"]),
+                  f"{r['goals_done']}/{r['goals_top']}", Text(note, style="bold" if current else "dim"))
     out.print(t)
     return 0
 
 
-def cmd_show(store: SessionStore, args, out: Console, err: Console) -> int:
-    meta = store.run_meta(args.run)
-    branches = store.branches(args.run)
-    rows = []
-    for b in branches:
-        rec = store.record(b["id"], b["last_cycle"]) if b["last_cycle"] else None
-        rows.append(b | {"goals": rec["goals"] if rec else []})
+def cmd_show(sessions: Sessions, args, out: Console, err: Console) -> int:
+    shown = sessions.show(args.run)
+    meta, rows = shown["run"], shown["branches"]
     if args.json:
         print(json.dumps({"run": {k: v for k, v in meta.items() if k not in ("config", "psyche")}, "branches": rows}))
         return 0
@@ -122,42 +103,27 @@ def cmd_show(store: SessionStore, args, out: Console, err: Console) -> int:
     return 0
 
 
-def cmd_export(store: SessionStore, args, out: Console, err: Console) -> int:
-    meta = store.run_meta(args.run)
-    branch = store.find_branch(args.run, args.branch)
+def cmd_export(sessions: Sessions, args, out: Console, err: Console) -> int:
     target = sys.stdout if args.output == "-" else args.output
-    writer = TraceWriter(target)
-    n = 0
-    try:
-        writer.header(meta.get("name") or "", meta.get("seed"), meta.get("config") or {}, meta.get("psyche") or {},
-                      run=args.run, branch=args.branch)
-        for item in store.trace_items(branch):
-            writer.write(item)
-            n += item.get("type") == "cycle"
-    finally:
-        writer.close()
-    if args.output != "-":
+    n = sessions.export(args.run, args.branch, target)
+    if args.json and args.output != "-":  # on standard output the trace itself is the JSON
+        print(json.dumps({"run": args.run, "branch": args.branch, "cycles": n, "file": args.output}))
+    elif args.output != "-":
         err.print(Text(f"wrote {n} cycle(s) of run {args.run} branch {args.branch} to {args.output}"))
     return 0
 
 
-def cmd_import(store: SessionStore, args, out: Console, err: Console) -> int:
-    trace = read_trace(args.file)  # validated line by line before anything is written
-    run = store.import_trace(trace, str(Path(args.file).name))
+def cmd_import(sessions: Sessions, args, out: Console, err: Console) -> int:
+    info = sessions.import_trace(args.file)
     if args.json:
-        print(json.dumps({"run": run, "cycles": len(trace.cycles), "events": len(trace.events)}))
+        print(json.dumps(info))
     else:
-        out.print(Text(f"imported {len(trace.cycles)} cycle(s) and {len(trace.events)} event(s) as run {run} (replay only)"))
+        out.print(Text(f"imported {info['cycles']} cycle(s) and {info['events']} event(s) as run {info['run']} (replay only)"))
     return 0
 
 
-def cmd_search(store: SessionStore, args, out: Console, err: Console) -> int:
-    try:
-        filters = parse_search(args.query)
-    except ValueError as exc:
-        raise InputError(str(exc), field="query") from None
-    store.run_meta(args.run)
-    rows = store.search(store.find_branch(args.run, args.branch), **filters)
+def cmd_search(sessions: Sessions, args, out: Console, err: Console) -> int:
+    rows = sessions.search(args.run, args.branch, args.query)
     if args.json:
         print(json.dumps(rows))
         return 0
@@ -171,22 +137,11 @@ def cmd_search(store: SessionStore, args, out: Console, err: Console) -> int:
     return 0
 
 
-def _branch_ref(store: SessionStore, ref: str) -> tuple[int, str]:
-    run, _, name = ref.partition(":")
-    try:
-        run_id = int(run)
-    except ValueError:
-        raise InputError(f"expected RUN or RUN:BRANCH, e.g. 1:main, got {ref!r}", field="compare") from None
-    store.run_meta(run_id)
-    name = name or "main"
-    return store.find_branch(run_id, name), f"{run_id}:{name}"
-
-
-def cmd_compare(store: SessionStore, args, out: Console, err: Console) -> int:
-    (a, name_a), (b, name_b) = _branch_ref(store, args.a), _branch_ref(store, args.b)
-    result = compare_branches(store, a, b)
+def cmd_compare(sessions: Sessions, args, out: Console, err: Console) -> int:
+    result = sessions.compare(args.a, args.b)
+    name_a, name_b = result["a_name"], result["b_name"]
     if args.json:
-        print(json.dumps(result | {"a_name": name_a, "b_name": name_b}))
+        print(json.dumps(result))
         return 0
     first, early = result["first_divergence"], result["first_difference"]
     if first is None:
@@ -205,8 +160,8 @@ def cmd_compare(store: SessionStore, args, out: Console, err: Console) -> int:
     return 0
 
 
-def cmd_delete(store: SessionStore, args, out: Console, err: Console) -> int:
-    gone = store.delete_run(args.run)
+def cmd_delete(sessions: Sessions, args, out: Console, err: Console) -> int:
+    gone = sessions.delete(args.run)
     if args.json:
         print(json.dumps({"deleted": args.run, "branches": gone["branches"]}))
     else:

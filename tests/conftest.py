@@ -8,6 +8,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True)
+def _private_dirs(tmp_path, monkeypatch):
+    """No test reads or writes the user's own data dir or config file."""
+    monkeypatch.setenv("AKH_TUI_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("AKH_TUI_CONFIG", str(tmp_path / "config.toml"))
+
+
 @pytest.fixture
 def cli(tmp_path):
     """Run `akh-tui` in a subprocess with its own data dir; returns CompletedProcess."""
@@ -44,16 +51,17 @@ _pts.SVGImageExtension = _TopLevelSVG
 @pytest.fixture
 def workbench(tmp_path, monkeypatch):
     """A deterministic workbench: engine commands run on the UI thread, a private config
-    file, the dark theme, and psyche saves into tmp_path."""
+    file, the dark theme, and a data dir (session store, workspaces, saved psyches) in
+    tmp_path."""
+    from akh_tui.engine.run import Locations, UserConfig
     from akh_tui.tui.app import Workbench
-    from akh_tui.tui.userconfig import UserConfig
 
     monkeypatch.setenv("AKH_TUI_CONFIG", str(tmp_path / "config.toml"))
 
-    def make(scenario: str = "zoo", config_path: Path | None = None, **kw) -> Workbench:
+    def make(scenario: str = "zoo", config_path: Path | None = None, data_dir: Path | None = None, **kw) -> Workbench:
         # config_path: a fixed path where a picture shows it (help screen); never written there
         config = UserConfig.load(config_path or tmp_path / "config.toml")
-        kw.setdefault("psyche_save_dir", tmp_path)
+        kw.setdefault("locations", Locations(data_dir or tmp_path / "data", config_path or tmp_path / "config.toml"))
         return Workbench(scenario, sync=True, config=config, **kw)
 
     return make

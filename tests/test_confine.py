@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.server
 import os
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -210,6 +211,22 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 self._send(302, headers={"Location": f"http://localhost:{port}/ok"})
             elif self.path == "/loop":
                 self._send(302, headers={"Location": "/loop"})
+            elif self.path in ("/drip", "/drip-headers"):
+                # One byte every 0.05 s: each read is quick, the whole reply takes 10 s.
+                if self.path == "/drip":
+                    self.send_response(200)
+                    self.send_header("Content-Length", "200")
+                    self.end_headers()
+                    self.wfile.flush()
+                    data = b"d" * 200
+                else:
+                    data = b"HTTP/1.0 200 OK\r\nX-Slow: " + b"s" * 200
+                for i in range(len(data)):
+                    if self.server.stopping.is_set():  # type: ignore[attr-defined]
+                        break
+                    self.wfile.write(data[i:i + 1])
+                    self.wfile.flush()
+                    time.sleep(0.05)
             else:
                 self._send(404, b"nope")
         except (BrokenPipeError, ConnectionResetError):
@@ -221,11 +238,13 @@ def server():
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     srv.daemon_threads = True
     srv.hits = []  # type: ignore[attr-defined]
+    srv.stopping = threading.Event()  # type: ignore[attr-defined]
     t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     t.start()
     try:
         yield srv
     finally:
+        srv.stopping.set()  # type: ignore[attr-defined]
         srv.shutdown()
         srv.server_close()
 
@@ -273,6 +292,16 @@ def test_slow_times_out(hconf: Confinement, server) -> None:
     with pytest.raises(Refused, match=r"^timed out after 0\.5s$"):
         http_get(hconf, f"{_base(server)}/slow")
     assert time.monotonic() - start < 1.4
+
+
+@pytest.mark.parametrize("path", ["/drip", "/drip-headers"])
+def test_dripping_server_cannot_stretch_the_fetch(hconf: Confinement, server, path: str) -> None:
+    # issue 17.1: the timeout bounded each read, so a byte every 0.05 s kept a 0.5 s fetch
+    # alive for the whole 10 s reply.
+    start = time.monotonic()
+    with pytest.raises(Refused, match=r"^timed out after 0\.5s$"):
+        http_get(hconf, f"{_base(server)}{path}")
+    assert time.monotonic() - start < 2.5
 
 
 def test_same_host_redirect_followed(hconf: Confinement, server) -> None:
@@ -385,3 +414,120 @@ def test_runs_in_workspace(ws: Path) -> None:
     (ws / "marker.txt").write_text("m")
     code, out = run_program(_sconf(ws, "ls"), ["ls"])
     assert (code, out) == (0, "marker.txt\n")
+
+
+# --------------------------------------------------------------------------- issue 17
+
+
+def test_hardlink_refused_both_ways(conf: Confinement, ws: Path, outside: Path) -> None:
+    os.link(outside / "secret.txt", ws / "h.txt")
+    with pytest.raises(Refused, match="'h.txt' has 2 hard links"):
+        read_file(conf, "h.txt")
+    with pytest.raises(Refused, match="hard links"):
+        write_file(conf, "h.txt", "x")
+    assert (outside / "secret.txt").read_text() == "TOP SECRET"
+
+
+@pytest.mark.parametrize("entry", ["127.0.0.1:80x", ": 80", "+80", "127.0.0.1:", "127.0.0.1:0",
+                                   "127.0.0.1:65536", "a b", "[::1", "[::1]80", "x:1:2", ""])
+def test_malformed_allow_entry_refused_at_load(entry: str) -> None:
+    from akh_tui.engine.config import AgentConfig
+    from akh_tui.engine.errors import InputError
+
+    with pytest.raises(InputError) as info:
+        AgentConfig.from_dict({"http_allow_hosts": ["example.org", entry]}, file="s.toml", locate=lambda k: 12)
+    assert (info.value.file, info.value.line, info.value.field) == ("s.toml", 12, "config.http_allow_hosts[1]")
+    assert repr(entry) in info.value.message
+    # and one built without config.py allows nothing, never "any port"
+    with pytest.raises(ValueError):
+        confine.parse_allow_entry(entry)
+
+
+def test_malformed_allow_entry_in_a_scenario_names_file_and_line(tmp_path: Path) -> None:
+    from akh_tui.engine.errors import InputError
+    from akh_tui.engine.scenario import bundled_data_dir, load_scenario
+
+    path = tmp_path / "s.toml"
+    path.write_text(f'name = "x"\nkg = ["{bundled_data_dir() / "kg" / "zoo.tsv"}"]\n[[goals]]\ndescription = "d"\n'
+                    '[config]\nhttp_allow_hosts = ["127.0.0.1:80x"]\n')
+    with pytest.raises(InputError) as info:
+        load_scenario(str(path))
+    assert str(info.value).startswith(f"{path}:6: field 'config.http_allow_hosts[0]': entry '127.0.0.1:80x'")
+
+
+def test_good_allow_entries_accepted() -> None:
+    from akh_tui.engine.config import AgentConfig
+
+    entries = ["example.org", "Example.ORG:8080", "127.0.0.1:80", "[::1]:8443", "::1", "a-b.c_d.example"]
+    assert AgentConfig.from_dict({"http_allow_hosts": entries}).http_allow_hosts == entries
+    assert confine.parse_allow_entry("[::1]:8443") == ("::1", 8443)
+
+
+@pytest.fixture
+def dirs(tmp_path: Path) -> dict[str, Path]:
+    d = {"data dir": tmp_path / "data", "config dir": tmp_path / "cfg"}
+    for p in d.values():
+        p.mkdir()
+    return d
+
+
+@pytest.mark.parametrize("where, why", [
+    ("data", "is the data dir"),
+    ("cfg", "is the config dir"),
+    (".", "contains the data dir"),
+    ("data/ws", "lies inside the data dir"),
+    ("cfg/sub/ws", "lies inside the config dir"),
+    ("home", "is your home folder"),
+    ("link-to-data", "is the data dir"),
+    ("/", "is the system folder /"),
+    ("/usr", "is the system folder /usr"),
+    ("/etc", "is the system folder /etc"),
+    ("/tmp", "is the system folder /tmp"),
+    ("/usr/share/akh", "lies inside the system folder /usr"),
+    ("/proc/self", "lies inside the system folder /proc"),
+])
+def test_check_workspace_refuses(tmp_path: Path, dirs, where: str, why: str) -> None:
+    from akh_tui.engine.errors import InputError
+
+    (tmp_path / "home").mkdir()
+    (tmp_path / "link-to-data").symlink_to(dirs["data dir"], target_is_directory=True)
+    ws = Path(where) if where.startswith("/") else tmp_path / where
+    with pytest.raises(InputError, match=why) as info:
+        confine.check_workspace(ws, dirs, home=tmp_path / "home", file="s.toml", line=3)
+    assert info.value.field == "config.workspace" and info.value.line == 3
+
+
+def test_check_workspace_accepts_a_folder_of_its_own(tmp_path: Path, dirs, monkeypatch) -> None:
+    confine.check_workspace(tmp_path / "ws", dirs, home=tmp_path / "home")
+    confine.check_workspace(tmp_path / "home" / "work", dirs, home=tmp_path / "home")
+    # a protected file (the store) refuses the folder holding it, not a sibling folder
+    store = {"store": dirs["data dir"] / "session.db"}
+    confine.check_workspace(dirs["data dir"] / "workspace", store, home=tmp_path / "home")
+    monkeypatch.chdir(dirs["data dir"])
+    from akh_tui.engine.errors import InputError
+
+    with pytest.raises(InputError, match="contains the store"):
+        confine.check_workspace(Path("."), store, home=tmp_path / "home")
+
+
+def test_shell_falls_back_to_the_subreaper_without_bwrap(ws: Path, monkeypatch) -> None:
+    from akh_tui.engine import sandbox
+
+    which = shutil.which
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name, path=None: None if name == "bwrap" else which(name, path=path))
+    mech, why = sandbox._probe()
+    assert mech == sandbox.SUBREAPER and "bwrap not found" in why
+    monkeypatch.setattr(sandbox, "_chosen", None)
+    assert sandbox.protection()[0] == sandbox.SUBREAPER
+    assert run_program(_sconf(ws, "echo"), ["echo", "still works"]) == (0, "still works\n")
+
+
+def test_tools_command_names_the_protection(cli) -> None:
+    import json
+
+    from akh_tui.engine import sandbox
+
+    rows = json.loads(cli("tools", "--json").stdout)
+    shell = next(r for r in rows if r["tool"] == "shell_exec")
+    assert shell["protection"]["mechanism"] == sandbox._probe()[0]
+    assert f"shell_exec protection: {sandbox._probe()[0]}" in cli("tools").stdout

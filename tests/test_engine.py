@@ -34,8 +34,8 @@ from akh_tui.engine.tools import TOOL_ARCHETYPES, TOOL_NAMES, TOOLS, Tool
 from akh_tui.engine.vsa import VSA
 
 ROOT = Path(__file__).resolve().parent.parent
-ZOO_KG = ROOT / "data" / "kg" / "zoo.tsv"
-BIOLOGY_RULES = ROOT / "data" / "rules" / "biology.toml"
+ZOO_KG = ROOT / "akh_tui" / "data" / "kg" / "zoo.tsv"
+BIOLOGY_RULES = ROOT / "akh_tui" / "data" / "rules" / "biology.toml"
 
 # SPEC §5's table, in order (also the tie order of §6).
 SPEC_TOOLS = (

@@ -59,7 +59,7 @@ from akh_tui.engine.tools import TOOL_NAMES
 from akh_tui.engine.trace import RECORD_TYPES, read_trace
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "data"
+DATA = ROOT / "akh_tui" / "data"
 
 _HEALTH = [
     HealthCheck.too_slow,

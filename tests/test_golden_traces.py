@@ -71,7 +71,7 @@ def generated_scenario(folder: Path) -> Path:
     sc = folder / "generated.toml"
     sc.write_text(
         'name = "generated"\nseed = 5\nkg = ["gen.tsv"]\n'
-        f'rules = ["{ROOT / "data" / "rules" / "biology.toml"}"]\n'
+        f'rules = ["{ROOT / "akh_tui" / "data" / "rules" / "biology.toml"}"]\n'
         '[[goals]]\ndescription = "Find whale properties"\ncriteria = "whale plankton"\n'
         '[[goals]]\ndescription = "Classify entity-3"\ncriteria = "entity-3 plankton"\n'
         '[[goals]]\ndescription = "Find animals similar to entity-7"\ncriteria = "entity-12 plankton"\n'

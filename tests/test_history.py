@@ -2,14 +2,18 @@
 make it diverge, and compare says where and why."""
 
 import json
+import tempfile
+from pathlib import Path
 
-from akh_tui.engine.controller import Controller
-from akh_tui.engine.history import apply_inputs, compare, search
+from akh_tui.engine.history import Timeline, compare, resume, search
 from akh_tui.engine.psyche import Psyche
+from akh_tui.engine.run import Locations, Run
 from akh_tui.engine.scenario import build_agent, load_scenario
 from akh_tui.engine.session import SessionStore
 
 SOLAR = load_scenario("solar")
+SOLAR.config.stall_threshold = 10**6  # keep the runs going
+DATA = Path(tempfile.mkdtemp(prefix="akh-history-"))
 
 
 def fresh():
@@ -17,23 +21,21 @@ def fresh():
 
 
 def recorded_run(n: int, every: int = 7, inputs: dict | None = None, path=":memory:"):
-    """n cycles of solar recorded in a session store through the controller, with user inputs
-    {after cycle: [(kind, payload)]}; returns the controller and the main branch's timeline."""
-    agent = build_agent(SOLAR)
-    agent.config.stall_threshold = 10**6  # keep the run going
-    for g in agent.goals.values():
-        g.stall_threshold = 10**6
-    store = SessionStore(path, every=every)
-    store.start(agent, {"scenario": str(SOLAR.path), "name": "solar", "seed": agent.seed, "goals": None})
-    ctl = Controller(agent, "solar", store=store, rebuild=fresh)
+    """n cycles of solar recorded in a session store through the door, with user inputs
+    {after cycle: [(kind, payload)]}; returns the run and the main branch's timeline."""
+    ctl = Run.start(Locations(DATA, DATA / "config.toml"), SOLAR, store=SessionStore(path, every=every))
     for _ in range(n):
-        for kind, payload in (inputs or {}).get(agent.cycle, []):
+        for kind, payload in (inputs or {}).get(ctl.cycle, []):
             if kind == "goal":
                 ctl.add_goal(*payload)
             elif kind == "psyche":
-                ctl.replace_psyche(payload)
+                ctl.edit_psyche(payload)
         ctl.step()
-    return ctl, ctl.timeline()
+    return ctl, timeline(ctl)
+
+
+def timeline(ctl: Run) -> Timeline:
+    return Timeline(ctl.store, ctl.store.branch, fresh)
 
 
 class Records:
@@ -53,7 +55,7 @@ def dumps(records):
 def test_replay_makes_no_engine_calls_and_returns_the_record():
     _, tl = recorded_run(12)
     tl.rebuild = lambda: (_ for _ in ()).throw(AssertionError("replay must not build an engine"))
-    tl.store.rewind = None  # nor restore one
+    tl.store.snapshot_before = None  # nor restore one
     assert tl.record(9)["cycle"] == 9
 
 
@@ -116,10 +118,10 @@ def test_branches_share_history_and_a_fork_of_a_fork_reproduces_main():
     main = [json.dumps(r, sort_keys=True) for r in tl.records()]
     ctl = main_ctl
     ctl.fork(8, "a")
-    ctl.run(9)  # cycles 9..17 on a
+    ctl.run_cycles(9)  # cycles 9..17 on a
     ctl.fork(13, "b")  # forked off a after its own cycles began
-    ctl.run(40 - 13)
-    b = ctl.timeline()
+    ctl.run_cycles(40 - 13)
+    b = timeline(ctl)
     assert b.name == "b" and b.last_cycle == 40
     assert [json.dumps(r, sort_keys=True) for r in b.records()] == main
     # each branch stored only its own cycles; the rest is read through the lineage
@@ -144,16 +146,16 @@ def test_the_parents_later_inputs_are_not_the_forks():
 def test_switching_back_to_main_continues_it_unchanged(tmp_path):
     ctl, tl = recorded_run(10, every=4, path=tmp_path / "s.db")
     ctl.fork(5, "side", {"archetypes": {"explorer": 0.95}})
-    ctl.run(7)
+    ctl.run_cycles(7)
     ctl.switch(tl.branch)
-    ctl.run(10)
+    ctl.run_cycles(10)
     reference, ref_tl = recorded_run(20, every=4)
     assert [json.dumps(r, sort_keys=True) for r in tl.records()] == [json.dumps(r, sort_keys=True) for r in ref_tl.records()]
     # and a fresh process resumes the side branch where it was
     ctl.close()
     store = SessionStore(tmp_path / "s.db", every=4)
     side = next(b for b in store.branches(1) if b["name"] == "side")
-    agent = store.resume(fresh, apply_inputs, side["id"])
+    agent = resume(store, fresh, side["id"])
     assert agent.cycle == 12 and agent.psyche.archetypes["explorer"] == 0.95
 
 
@@ -163,7 +165,7 @@ def test_resume_without_a_checkpoint_replays_to_the_last_cycle_and_its_inputs(tm
     expected = ctl.step()
     store = SessionStore(tmp_path / "s.db", every=5)
     store.db.execute("DELETE FROM cycles WHERE cycle=14")  # as if killed before cycle 14 committed
-    agent = store.resume(fresh, apply_inputs, store.branch)
+    agent = resume(store, fresh, store.branch)
     assert agent.cycle == 13 and any(g.description == "Find icy planets" for g in agent.goals.values())
     assert json.dumps(agent.step(), sort_keys=True) == json.dumps(expected, sort_keys=True)
 
@@ -171,24 +173,24 @@ def test_resume_without_a_checkpoint_replays_to_the_last_cycle_and_its_inputs(tm
 def test_the_store_searches_a_branch_like_search_does_on_its_records():
     ctl, tl = recorded_run(30, every=5)
     ctl.fork(12, "side", {"archetypes": {"explorer": 0.95}})
-    ctl.run(10)
-    branch = ctl.timeline()
+    ctl.run_cycles(10)
+    branch = timeline(ctl)
     recs = list(branch.records())
     for filters in ({"tool": "kg_query"}, {"progress": "advanced", "goal": 1}, {"veto": True}, {"text": "PLANET"},
                     {"text": "100%_"}, {"tool": "reason", "text": "planet"}):
         expected = search(recs, **filters)
-        assert [r["cycle"] for r in ctl.search(**filters)] == expected, filters
-    assert [r["cycle"] for r in ctl.search(tool="kg_query")]  # not vacuous
+        assert [r["cycle"] for r in ctl.store.search(ctl.store.branch, **filters)] == expected, filters
+    assert [r["cycle"] for r in ctl.store.search(ctl.store.branch, tool="kg_query")]  # not vacuous
 
 
 def test_compare_of_two_branches_starts_where_their_histories_part():
     ctl, tl = recorded_run(30, every=5)
     main = tl.branch
     ctl.fork(20, "late", {"archetypes": {"guardian": 0.95, "sage": 0.1}})
-    ctl.run(10)
+    ctl.run_cycles(10)
     late = ctl.store.branch
     assert ctl.store.shared_cycles(main, late) == 21 and ctl.store.shared_cycles(main, main) > 30
     result = ctl.compare(main, late)
-    full = compare(tl.records(), ctl.timeline().records())  # the same answer reading everything
+    full = compare(tl.records(), timeline(ctl).records())  # the same answer reading everything
     assert {k: v for k, v in result.items() if k in full} == full
     assert result["first_divergence"] is not None and result["first_divergence"]["cycle"] > 20

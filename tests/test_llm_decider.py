@@ -101,24 +101,22 @@ def test_scripted_decider_is_deterministic():
     assert run() == run()
 
 
-def test_rewinding_an_llm_run_replays_the_recorded_answers_without_asking_the_model():
-    from akh_tui.engine.controller import Controller
+def test_rewinding_an_llm_run_replays_the_recorded_answers_without_asking_the_model(tmp_path):
+    from akh_tui.engine.history import rewind
+    from akh_tui.engine.run import Locations, Run
     from akh_tui.engine.session import SessionStore
 
-    solar = load_scenario("solar")
-    decider = LLMDecider(ScriptedProvider.for_tools(rotate=True))
-    agent = build_agent(solar, decider=decider)
-    store = SessionStore(":memory:", every=5)
-    store.start(agent, {"name": "solar"})
-    ctl = Controller(agent, "solar", store=store, rebuild=lambda: build_agent(solar, add_goals=False, decider=decider))
+    ctl = Run.start(Locations(tmp_path, tmp_path / "config.toml"), "solar", decider="scripted",
+                    store=SessionStore(":memory:", every=5))
+    decider = ctl.agent.decider
     for _ in range(12):
         ctl.step()
-    assert {ctl.record_at(c)["decide"]["llm"]["status"] for c in range(1, 13)} == {"accepted"}
+    assert {ctl.record(c)["decide"]["llm"]["status"] for c in range(1, 13)} == {"accepted"}
 
     def no_calls(*_a, **_k):
         raise AssertionError("the model was asked during a replay")
 
     decider.provider.complete = no_calls
-    rewound = ctl.timeline().rewind(9)  # snapshot at 5, cycles 6..9 replayed
-    assert json.dumps(rewound.last_record, sort_keys=True) == json.dumps(ctl.record_at(9), sort_keys=True)
+    rewound = rewind(ctl.store, ctl.store.branch, 9, ctl._rebuild)  # snapshot at 5, cycles 6..9 replayed
+    assert json.dumps(rewound.last_record, sort_keys=True) == json.dumps(ctl.record(9), sort_keys=True)
     assert rewound.decider is decider  # the live model decides what comes next

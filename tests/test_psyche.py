@@ -20,7 +20,7 @@ from akh_tui.engine.psyche import (
     ShadowPattern,
 )
 
-DATA_DEFAULT = Path(__file__).resolve().parent.parent / "data" / "psyche" / "default.toml"
+DATA_DEFAULT = Path(__file__).resolve().parent.parent / "akh_tui" / "data" / "psyche" / "default.toml"
 
 
 def desc(tool: str, inp: str = "x") -> str:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import io
 
+import json
+
 import pytest
 from rich.console import Console
 from textual.app import App
@@ -13,7 +15,8 @@ from textual.widgets import DataTable, Input, Static
 
 from akh_tui.engine.errors import InputError
 from akh_tui.engine.history import compare, search
-from akh_tui.engine.replay import parse_search, view_from_record
+from akh_tui.engine.replay import parse_search
+from akh_tui.engine.run import Run
 from akh_tui.engine.scenario import build_agent, load_scenario
 from akh_tui.engine.tools import TOOL_NAMES
 from akh_tui.tui.panes import GoalsPane, MemoryPane, PlanPane, PsychePane
@@ -306,10 +309,18 @@ def test_scrubber_shows_replay_or_live_and_seeks_on_click():
 
 
 # ---- replay: a past cycle through the live panes ------------------------------------------------
-def test_view_from_record_renders_through_every_pane():
+def replayed_view(tmp_path, records: list[dict], seed: int = 7) -> dict:
+    """The view of the last record as `akh-tui open` shows it: a trace file, no engine."""
+    f = tmp_path / "t.jsonl"
+    header = {"type": "run", "v": 1, "scenario": "zoo", "seed": seed, "config": {}, "psyche": {}}
+    f.write_text("\n".join(json.dumps(r) for r in [header, *records]) + "\n")
+    return Run.replay_trace(f).view(records[-1]["cycle"])
+
+
+def test_view_from_record_renders_through_every_pane(tmp_path):
     records = run_records(6)
     rec = records[-1]
-    view = view_from_record(rec, seed=7)
+    view = replayed_view(tmp_path, records)
     assert view["focus"] == rec["goal"]["id"] and view["cycle"] == rec["cycle"] and view["seed"] == 7
     assert view["plans"] == {rec["plan"]["goal"]: rec["plan"]}
     assert [e["id"] for e in view["wm"]["entries"]] == [e["id"] for e in rec["observe"]["recent"]]
@@ -331,10 +342,10 @@ def test_view_from_record_renders_through_every_pane():
     drive(Host(goals, plan, psyche, memory), script)
 
 
-def test_view_from_record_links_sub_goals_to_their_parents():
+def test_view_from_record_links_sub_goals_to_their_parents(tmp_path):
     rec = run_records(1)[0]
     rec = rec | {"goals": rec["goals"] + [dict(rec["goals"][0], id=9, parent=rec["goals"][0]["id"])], "plan": None}
-    view = view_from_record(rec)
+    view = replayed_view(tmp_path, [rec])
     assert view["goals"][0]["children"] == [9]
     assert view["plans"] == {}
 

@@ -14,7 +14,7 @@ from akh_tui.tui.app import Workbench
 from akh_tui.tui.dialogs import ErrorScreen, HelpScreen
 from akh_tui.tui.panes import GoalsPane, ScoreTable, WhyPane
 from akh_tui.tui.psyche_editor import PsycheEditorScreen, PsycheTextArea
-from akh_tui.tui.userconfig import UserConfig
+from akh_tui.engine.userconfig import UserConfig
 
 SIZE = (120, 36)
 

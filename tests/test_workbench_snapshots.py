@@ -46,6 +46,8 @@ def test_psyche_editor_shows_an_error_with_line_and_field(snap_compare, workbenc
     async def open_editor_with_a_mistake(pilot):
         from akh_tui.tui.psyche_editor import PsycheTextArea
 
+        # the title shows where ctrl+w saves: a fixed path for the picture (nothing is saved)
+        pilot.app.ctl._psyche_file = Path("/home/you/.local/share/akh-tui/psyche/zoo.toml")
         pilot.app.action_edit_psyche()
         await pilot.pause()
         ta = pilot.app.screen.query_one(PsycheTextArea)
@@ -54,7 +56,7 @@ def test_psyche_editor_shows_an_error_with_line_and_field(snap_compare, workbenc
         pilot.app.screen.validate()
         await pilot.pause()
 
-    app = workbench("zoo", psyche_save_dir=Path("/home/you/akh-tui/psyche"))  # shown in the title; nothing is saved
+    app = workbench("zoo")
     assert snap_compare(app, run_before=open_editor_with_a_mistake, terminal_size=SIZE)
 
 

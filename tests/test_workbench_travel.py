@@ -14,7 +14,7 @@ from akh_tui.engine.errors import InputError
 from akh_tui.tui.app import Workbench
 from akh_tui.tui.panes import ScoreTable
 from akh_tui.tui.travel import BranchesScreen, BreakpointsScreen, CompareScreen, ForkScreen, Scrubber, SearchScreen
-from akh_tui.tui.userconfig import UserConfig
+from akh_tui.engine.userconfig import UserConfig
 from tests.test_workbench import drive, text_of
 
 
@@ -29,7 +29,7 @@ def chosen_row(app) -> str:
 def test_scrubbing_back_shows_each_recorded_cycle_read_only(workbench):
     async def script(app, pilot):
         await pilot.press(*["space"] * 6)
-        records = {c: app.ctl.record_at(c) for c in range(1, 7)}
+        records = {c: app.ctl.record(c) for c in range(1, 7)}
         await pilot.press("comma")
         assert app.replay == 5
         assert chosen_row(app) == records[5]["decide"]["tool"]
@@ -85,7 +85,7 @@ def test_fork_with_a_changed_archetype_weight_diverges_in_the_compare_view(workb
         await pilot.press("escape")
         assert isinstance(app.screen, BranchesScreen)
         await pilot.press("enter")
-        assert app.ctl.timeline().name == "main" and app.ctl.cycle == 10
+        assert app.ctl.branch_name == "main" and app.ctl.cycle == 10
 
     drive(workbench("solar"), script)
 
@@ -133,7 +133,7 @@ def test_search_jumps_to_a_matching_cycle(workbench):
         await pilot.press(*"tool=nonsense", "enter")
         assert "nonsense" in " ".join(text_of(w) for w in app.screen.query("Static"))  # refused inline
         await pilot.press(*["backspace"] * 8, *"kg_query", "enter")
-        hits = [c for c in range(1, 9) if app.ctl.record_at(c)["decide"]["tool"] == "kg_query"]
+        hits = [c for c in range(1, 9) if app.ctl.record(c)["decide"]["tool"] == "kg_query"]
         assert hits
         await pilot.press("enter")  # the first hit
         assert app.replay == hits[0] and chosen_row(app) == "kg_query"
@@ -148,7 +148,7 @@ def test_a_trace_file_opens_for_replay_with_no_engine(tmp_path, cli):
     records = [json.loads(line) for line in trace.read_text().splitlines() if '"type":"cycle"' in line]
 
     async def script(app, pilot):
-        assert app.ctl is None and app.replay == records[-1]["cycle"]
+        assert not app.ctl.live and app.replay == records[-1]["cycle"]
         assert chosen_row(app) == records[-1]["decide"]["tool"]
         await pilot.press("comma", "comma")
         assert chosen_row(app) == records[-3]["decide"]["tool"]

@@ -1,10 +1,4 @@
-"""The headless OODA engine. Never imports textual (a test checks it)."""
+"""The headless OODA engine. Never imports textual (a test checks it).
 
-from .agent import Agent
-from .config import AgentConfig
-from .controller import Controller
-from .errors import InputError
-from .psyche import Psyche
-from .scenario import Scenario, build_agent, load_scenario
-
-__all__ = ["Agent", "AgentConfig", "Controller", "InputError", "Psyche", "Scenario", "build_agent", "load_scenario"]
+Front ends reach a run through `akh_tui.engine.run` (the door) and read `akh_tui.engine.records`;
+importing this package loads nothing else, so a command that needs no engine starts fast."""

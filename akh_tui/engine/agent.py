@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import copy
 from collections import deque
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import confine
 from .config import AgentConfig
 from .context import GoalContext
+from .deciders import Decider, UtilityDecider
 from .goals import Goal, make_goal, split_criteria
 from .kg import KnowledgeGraph
 from .memory import EpisodicMemory, WorkingMemory, consolidate
@@ -66,9 +67,9 @@ class Agent:
         self.psyche = psyche
         self.workspace = workspace
         self.answers = answers or {}
-        # None: the utility table decides (SPEC §6). An LLMDecider (engine/llm.py) asks a
-        # language model instead; the table is still computed, shown and traced beside it.
-        self.decider = decider
+        # The utility table decides by default (SPEC §6); a model decider (engine/llm.py) asks
+        # a language model instead, and the table is still computed, shown and traced beside it.
+        self.decider: Decider = decider if decider is not None else UtilityDecider()
         self.last_output = ""
         self.recent_failures: deque[str] = deque(maxlen=5)
         self.wm = WorkingMemory(self.config.wm_capacity)
@@ -281,9 +282,7 @@ class Agent:
         candidates = self.score(ctx, plan, pressure)
         self._skip_unoffered_steps(plan, candidates)
         chosen = choose(candidates)
-        llm = None
-        if self.decider is not None:
-            chosen, llm = self._ask_model(focus, ctx, candidates, chosen)
+        chosen, llm = self.decider.choose(self, focus, ctx, candidates, chosen)
         for e in wm.recent(5):
             e.reference_count += 1
         breakdown = chosen.breakdown()
@@ -305,8 +304,7 @@ class Agent:
         self.last_output = act["output"]
         if not act["success"]:
             self.recent_failures.append(f"cycle {cycle}: {chosen.tool}: {act['output'][:160]}")
-        if self.decider is not None:
-            self._update_model_memory(focus, chosen.tool, act)
+        self.decider.learn(self, focus, chosen.tool, act)
         self.last_record = record = {
             "type": "cycle", "v": 1, "cycle": cycle,
             "goal": {"id": focus.id, "description": focus.description},
@@ -348,66 +346,6 @@ class Agent:
             )
             out.append(c)
         return out
-
-    def _ask_model(self, focus: Goal, ctx: GoalContext, candidates: list[Candidate], utility: Candidate) -> tuple[Candidate, dict]:
-        """The model proposes; an intent it cannot back is rejected and the utility choice runs."""
-        by_tool = {c.tool: c for c in candidates}
-        context = {
-            "cycle": self.cycle,
-            "goals": [g.summary() for g in self.active_goals()],
-            "focus": focus.summary() | {"criteria": focus.criteria, "missing": focus.missing()},
-            "wm": [e.content[:200] for e in self.wm.recent(10)],
-            "last_result": self.last_output[:500],
-            "failures": list(self.recent_failures),
-            "tools": [{"name": c.tool, "offered": c.offered, "why_not": c.why_not, "input": c.input} for c in candidates],
-        }
-        res = self.decider.decide(context)
-        info = {"status": "accepted", "utility_tool": utility.tool, "tool": None, "input": None,
-                "situation_assessment": None, "action_rationale": None, "reason": None,
-                "tokens": res.get("tokens_used", 0)}
-        intent = res.get("intent")
-        if res.get("error"):
-            info.update(status="llm_error", reason=res["error"])
-            return utility, info
-        if intent is None:
-            info.update(status="intent_rejected", reason=res.get("rejected"))
-            return utility, info
-        info.update(tool=intent["tool"], input=intent["input"], situation_assessment=intent["situation_assessment"],
-                    action_rationale=intent["action_rationale"])
-        cand = by_tool.get(intent["tool"])
-        chosen, why = self._back_intent(cand, intent["input"]) if cand is not None and cand.offered else (None, "tool not offered")
-        if chosen is None:
-            info.update(status="intent_rejected", reason=why)
-            self.decider.failures.append(f"cycle {self.cycle}: intent_rejected: {why}")
-            return utility, info
-        return chosen, info
-
-    def _back_intent(self, cand: Candidate, text: str) -> tuple[Candidate | None, str | None]:
-        """Map the model's input onto what the tool can run. kg_query takes any known symbol;
-        the external tools only the path, URL or program the goal names (a model must not be
-        a way around confinement); the others resolve their input from the goal themselves."""
-        text = (text or "").strip()
-        if not text or text == cand.input:
-            return cand, None
-        if cand.tool == "kg_query":
-            sid = self.kg.lookup(text)
-            if sid is None or self.kg.symbols[sid].meta:
-                return None, f"kg_query input {text!r} is not a symbol of the graph"
-            return replace(cand, input=text, arg=sid), None
-        if cand.tool in ("file_io", "http_fetch", "shell_exec", "user_interact"):
-            return None, f"{cand.tool} input must be the one the goal names ({cand.input!r}), got {text!r}"
-        return cand, None  # advisory: these tools resolve their own input from the goal
-
-    def _update_model_memory(self, focus: Goal, tool: str, act: dict) -> None:
-        mem = self.decider.memory
-        plan = self.plans.get(focus.id)
-        pending = [st.tool for st in plan.steps if st.status in ("pending", "active")] if plan else []
-        mem.update(current_goal=focus.description, stage=f"cycle {self.cycle}: {tool} -> {act['progress']}",
-                   next_steps=pending)
-        if act["progress"] == "completed":
-            mem.add_completed(focus.description)
-        elif not act["success"]:
-            mem.add_lesson(f"{tool} failed on {focus.description!r}: {act['output'][:120]}")
 
     @staticmethod
     def _skip_unoffered_steps(plan: Plan, candidates: list[Candidate]) -> None:

@@ -52,7 +52,7 @@ class Breakpoint:
                        if before.get(g["id"]) != g["status"] and (previous is not None or g["status"] != "active")]
             return "goal status changed: " + ", ".join(changed) if changed else None
         actual = resolve(record, self.path)
-        if actual is None or isinstance(actual, (dict, list)):
+        if actual is None or isinstance(actual, (dict, list)) or self.op is None:
             return None
         if isinstance(self.value, float):
             if isinstance(actual, bool) or not isinstance(actual, (int, float)):
@@ -100,10 +100,12 @@ def parse(spec: str, field: str = "--break") -> Breakpoint:
     if not all(_PATH_PART.match(p) for p in path):
         raise InputError(f"bad path {m.group(1)!r} in breakpoint {spec!r}", field=field)
     op, raw = m.group(2), m.group(3)
+    value: float | str
     try:
-        value: float | str = float(raw)
-        if not math.isfinite(value):
+        number = float(raw)
+        if not math.isfinite(number):
             raise ValueError
+        value = number
     except ValueError:
         if op not in ("==", "!="):
             raise InputError(f"{op} needs a number, got {raw!r} in breakpoint {spec!r}", field=field) from None

@@ -7,10 +7,12 @@ that names it, so a typo never silently falls back to a default.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, fields
+import os
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from .errors import InputError
+from .toolspecs import TOOL_NAMES
 
 # Capabilities that touch the world outside the graph are off unless a scenario or user
 # turns them on; the psyche cannot turn them on (gates come before the shadow, SPEC §5).
@@ -24,6 +26,11 @@ DEFAULT_CAPABILITIES = {
     "network": False,
     "process_exec": False,
 }
+# What a served session (`akh-tui serve`, a browser tab a stranger may hold) keeps off whatever
+# its scenario says: the capabilities that reach past the graph into files, the network and
+# processes. `serve` sets SAFE_ENV for the app processes it starts unless --allow-dangerous.
+DANGEROUS_CAPABILITIES = ("read_fs", "write_fs", "network", "process_exec")
+SAFE_ENV = "AKH_TUI_SAFE"
 # kg_query is the one tool offered in every cycle, and it needs read_kg: without it a cycle
 # can find no tool at all to run (scoring.choose), so a scenario may not turn it off.
 ALWAYS_ON = ("read_kg",)
@@ -71,6 +78,19 @@ class AgentConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @property
+    def warnings(self) -> list[str]:
+        """Cautions that do not stop a run, one line each, for the CLI and the workbench to
+        show: allow-listed programs known to run or write arbitrary things (shell_exec's
+        allow-list is per program, not per argument). Not a config key, not in to_dict."""
+        from .confine import risky_programs  # late: config stays light to import
+
+        file, line = self.__dict__.get("_origin", (None, None))
+        return [
+            str(InputError(f"'{name}' {why}", file=file, line=line, field="config.shell_allow"))
+            for name, why in risky_programs(self.shell_allow)
+        ]
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], file: str | None = None, locate=None) -> "AgentConfig":
@@ -124,9 +144,18 @@ class AgentConfig:
             elif isinstance(default, str):
                 if not isinstance(value, str):
                     raise InputError("must be a string", file=file, line=line, field=f"config.{key}")
-            if key == "disabled_tools":
-                from .tools import TOOL_NAMES  # late: tools needs nothing from here, but agent needs both
+            if key == "http_allow_hosts":
+                from .confine import parse_allow_entry  # late: config stays light to import
 
+                for i, entry in enumerate(value):
+                    try:
+                        parse_allow_entry(entry)
+                    except ValueError as exc:
+                        raise InputError(
+                            f"entry {entry!r} {exc}; write HOST or HOST:PORT (PORT 1..65535, digits only)",
+                            file=file, line=line, field=f"config.http_allow_hosts[{i}]",
+                        ) from None
+            if key == "disabled_tools":
                 unknown = [t for t in value if t not in TOOL_NAMES]
                 if unknown:
                     raise InputError(f"unknown tool(s) {', '.join(unknown)} (known: {', '.join(TOOL_NAMES)})",
@@ -139,4 +168,21 @@ class AgentConfig:
             if key == "vsa_dim" and value % 8:
                 raise InputError(f"must be a multiple of 8, got {value!r}", file=file, line=line, field="config.vsa_dim")
             setattr(cfg, key, value)
+            if key == "shell_allow":
+                cfg.__dict__["_origin"] = (file, line)  # where warnings point (not a field)
         return cfg
+
+
+def without_dangerous(cfg: AgentConfig) -> AgentConfig:
+    """A copy of `cfg` with the dangerous capability gates off (the rest unchanged)."""
+    caps = dict(cfg.capabilities)
+    for cap in DANGEROUS_CAPABILITIES:
+        caps[cap] = False
+    return replace(cfg, capabilities=caps)
+
+
+def served_config(cfg: AgentConfig) -> AgentConfig:
+    """The one place the served-session override is read: with AKH_TUI_SAFE=1 in the
+    environment (set by `akh-tui serve` for its app processes), every scenario loads with the
+    dangerous capabilities off."""
+    return without_dangerous(cfg) if os.environ.get(SAFE_ENV) == "1" else cfg

@@ -19,7 +19,7 @@ reflection may have evolved since).
 from __future__ import annotations
 
 from .scoring import FACTORS
-from .tools import SPEC_BY_NAME
+from .toolspecs import SPEC_BY_NAME
 
 TIE_EPS = 1e-9  # how much a later tool must exceed the chosen score to win the tie rule
 TOL = 1e-12  # float slack for comparisons against limits

@@ -12,6 +12,10 @@ from .kg import KnowledgeGraph, Triple
 from .text import default_criteria, is_keyword, normalised_words
 
 STATUSES = ("active", "suspended", "completed", "failed")
+# A goal's description and criteria are sentences. The cap keeps what every cycle records
+# (the goal travels in each record) and what the goal-text tools scan each cycle small: a
+# 1 MB goal once stored 2 MB per cycle.
+MAX_GOAL_TEXT = 4000  # characters, for each of description and criteria
 _PATTERN = re.compile(r"\(([^()]*)\)")
 
 
@@ -196,6 +200,12 @@ def make_goal(
     description = description.strip()
     if not description:
         raise InputError("goal description is empty", field="description")
+    for name, text in (("description", description), ("criteria", criteria)):
+        if text is not None and len(text) > MAX_GOAL_TEXT:
+            raise InputError(
+                f"too long: {len(text):,} characters; a goal's {name} may have at most {MAX_GOAL_TEXT:,}",
+                field=name,
+            )
     if not isinstance(priority, int) or isinstance(priority, bool) or not 0 <= priority <= 255:
         raise InputError(f"priority must be an integer 0..255, got {priority!r}", field="priority")
     crit = criteria if criteria is not None else default_criteria(description)

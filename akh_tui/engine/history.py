@@ -14,22 +14,85 @@ distance back to its parent's snapshot), and a branch shares its parent's histor
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from .agent import Agent
-from .psyche import ARCHETYPES, Psyche
+from .commands import ForkEdits, replay
 from .scoring import FACTORS
 from .session import SessionStore
-from .tools import TOOL_NAMES
+
+Rebuild = Callable[[], Agent]  # a fresh agent of the run's scenario, no goals added
+
+
+def rewind(store: SessionStore, branch: int, cycle: int, rebuild: Rebuild) -> Agent:
+    """A new agent in the exact state right after `cycle` of `branch` (before the user inputs
+    that followed it): the nearest earlier snapshot, then the recorded inputs and cycles
+    replayed (the engine is deterministic, so the state is the same). A model decider is not
+    asked again: its recorded answers are replayed."""
+    base_cycle, state = store.snapshot_before(branch, cycle)
+    agent = store.restore(branch, state, rebuild())
+    inputs = store.inputs(branch, base_cycle, cycle)
+    live = agent.decider
+    if live.kind != "utility" and cycle > base_cycle:
+        from .llm import RecordedDecider
+
+        recorded = RecordedDecider({r["cycle"]: r for r in store.records(branch, base_cycle + 1, cycle)})
+        recorded.kind = live.kind
+        agent.decider = recorded
+    try:
+        for c in range(base_cycle, cycle):
+            replay(agent, inputs.get(c, []))
+            agent.step()
+    finally:
+        agent.decider = live
+    agent.drain_events()
+    agent.episodic.new.clear()  # the replayed cycles' episodes are stored already
+    return agent
+
+
+def resume(store: SessionStore, rebuild: Rebuild, branch: int | None = None) -> Agent:
+    """The newest state of a branch (default: the current one), which becomes current: its
+    head if nothing was recorded after it, else the last recorded cycle rewound and the inputs
+    that followed it applied (the process was killed)."""
+    branch = store.current() if branch is None else branch
+    store.branch_info(branch)
+    head = store.head(branch)
+    if head is not None:
+        agent = store.restore(branch, head[1], rebuild())
+    else:
+        last = store.last_cycle(branch)
+        agent = rewind(store, branch, last, rebuild)
+        replay(agent, store.inputs(branch, last, last + 1).get(last, []))
+        agent.drain_events()
+    store.adopt(branch, agent)
+    return agent
+
+
+def fork(store: SessionStore, branch: int, cycle: int, name: str, edits: dict | None,
+         rebuild: Rebuild) -> tuple[Agent, dict]:
+    """Rewind `branch` to `cycle`, apply the edits and start branch `name` from there (it
+    becomes the store's current branch). Returns the new branch's agent and its fork event."""
+    name = name.strip()
+    if not name:
+        raise ValueError("a branch needs a name")
+    command = ForkEdits({k: v for k, v in (edits or {}).items() if v})
+    command.check()  # a bad edit is refused before anything is rewound or written
+    agent = rewind(store, branch, cycle, rebuild)
+    sizes = [len(agent.kg.symbols), len(agent.kg.log), agent.episodic.next_id]
+    applied = command.apply(agent)
+    parent = store.branch_info(branch)["name"]
+    event = {"type": "fork", "v": 1, "cycle": cycle, "branch": name, "parent": parent, "edits": applied}
+    store.fork(branch, cycle, name, agent, sizes, command.edits, applied, event)
+    return agent, event
 
 
 class Timeline:
     """One branch of a run in the session store, seen through the three modes."""
 
-    def __init__(self, store: SessionStore, branch: int, rebuild: Callable[[], Agent]) -> None:
+    def __init__(self, store: SessionStore, branch: int, rebuild: Rebuild) -> None:
         self.store = store
         self.branch = branch
-        self.rebuild = rebuild  # a fresh agent of the run's scenario, no goals added
+        self.rebuild = rebuild
 
     @property
     def name(self) -> str:
@@ -39,7 +102,6 @@ class Timeline:
     def last_cycle(self) -> int:
         return self.store.last_cycle(self.branch)
 
-    # ---- replay ------------------------------------------------------------------------------
     def record(self, cycle: int) -> dict:
         """The recorded cycle, as it was: no engine call."""
         rec = self.store.record(self.branch, cycle)
@@ -50,71 +112,12 @@ class Timeline:
     def records(self, start: int = 1, end: int | None = None) -> Iterator[dict]:
         return self.store.records(self.branch, start, end if end is not None else self.last_cycle)
 
-    # ---- rewind ------------------------------------------------------------------------------
     def rewind(self, cycle: int) -> Agent:
-        """A new agent in the exact state right after `cycle` (before later user inputs)."""
-        return self.store.rewind(self.branch, cycle, self.rebuild, apply_inputs)
+        return rewind(self.store, self.branch, cycle, self.rebuild)
 
-    # ---- fork --------------------------------------------------------------------------------
     def fork(self, cycle: int, name: str, edits: dict | None = None) -> tuple[Agent, "Timeline", dict]:
-        """Rewind to `cycle`, apply `edits`, and start branch `name` from there (it becomes the
-        store's current branch).
-
-        edits: {"archetypes": {"explorer": 0.9}, "psyche": TOML text,
-                "goals": ["description", ...], "disable_tools": ["kg_query", ...]}"""
-        name = name.strip()
-        if not name:
-            raise ValueError("a branch needs a name")
-        agent = self.rewind(cycle)
-        sizes = [len(agent.kg.symbols), len(agent.kg.log), agent.episodic.next_id]
-        edits = {k: v for k, v in (edits or {}).items() if v}
-        applied = apply_edits(agent, edits)
-        event = {"type": "fork", "v": 1, "cycle": cycle, "branch": name, "parent": self.name, "edits": applied}
-        branch = self.store.fork(self.branch, cycle, name, agent, sizes, edits, applied, event)
-        return agent, Timeline(self.store, branch, self.rebuild), event
-
-
-def apply_inputs(agent: Agent, inputs: list[tuple[str, Any]]) -> None:
-    for kind, payload in inputs:
-        if kind == "goal":
-            agent.add_goal(*payload)
-        elif kind == "psyche":
-            agent.replace_psyche(Psyche.from_toml(payload))
-        elif kind == "edits":
-            apply_edits(agent, payload)
-        elif kind == "reflect":
-            agent.reflect()
-        elif kind == "consolidate":
-            agent.consolidate(reason="demand")
-        elif kind == "plan":
-            agent.ensure_plan(agent.goals[payload])
-        else:
-            raise ValueError(f"unknown user input {kind!r} in the history")
-
-
-def apply_edits(agent: Agent, edits: dict) -> list[str]:
-    """Apply a fork's edits; returns what changed, in words, for the fork event."""
-    done: list[str] = []
-    if "psyche" in edits:
-        p = edits["psyche"]
-        agent.psyche = Psyche.from_toml(p) if isinstance(p, str) else p.copy()
-        done.append("psyche replaced")
-    for name, weight in (edits.get("archetypes") or {}).items():
-        if name not in ARCHETYPES or not isinstance(weight, (int, float)) or not 0 <= weight <= 1:
-            raise ValueError(f"archetype {name}={weight!r}: name one of {ARCHETYPES}, weight in [0, 1]")
-        agent.psyche.archetypes[name] = float(weight)
-        done.append(f"{name} weight {weight}")
-    for desc in edits.get("goals") or []:
-        g = agent.add_goal(desc, emit=False)
-        done.append(f"goal #{g.id} added")
-    for tool in edits.get("disable_tools") or []:
-        if tool not in TOOL_NAMES:
-            raise ValueError(f"unknown tool {tool!r}")
-        if tool not in agent.config.disabled_tools:
-            agent.config.disabled_tools = [*agent.config.disabled_tools, tool]
-        done.append(f"{tool} disabled")
-    agent.drain_events()
-    return done
+        agent, event = fork(self.store, self.branch, cycle, name, edits, self.rebuild)
+        return agent, Timeline(self.store, self.store.current(), self.rebuild), event
 
 
 def _factor_diff(ca: dict, cb: dict, tools) -> dict:

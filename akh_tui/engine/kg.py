@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, NamedTuple
 
-from .errors import InputError, read_user_file
+from .errors import InputError, user_file_lines
 from .text import normalised_words
 
 METADATA_PREFIXES = (
@@ -84,8 +84,8 @@ class Symbol:
 class Triple(NamedTuple):
     """An immutable triple. A named tuple rather than a frozen dataclass: making one is five
     times cheaper (a frozen dataclass sets each field through object.__setattr__), which is
-    a fifth of a million-triple load; fields read as fast, and equality and hashing are the
-    same (both compare and hash the tuple of fields)."""
+    a fifth of a million-triple load, and fields read as fast. Equality and hashing cover the
+    first six fields, not `seq` (as the dataclass's compare=False did)."""
 
     subject: int
     predicate: int
@@ -93,10 +93,26 @@ class Triple(NamedTuple):
     confidence: float = 1.0
     provenance: str = "asserted"  # asserted | inferred:<rule> | tool:<name> | user
     cycle: int = 0
+    # position in KnowledgeGraph.log; not part of equality (two graphs built alike hold equal
+    # triples). infer_rules bounds a join to the log as it was when the join began.
+    seq: int = -1
 
     @property
     def key(self) -> tuple[int, int, int]:
         return (self.subject, self.predicate, self.object)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Triple:
+            return NotImplemented
+        return self[:6] == other[:6]
+
+    def __ne__(self, other: object) -> bool:
+        if other.__class__ is not Triple:
+            return NotImplemented
+        return self[:6] != other[:6]
+
+    def __hash__(self) -> int:
+        return hash(self[:6])
 
 
 _new_triple = tuple.__new__  # _new_triple(Triple, fields): Triple(...) without the keyword handling
@@ -155,25 +171,30 @@ def parse_triple_lines(lines: Iterable[str], file: str) -> list[ParsedTriple]:
     return [ParsedTriple(s, p, o, conf, file, n) for s, p, o, conf, n in iter_triple_lines(lines, file)]
 
 
-def _lines(text: str) -> Iterator[str]:
-    """The text's lines split at "\n" only, one at a time (a million-line file is not held
-    twice, as text and as a list of lines)."""
-    start = 0
-    find = text.find
-    while True:
-        end = find("\n", start)
-        if end < 0:
-            yield text[start:]
-            return
-        yield text[start:end]
-        start = end + 1
+# A triple file is parsed whole before anything is added (all or nothing), so its size is
+# capped: a 1M-line file once took 2.8 GB. The bench's large graph has 100,000 triples.
+MAX_TRIPLE_LINES = 200_000
+MAX_TRIPLE_BYTES = 32 * 1024 * 1024
 
 
-def read_triple_file(path: Path) -> list[ParsedTriple]:
-    text = read_user_file(path, "triple file")
+def read_triple_file(path: Path, used: list[int] | None = None) -> list[ParsedTriple]:
+    """Parse a triple file. `used` ([lines, bytes]) carries the caps across the files of one
+    load (read_triple_files): they cover those files together."""
+    # read a line at a time, never the whole text: peak memory is the parsed triples.
     # "\n" only: splitlines() would also break at \x0c, \x1c, \u2028 ... inside a label,
     # and number the lines differently from an editor.
-    return parse_triple_lines(_lines(text), str(path))
+    note = " (the triple files of a scenario together)" if used is not None else ""
+    lines = user_file_lines(path, "triple file", MAX_TRIPLE_BYTES, MAX_TRIPLE_LINES, used, note)
+    return parse_triple_lines(lines, str(path))
+
+
+def read_triple_files(paths: Iterable[Path]) -> list[ParsedTriple]:
+    """Every file parsed before anything is added (all or nothing), under one pair of caps."""
+    parsed: list[ParsedTriple] = []
+    used = [0, 0]
+    for p in paths:
+        parsed.extend(read_triple_file(Path(p), used))
+    return parsed
 
 
 class KnowledgeGraph:
@@ -270,7 +291,7 @@ class KnowledgeGraph:
         cur = self._sp.get(k)
         if cur is not None and _find(cur, o) is not None:
             return None
-        t = _new_triple(Triple, (s, p, o, float(confidence), provenance, cycle))
+        t = _new_triple(Triple, (s, p, o, float(confidence), provenance, cycle, len(self.log)))
         self._store(k, cur, t)
         self._index(t)
         for fn in self.listeners:
@@ -422,7 +443,8 @@ class KnowledgeGraph:
         million-triple load's loop (tests/test_kg.py checks both build the same indexes)."""
         n = 0
         by_label, symbol = self._by_label, self.symbol
-        sp, po, by_p, log_append = self._sp, self._po, self._by_p, self.log.append
+        sp, po, by_p, log = self._sp, self._po, self._by_p, self.log
+        log_append = log.append
         listeners, nbrs, shift, store = self.listeners, self._nbrs, _SHIFT, self._store
         out, inn, meta = self._out, self._in, self._meta_ids
         for s_label, p_label, o_label, conf, _line in rows:
@@ -438,12 +460,12 @@ class KnowledgeGraph:
             k = (s << shift) | p
             cur = sp.get(k)
             if cur is None:
-                t = sp[k] = _new_triple(Triple, (s, p, o, conf, "asserted", 0))
+                t = sp[k] = _new_triple(Triple, (s, p, o, conf, "asserted", 0, len(log)))
                 self._count += 1
             else:
                 if _find(cur, o) is not None:
                     continue
-                t = _new_triple(Triple, (s, p, o, conf, "asserted", 0))
+                t = _new_triple(Triple, (s, p, o, conf, "asserted", 0, len(log)))
                 store(k, cur, t)
             k = (p << shift) | o
             cur = po.get(k)
@@ -486,27 +508,26 @@ class KnowledgeGraph:
 
     def load_files(self, paths: Iterable[Path]) -> int:
         """Load triple files all-or-nothing: every file is parsed before any triple is added."""
-        parsed: list[ParsedTriple] = []
-        for p in paths:
-            parsed.extend(read_triple_file(Path(p)))
-        return self.load_parsed(parsed)
+        return self.load_parsed(read_triple_files(paths))
 
     @classmethod
-    def from_files(cls, paths: Iterable[Path]) -> "KnowledgeGraph":
-        """A new graph of the triple files, added as each line is parsed: a bad line raises
-        and the half-built graph is dropped, so it is all-or-nothing like `load_files` without
-        holding every parsed line of a million-line file at once."""
+    def from_files(cls, paths: Iterable[Path], max_lines: int = MAX_TRIPLE_LINES,
+                   max_bytes: int = MAX_TRIPLE_BYTES) -> "KnowledgeGraph":
+        """A new graph of the triple files (under one pair of caps, as read_triple_files),
+        added as each line is read and parsed: a bad line raises and the half-built graph is
+        dropped, so it is all-or-nothing like `load_files` without holding every parsed line
+        (a million lines fit in under 500 MB this way: the caps could be raised for it)."""
         kg = cls()
         # Millions of new tuples and lists, none of them in a cycle: the collector would walk
         # the whole growing graph again and again (a third of the load) and free nothing.
         was_enabled = gc.isenabled()
         gc.disable()
         try:
+            used = [0, 0]
             for p in paths:
-                p = Path(p)
-                text = read_user_file(p, "triple file")
-                kg.load_rows(iter_triple_lines(_lines(text), str(p)))
-                del text
+                lines = user_file_lines(p, "triple file", max_bytes, max_lines, used,
+                                        " (the triple files of a scenario together)")
+                kg.load_rows(iter_triple_lines(lines, str(p)))
         finally:
             if was_enabled:
                 gc.enable()

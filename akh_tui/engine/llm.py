@@ -42,8 +42,9 @@ from email.utils import parsedate_to_datetime
 from typing import Any, Callable, Mapping, Protocol
 from urllib.parse import urlsplit
 
+from .deciders import Decider, ModelDecider, UtilityDecider
 from .errors import InputError
-from .tools import SPECS, TOOL_NAMES
+from .toolspecs import SPECS, TOOL_NAMES
 
 __all__ = [
     "LLMConfig", "RateTracker", "StructuredMemory", "build_prompt", "Intent", "IntentRejected",
@@ -72,7 +73,7 @@ def _messages_text(messages: list[dict]) -> str:
     return "\n".join(str(m.get("content", "")) for m in messages)
 
 
-def _one_line(text: str, limit: int = 200) -> str:
+def _one_line(text: object, limit: int = 200) -> str:
     s = " ".join(str(text).split())
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
@@ -480,15 +481,23 @@ def _load_json(text: str) -> Any:
         raise IntentRejected("empty reply")
     try:
         return json.loads(s)
-    except ValueError as exc:
-        first_error = exc
+    except RecursionError:  # a hostile reply: nesting deeper than the stack
+        raise IntentRejected("reply is not JSON this reader accepts: nested too deeply") from None
+    except json.JSONDecodeError as exc:
+        first_error = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+    except ValueError as exc:  # an integer of more than 4,300 digits
+        first_error = str(exc)
     m = _FENCE.search(s)
     if m:
         try:
             return json.loads(m.group(1).strip())
-        except ValueError as exc:
+        except RecursionError:
+            raise IntentRejected("reply is not JSON this reader accepts: nested too deeply") from None
+        except json.JSONDecodeError as exc:
             raise IntentRejected(f"reply is not JSON (inside the ``` fence: {exc.msg} at line {exc.lineno} column {exc.colno})") from None
-    raise IntentRejected(f"reply is not JSON ({first_error.msg} at line {first_error.lineno} column {first_error.colno})")
+        except ValueError as exc:  # an integer of more than 4,300 digits
+            raise IntentRejected(f"reply is not JSON this reader accepts (inside the ``` fence: {exc})") from None
+    raise IntentRejected(f"reply is not JSON ({first_error})")
 
 
 def parse_reply(text: str, offered: set[str] | frozenset[str]) -> Intent:
@@ -574,7 +583,7 @@ def _error_detail(body: bytes) -> str:
     """The server's own error message if the body is the usual {"error": {"message": ...}}."""
     try:
         obj = json.loads(body.decode("utf-8", "replace"))
-    except ValueError:
+    except (ValueError, RecursionError):
         return _one_line(body.decode("utf-8", "replace"), 160)
     if isinstance(obj, dict):
         err = obj.get("error")
@@ -607,7 +616,7 @@ class OpenAICompatibleProvider:
     def _attempt(self, body: bytes, headers: dict[str, str]) -> tuple[int, Mapping[str, str], bytes]:
         p = self._parts
         cls = http.client.HTTPSConnection if p.scheme == "https" else http.client.HTTPConnection
-        conn = cls(p.hostname, p.port, timeout=self.config.timeout)
+        conn = cls(p.hostname or "", p.port, timeout=self.config.timeout)
         try:
             path = p.path or "/"
             conn.request("POST", path, body=body, headers=headers)
@@ -615,7 +624,7 @@ class OpenAICompatibleProvider:
             data = resp.read(REPLY_MAX_BYTES + 1)
             if len(data) > REPLY_MAX_BYTES:
                 raise LLMError(f"LLM reply from {self.config.endpoint} is larger than {REPLY_MAX_BYTES} bytes")
-            return resp.status, resp.headers, data
+            return resp.status, dict(resp.headers.items()), data
         finally:
             conn.close()
 
@@ -640,7 +649,7 @@ class OpenAICompatibleProvider:
     def _parse_envelope(self, data: bytes, messages_text: str) -> tuple[str, int]:
         try:
             obj = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):
             raise LLMError(f"LLM reply from {self.config.endpoint} is not a JSON envelope: "
                            f"{_one_line(data.decode('utf-8', 'replace'), 80)!r}") from None
         try:
@@ -762,7 +771,7 @@ class ScriptedProvider:
         offered input. With rotate=True the search starts after the tool picked last time
         (so a demo visits several tools); still fully deterministic."""
         pref = tuple(preference)
-        state = {"last": None}
+        state: dict[str, str | None] = {"last": None}
 
         def respond(messages: list[dict]) -> str:
             names, inputs = cls.offered_in(messages)
@@ -785,7 +794,7 @@ class ScriptedProvider:
 
 # ---- the decider --------------------------------------------------------------------------
 
-class LLMDecider:
+class LLMDecider(ModelDecider):
     """Asks the provider for the next action. `decide(context)` returns
     {"intent": Intent dict | None, "rejected": reason | None, "error": message | None,
      "messages_tokens": estimated prompt tokens, "tokens_used": provider's count (0 on error),
@@ -860,14 +869,16 @@ class LLMDecider:
 DECIDERS = ("utility", "scripted", "llm")
 
 
-def make_decider(kind: str, llm: Mapping[str, Any] | None = None, file: str | None = None) -> "LLMDecider | None":
-    """The decide strategy of a run: None for the utility table, a scripted offline model
+def make_decider(kind: str, llm: Mapping[str, Any] | None = None, file: str | None = None) -> Decider:
+    """The decide strategy of a run: the utility table, a scripted offline model
     (deterministic: demos and tests), or a real OpenAI-compatible endpoint from the user's
     `[llm]` config (base_url, model, api_key_env, ...)."""
     if kind == "utility":
-        return None
+        return UtilityDecider()
     if kind == "scripted":
-        return LLMDecider(ScriptedProvider.for_tools(rotate=True))
+        d = LLMDecider(ScriptedProvider.for_tools(rotate=True))
+        d.kind = "scripted"
+        return d
     if kind == "llm":
         if not llm:
             raise InputError("the llm decider needs an [llm] table (base_url, model, api_key_env) in the user config",
@@ -876,7 +887,7 @@ def make_decider(kind: str, llm: Mapping[str, Any] | None = None, file: str | No
     raise InputError(f"unknown decider {kind!r} (known: {', '.join(DECIDERS)})", field="decider")
 
 
-class RecordedDecider:
+class RecordedDecider(ModelDecider):
     """The model's answers as the cycle records hold them, for replaying recorded cycles
     (rewind, fork, resume after a kill): no network call, and the same choices as the run.
     An intent the agent rejected is rejected again the same way."""
@@ -887,7 +898,8 @@ class RecordedDecider:
         self.failures: deque[str] = deque(maxlen=FAILURE_HISTORY)
 
     def decide(self, context: Mapping[str, Any]) -> dict[str, Any]:
-        rec = self.records.get(context.get("cycle"))
+        cycle = context.get("cycle")
+        rec = self.records.get(cycle) if isinstance(cycle, int) else None
         llm = (rec or {}).get("decide", {}).get("llm")
         result: dict[str, Any] = {"intent": None, "rejected": None, "error": None, "tokens_used": 0}
         if llm is None:

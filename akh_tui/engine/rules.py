@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from .errors import InputError, parse_toml, read_user_file
+from .errors import InputError, parse_toml, read_user_file, warn_input
 from .tomlpos import TomlLocator
 from .kg import METADATA_PREFIXES, KnowledgeGraph, Triple, is_metadata_label
 
@@ -181,7 +181,33 @@ def _rule(i: int, value, file, where: _Layout) -> Rule:
                     f"variable {t} does not appear in any premise (`if`), so it would have no value",
                     file=file, line=where.rule_key(i, "then", j), field=f"{fld}.then[{j}]",
                 )
+    groups = cross_product(lists["if"])
+    if len(groups) > 1:
+        parts = " × ".join("(" + ", ".join(" ".join(lists["if"][j]) for j in g) + ")" for g in groups)
+        warn_input(
+            f"rule {name!r}: its premises share no variable, so they join as a cross product {parts}:"
+            " every pair of matching triples is tried (infer_rules spreads that work over cycles);"
+            " link the premises through a shared variable",
+            file=file, line=where.rule_key(i, "if"), field=f"{fld}.if",
+        )
     return Rule(name, lists["if"], lists["then"])
+
+
+def cross_product(premises: tuple[Pattern, ...]) -> list[list[int]]:
+    """Premises grouped by shared variables (indexes, file order). More than one group means a
+    cross product: no binding from one group narrows the lookups of another. A premise with
+    no variable is a single lookup and joins nothing, so it is left out."""
+    groups: list[tuple[set[str], list[int]]] = []
+    for j, pat in enumerate(premises):
+        vs = {t for t in (pat[0], pat[2]) if t.startswith("?")}
+        if not vs:
+            continue
+        merged = [g for g in groups if g[0] & vs]
+        for g in merged:
+            groups.remove(g)
+            vs |= g[0]
+        groups.append((vs, sorted([j] + [k for g in merged for k in g[1]])))
+    return sorted((g[1] for g in groups), key=lambda idx: idx[0])
 
 
 def parse_rules(text: str, file: str | None = None) -> RuleSet:
@@ -228,25 +254,49 @@ def load_rules(path) -> RuleSet:
 _Candidate = tuple[int | str, int | str, int | str, float, str, tuple[tuple[int, int, int], ...]]
 
 
+# Work one call may do: binding attempts (index entries examined) plus agenda triples taken
+# up. The bundled scenarios need at most 190 a call (zoo, solar, shadow: their traces are the
+# same with the bound as without); a rule whose premises form a cross product needs
+# 2 x |facts|² over a run, so 2,000 facts once cost 67 s in a single call. 5,000 units take
+# about 40 ms (`akh-tui bench`); the rest of the join is carried to the next call.
+WORK_PER_CALL = 5_000
+
+_PAUSE = None  # what a join yields when the call's work budget is spent (never a candidate)
+
+
 class RuleEngine:
     """Incremental forward chaining over a KnowledgeGraph.
 
     ``cursor`` indexes ``kg.log``: triples before it have been joined, the rest are the
-    agenda. When ``max_new_per_call`` stops a run in the middle of an agenda triple, the
-    cursor stays on that triple and its suspended join resumes in the next call, so a
-    bounded run derives exactly what an unbounded one would, in the same order. (An engine
-    rebuilt from a persisted cursor re-joins that one triple from its start instead, which
-    only repeats derivations kg.add already knows.)
+    agenda. A call stops when it has added ``max_new_per_call`` triples or done
+    ``max_work_per_call`` units of work; the cursor then stays on the agenda triple whose
+    join was cut and that join resumes in the next call, so a bounded run derives exactly
+    what an unbounded one would, in the same order.
+
+    A join sees the graph as it was when the join began (``kg.log[:bound]``): triples added
+    meanwhile are joined when their own turn on the agenda comes. That makes a cut join
+    reproducible: ``suspended()`` (bound, symbol count, work done) is persisted with the
+    cursor, and an engine rebuilt from them (``resume``) re-walks the join's first part
+    without charging it to the call, reaching the very state the original engine paused in.
     """
 
-    def __init__(self, kg: KnowledgeGraph, ruleset: RuleSet, max_new_per_call: int = 5000) -> None:
+    def __init__(self, kg: KnowledgeGraph, ruleset: RuleSet, max_new_per_call: int = 5000,
+                 max_work_per_call: int = WORK_PER_CALL) -> None:
         if max_new_per_call < 1:
             raise ValueError("max_new_per_call must be at least 1")
+        if max_work_per_call < 1:
+            raise ValueError("max_work_per_call must be at least 1")
         self.kg = kg
         self.ruleset = ruleset
         self.max_new_per_call = max_new_per_call
+        self.max_work_per_call = max_work_per_call
         self._cursor = 0
-        self._active: Iterator[_Candidate] | None = None
+        self._active: Iterator[_Candidate | None] | None = None
+        self._bound = 0  # len(kg.log) when the active join began: it joins log[:bound] only
+        self._sym_bound = 0  # len(kg.symbols) then: later symbols match nothing in that join
+        self._join_work = 0  # work the active join has done, over every call
+        self._resume: tuple[int, int, int] | None = None  # a persisted cut join to rebuild
+        self._work = 0  # work charged to the current call
         self.joined = 0  # agenda triples taken up by the last run()
         self.probed = 0  # index entries examined by the last run(): its real cost
         self._version = -1
@@ -271,6 +321,22 @@ class RuleEngine:
             raise ValueError("cursor must be >= 0")
         self._cursor = value
         self._active = None
+        self._resume = None
+
+    def suspended(self) -> list[int] | None:
+        """The cut join at the cursor, as plain values to persist: [bound, symbols, work]."""
+        if self._active is not None:
+            return [self._bound, self._sym_bound, self._join_work]
+        if self._resume is not None:
+            return list(self._resume)
+        return None
+
+    def resume(self, cursor: int, suspended: list[int] | None) -> None:
+        """Restore a persisted cursor and cut join (see ``suspended``)."""
+        self.cursor = cursor
+        if suspended is not None:
+            bound, sym_bound, work = (int(x) for x in suspended)
+            self._resume = (bound, sym_bound, work)
 
     def pending(self) -> int:
         return len(self.kg.log) - self._cursor
@@ -280,23 +346,38 @@ class RuleEngine:
         log = kg.log
         new: list[Triple] = []
         limit = self.max_new_per_call
+        budget = self.max_work_per_call
         self.joined = 0
         self.probed = 0
+        self._work = 0
         while True:
             if self._active is None:
-                if self._cursor >= len(log):
+                if self._cursor >= len(log) or self._work >= budget:
                     break
                 t = log[self._cursor]
                 self.joined += 1
+                self._work += 1
                 if kg.is_meta_triple(t):
                     self._cursor += 1
                     continue
                 if kg.symbol_version != self._version:
                     self._resolve()
+                if self._resume is not None:
+                    # rebuilt from a persisted cut: the work done before the cut is not this call's
+                    self._bound, self._sym_bound, done = self._resume
+                    self._resume = None
+                    self._work -= done
+                    self._join_work = 0
+                else:
+                    self._bound, self._sym_bound, self._join_work = len(log), len(kg.symbols), 0
                 self._active = self._consequences(t)
             else:
                 self.joined += 1
-            for s, p, o, conf, name, premises in self._active:
+                self._work += 1
+            for cand in self._active:
+                if cand is _PAUSE:
+                    return new  # the join stays suspended in self._active
+                s, p, o, conf, name, premises = cand
                 nt = kg.add(s, p, o, conf, f"inferred:{name}", cycle)
                 if nt is None:
                     continue
@@ -307,6 +388,16 @@ class RuleEngine:
             self._active = None
             self._cursor += 1
         return new
+
+    def _probe(self) -> bool:
+        """Count one binding attempt; True when the call's budget is spent (the join pauses)."""
+        self.probed += 1
+        self._join_work += 1
+        self._work += 1
+        return self._work >= self.max_work_per_call
+
+    def _within(self, t: Triple | None) -> bool:
+        return t is not None and t.seq < self._bound
 
     # Rule labels are resolved to ids lazily and without creating symbols: a label the graph
     # has never seen cannot match anything yet, and the triple that introduces it will be in
@@ -333,43 +424,82 @@ class RuleEngine:
         self._premise_index = index
         self._version = kg.symbol_version
 
-    def _consequences(self, t: Triple) -> Iterator[_Candidate]:
-        """Every conclusion the agenda triple t takes part in, in the fixed rule order."""
+    def _id(self, label: str) -> int | None:
+        """A rule label's id, if the symbol existed when the active join began."""
+        sid = self._ids.get(label)
+        return sid if sid is not None and sid < self._sym_bound else None
+
+    def _consequences(self, t: Triple) -> Iterator[_Candidate | None]:
+        """Every conclusion the agenda triple t takes part in, in the fixed rule order.
+
+        Index lists only grow, in log order, so a walk stops at the first entry past the
+        join's bound; it goes by position because the lists may grow while it is paused."""
         kg = self.kg
         sy = kg.symbols
         s, p, o = t.subject, t.predicate, t.object
         tc = t.confidence
+        within = self._within
         if p in self._transitive:
-            for c in list(kg.objects(o, p)):  # t as the left premise: (s p o), (o p c)
-                self.probed += 1
+            objs = kg.objects(o, p)  # t as the left premise: (s p o), (o p c)
+            i = 0
+            while i < len(objs):
+                c = objs[i]
+                i += 1
+                right = kg.get(o, p, c)
+                if not within(right):
+                    break
+                if self._probe():
+                    yield _PAUSE
                 if c == s or sy[c].meta:
                     continue
-                right = kg.get(o, p, c)
                 yield s, p, c, min(tc, right.confidence), "transitive", (t.key, right.key)
-            for a in list(kg.subjects(p, s)):  # t as the right premise: (a p s), (s p o)
-                self.probed += 1
+            subs = kg.subjects(p, s)  # t as the right premise: (a p s), (s p o)
+            i = 0
+            while i < len(subs):
+                a = subs[i]
+                i += 1
+                left = kg.get(a, p, s)
+                if not within(left):
+                    break
+                if self._probe():
+                    yield _PAUSE
                 if a == o or sy[a].meta:
                     continue
-                left = kg.get(a, p, s)
                 yield a, p, o, min(tc, left.confidence), "transitive", (left.key, t.key)
         if p in self._symmetric and s != o:
             yield o, p, s, tc, "symmetric", (t.key,)
         is_a = self._is_a
-        if is_a is not None:
+        if is_a is not None and is_a < self._sym_bound:
             if p == is_a:  # t = (s is-a o): s inherits o's inherited properties
                 for q in self._inherit:
-                    for c in list(kg.objects(o, q)):
-                        self.probed += 1
+                    if q >= self._sym_bound:
+                        continue
+                    objs = kg.objects(o, q)
+                    i = 0
+                    while i < len(objs):
+                        c = objs[i]
+                        i += 1
+                        prop = kg.get(o, q, c)
+                        if not within(prop):
+                            break
+                        if self._probe():
+                            yield _PAUSE
                         if sy[c].meta:
                             continue
-                        prop = kg.get(o, q, c)
                         yield s, q, c, min(tc, prop.confidence), "inherit", (t.key, prop.key)
             if p in self._inherit:  # t = (s p o): every (a is-a s) inherits it
-                for a in list(kg.subjects(is_a, s)):
-                    self.probed += 1
+                subs = kg.subjects(is_a, s)
+                i = 0
+                while i < len(subs):
+                    a = subs[i]
+                    i += 1
+                    isa = kg.get(a, is_a, s)
+                    if not within(isa):
+                        break
+                    if self._probe():
+                        yield _PAUSE
                     if sy[a].meta:
                         continue
-                    isa = kg.get(a, is_a, s)
                     yield a, p, o, min(tc, isa.confidence), "inherit", (isa.key, t.key)
         for rule, j in self._premise_index.get(p, ()):
             binding = self._match(rule.premises[j], t, {})
@@ -384,7 +514,8 @@ class RuleEngine:
         """The id a term stands for; None if it is an unbound variable or an unknown label."""
         if term.startswith("?"):
             return binding.get(term)
-        return self._ids.get(term, -1)  # -1: a label not in the graph matches no triple
+        sid = self._id(term)
+        return -1 if sid is None else sid  # -1: a label not in the graph matches no triple
 
     def _match(self, pat: Pattern, t: Triple, binding: dict[str, int]) -> dict[str, int] | None:
         b = binding
@@ -401,7 +532,8 @@ class RuleEngine:
                 return None
         return b
 
-    def _join(self, rule: Rule, binding: dict[str, int], chosen: list, rest: list[int]) -> Iterator[_Candidate]:
+    def _join(self, rule: Rule, binding: dict[str, int], chosen: list,
+              rest: list[int]) -> Iterator[_Candidate | None]:
         if not rest:
             conf = min(x.confidence for x in chosen)
             keys = tuple(x.key for x in chosen)
@@ -417,7 +549,7 @@ class RuleEngine:
         # index lookup instead of a walk over every triple of the predicate.
         k = max(rest, key=lambda i: (self._bound_count(rule.premises[i], binding), -i))
         pat = rule.premises[k]
-        pid = self._ids.get(pat[1])
+        pid = self._id(pat[1])
         if pid is None:
             return
         s = self._term(pat[0], binding)
@@ -426,19 +558,31 @@ class RuleEngine:
             return
         kg = self.kg
         sy = kg.symbols
-        if s is not None and o is not None:
-            self.probed += 1
-            found = kg.get(s, pid, o)
-            candidates = [found] if found is not None else []
-        elif s is not None:
-            candidates = [kg.get(s, pid, x) for x in list(kg.objects(s, pid))]
-        elif o is not None:
-            candidates = [kg.get(x, pid, o) for x in list(kg.subjects(pid, o))]
-        else:
-            candidates = [kg.get(a, pid, b) for a, b in list(kg.by_predicate(pid))]
         remaining = [i for i in rest if i != k]
-        for tr in candidates:
-            self.probed += 1
+        if s is not None and o is not None:
+            self.probed += 1  # the lookup itself (not charged: it is one step, like its candidate)
+            found = kg.get(s, pid, o)
+            entries: list = [o] if self._within(found) else []
+        elif s is not None:
+            entries = kg.objects(s, pid)
+        elif o is not None:
+            entries = kg.subjects(pid, o)
+        else:
+            entries = kg.by_predicate(pid)
+        i = 0
+        while i < len(entries):
+            e = entries[i]
+            i += 1
+            if s is not None:
+                tr = kg.get(s, pid, e)
+            elif o is not None:
+                tr = kg.get(e, pid, o)
+            else:
+                tr = kg.get(e[0], pid, e[1])
+            if not self._within(tr):
+                break
+            if self._probe():
+                yield _PAUSE
             if sy[tr.subject].meta or sy[tr.object].meta:
                 continue
             b = self._match(pat, tr, binding)

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .agent import Agent
-from .config import AgentConfig
+from .config import AgentConfig, served_config
 from .errors import InputError, parse_toml, read_user_file
+from .paths import bundled_data_dir
 from .goals import make_goal
 from .kg import KnowledgeGraph
 from .psyche import Psyche
@@ -22,14 +23,6 @@ from .tomlpos import TomlLocator
 
 TOP_KEYS = ("name", "seed", "kg", "rules", "goals", "psyche", "config", "answers", "description")
 GOAL_KEYS = ("description", "criteria", "priority")
-
-
-def bundled_data_dir() -> Path:
-    """The project's data/ folder (scenarios, graphs, rules, the default psyche)."""
-    env = os.environ.get("AKH_TUI_BUNDLED")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2] / "data"
 
 
 @dataclass
@@ -175,7 +168,7 @@ def load_scenario(name_or_path: str) -> Scenario:
     cfg_raw = data.get("config", {})
     if not isinstance(cfg_raw, dict):
         raise err("must be a table", "config")
-    config = AgentConfig.from_dict(cfg_raw, file=file, locate=lambda k: where.line(f"config.{k}"))
+    config = served_config(AgentConfig.from_dict(cfg_raw, file=file, locate=lambda k: where.line(f"config.{k}")))
     answers: dict[str, list[str]] = {}
     ans = data.get("answers", {})
     if not isinstance(ans, dict):

@@ -24,7 +24,7 @@ import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator, NoReturn
 
 from .agent import Agent
 from .errors import InputError
@@ -113,7 +113,7 @@ class SessionStore:
     def where(self) -> str:
         return str(self.path) if self.path is not None else ":memory:"
 
-    def _corrupt(self, why: str):
+    def _corrupt(self, why: str) -> NoReturn:
         try:
             self.db.close()
         except Exception:
@@ -144,6 +144,13 @@ class SessionStore:
 
     def _tx(self):
         return _Transaction(self.db)
+
+    def current(self) -> int:
+        """The current branch (saves go there); an error when no run was started."""
+        if self.branch is None:
+            raise InputError("no session in this store (start one with `akh-tui agent run` or `akh-tui`)",
+                             file=self.where)
+        return self.branch
 
     def _query(self, sql: str, args: tuple = ()) -> list[tuple]:
         try:
@@ -305,7 +312,8 @@ class SessionStore:
         """history.search's filters, run inside SQLite (a 10,000-cycle branch in a fraction of a
         second): rows of cycle, tool, progress, vetoed, output. Text matches case-insensitively
         for ASCII letters (SQLite's LIKE)."""
-        where, args = [], []
+        where: list[str] = []
+        args: list[Any] = []
         if tool is not None:
             where.append("json_extract(record, '$.decide.tool') = ?")
             args.append(tool)
@@ -324,7 +332,7 @@ class SessionStore:
             where.append("json_extract(record, '$.act.output') LIKE ? ESCAPE '\\'")
             args.append("%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
         cond = "".join(f" AND {w}" for w in where)
-        out = []
+        out: list[dict] = []
         for seg in self.lineage(branch):
             rows = self._query(
                 "SELECT cycle, json_extract(record, '$.decide.tool'), json_extract(record, '$.act.progress'), "
@@ -344,6 +352,17 @@ class SessionStore:
         for seg in self.lineage(branch)[:-1]:
             out[seg.hi["snapshots"] - 1] = "◆"
         return out
+
+    def count_vetoes(self, branch: int, upto: int) -> int:
+        """Cycles of the branch up to `upto` whose action was vetoed."""
+        sql = ("SELECT COUNT(*) FROM cycles WHERE branch=? AND cycle>=? AND cycle<? "
+               "AND json_extract(record, '$.act.vetoed')")
+        return sum(r[0] for r in self._ranged(branch, "cycles", sql, 0, upto + 1))
+
+    def head_state(self, branch: int) -> dict | None:
+        """The core state a branch's head holds (whatever was recorded after it), or None."""
+        row = self._query("SELECT payload FROM heads WHERE branch=?", (branch,))
+        return json.loads(row[0][0]) if row else None
 
     def events(self, branch: int) -> Iterator[tuple[int, dict]]:
         """(cycle, event) in the order they happened. A parent's events at the fork cycle are
@@ -370,8 +389,8 @@ class SessionStore:
         """A new run with its `main` branch, made current; saves the agent's starting state.
         Earlier runs are kept (see `akh-tui sessions`)."""
         with self._tx():
-            run = self.db.execute("INSERT INTO runs (meta) VALUES (?)", (_dump(meta),)).lastrowid
-            branch = self.db.execute("INSERT INTO branches (run, name) VALUES (?, 'main')", (run,)).lastrowid
+            run = _rowid(self.db.execute("INSERT INTO runs (meta) VALUES (?)", (_dump(meta),)))
+            branch = _rowid(self.db.execute("INSERT INTO branches (run, name) VALUES (?, 'main')", (run,)))
             self._set_current(branch)
             self._saved_symbols = agent.base_symbols
             self._saved_triples = agent.base_triples
@@ -381,7 +400,7 @@ class SessionStore:
             self._head(agent)
         return run
 
-    def save(self, agent: Agent, record: dict | None, events: list[dict], inputs: list[tuple[str, Any]] = (),
+    def save(self, agent: Agent, record: dict | None, events: list[dict], inputs: "list[tuple[str, Any]] | tuple[()]" = (),
              input_events: bool = False) -> None:
         """One cycle (record) or one user action (inputs), with its events: one transaction."""
         with self._tx():
@@ -427,7 +446,7 @@ class SessionStore:
 
     def _head(self, agent: Agent) -> None:
         self.db.execute("INSERT OR REPLACE INTO heads VALUES (?, ?, ?, ?)",
-                        (self.branch, agent.cycle, self._inputs_seq(self.branch), _dump(core_state(agent))))
+                        (self.branch, agent.cycle, self._inputs_seq(self.current()), _dump(core_state(agent))))
 
     def _inputs_seq(self, branch: int) -> int:
         return self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM inputs WHERE branch=?", (branch,)).fetchone()[0]
@@ -440,9 +459,9 @@ class SessionStore:
         if self._query("SELECT 1 FROM branches WHERE run=? AND name=?", (run, name)):
             raise InputError(f"run {run} already has a branch {name!r}", file=self.where, field="name")
         with self._tx():
-            branch = self.db.execute(
+            branch = _rowid(self.db.execute(
                 "INSERT INTO branches (run, name, parent, fork_cycle, fork_sizes, edits) VALUES (?, ?, ?, ?, ?, ?)",
-                (run, name, parent, cycle, _dump(sizes), _dump(applied))).lastrowid
+                (run, name, parent, cycle, _dump(sizes), _dump(applied))))
             self._set_current(branch)
             self._saved_symbols, self._saved_triples = sizes[0], sizes[1]
             self._write(agent, None, [event], input_events=True)
@@ -477,69 +496,43 @@ class SessionStore:
         except (KeyError, ValueError, TypeError) as exc:
             self._corrupt(f"a saved state is malformed: {exc}")
 
-    def resume(self, rebuild: Callable[[], Agent], apply_inputs: Callable[[Agent, list], None],
-               branch: int | None = None) -> Agent:
-        """The newest state of a branch (default: the current one), which becomes current: its
-        head if nothing was recorded after it, else the last recorded cycle rewound and the
-        inputs that followed it applied."""
-        branch = self.branch if branch is None else branch
-        if branch is None:
-            raise InputError("no session to resume in this store", file=self.where)
-        self.branch_info(branch)
+    def head(self, branch: int) -> tuple[int, dict] | None:
+        """The branch's head (cycle, core state) when nothing was recorded after it, else None
+        (the process stopped without a checkpoint: the caller rewinds to the last cycle)."""
         row = self._query("SELECT cycle, inputs_seq, payload FROM heads WHERE branch=?", (branch,))
         if not row:
             raise InputError("this branch was imported from a trace: it can be replayed, not resumed", file=self.where)
-        last = self.last_cycle(branch)
         head_cycle, head_seq, payload = row[0]
-        if head_cycle == last and head_seq == self._inputs_seq(branch):
-            agent = self._restore(branch, json.loads(payload), rebuild())
-        else:  # the process stopped without a checkpoint (killed): replay from the snapshot
-            agent = self.rewind(branch, last, rebuild, apply_inputs)
-            apply_inputs(agent, self.inputs(branch, last, last + 1).get(last, []))
-            agent.drain_events()
-        if branch != self.branch:
-            self.use(branch)
-        self._saved_symbols = len(agent.kg.symbols)
-        self._saved_triples = len(agent.kg.log)
-        agent.episodic.new.clear()
-        return agent
+        if head_cycle == self.last_cycle(branch) and head_seq == self._inputs_seq(branch):
+            return head_cycle, json.loads(payload)
+        return None
 
-    def rewind(self, branch: int, cycle: int, rebuild: Callable[[], Agent],
-               apply_inputs: Callable[[Agent, list], None]) -> Agent:
-        """A new agent in the exact state right after `cycle` of `branch` (before the user
-        inputs that followed it): the nearest earlier snapshot, then the recorded inputs and
-        cycles replayed (the engine is deterministic, so the state is the same)."""
+    def snapshot_before(self, branch: int, cycle: int) -> tuple[int, dict]:
+        """The newest snapshot of the branch's lineage at or before `cycle`: (its cycle, state)."""
         last = self.last_cycle(branch)
         if cycle < 0 or cycle > last:
             raise InputError(f"cycle {cycle} is outside the branch (0..{last})", field="cycle")
-        base = None
         sql = "SELECT cycle, payload FROM snapshots WHERE branch=? AND cycle>=? AND cycle<? ORDER BY cycle DESC LIMIT 1"
         for seg in reversed(self.lineage(branch)):
             lo, hi = seg.lo["snapshots"], min(seg.hi["snapshots"], cycle + 1)
             if lo < hi:
                 row = self._query(sql, (seg.branch, lo, hi))
                 if row:
-                    base = row[0]
-                    break
-        if base is None:
-            raise InputError("this branch has no saved state (imported from a trace): it can be replayed, not rewound",
-                             file=self.where)
-        agent = self._restore(branch, json.loads(base[1]), rebuild())
-        inputs = self.inputs(branch, base[0], cycle)
-        live = agent.decider
-        if live is not None and cycle > base[0]:  # a model is not asked again: its recorded answers are
-            from .llm import RecordedDecider
+                    return row[0][0], json.loads(row[0][1])
+        raise InputError("this branch has no saved state (imported from a trace): it can be replayed, not rewound",
+                         file=self.where)
 
-            agent.decider = RecordedDecider({r["cycle"]: r for r in self.records(branch, base[0] + 1, cycle)})
-        try:
-            for c in range(base[0], cycle):
-                apply_inputs(agent, inputs.get(c, []))
-                agent.step()
-        finally:
-            agent.decider = live
-        agent.drain_events()
-        agent.episodic.new.clear()  # the replayed cycles' episodes are stored already
-        return agent
+    def restore(self, branch: int, state: dict, fresh: Agent) -> Agent:
+        """A core state of `branch` loaded into `fresh`, an agent of its scenario with no goals."""
+        return self._restore(branch, state, fresh)
+
+    def adopt(self, branch: int, agent: Agent) -> None:
+        """`agent` is now the branch's live state: saves go there from its current size on."""
+        if branch != self.branch:
+            self.use(branch)
+        self._saved_symbols = len(agent.kg.symbols)
+        self._saved_triples = len(agent.kg.log)
+        agent.episodic.new.clear()
 
     def trace_items(self, branch: int) -> Iterator[dict]:
         """The branch's records and events in trace order (SPEC §11): each cycle's record,
@@ -564,8 +557,8 @@ class SessionStore:
                 "goals": None, "decider": "imported", "imported_from": source,
                 "config": header.get("config"), "psyche": header.get("psyche")}
         with self._tx():
-            run = self.db.execute("INSERT INTO runs (meta) VALUES (?)", (_dump(meta),)).lastrowid
-            b = self.db.execute("INSERT INTO branches (run, name) VALUES (?, 'main')", (run,)).lastrowid
+            run = _rowid(self.db.execute("INSERT INTO runs (meta) VALUES (?)", (_dump(meta),)))
+            b = _rowid(self.db.execute("INSERT INTO branches (run, name) VALUES (?, 'main')", (run,)))
             cycle = 0
             for it in items:
                 if it.get("type") == "cycle":
@@ -575,6 +568,11 @@ class SessionStore:
                     self.db.execute("INSERT INTO events (branch, cycle, input, event) VALUES (?, ?, 0, ?)",
                                     (b, it.get("cycle", cycle), _dump(it)))
         return run
+
+
+def _rowid(cursor: sqlite3.Cursor) -> int:
+    assert cursor.lastrowid is not None  # an INSERT always sets it
+    return cursor.lastrowid
 
 
 class _Transaction:

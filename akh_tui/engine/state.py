@@ -61,6 +61,9 @@ def core_state(agent: Agent) -> dict:
         "psyche": _psyche_state(agent.psyche),
         "pending_psyche": _psyche_state(agent.pending_psyche) if agent.pending_psyche else None,
         "rules_cursor": agent.rules.cursor,
+        # a fork's disabled tools are the branch's state: a resumed branch keeps them
+        "disabled_tools": list(agent.config.disabled_tools),
+        "rules_join": agent.rules.suspended(),  # a join cut by its work budget resumes exactly
         "provenance": [[r.kind, r.cycle, r.goal, r.tool, r.detail] for r in agent.provenance],
         "kg_size": [len(agent.kg.symbols), len(agent.kg.log)],
         "episodes_next_id": agent.episodic.next_id,
@@ -108,7 +111,9 @@ def restore(agent: Agent, state: dict, episodes: EpisodicMemory | None = None) -
     agent.tool_stats = {k: list(v) for k, v in state["tool_stats"].items()}
     agent.psyche = _psyche_from(state["psyche"])
     agent.pending_psyche = _psyche_from(state["pending_psyche"]) if state.get("pending_psyche") else None
-    agent.rules.cursor = state["rules_cursor"]
+    agent.rules.resume(state["rules_cursor"], state.get("rules_join"))
+    if "disabled_tools" in state:  # states saved before 0.2 hold none: the scenario's list stays
+        agent.config.disabled_tools = list(state["disabled_tools"])
     agent.provenance.clear()
     agent.provenance.extend(ProvenanceRecord(*r) for r in state["provenance"])
     if episodes is not None:

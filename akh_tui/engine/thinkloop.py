@@ -226,9 +226,9 @@ class GraphOracle:
             for s, o in kg.by_predicate(sid):  # in log order; metadata triples skipped
                 if n >= limit:
                     break
-                t = kg.get(s, sid, o)
-                if t is not None and not kg.is_meta_triple(t):
-                    cand[t.key] = t
+                found = kg.get(s, sid, o)
+                if found is not None and not kg.is_meta_triple(found):
+                    cand[found.key] = found
                     n += 1
         pos = self._pos
         return heapq.nsmallest(limit, cand.values(), key=lambda t: pos[t.key])
@@ -290,7 +290,7 @@ def formulate_query(goal: str, hot: list[MemoryEntry] | list[dict]) -> str:
     goal_set = {w.lower() for w in goal_words}
     ranked = []
     for i, e in enumerate(hot):
-        obs = e["observation"] if isinstance(e, dict) else e.observation
+        obs = e["observation"] if isinstance(e, dict) else getattr(e, "observation")
         ranked.append((-len(tokens(obs) & goal_set), -i, obs))
     ranked.sort()
     out: list[str] = []

@@ -1,4 +1,5 @@
-"""The eleven built-in tools (SPEC §5): declaration, when offered, input, and what they do.
+"""The eleven built-in tools (SPEC §5): when offered, input, and what they do. Their declarations
+(names, archetypes, capabilities, danger) live in toolspecs.py, re-exported here.
 
 A tool never raises out of `run` on purpose: confinement refusals raise `Refused`, any other
 exception is caught by the agent and becomes a failed result (SPEC §4).
@@ -6,6 +7,7 @@ exception is caught by the agent and becomes a failed result (SPEC §4).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
@@ -15,6 +17,7 @@ from .context import GoalContext
 from .errors import InputError
 from .kg import Triple, parse_triple_lines
 from .text import normalised_words
+from .toolspecs import SPEC_BY_NAME, SPECS, TOOL_ARCHETYPES, TOOL_NAMES, ToolSpec  # noqa: F401 (re-exported)
 
 if TYPE_CHECKING:
     from .agent import Agent
@@ -22,17 +25,6 @@ if TYPE_CHECKING:
 CREATION_WORDS = ("write", "store", "save", "create")
 SIMILARITY_CANDIDATES = 64  # symbols similarity_search compares, most activated first
 GAP_PARENTS, GAP_SIBLINGS, GAP_FACTS = 3, 20, 16  # bounds of gap_analysis's sibling comparison
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    name: str
-    archetype: str
-    capabilities: tuple[str, ...]
-    danger: str
-    input_schema: str
-    profile: tuple[str, ...]  # keywords bundled into the tool's VSA profile (odd count: unbiased bundle)
-    does: str
 
 
 @dataclass
@@ -59,47 +51,8 @@ def clamp(x: float, lo: float, hi: float) -> float:
     return lo if x < lo else hi if x > hi else x
 
 
-SPECS: tuple[ToolSpec, ...] = (
-    ToolSpec("kg_query", "sage", ("read_kg",), "safe", "symbol label",
-             ("query", "find", "search", "list", "knowledge", "facts", "lookup"),
-             "triples from/to a symbol"),
-    ToolSpec("infer_rules", "sage", ("read_kg", "write_kg"), "safe", "none (the agenda of new triples)",
-             ("infer", "deduce", "derive", "rules", "classify", "conclude", "logic"),
-             "forward-chains the rule file over new triples"),
-    ToolSpec("reason", "sage", ("read_kg",), "safe", "goal symbols",
-             ("reason", "explain", "why", "path", "connect", "how", "relation"),
-             "shortest labelled paths between goal symbols, derivation chains"),
-    ToolSpec("synthesize_triple", "sage", ("write_kg",), "cautious", "subject, related-to, object",
-             ("synthesize", "create", "link", "connect", "hypothesis", "add", "relate"),
-             "adds a related-to hypothesis (confidence 0.7)"),
-    ToolSpec("gap_analysis", "healer", ("read_kg",), "safe", "goal symbols",
-             ("gap", "missing", "lack", "incomplete", "analyze", "properties", "compare"),
-             "dead ends and properties siblings have that the symbol lacks"),
-    ToolSpec("user_interact", "healer", ("ask_user",), "safe", "question text",
-             ("ask", "user", "question", "clarify", "answer", "human", "tell"),
-             "asks the user; 's p o' answers become triples"),
-    ToolSpec("file_io", "explorer", ("read_fs", "write_fs"), "dangerous", "workspace path",
-             ("file", "read", "write", "path", "save", "load", "document"),
-             "reads or writes a file inside the workspace"),
-    ToolSpec("http_fetch", "explorer", ("network",), "dangerous", "URL",
-             ("http", "fetch", "download", "url", "web", "page", "online"),
-             "GET a URL on the allow-list"),
-    ToolSpec("shell_exec", "explorer", ("process_exec",), "critical", "argv",
-             ("shell", "command", "run", "execute", "program", "process", "terminal"),
-             "runs an allow-listed program, no shell"),
-    ToolSpec("memory_recall", "guardian", ("read_memory",), "safe", "goal symbols",
-             ("remember", "recall", "memory", "episode", "past", "history", "before"),
-             "episodic recall into working memory"),
-    ToolSpec("similarity_search", "guardian", ("read_kg",), "safe", "goal symbols",
-             ("similar", "like", "related", "resemble", "cluster", "compare", "neighbours"),
-             "VSA nearest neighbours of the goal's symbols"),
-)
-TOOL_NAMES = tuple(s.name for s in SPECS)
-SPEC_BY_NAME = {s.name: s for s in SPECS}
-TOOL_ARCHETYPES = {s.name: s.archetype for s in SPECS}
 
 _URL = re.compile(r"https?://[^\s'\"<>`]+")
-_PATH = re.compile(r"(?<![\w/.:])((?:[\w.-]+/)*[\w-]+\.[A-Za-z][\w]{0,5}|(?:[\w.-]+/)+[\w.-]+)(?![\w/])")
 _BACKQUOTED = re.compile(r"`([^`]+)`")
 
 
@@ -177,31 +130,140 @@ def offer_user(agent: "Agent", ctx: GoalContext) -> Offer:
     return _external(agent, ctx, "user_interact", lambda text: text, "question")
 
 
+# ---- inputs found in the goal text -----------------------------------------------------------
+#
+# These run on every cycle a tool is considered, over text a user typed, so they are linear in
+# the text and remembered per text (a goal's description does not change between cycles).
+# The path rule was the regex
+#     (?<![\w/.:])((?:[\w.-]+/)*[\w-]+\.[A-Za-z]\w{0,5}|(?:[\w.-]+/)+[\w.-]+)(?![\w/])
+# whose backtracking cost grew with the square of a run like "-.-.-." (40 KB: 2.5 s a cycle).
+# `_scan_path` finds the very match that regex finds (tests compare the two on random text),
+# walking each run of path characters once.
+
+_RUN = re.compile(r"[\w./-]+")  # the characters a path match is made of: no backtracking
+MAX_COMMAND = 1000  # characters of one `backquoted` command worth splitting (shlex is ~20 µs a character)
+
+
+@functools.lru_cache(maxsize=256)
 def find_path(text: str) -> str | None:
-    m = _PATH.search(text.replace("`", " "))
-    return m.group(1) if m else None
+    text = text.replace("`", " ")
+    for m in _RUN.finditer(text):
+        s = m.start()
+        found = _scan_path(m.group(0), s == 0 or text[s - 1] != ":")
+        if found is not None:
+            return found
+    return None
 
 
+def _scan_path(r: str, first_ok: bool) -> str | None:
+    r"""The leftmost-start match of the path regex above within one run r of [\w./-] chars.
+
+    A match starts at r[0] (unless a ':' precedes the run) or just after a '-', never at a
+    '/'. At a start, alternative A (dir/…/name.ext) is tried with the most directories
+    first, then none, then alternative B (dir/…/rest) with the most directories first.
+    Directory segments are fixed by the slashes, so per slash there is one answer for A (the
+    component after it is name.ext) and one for B (the longest tail after it that may end
+    the match); a start succeeds through a slash iff some slash it can reach succeeds."""
+    n = len(r)
+
+    def ext_end(d: int) -> int | None:
+        """End of `.ext` at the '.' r[d]: a letter and up to 5 word chars, not then '/'."""
+        x = d + 1
+        if x >= n or not ("a" <= r[x] <= "z" or "A" <= r[x] <= "Z"):
+            return None
+        while x < n and r[x] not in "./-":
+            x += 1
+            if x - d > 7:  # longer than the regex's \w{0,5} can leave followed by a non-word
+                return None
+        return x if x == n or r[x] != "/" else None
+
+    # next '.' or '/' at or after each position (a name part [\w-]+ stops at either)
+    stop = [n] * (n + 1)
+    for i in range(n - 1, -1, -1):
+        stop[i] = i if r[i] in "./" else stop[i + 1]
+
+    def comp(c: int) -> int | None:  # A's last component name.ext starting at c
+        d = stop[c]
+        if d == c or d == n or r[d] != ".":
+            return None
+        return ext_end(d)
+
+    slashes = [i for i, ch in enumerate(r) if ch == "/"]
+    k = len(slashes)
+    # tail end for B after slash j: up to the next slash or the end; ending before a slash
+    # needs a '.' or '-' to stop at
+    a_end: list[int | None] = [None] * k
+    b_end: list[int | None] = [None] * k
+    last_cut = -1  # last '.' or '-' seen, scanning left to right
+    cuts_before: list[int] = [-1] * (n + 1)
+    for i, ch in enumerate(r):
+        cuts_before[i] = last_cut
+        if ch in ".-":
+            last_cut = i
+    cuts_before[n] = last_cut
+    for j, p in enumerate(slashes):
+        c = p + 1
+        a_end[j] = comp(c) if c < n else None
+        q = slashes[j + 1] if j + 1 < k else n
+        if q == n:
+            b_end[j] = n if c < n else None
+        else:
+            m = cuts_before[q]
+            b_end[j] = m if m > c else None
+    # segments are non-empty: slash j+1 is reachable from slash j unless they are adjacent
+    best_a: list[int | None] = [None] * k  # the farthest reachable slash where A succeeds
+    best_b: list[int | None] = [None] * k
+    for j in range(k - 1, -1, -1):
+        linked = j + 1 < k and slashes[j + 1] > slashes[j] + 1
+        best_a[j] = best_a[j + 1] if linked and best_a[j + 1] is not None else (j if a_end[j] is not None else None)
+        best_b[j] = best_b[j + 1] if linked and best_b[j + 1] is not None else (j if b_end[j] is not None else None)
+    nxt = 0  # index of the first slash after the current start
+    for i in range(n):
+        if not (first_ok if i == 0 else r[i - 1] == "-") or r[i] == "/":
+            continue
+        while nxt < k and slashes[nxt] < i:
+            nxt += 1
+        if nxt < k and best_a[nxt] is not None:
+            return r[i:a_end[best_a[nxt]]]
+        end = comp(i)
+        if end is not None:
+            return r[i:end]
+        if nxt < k and best_b[nxt] is not None:
+            return r[i:b_end[best_b[nxt]]]
+    return None
+
+
+@functools.lru_cache(maxsize=256)
 def find_url(text: str) -> str | None:
     m = _URL.search(text)
     return m.group(0).rstrip(".,;)") if m else None
 
 
 def find_program(allow: list[str]) -> Callable[[str], list[str] | None]:
-    def find(text: str) -> list[str] | None:
-        for cmd in _BACKQUOTED.findall(text):
-            try:
-                argv = confine.split_command(cmd)
-            except confine.Refused:
-                continue
-            if argv and argv[0] in allow:
-                return argv
-        for word in text.replace("`", " ").split():
-            w = word.strip(".,;:!?'\"()")
-            if w in allow:
-                return [w]
-        return None
-    return find
+    return functools.partial(_find_program, tuple(allow))
+
+
+@functools.lru_cache(maxsize=256)
+def _find_program(allow: tuple[str, ...], text: str) -> list[str] | None:
+    found = _program(allow, text)
+    return None if found is None else list(found)  # a copy: callers may keep or change it
+
+
+def _program(allow: tuple[str, ...], text: str) -> tuple[str, ...] | None:
+    for cmd in _BACKQUOTED.findall(text):
+        if len(cmd) > MAX_COMMAND:
+            continue  # no allow-listed command line is this long; shlex on 1 MB took 20 s
+        try:
+            argv = confine.split_command(cmd)
+        except confine.Refused:
+            continue
+        if argv and argv[0] in allow:
+            return tuple(argv)
+    for word in text.replace("`", " ").split():
+        w = word.strip(".,;:!?'\"()")
+        if w in allow:
+            return (w,)
+    return None
 
 
 def offer_file(agent: "Agent", ctx: GoalContext) -> Offer:

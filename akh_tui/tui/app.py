@@ -28,24 +28,11 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from ..engine.breakpoints import first_hit
-from ..engine.breakpoints import parse as parse_breakpoint
-from ..engine.controller import Controller
-from ..engine.errors import InputError
-from ..engine.agent import Agent
-from ..engine.history import apply_inputs
-from ..engine.llm import make_decider
-from ..engine.psyche import Psyche
-from ..engine.replay import parse_search, view_from_record
-from ..engine.scenario import Scenario, build_agent, load_scenario
-from ..engine.session import SessionStore
-from ..engine.tools import TOOL_NAMES
-from ..engine.trace import read_trace
+from ..engine.run import AddGoal, InputError, Locations, Psyche, Run, UserConfig, first_hit, parse_breakpoint
 from .dialogs import AddGoalScreen, HelpScreen, guarded, show_error
 from .panes import ERROR_WIDTH, GoalsPane, MemoryPane, PlanPane, PsychePane, ScoreTable, WhyPane
 from .themes import load_themes
 from .travel import BranchesScreen, BreakpointsScreen, CompareScreen, ForkScreen, Scrubber, SearchScreen
-from .userconfig import UserConfig
 
 SPEEDS = (1, 2, 5, 10, 20, 50, 100, 0)  # cycles per second; 0 = as fast as the engine goes
 DRAIN_HZ = 30  # at most this many redraws a second
@@ -110,19 +97,16 @@ class Workbench(App):
         *,
         sync: bool = False,
         config: UserConfig | None = None,
-        psyche_save_dir: Path | None = None,
+        locations: Locations | None = None,
         decider: str = "utility",
-        store: str | Path = ":memory:",
+        store: str | Path | None = None,
         trace_file: str | Path | None = None,
         resume: bool = False,
     ) -> None:
         super().__init__()
-        self.scenario_arg = scenario
-        self.seed_arg = seed
         self.sync = sync
         self.user_config = config or UserConfig.load()
-        self.psyche_save_dir = psyche_save_dir
-        self.decider_kind = decider
+        self.locations = locations or Locations.resolve()
         self.replay: int | None = None  # the recorded cycle shown (read-only); None: live
         self.marks: dict[int, str] = {}  # timeline marks: vetoes and fork points
         self.config_breaks = list(self.user_config.breakpoints)
@@ -130,33 +114,22 @@ class Workbench(App):
         self._breaks = [parse_breakpoint(b, field="breakpoints") for b in self.breakpoint_specs]
         self.trace_file = Path(trace_file) if trace_file is not None else None
         self.last_event = ""
-        self.store = SessionStore(store)  # a corrupt store raises InputError: reported, untouched
-        if self.trace_file is not None:
-            # replay only: the trace's records, no engine
-            trace = read_trace(self.trace_file)
-            if not trace.cycles:
-                raise InputError("the trace has no cycle to replay", file=str(self.trace_file))
-            self.store.use(self.store.branches(self.store.import_trace(trace, self.trace_file.name))[0]["id"])
-            self.scenario_name = str(trace.header.get("scenario") or self.trace_file.name)
-            self.trace_seed = trace.header.get("seed")
-            self.ctl = None
-            self.replay = self.store.last_cycle(self.store.branch)
+        # every run is opened through the engine's door (a corrupt store raises InputError:
+        # reported by `run()`, the store left untouched)
+        if self.trace_file is not None:  # replay only: the trace's records, no engine
+            self.ctl = Run.replay_trace(self.trace_file, self.locations)
+            self.replay = self.ctl.last_cycle()
         elif resume:  # the store's current run and branch, where it was left
-            meta = self.store.meta()
-            if meta is None:
-                raise InputError("no session to resume in this store (start one with `akh-tui`)", file=self.store.where)
-            if meta.get("imported_from"):
-                raise InputError(f"the current run was imported from {meta['imported_from']}: replay it with "
-                                 f"`akh-tui open`", file=self.store.where)
-            self.scenario = load_scenario(meta["scenario"])
-            self.scenario_name = self.scenario.name
-            self.seed_arg, self.decider_kind = meta["seed"], meta.get("decider", "utility")
-            self.ctl = self._controller(lambda rebuild: self.store.resume(rebuild, apply_inputs))
+            self.ctl = Run.resume(self.locations, store=store, config=self.user_config)
             self.last_event = f"resumed at cycle {self.ctl.cycle}"
         else:
-            self.scenario: Scenario = load_scenario(scenario)
-            self.scenario_name = self.scenario.name
-            self.ctl = self._new_controller()
+            self.ctl = Run.start(self.locations, scenario, seed, decider=decider, store=store, config=self.user_config,
+                                 workbench=True)
+        if self.ctl.note:
+            self.last_event = self.ctl.note
+        self.scenario_name = self.ctl.name or (self.trace_file.name if self.trace_file else "")
+        self.ctl.subscribe(self._on_engine_output)
+        self.marks = self.ctl.marks()
         self.running = False
         self.speed_index = 3
         self.until_change: tuple | None = None
@@ -177,31 +150,10 @@ class Workbench(App):
     def speed_levels() -> tuple[int, ...]:
         return SPEEDS
 
-    # ---- set-up ----------------------------------------------------------------------------
-    def _new_controller(self) -> Controller:
-        """A new run of the scenario, recorded in the store (a reset starts another)."""
-
-        def start(rebuild) -> Agent:
-            agent = build_agent(self.scenario, self.seed_arg, decider=rebuild().decider)
-            self.store.start(agent, {"scenario": str(self.scenario.path), "name": self.scenario.name, "seed": agent.seed,
-                                     "goals": None, "decider": self.decider_kind, "config": agent.config.to_dict(),
-                                     "psyche": agent.psyche.snapshot(), "workbench": True})
-            return agent
-
-        return self._controller(start)
-
-    def _controller(self, make_agent) -> Controller:
-        # the model is asked from the engine thread: the UI never waits on the network
-        decider = make_decider(self.decider_kind, self.user_config.llm, file=str(self.user_config.path))
-
-        def rebuild():
-            return build_agent(self.scenario, self.seed_arg, add_goals=False, decider=decider)
-
-        ctl = Controller(make_agent(rebuild), self.scenario.name, store=self.store, rebuild=rebuild)
-        ctl.listeners.append(self._on_engine_output)
-        self.marks = self.store.marks(self.store.branch)
-        self.branch_name = self.store.branch_info(self.store.branch)["name"]  # drawn every frame: cached
-        return ctl
+    @property
+    def live(self) -> bool:
+        """False when replaying a trace file: no engine at all."""
+        return self.ctl.live
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
@@ -245,11 +197,12 @@ class Workbench(App):
             self.query_one(f"#{wid}").border_title = title
         if self.user_config.error:
             self.notify(self.user_config.error, severity="warning", timeout=8, markup=False)
+        for w in self.ctl.warnings:
+            self.notify(w, title="Scenario settings", severity="warning", timeout=10, markup=False)
         self.set_interval(1 / DRAIN_HZ, self._drain)
-        if not self.sync and self.ctl is not None:
+        if not self.sync and self.live:
             self._engine_loop()
         if self.trace_file is not None:
-            self.marks = self.store.marks(self.store.branch)
             self.last_event = f"replaying {self.trace_file.name}: , . move, / searches (no engine)"
         self._render_all(None)
 
@@ -263,10 +216,7 @@ class Workbench(App):
         self._stop.set()
         self._commands.put(None)
         try:
-            if self.ctl is not None:
-                self.ctl.close()  # checkpoints the branch: a later resume starts from here
-            else:
-                self.store.close()
+            self.ctl.close()  # checkpoints the branch: a later resume starts from here
         except Exception:  # quitting must not fail on a store problem
             pass
 
@@ -380,26 +330,18 @@ class Workbench(App):
     def shown_record(self) -> dict | None:
         """The record the panes show: the replayed one, or the newest."""
         if self.replay is not None:
-            return self._locked(lambda: self.store.record(self.store.branch, self.replay))
-        return self.ctl.latest if self.ctl is not None else None
-
-    def _locked(self, fn):
-        if self.ctl is None:
-            return fn()
-        with self.ctl.lock:  # the engine thread writes through the same connection
-            return fn()
+            return self.ctl.record(self.replay)
+        return self.ctl.latest
 
     def last_cycle(self) -> int:
-        if self.ctl is None:
-            return self.store.last_cycle(self.store.branch)
-        return self.ctl.cycle
+        return self.ctl.last_cycle()
 
     def _render_all(self, record: dict | None) -> None:
         try:
             errors = None
             if self.replay is not None:
                 record = self.shown_record()
-                view = view_from_record(record, self.trace_seed if self.ctl is None else self.ctl.agent.seed)
+                view = self.ctl.view(self.replay)
                 deltas: dict[str, float] = {}
                 errors = self._replayed_errors(self.replay)
             else:
@@ -425,7 +367,7 @@ class Workbench(App):
         """The goals' error sparklines as they stood at a replayed cycle (from its records)."""
         errors: dict[int, list[float]] = {}
         first = max(1, cycle - ERROR_WIDTH + 1)
-        for rec in self._locked(lambda: list(self.store.records(self.store.branch, first, cycle))):
+        for rec in self.ctl.records(first, cycle):
             self.goals_pane.record(rec, errors)
         return errors
 
@@ -440,14 +382,14 @@ class Workbench(App):
         speed = SPEEDS[self.speed_index]
         t = Text()
         t.append(f" {self.scenario_name} ", style="bold reverse")
-        if self.ctl is not None:
-            t.append(f" {self.branch_name}", style="bold magenta")
+        if self.live:
+            t.append(f" {self.ctl.branch_name}", style="bold magenta")
         t.append(f" · seed {view['seed']} · cycle ")
         if self.replay is not None:
             t.append(f" {self.replay} ", style="bold reverse yellow")
             t.append(f" of {self.last_cycle()} · ")
             t.append("REPLAY (read-only)", style="bold yellow")
-            t.append(" · l live · f fork here" if self.ctl is not None else " · no engine: a trace file", style="dim")
+            t.append(" · l live · f fork here" if self.live else " · no engine: a trace file", style="dim")
         else:
             t.append(str(view["cycle"]), style="bold")
             t.append(" · ")
@@ -476,7 +418,7 @@ class Workbench(App):
                 self.notify("nothing recorded yet: step first", markup=False)
                 return
             cycle = min(max(cycle, 1), last)
-            if cycle == last and self.ctl is not None and self.replay is not None and cycle >= self.replay:
+            if cycle == last and self.live and self.replay is not None and cycle >= self.replay:
                 cycle = None  # moving forward past the newest cycle: back to live
         if cycle is not None and self.running:
             self.running = False
@@ -500,7 +442,7 @@ class Workbench(App):
 
     @guarded
     def action_live(self) -> None:
-        if self.ctl is None:
+        if not self.live:
             self.notify("a trace file has no live run", markup=False)
             return
         self._seek(None)
@@ -509,7 +451,7 @@ class Workbench(App):
         """True (and says so) when a past cycle is shown: the engine is not touched."""
         if self.replay is None:
             return False
-        if self.ctl is None:
+        if not self.live:
             self.notify(f"{self.trace_file.name} is a recorded trace: replay only", markup=False)
         else:
             self.notify(f"replaying cycle {self.replay} (read-only): l goes back to live, f forks a branch here",
@@ -518,7 +460,7 @@ class Workbench(App):
 
     @guarded
     def action_fork(self) -> None:
-        if self.ctl is None:
+        if not self.live:
             self.notify("a trace file has no engine state to fork from", markup=False)
             return
         cycle = self.replay if self.replay is not None else self.ctl.cycle
@@ -526,7 +468,7 @@ class Workbench(App):
         archetypes = rec["psyche"]["archetypes"] if rec is not None and self.replay is not None \
             else self.ctl.view()["psyche"]["archetypes"]
         names = [b["name"] for b in self.ctl.branches()]
-        self.push_screen(ForkScreen(cycle, archetypes, list(TOOL_NAMES), names,
+        self.push_screen(ForkScreen(cycle, archetypes, list(self.ctl.tool_names()), names,
                                     lambda name, edits: self.fork(cycle, name, edits)))
 
     def fork(self, cycle: int, name: str, edits: dict) -> dict:
@@ -538,17 +480,16 @@ class Workbench(App):
 
     def _after_branch_change(self) -> None:
         self.replay = None
-        self.branch_name = self._locked(lambda: self.store.branch_info(self.store.branch)["name"])
         self.goals_pane.errors.clear()
         self.deltas = {}
-        self.marks = self._locked(lambda: self.store.marks(self.store.branch))
+        self.marks = self.ctl.marks()
         self._dirty = True
         if self.sync:
             self._drain()
 
     @guarded
     def action_branches(self) -> None:
-        if self.ctl is None:
+        if not self.live:
             self.notify("a trace file has one branch", markup=False)
             return
         branches = self.ctl.branches()
@@ -576,11 +517,7 @@ class Workbench(App):
 
     @guarded
     def action_search(self) -> None:
-        def run_search(text: str) -> list[dict]:
-            filters = parse_search(text)
-            return self._locked(lambda: self.store.search(self.store.branch, **filters))
-
-        self.push_screen(SearchScreen(run_search, self._seek))
+        self.push_screen(SearchScreen(self.ctl.search, self._seek))
 
     # ---- actions ---------------------------------------------------------------------------
     @guarded
@@ -630,7 +567,7 @@ class Workbench(App):
         if self._read_only():
             return
         def add(desc: str, crit: str | None, prio: int) -> None:
-            self.ctl.add_goal(desc, crit, prio)
+            self.ctl.apply(AddGoal(desc, crit, prio))
             self._dirty = True
 
         self.push_screen(AddGoalScreen(add))
@@ -642,21 +579,13 @@ class Workbench(App):
         from .psyche_editor import PsycheEditorScreen
 
         live = self.ctl.psyche_toml()
-        screen = PsycheEditorScreen(self.psyche_draft or live, self.psyche_path(), self.apply_psyche, live_text=live)
+        screen = PsycheEditorScreen(self.psyche_draft or live, self.ctl.psyche_file(), self.apply_psyche,
+                                    live_text=live, save=self.ctl.save_psyche)
         # an unapplied draft comes back on close and is reopened next time: nothing typed is lost
         self.push_screen(screen, callback=lambda draft: setattr(self, "psyche_draft", draft))
 
-    def psyche_path(self) -> Path | None:
-        if self.scenario.psyche_file is not None:
-            return self.scenario.psyche_file
-        if self.psyche_save_dir is not None:
-            return self.psyche_save_dir / f"{self.scenario.name}.psyche.toml"
-        import platformdirs
-
-        return Path(platformdirs.user_data_dir("akh-tui", appauthor=False)) / "psyche" / f"{self.scenario.name}.toml"
-
     def apply_psyche(self, psyche: Psyche, source: str = "editor") -> None:
-        self.ctl.replace_psyche(psyche, source=source)
+        self.ctl.edit_psyche(psyche, source=source)
         self.psyche_draft = None
         self._dirty = True
 
@@ -667,20 +596,21 @@ class Workbench(App):
         tool = self.score_table.selected_tool()
         if tool is None:
             return
-        psyche = self.ctl.current_psyche().with_veto_for_tool(tool)
-        self.apply_psyche(psyche, source=f"veto {tool} from the score table")
-        self.notify(f"Veto added for {tool}: it fires if {tool} is chosen from the next cycle on", markup=False)
+        if self.ctl.veto_tool(tool):
+            self._dirty = True
+            self.notify(f"Veto added for {tool}: it fires if {tool} is chosen from the next cycle on", markup=False)
+        else:
+            self.notify(f"{tool} is vetoed already: nothing changed", markup=False)
 
     @guarded
     def action_reset(self) -> None:
-        if self.ctl is None:
+        if not self.live:
             self.notify("a trace file has no engine to reset", markup=False)
             return
 
         def reset() -> None:
-            self.ctl.listeners.clear()
-            self.ctl.store.checkpoint(self.ctl.agent)
-            self.ctl = self._new_controller()  # a new run in the same store
+            self.ctl.reset()  # a new run in the same store
+            self.marks = self.ctl.marks()
             self.deltas = {}
             self.replay = None
             self.last_event = "scenario reset (a new run)"
@@ -697,7 +627,7 @@ class Workbench(App):
 
         # the focus goal's symbols: the graph oracle matches label words exactly
         goal = self.ctl.goal_words(self.ctl.view()["focus"]) or "whale mammal"
-        self.push_screen(ThinkScreen(str(self.scenario.path), goal))
+        self.push_screen(ThinkScreen(str(self.ctl.scenario.path), goal))
 
     @guarded
     def action_help(self) -> None:
@@ -732,15 +662,15 @@ def key_label(keys: str) -> str:
     return ",".join(KEY_NAMES.get(k, k) for k in keys.split(","))
 
 
-def run(scenario: str = "zoo", seed: int | None = None, decider: str = "utility", store: Path | None = None,
+def run(scenario: str = "zoo", seed: int | None = None, decider: str = "utility", locations: Locations | None = None,
         trace_file: str | None = None, resume: bool = False) -> int:
-    """The workbench on a scenario, its runs recorded in `store` (or resuming the store's
-    current branch); or replaying a trace file."""
+    """The workbench on a scenario, its runs recorded in the data dir's session store (or
+    resuming the store's current branch); or replaying a trace file."""
     try:
         if trace_file is not None:
-            app = Workbench(trace_file=trace_file)
+            app = Workbench(trace_file=trace_file, locations=locations)
         else:
-            app = Workbench(scenario, seed, decider=decider, store=store or ":memory:", resume=resume)
+            app = Workbench(scenario, seed, decider=decider, locations=locations, resume=resume)
     except InputError as exc:
         print(f"error: {exc}")
         return 2

@@ -13,7 +13,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from ..engine.errors import InputError
+from ..engine.run import InputError
 
 
 class AddGoalScreen(ModalScreen[None]):

@@ -9,8 +9,7 @@ import re
 from rich.text import Text
 from textual.widgets import DataTable, Static, Tree
 
-from ..engine.explain import why_chosen, why_not_text
-from ..engine.tools import TOOL_NAMES
+from ..engine.run import TOOL_NAMES, why_chosen, why_not_text
 
 ERROR_HISTORY = 64  # cycles of each goal's error signal kept for its sparkline
 ERROR_WIDTH = 8  # cells of the sparkline in the goals tree
@@ -296,11 +295,20 @@ class PsychePane(Pane):
         t.append(f"  {'self':<9}", style="")
         t.append(bar(p["individuation"], 12), style="magenta")
         t.append(f" {p['individuation']:.2f}\n")
-        t.append(f"shadow encounters {p['shadow_encounters']}", style="red" if p["shadow_encounters"] else "dim")
-        t.append(f" · vetoes {len(p['vetoes'])} · biases {len(p['biases'])}", style="dim")
+        # vetoes fired (the run's) and the patterns configured (the psyche's, on the border), the
+        # same live, replayed and opened from a trace
+        t.append(f"vetoes fired {p['vetoes_fired']}", style="red" if p["vetoes_fired"] else "dim")
+        t.append(f" · shadow encounters {p['shadow_encounters']}", style="dim")
+        if self.parent is not None:
+            self.parent.border_subtitle = patterns_line(p)
         if p["pending"]:
             t.append("\nedit pending: applies next cycle", style="bold yellow")
         self.show_text(t)
+
+
+def patterns_line(p: dict) -> str:
+    v, b = p["vetoes_configured"], p["biases_configured"]
+    return f"{v} veto{'' if v == 1 else 'es'} · {b} bias{'' if b == 1 else 'es'} configured"
 
 
 class MemoryPane(Pane):

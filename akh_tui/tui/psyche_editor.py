@@ -22,8 +22,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Static, TextArea
 from textual.widgets.text_area import LanguageDoesNotExist
 
-from ..engine.errors import InputError
-from ..engine.psyche import Psyche
+from ..engine.run import InputError, Psyche, PsycheFileChanged
 
 VALID_HINT = "valid — {key} applies at the next cycle"
 
@@ -130,6 +129,7 @@ class PsycheEditorScreen(Screen[str | None]):
         apply: Callable[[Psyche], None],
         *,
         live_text: str | None = None,
+        save: Callable[..., Path] | None = None,
         name: str | None = None,
         id: str | None = None,
     ) -> None:
@@ -141,6 +141,9 @@ class PsycheEditorScreen(Screen[str | None]):
                 for the next cycle. Whatever it raises is shown, never propagated.
             live_text: the live psyche's TOML when ``text`` is a draft; ctrl+r reverts to
                 it and a draft only counts as unapplied if it differs. Defaults to ``text``.
+            save: writes the psyche to ``path`` (the run's door: creates folders, and refuses
+                with PsycheFileChanged when the file changed on disk since the run read or
+                wrote it unless called with ``force=True``). Defaults to ``Psyche.save``.
         """
         super().__init__(name=name, id=id)
         self.path = Path(path) if path is not None else None
@@ -154,6 +157,8 @@ class PsycheEditorScreen(Screen[str | None]):
         """The problem with the text as last checked, or None when it was valid."""
         self._timer: Timer | None = None
         self._text_area = _make_text_area(text)
+        self._save = save
+        self._overwrite_asked = False  # the file changed on disk: the next ctrl+w overwrites it
 
     # -- layout ------------------------------------------------------------------------
 
@@ -279,8 +284,17 @@ class PsycheEditorScreen(Screen[str | None]):
             return
         try:
             # Writes into the user's own text, so comments and layout survive; atomic.
-            psyche.save(self.path)
+            if self._save is not None:
+                self._save(psyche, self.path, force=self._overwrite_asked)
+            else:
+                psyche.save(self.path)
         except InputError as err:
+            if isinstance(err, PsycheFileChanged):
+                self._overwrite_asked = True
+                key = self._key_for("psyche.save", "ctrl+w")
+                self._say(f"Not saved: {self.path} changed on disk since it was loaded. "
+                          f"Press {key} again to overwrite it; your text is kept.", "warning")
+                return
             self._say(f"Not saved (file unchanged, your text is kept): {err}", "error")
             return
         except OSError as exc:
@@ -290,6 +304,7 @@ class PsycheEditorScreen(Screen[str | None]):
         except Exception as exc:
             self._say(f"Not saved (your text is kept): {_explain(exc)}", "error")
             return
+        self._overwrite_asked = False
         note = "" if not self.has_unapplied_changes else " (not applied yet: ctrl+s applies)"
         self._say(f"Psyche saved to {self.path}{note}")
 

@@ -1,27 +1,24 @@
-"""Our themes live as TOML files in themes/; they are registered when the app starts."""
+"""Our themes live as TOML files in akh_tui/themes/ (package data); they are registered when the app starts."""
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 from textual.theme import Theme
 
-from ..engine.errors import InputError, read_user_file, toml_error
+from ..engine.paths import bundled_themes_dir
+from ..engine.run import InputError, parse_toml, read_user_file
 
 THEME_KEYS = ("name", "dark", "primary", "secondary", "accent", "foreground", "background",
               "surface", "panel", "boost", "success", "warning", "error")
 
 
 def themes_dir() -> Path:
-    return Path(__file__).resolve().parents[2] / "themes"
+    return bundled_themes_dir()
 
 
 def load_theme(path: Path) -> Theme:
-    try:
-        data = tomllib.loads(read_user_file(path, "theme file"))
-    except tomllib.TOMLDecodeError as exc:
-        raise toml_error(exc, str(path)) from None
+    data = parse_toml(read_user_file(path, "theme file"), str(path))
     for key in data:
         if key not in THEME_KEYS:
             raise InputError(f"unknown theme key '{key}' (known: {', '.join(THEME_KEYS)})", file=str(path), field=key)

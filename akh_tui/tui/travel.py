@@ -19,9 +19,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
 
-from ..engine.breakpoints import parse as parse_breakpoint
-from ..engine.errors import InputError
-from ..engine.replay import parse_search
+from ..engine.run import InputError, parse_breakpoint, parse_search
 from .dialogs import guarded
 
 __all__ = ["Scrubber", "ForkScreen", "BranchesScreen", "CompareScreen", "BreakpointsScreen", "SearchScreen",

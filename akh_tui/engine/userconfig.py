@@ -1,29 +1,21 @@
-"""The user's config file (platformdirs): remapped keys, the chosen theme, the llm endpoint
+"""The user's config file (where: engine/paths.py): remapped keys, the chosen theme, the llm endpoint
 and breakpoints (`[breakpoints] stop = ["veto", "score < 0.3"]`, checked as the workbench runs).
 
-Read with tomllib; written with tomlkit so the user's own comments and layout survive when
-the workbench records a theme change."""
+Read with parse_toml (tomllib behind the size and nesting guards every TOML input has);
+written with tomlkit so the user's own comments and layout survive when the workbench records
+a theme change."""
 
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import tomlkit
 
-from ..engine.breakpoints import parse as parse_breakpoint
-from ..engine.errors import InputError, toml_error
-
-
-def config_path() -> Path:
-    env = os.environ.get("AKH_TUI_CONFIG")
-    if env:
-        return Path(env)
-    import platformdirs
-
-    return Path(platformdirs.user_config_dir("akh-tui", appauthor=False)) / "config.toml"
+from .breakpoints import parse as parse_breakpoint
+from .errors import InputError, parse_toml
+from .paths import default_config_file as config_path
 
 
 @dataclass
@@ -42,10 +34,9 @@ class UserConfig:
         if not path.exists():
             return cfg
         try:
-            try:
-                data = tomllib.loads(path.read_text(encoding="utf-8"))
-            except tomllib.TOMLDecodeError as exc:
-                raise toml_error(exc, str(path)) from None
+            # parse_toml: a config nested too deeply is refused with its line (tomllib raised
+            # RecursionError, and the workbench did not start at all)
+            data = parse_toml(path.read_text(encoding="utf-8"), str(path))
             for key in data:
                 if key not in ("theme", "keymap", "llm", "breakpoints"):
                     raise InputError(f"unknown key '{key}' (known: theme, keymap, llm, breakpoints)", file=str(path), field=key)

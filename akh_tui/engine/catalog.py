@@ -1,0 +1,38 @@
+"""What the engine offers, readable without starting it: the tools' declarations and default
+gates, and the check of a psyche file. The CLI's `tools` and `psyche check` read this (and the
+door re-exports it); it loads neither numpy nor networkx, so those commands start at once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .config import DEFAULT_CAPABILITIES
+
+
+def tool_rows() -> list[dict]:
+    """Each tool as `akh-tui tools` lists it: archetype, capabilities, danger, input, whether
+    it is on by default (and which gates keep it off), what it does."""
+    from .toolspecs import SPECS
+
+    rows = []
+    for s in SPECS:
+        gated = [c for c in s.capabilities if not DEFAULT_CAPABILITIES[c]]
+        rows.append({
+            "tool": s.name, "archetype": s.archetype, "capabilities": list(s.capabilities), "danger": s.danger,
+            "input": s.input_schema, "default": "off: " + ", ".join(gated) if gated else "on", "does": s.does,
+        })
+    # which containment shell_exec gets on this machine (bubblewrap, or the subreaper fallback)
+    from .sandbox import protection
+
+    mechanism, why = protection()
+    next(r for r in rows if r["tool"] == "shell_exec")["protection"] = {"mechanism": mechanism, "detail": why}
+    return rows
+
+
+def check_psyche(file: str | Path) -> dict:
+    """A psyche file validated (InputError names line and field), summarised."""
+    from .psyche import Psyche
+
+    p = Psyche.load(file)
+    return {"ok": True, "file": str(file), **p.snapshot(), "grammar": p.persona.grammar_preference,
+            "vetoes": [v.name for v in p.shadow.veto_patterns], "biases": [b.name for b in p.shadow.bias_patterns]}

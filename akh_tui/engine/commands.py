@@ -1,0 +1,158 @@
+"""User input as command objects: what a person (or a script) does to a run between cycles.
+
+The door (`run.py`) applies a command to the agent and records it in the session store as
+`(kind, payload)`; rewinding a branch turns each stored input back into the same command and
+applies it again, so a replayed history is the one the user made. A fork's edits are a command
+too: they are the branch's state, restored on resume, switch and rewind like any other input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Union
+
+from .psyche import ARCHETYPES, Psyche
+from .tools import TOOL_NAMES
+
+if TYPE_CHECKING:
+    from .agent import Agent
+
+
+@dataclass(frozen=True)
+class AddGoal:
+    description: str
+    criteria: str | None = None
+    priority: int = 128
+    kind: ClassVar[str] = "goal"
+
+    def payload(self) -> Any:
+        return [self.description, self.criteria, self.priority]
+
+    def apply(self, agent: "Agent") -> list[str]:
+        g = agent.add_goal(self.description, self.criteria, self.priority)
+        return [f"goal #{g.id} added"]
+
+
+@dataclass(frozen=True)
+class EditPsyche:
+    """Replace the psyche at the next cycle (SPEC §9). `toml` was validated by the caller."""
+
+    toml: str
+    source: str = "user"
+    kind: ClassVar[str] = "psyche"
+
+    def payload(self) -> Any:
+        return self.toml
+
+    def apply(self, agent: "Agent") -> list[str]:
+        agent.replace_psyche(Psyche.from_toml(self.toml), self.source)
+        return ["psyche edited"]
+
+
+@dataclass(frozen=True)
+class Reflect:
+    kind: ClassVar[str] = "reflect"
+
+    def payload(self) -> Any:
+        return None
+
+    def apply(self, agent: "Agent") -> list[str]:
+        agent.reflect()
+        return ["reflected"]
+
+
+@dataclass(frozen=True)
+class Consolidate:
+    kind: ClassVar[str] = "consolidate"
+
+    def payload(self) -> Any:
+        return None
+
+    def apply(self, agent: "Agent") -> list[str]:
+        agent.consolidate(reason="demand")
+        return ["consolidated"]
+
+
+@dataclass(frozen=True)
+class MakePlan:
+    goal: int
+    kind: ClassVar[str] = "plan"
+
+    def payload(self) -> Any:
+        return self.goal
+
+    def apply(self, agent: "Agent") -> list[str]:
+        agent.ensure_plan(agent.goals[self.goal])
+        return [f"plan for goal #{self.goal}"]
+
+
+@dataclass(frozen=True)
+class ForkEdits:
+    """A fork's edits: {"archetypes": {"explorer": 0.9}, "psyche": TOML text,
+    "goals": ["description", ...], "disable_tools": ["kg_query", ...]}."""
+
+    edits: dict = field(default_factory=dict)
+    kind: ClassVar[str] = "edits"
+
+    def payload(self) -> Any:
+        return self.edits
+
+    def check(self) -> None:
+        """Refuse a bad edit before anything changes (ValueError naming it)."""
+        for name, weight in (self.edits.get("archetypes") or {}).items():
+            if name not in ARCHETYPES or isinstance(weight, bool) or not isinstance(weight, (int, float)) \
+                    or not 0 <= weight <= 1:
+                raise ValueError(f"archetype {name}={weight!r}: name one of {ARCHETYPES}, weight in [0, 1]")
+        for tool in self.edits.get("disable_tools") or []:
+            if tool not in TOOL_NAMES:
+                raise ValueError(f"unknown tool {tool!r}")
+        if "psyche" in self.edits and isinstance(self.edits["psyche"], str):
+            Psyche.from_toml(self.edits["psyche"])
+
+    def apply(self, agent: "Agent") -> list[str]:
+        """What changed, in words, for the fork event."""
+        self.check()
+        e = self.edits
+        done: list[str] = []
+        if "psyche" in e:
+            p = e["psyche"]
+            agent.psyche = Psyche.from_toml(p) if isinstance(p, str) else p.copy()
+            done.append("psyche replaced")
+        for name, weight in (e.get("archetypes") or {}).items():
+            agent.psyche.archetypes[name] = float(weight)
+            done.append(f"{name} weight {weight}")
+        for desc in e.get("goals") or []:
+            g = agent.add_goal(desc, emit=False)
+            done.append(f"goal #{g.id} added")
+        for tool in e.get("disable_tools") or []:
+            if tool not in agent.config.disabled_tools:
+                agent.config.disabled_tools = [*agent.config.disabled_tools, tool]
+            done.append(f"{tool} disabled")
+        agent.drain_events()
+        return done
+
+
+Command = Union[AddGoal, EditPsyche, Reflect, Consolidate, MakePlan, ForkEdits]
+
+
+def from_input(kind: str, payload: Any) -> Command:
+    """The command a stored input records."""
+    if kind == "goal":
+        return AddGoal(*payload)
+    if kind == "psyche":
+        return EditPsyche(payload)
+    if kind == "edits":
+        return ForkEdits(payload)
+    if kind == "reflect":
+        return Reflect()
+    if kind == "consolidate":
+        return Consolidate()
+    if kind == "plan":
+        return MakePlan(payload)
+    raise ValueError(f"unknown user input {kind!r} in the history")
+
+
+def replay(agent: "Agent", inputs: list[tuple[str, Any]]) -> None:
+    """Apply stored inputs again, in order (rewind, resume after a kill)."""
+    for kind, payload in inputs:
+        from_input(kind, payload).apply(agent)

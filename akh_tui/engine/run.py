@@ -1,0 +1,906 @@
+"""The one door to a run. The CLI and the workbench reach every run through this module and
+nothing else in the engine (an import contract, tests/test_contracts.py, says so).
+
+A `Run` owns one run of a scenario, recorded in a data dir's session store:
+- starting it (scenario, seed, goals, decider), resuming it (after a clean stop or a kill),
+  replaying an imported trace, resetting it (a new run of the same scenario);
+- its time travel: recorded cycles for replay, rewind, fork with edits, branch switch;
+- its workspace folder (made under the data dir) and its decider (one protocol: utility,
+  scripted, llm);
+- user input as command objects (`commands.py`), applied and recorded so a rewind replays
+  them; the psyche the user saves, and where;
+- the one `view()` the workbench draws, for the live cycle and for a recorded one alike.
+
+`Sessions` is the door to the store's list of runs (list, show, export, import, search,
+compare, delete) for commands that do not drive a run.
+
+Calls are safe from two threads (the workbench's engine thread and its UI thread): one lock
+guards the agent and the store's connection.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import IO, Any, Callable, Iterator, cast
+
+from . import history, otel, pin, report
+from .commands import from_input
+from .config import DANGEROUS_CAPABILITIES, SAFE_ENV
+from .agent import Agent
+from .breakpoints import first_hit
+from .breakpoints import parse as parse_breakpoint
+from .confine import check_workspace
+from .commands import AddGoal, Command, Consolidate, EditPsyche, MakePlan, Reflect
+from .errors import InputError, parse_toml, read_user_file, toml_error
+from .explain import why_chosen, why_not_text
+from .goals import make_goal
+from .memory import KIND_RELEVANCE
+from .paths import Locations
+from .psyche import Psyche
+from .records import CycleRecord, Event, View
+from .replay import parse_search
+from .scenario import Scenario, build_agent, list_scenarios, load_psyche, load_scenario
+from .session import SessionStore
+from .text import normalised_words
+from .thinkloop import GraphOracle, ThinkLoop
+from .tools import SPECS, TOOL_NAMES
+from .trace import Trace, TraceWriter, read_trace
+from .userconfig import UserConfig
+
+__all__ = [
+    "Run", "Sessions", "Locations", "InputError", "UserConfig", "Psyche", "AddGoal", "EditPsyche", "Reflect",
+    "Consolidate", "MakePlan", "parse_breakpoint", "first_hit", "parse_search", "why_chosen", "why_not_text",
+    "TOOL_NAMES", "SPECS", "check_goal", "list_scenarios", "PsycheFileChanged", "read_user_file", "toml_error", "parse_toml",
+    "GraphOracle", "ThinkLoop", "CycleRecord", "Event", "View", "otel", "pin", "report", "load_scenario",
+    "TraceWriter", "DANGEROUS_CAPABILITIES", "SAFE_ENV", "rerun", "check_pin",
+]
+
+Listener = Callable[[dict], None]
+
+
+class PsycheFileChanged(InputError):
+    """The psyche file changed on disk since this run loaded or saved it: saving again would
+    overwrite someone's edits, so the caller must ask first (and pass force=True)."""
+
+
+def check_goal(text: str, field: str) -> None:
+    """A goal given on a command line or in a dialog, checked before any run is opened."""
+    try:
+        make_goal(0, text)
+    except InputError as exc:
+        raise InputError(exc.message, field=field) from None
+
+
+def _decider(kind: str, config: UserConfig | None):
+    """The run's decider; the llm one reads its endpoint from the user config."""
+    from .llm import make_decider
+
+    if kind != "llm":
+        return make_decider(kind)
+    cfg = config or UserConfig.load()
+    if cfg.error:
+        raise InputError(cfg.error.removeprefix("config ignored: "), field="llm")
+    return make_decider(kind, cfg.llm, file=str(cfg.path))
+
+
+def _psyche_header(psyche: Psyche) -> dict:
+    """The psyche as the trace header and a run's meta hold it: its snapshot and the names of
+    its configured patterns (so a replay can say how many were configured)."""
+    return psyche.snapshot() | {"vetoes": [p.name for p in psyche.shadow.veto_patterns],
+                                "biases": [p.name for p in psyche.shadow.bias_patterns]}
+
+
+def _open_store(locations: Locations, store: "str | Path | SessionStore | None" = None) -> SessionStore:
+    if isinstance(store, SessionStore):
+        return store
+    if store is not None and str(store) == ":memory:":
+        return SessionStore(":memory:")
+    locations.ensure_data_dir()
+    try:
+        return SessionStore(Path(store) if store is not None else locations.session_db)
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or exc
+        raise InputError(f"cannot use the data dir: {reason}", file=str(locations.data_dir), field="--data-dir") from None
+
+
+class Run:
+    """One run of a scenario in a session store. Build with `start`, `resume`,
+    `continue_or_start`, `open_or_new` or `replay_trace`; drive with `step`, `run_cycles`
+    and `apply`; look with `view`, `record`, `records`."""
+
+    def __init__(self, locations: Locations, store: SessionStore, scenario: Scenario | None, agent: Agent | None,
+                 meta: dict, trace: TraceWriter | None = None, config: UserConfig | None = None,
+                 note: str = "") -> None:
+        self.locations = locations
+        self.store = store
+        self.scenario = scenario
+        self.agent = agent  # None: a replay-only run (an imported trace)
+        self.meta = meta
+        self.trace = trace
+        self.user_config = config
+        self.note = note  # what the front end should say on opening (continued, saved psyche used)
+        self.lock = threading.RLock()
+        self.latest: dict | None = agent.last_record if agent is not None else None
+        self._listeners: list[Listener] = []
+        self._psyche_disk: dict[Path, str | None] = {}  # a file's text when this run last read or wrote it
+        self._psyche_file: Path | None = None
+        self._patterns: list[tuple[int, int, int]] = []  # (from cycle, vetoes, biases) configured
+        self._vetoes_fired = 0
+        self._after_open()
+
+    # ---- opening ---------------------------------------------------------------------------
+    @classmethod
+    def start(cls, locations: Locations, scenario: str | Scenario = "zoo", seed: int | None = None,
+              goals: list[str] | None = None, decider: str = "utility", trace: str | Path | IO[str] | None = None,
+              store: "str | Path | SessionStore | None" = None, config: UserConfig | None = None, workbench: bool = False,
+              note: str = "") -> "Run":
+        """A new run of the scenario (earlier runs stay in the store). `goals` (descriptions)
+        replace the scenario's. Its psyche is the one last saved for this scenario in the data
+        dir, if any (the note says so), else the scenario's."""
+        sc = load_scenario(scenario) if isinstance(scenario, str) else scenario
+        for g in goals or []:
+            check_goal(g, "--goals")
+        dec = _decider(decider, config)
+        writer = TraceWriter(trace) if trace is not None else None  # an unusable --trace fails first
+        st = _open_store(locations, store)
+        saved = locations.saved_psyche(sc.name)
+        psyche, disk = None, None
+        if saved.is_file():
+            try:
+                disk = saved.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise InputError(f"cannot read the saved psyche: {exc}", file=str(saved)) from None
+            psyche = Psyche.from_toml(disk, file=str(saved))
+            psyche.source = str(saved)
+            note = (note + "; " if note else "") + f"psyche from {saved} (saved earlier for {sc.name})"
+        agent = build_agent(sc, seed, goals, None, psyche=psyche, decider=dec)
+        meta = {"scenario": str(sc.path), "name": sc.name, "seed": agent.seed, "goals": goals, "decider": decider,
+                "config": agent.config.to_dict(), "psyche": _psyche_header(agent.psyche)}
+        if workbench:
+            meta["workbench"] = True
+        if psyche is not None:
+            meta["psyche_file"] = str(saved)
+        run_id = st.start(agent, meta)
+        meta = st.run_meta(run_id)
+        r = cls(locations, st, sc, agent, meta, writer, config, note)
+        if disk is not None:
+            r._psyche_disk[saved] = disk
+        return r
+
+    @classmethod
+    def resume(cls, locations: Locations, branch: str | None = None, trace: str | Path | IO[str] | None = None,
+               store: str | Path | None = None, config: UserConfig | None = None) -> "Run":
+        """The store's current run where it was left (its current branch, or `branch`)."""
+        if store is None and not locations.has_store():
+            # nothing to resume: say so, and leave no empty store behind
+            raise InputError(f"no session to resume in {locations.data_dir} (start one with `akh-tui agent run` "
+                             f"or `akh-tui`)", field="--data-dir")
+        st = _open_store(locations, store)
+        try:
+            meta = st.meta()
+            if meta is None or not st.has_session():
+                raise InputError(f"no session to resume in {locations.data_dir} (start one with `akh-tui agent run` "
+                                 f"or `akh-tui`)", field="--data-dir")
+            if meta.get("imported_from"):
+                raise InputError(f"the current run was imported from {meta['imported_from']}: replay it with "
+                                 f"`akh-tui open`", file=st.where)
+            sc = load_scenario(meta["scenario"])
+            writer = TraceWriter(trace) if trace is not None else None
+            r = cls(locations, st, sc, None, meta, writer, config)
+            bid = st.find_branch(meta["id"], branch) if branch is not None else None
+            r._adopt(history.resume(st, r._rebuild, bid))
+            return r
+        except BaseException:
+            st.close()
+            raise
+
+    @classmethod
+    def continue_or_start(cls, locations: Locations, scenario: str = "zoo", seed: int | None = None,
+                          goals: list[str] | None = None, decider: str = "utility", fresh: bool = False,
+                          trace: str | Path | IO[str] | None = None, config: UserConfig | None = None) -> "Run":
+        """`agent run`: continue the store's current run when it is this scenario, seed, goals
+        and decider and still has an active goal; otherwise (or `fresh`) start a new one."""
+        sc = load_scenario(scenario)
+        for g in goals or []:
+            check_goal(g, "--goals")
+        if not fresh and locations.has_store():
+            st = _open_store(locations)
+            meta = st.meta() if st.has_session() else None
+            st.close()
+            want_seed = sc.seed if seed is None else seed
+            if meta is not None and meta["scenario"] == str(sc.path) and meta["seed"] == want_seed \
+                    and meta["goals"] == goals and meta.get("decider", "utility") == decider:
+                r = cls.resume(locations, trace=trace, config=config)
+                if r.agent is not None and r.agent.focus_goal() is not None:
+                    r.note = f"continuing the session at cycle {r.cycle} (use --fresh to start over)"
+                    return r
+                if r.trace is not None:
+                    r.trace.close()
+                r.store.close()
+        return cls.start(locations, sc, seed, goals, decider, trace, config=config)
+
+    @classmethod
+    def open_or_new(cls, locations: Locations, scenario: str | None = None,
+                    trace: str | Path | IO[str] | None = None) -> "Run":
+        """`agent cycle` / `agent plan`: the current run, or a new one of `scenario` (zoo)."""
+        if locations.has_store():
+            st = _open_store(locations)
+            meta = st.meta() if st.has_session() else None
+            st.close()
+            if meta is not None and not meta.get("imported_from"):
+                if scenario is None:
+                    return cls.resume(locations, trace=trace)
+                if meta["scenario"] == str(load_scenario(scenario).path):
+                    return cls.resume(locations, trace=trace)
+        return cls.start(locations, scenario or "zoo", trace=trace, goals=[])  # only the goal asked for
+
+    @classmethod
+    def replay_trace(cls, trace_file: str | Path, locations: Locations | None = None) -> "Run":
+        """A trace file, read-only: its records in a store of its own (no engine)."""
+        trace: Trace = read_trace(trace_file)  # validated line by line before anything is kept
+        if not trace.cycles:
+            raise InputError("the trace has no cycle to replay", file=str(trace_file))
+        st = SessionStore(":memory:")
+        run_id = st.import_trace(trace, Path(trace_file).name)
+        st.use(st.branches(run_id)[0]["id"])
+        return cls(locations or Locations.resolve(), st, None, None, st.run_meta(run_id))
+
+    @classmethod
+    def over(cls, agent: Agent, name: str, store: SessionStore | None = None, trace: TraceWriter | None = None,
+             rebuild: Callable[[], Agent] | None = None) -> "Run":
+        """A run of an agent built elsewhere (the benchmark's generated graphs, tests),
+        recorded like any other; `rebuild` makes a fresh one for rewinds."""
+        st = store or SessionStore(":memory:")
+        run_id = st.start(agent, {"name": name, "seed": agent.seed, "goals": None, "decider": agent.decider.kind,
+                                  "config": agent.config.to_dict(), "psyche": _psyche_header(agent.psyche)})
+        r = cls(Locations.resolve(), st, None, None, st.run_meta(run_id), trace)
+        r._custom_rebuild = rebuild
+        r.agent, r.latest = agent, agent.last_record
+        r._after_open()
+        return r
+
+    def timeline(self) -> history.Timeline:
+        """The branch shown, through history's three modes (replay, rewind, fork)."""
+        return history.Timeline(self.store, self.store.current(), self._rebuild)
+
+    # ---- internals ---------------------------------------------------------------------------
+    _custom_rebuild: Callable[[], Agent] | None = None
+
+    def _rebuild(self) -> Agent:
+        """A fresh agent of this run's scenario (no goals): what restores start from."""
+        if self._custom_rebuild is not None:
+            return self._custom_rebuild()
+        if self.scenario is None:
+            raise InputError("this run has no scenario to rebuild from: it can be replayed, not rewound")
+        agent = build_agent(self.scenario, self.meta["seed"], None, None, psyche=self._base_psyche(), add_goals=False,
+                            decider=self._live_decider())
+        agent.workspace = self.workspace
+        return agent
+
+    def _base_psyche(self) -> Psyche:
+        # a restore overwrites the psyche with the saved state's: this one only has to load
+        return Psyche.default() if self.meta.get("psyche_file") else load_psyche(self.scenario)  # type: ignore[arg-type]
+
+    def _live_decider(self):
+        if self.agent is not None:
+            return self.agent.decider
+        if not hasattr(self, "_decider_cache"):
+            self._decider_cache = _decider(self.meta.get("decider", "utility"), self.user_config)
+        return self._decider_cache
+
+    def _adopt(self, agent: Agent) -> None:
+        """`agent` is the run's live state from now on (after resume, fork, switch)."""
+        if self.agent is not None:
+            agent.decider = self.agent.decider
+        agent.workspace = self.workspace
+        self.agent = agent
+        self.latest = agent.last_record
+        self._after_open()
+
+    def _after_open(self) -> None:
+        """Facts of the branch shown: configured patterns over time, vetoes fired."""
+        b = self.store.branch
+        if b is None:
+            return
+        run_id = self.store.current_run()
+        self.meta = self.store.run_meta(run_id) if run_id is not None else self.meta
+        self.branch_name = self.store.branch_info(b)["name"]
+        ps = self.meta.get("psyche") or {}
+        self._patterns = [(0, len(ps.get("vetoes", [])), len(ps.get("biases", [])))]
+        for cycle, ev in self.store.events(b):
+            if ev.get("type") == "psyche_edit":
+                self._patterns.append((cycle + 1, len(ev.get("vetoes", [])), len(ev.get("biases", []))))
+        self._vetoes_fired = self.store.count_vetoes(b, self.store.last_cycle(b))
+        if self.agent is not None:
+            self._workspace_dir()
+            if self.trace is not None and not getattr(self, "_header_written", False):
+                self._header_written = True
+                a = self.agent
+                self.trace.header(self.name, a.seed, a.config.to_dict(), _psyche_header(a.psyche), start_cycle=a.cycle)
+                self.trace.write_all(a.drain_events())
+
+    @property
+    def workspace(self) -> Path | None:
+        if self.scenario is None:
+            return None
+        return self.locations.workspace(self.meta["id"], self.scenario.config.workspace)
+
+    def _workspace_dir(self) -> None:
+        """The run's workspace exists before its first cycle (the tools that need it are still
+        gated by capabilities, allow-lists and the psyche)."""
+        ws = self.workspace
+        if ws is None:
+            return
+        if ws != self.locations.workspace(self.meta["id"]):  # the run's own folder is safe by construction
+            # a folder the scenario names may not hold (or be inside) what the agent must not
+            # overwrite: the session store, the saved psyches, the config
+            loc = self.locations
+            check_workspace(ws, {"session store": loc.session_db, "saved psyches": loc.psyche_dir,
+                                 "config dir": loc.config_file.parent}, file=str(self.scenario.path))
+        try:
+            ws.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot create the run's workspace: {exc.strerror or exc}", file=str(ws),
+                             field="workspace") from None
+        if self.agent is not None:
+            self.agent.workspace = ws
+
+    # ---- reading -----------------------------------------------------------------------------
+    @property
+    def warnings(self) -> list[str]:
+        """What the user should know about the run's settings before it runs (an allow-listed
+        program known to run or write arbitrary things, ...), each naming file, line and field."""
+        if self.scenario is None:
+            return []
+        return list(self.scenario.config.warnings)
+
+    @property
+    def live(self) -> bool:
+        """False for a replay-only run (an imported trace): no engine to step or fork."""
+        return self.agent is not None
+
+    @property
+    def cycle(self) -> int:
+        return self.agent.cycle if self.agent is not None else self.last_cycle()
+
+    @property
+    def seed(self) -> int | None:
+        return self.meta.get("seed")
+
+    @property
+    def name(self) -> str:
+        return str(self.meta.get("name") or "")
+
+    @property
+    def run_id(self) -> int:
+        return int(self.meta["id"])
+
+    def last_cycle(self) -> int:
+        with self.lock:
+            if self.agent is not None:
+                return self.agent.cycle
+            return self.store.last_cycle(self.store.current())
+
+    def finished(self) -> bool:
+        return self.agent is None or self.agent.focus_goal() is None
+
+    def subscribe(self, fn: Listener) -> None:
+        """`fn` gets every cycle record and event as it happens (from the engine's thread)."""
+        self._listeners.append(fn)
+
+    def record(self, cycle: int) -> CycleRecord | None:
+        """A recorded cycle of the branch shown (no engine call)."""
+        with self.lock:
+            return cast("CycleRecord | None", self.store.record(self.store.current(), cycle))
+
+    def records(self, start: int = 1, end: int | None = None) -> list[CycleRecord]:
+        with self.lock:
+            return cast("list[CycleRecord]",
+                        list(self.store.records(self.store.current(), start, end if end is not None else self.last_cycle())))
+
+    def marks(self) -> dict[int, str]:
+        with self.lock:
+            return self.store.marks(self.store.current())
+
+    def view(self, cycle: int | None = None, wm_rows: int = 40) -> View:
+        """What the workbench draws: the live state (cycle None), or recorded cycle `cycle` as
+        it was. One producer for both, so a pane cannot show live and replayed data differently."""
+        with self.lock:
+            if cycle is None and self.agent is not None:
+                return self._live_view(wm_rows)
+            c = cycle if cycle is not None else self.last_cycle()
+            rec = self.store.record(self.store.current(), c)
+            if rec is None:
+                raise InputError(f"cycle {c} is not recorded (recorded: 1..{self.last_cycle()})", field="cycle")
+            return self._recorded_view(rec)
+
+    def _psyche_view(self, psyche: dict, cycle: int, vetoes: list[str] | None, biases: list[str] | None,
+                     pending: bool, fired: int) -> dict:
+        configured = next(((v, b) for c, v, b in reversed(self._patterns) if c <= cycle), (0, 0))
+        return dict(psyche) | {
+            "vetoes": vetoes, "biases": biases,  # names where known (live), else None
+            "vetoes_configured": len(vetoes) if vetoes is not None else configured[0],
+            "biases_configured": len(biases) if biases is not None else configured[1],
+            "vetoes_fired": fired, "pending": pending,
+        }
+
+    def _live_view(self, wm_rows: int) -> View:
+        a = self.agent
+        assert a is not None
+        focus = a.focus_goal()
+        wm = a.wm
+        ps = a.psyche
+        return {
+            "cycle": a.cycle,
+            "seed": a.seed,
+            "focus": focus.id if focus else None,
+            "goals": [
+                g.summary() | {"children": list(g.children), "fail_reason": g.fail_reason,
+                               "attempt": g.attempt, "criteria": g.criteria, "missing": g.missing()}
+                for g in sorted(a.goals.values(), key=lambda g: g.id)
+            ],
+            "plans": {gid: p.to_dict() for gid, p in a.plans.items()},
+            "wm": {
+                "capacity": wm.capacity, "size": len(wm), "pressure": wm.pressure,
+                "entries": [{"id": e.id, "cycle": e.cycle, "kind": e.kind, "relevance": e.relevance,
+                             "refs": e.reference_count, "content": e.content} for e in wm.recent(wm_rows)],
+            },
+            "episodes": len(a.episodic),
+            # the model decider's structured working memory, as injected into its prompt
+            "model_memory": a.decider.model_memory(600),
+            "psyche": self._psyche_view(ps.snapshot(), a.cycle, [p.name for p in ps.shadow.veto_patterns],
+                                        [p.name for p in ps.shadow.bias_patterns], a.pending_psyche is not None,
+                                        self._vetoes_fired),
+            "replay": False,
+        }
+
+    def _recorded_view(self, record: dict) -> View:
+        """The view of a recorded cycle, from its record alone. What the record does not hold
+        is left empty rather than guessed: criteria "", missing [] (but the focus goal's, which
+        the record keeps), no fail reason, episodes 0, working memory limited to the entries
+        the cycle observed, pattern names unknown (their counts come from the run's psyche
+        edits)."""
+        focus = record["goal"]["id"]
+        plan = record.get("plan")
+        children: dict[int, list[int]] = {}
+        for g in record["goals"]:
+            if g["parent"] is not None:
+                children.setdefault(g["parent"], []).append(g["id"])
+        goals = [
+            dict(g) | {
+                "children": sorted(children.get(g["id"], [])),
+                "fail_reason": None,
+                "attempt": plan["attempt"] if plan is not None and plan["goal"] == g["id"] else 0,
+                "criteria": "",
+                "missing": list(record["act"].get("missing", [])) if g["id"] == focus else [],
+            }
+            for g in sorted(record["goals"], key=lambda g: g["id"])
+        ]
+        size, capacity = record["wm"]["size"], record["wm"]["capacity"]
+        fired = self.store.count_vetoes(self.store.current(), record["cycle"])
+        return {
+            "cycle": record["cycle"],
+            "seed": self.meta.get("seed"),
+            "focus": focus,
+            "goals": goals,
+            "plans": {plan["goal"]: plan} if plan is not None else {},
+            "wm": {"capacity": capacity, "size": size, "pressure": size / capacity if capacity else 0.0,
+                   "entries": _observed_entries(record)},
+            "episodes": 0,
+            "model_memory": None,
+            "psyche": self._psyche_view(record["psyche"], record["cycle"], None, None, False, fired),
+            "replay": True,
+        }
+
+    def goals(self) -> list[dict]:
+        """The goals now, with coverage, criteria and why a failed one failed."""
+        with self.lock:
+            if self.agent is None:
+                return []
+            return [{**g.summary(), "coverage": g.coverage, "criteria": g.criteria, "fail_reason": g.fail_reason}
+                    for g in sorted(self.agent.goals.values(), key=lambda g: g.id)]
+
+    def find_goal(self, text: str) -> dict | None:
+        """A goal by id or (newest first) by description."""
+        with self.lock:
+            a = self.agent
+            if a is None:
+                return None
+            if text.isdigit() and int(text) in a.goals:
+                return a.goals[int(text)].summary()
+            for g in sorted(a.goals.values(), key=lambda g: -g.id):
+                if g.description.lower() == text.strip().lower():
+                    return g.summary()
+            return None
+
+    def goal_words(self, goal_id: int | None) -> str:
+        """The labels of a goal's symbols: a query the graph can answer word for word."""
+        with self.lock:
+            a = self.agent
+            g = a.goals.get(goal_id) if a is not None and goal_id is not None else None
+            if g is None:
+                return ""
+            return " ".join(a.kg.label(s) for s in a.goal_symbols(g)) or g.description  # type: ignore[union-attr]
+
+    def plan(self, goal_id: int) -> dict:
+        """The goal's plan, made now (and recorded) if it has none."""
+        with self.lock:
+            a = self._engine()
+            g = a.goals[goal_id]
+            if goal_id not in a.plans:
+                self.apply(MakePlan(goal_id))
+            return {"goal": g.summary(), "flags": a.strategy_flags(g), "plan": a.plans[goal_id].to_dict(),
+                    "steps": [{"marker": st.marker, "index": st.index, "tool": st.tool, "rationale": st.rationale}
+                              for st in a.plans[goal_id].steps]}
+
+    def recall(self, query: str, top_k: int) -> dict:
+        with self.lock:
+            a = self._engine()
+            symbols = [sid for w in normalised_words(query) for sid in a.kg.by_key(w)]
+            eps = a.episodic.recall(symbols, top_k)
+            return {"query": query, "symbols": [a.kg.label(x) for x in symbols],
+                    "episodes": [e.to_dict() | {"learnings": [a.kg.label(x) for x in e.learnings]} for e in eps]}
+
+    def psyche_toml(self) -> str:
+        with self.lock:
+            a = self._engine()
+            return (a.pending_psyche or a.psyche).to_toml()
+
+    def current_psyche(self) -> Psyche:
+        """A copy of the psyche the next cycle runs with (a pending edit included)."""
+        with self.lock:
+            a = self._engine()
+            return (a.pending_psyche or a.psyche).copy()
+
+    def tool_names(self) -> tuple[str, ...]:
+        return TOOL_NAMES
+
+    def _engine(self) -> Agent:
+        if self.agent is None:
+            raise InputError("this run was imported from a trace: it can be replayed, not changed")
+        return self.agent
+
+    # ---- driving -----------------------------------------------------------------------------
+    def step(self) -> CycleRecord | None:
+        """One cycle; None when no goal is active (and nothing ran)."""
+        with self.lock:
+            a = self._engine()
+            record = a.step()
+            events = a.drain_events()
+            if record is None:
+                self._emit(events)
+                return None
+            self.latest = record
+            if record["act"]["vetoed"]:
+                self._vetoes_fired += 1
+            if self.trace is not None:
+                self.trace.write(record)
+            self._emit(events, persist=False)
+            self.store.save(a, record, events)
+            for fn in self._listeners:
+                fn(record)
+            return record
+
+    def run_cycles(self, max_cycles: int, on_record: Callable[[dict], None] | None = None,
+                   should_stop: Callable[[dict], bool] | None = None) -> tuple[int, str]:
+        """Up to max_cycles cycles. Returns (cycles run, why it stopped)."""
+        n = 0
+        while n < max_cycles:
+            rec = self.step()
+            if rec is None:
+                return n, "no active goal"
+            n += 1
+            if on_record is not None:
+                on_record(rec)
+            if should_stop is not None and should_stop(rec):
+                return n, "stopped"
+        if self.trace is not None:
+            self.trace.flush()
+        return n, "max cycles" if not self.finished() else "no active goal"
+
+    def apply(self, command: Command) -> list[Event]:
+        """Apply a user's command between cycles and record it (rewind replays it). An
+        InputError or ValueError changes nothing."""
+        with self.lock:
+            a = self._engine()
+            if isinstance(command, AddGoal):
+                make_goal(0, command.description, command.criteria, command.priority)  # refuse before applying
+            command.apply(a)
+            events = a.drain_events()
+            if isinstance(command, EditPsyche):
+                self._patterns.append((a.cycle + 1, len(a.pending_psyche.shadow.veto_patterns),  # type: ignore[union-attr]
+                                       len(a.pending_psyche.shadow.bias_patterns)))  # type: ignore[union-attr]
+            self._emit(events, inputs=[(command.kind, command.payload())])
+            return events
+
+    def add_goal(self, description: str, criteria: str | None = None, priority: int = 128) -> dict:
+        with self.lock:
+            self.apply(AddGoal(description, criteria, priority))
+            a = self._engine()
+            return a.goals[a.next_goal_id - 1].summary()
+
+    def edit_psyche(self, psyche: Psyche | str, source: str = "user") -> Psyche:
+        """Validate first (an InputError changes nothing), apply at the next cycle."""
+        p = Psyche.from_toml(psyche) if isinstance(psyche, str) else psyche
+        self.apply(EditPsyche(p.to_toml(), source))
+        return p
+
+    def veto_tool(self, tool: str) -> bool:
+        """Add a veto pattern for `tool` (applies at the next cycle). False, and nothing
+        recorded, when the psyche already vetoes it."""
+        with self.lock:
+            a = self._engine()
+            current = (a.pending_psyche or a.psyche).copy()
+            updated = current.with_veto_for_tool(tool)
+            if updated.to_toml() == current.to_toml():
+                return False
+            self.edit_psyche(updated, source=f"veto {tool} from the score table")
+            return True
+
+    def reflect(self) -> list[Event]:
+        return self.apply(Reflect())
+
+    def consolidate(self) -> Event:
+        return self.apply(Consolidate())[-1]
+
+    # ---- the psyche on disk ------------------------------------------------------------------
+    def psyche_file(self) -> Path | None:
+        """Where the workbench saves this run's psyche: under the data dir, per scenario (the
+        next run of the scenario starts from it). A bundled scenario's own file is never
+        written."""
+        if self.scenario is None:
+            return None
+        return self._psyche_file or self.locations.saved_psyche(self.scenario.name)
+
+    def save_psyche(self, psyche: Psyche | str, path: Path | None = None, force: bool = False) -> Path:
+        """Write the psyche (keeping the user's comments), creating folders. A file that changed
+        on disk since this run read or wrote it is not overwritten unless `force`."""
+        p = Psyche.from_toml(psyche) if isinstance(psyche, str) else psyche
+        target = Path(path) if path is not None else self.psyche_file()
+        if target is None:
+            raise InputError("a replayed trace has no psyche file to save to")
+        known = self._psyche_disk.get(target)
+        try:
+            now = target.read_text(encoding="utf-8") if target.exists() else None
+        except (OSError, UnicodeDecodeError):
+            now = "\0unreadable"
+        if now is not None and now != known and not force:
+            raise PsycheFileChanged(
+                "the file changed on disk since this run read or saved it: saving would overwrite it "
+                "(save again to overwrite; your text is kept)", file=str(target))
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            p.save(target)
+        except OSError as exc:
+            raise InputError(f"not saved: {exc.strerror or exc}", file=str(target)) from None
+        self._psyche_disk[target] = target.read_text(encoding="utf-8")
+        self._psyche_file = target
+        return target
+
+    # ---- time travel -------------------------------------------------------------------------
+    def branches(self) -> list[dict]:
+        with self.lock:
+            return self.store.branches(self.run_id)
+
+    def fork(self, cycle: int, name: str, edits: dict | None = None) -> Event:
+        """Rewind to `cycle`, apply the edits and continue as branch `name` (now current)."""
+        with self.lock:
+            self._engine()
+            agent, event = history.fork(self.store, self.store.current(), cycle, name, edits, self._rebuild)
+            self._adopt(agent)
+            self._emit([event], persist=False)
+            return event
+
+    def switch(self, branch: str | int) -> None:
+        """Continue from another branch's newest state (the one left is checkpointed)."""
+        with self.lock:
+            a = self._engine()
+            bid = branch if isinstance(branch, int) else self.store.find_branch(self.run_id, branch)
+            self.store.checkpoint(a)
+            self._adopt(history.resume(self.store, self._rebuild, bid))
+
+    def rewind(self, cycle: int) -> dict:
+        """The engine state right after recorded `cycle` of the branch shown, as a view (the
+        live run is not changed: fork continues from a rewound state)."""
+        with self.lock:
+            self._engine()
+            agent = history.rewind(self.store, self.store.current(), cycle, self._rebuild)
+            saved, self.agent = self.agent, agent
+            try:
+                return self._live_view(40)
+            finally:
+                self.agent = saved
+
+    def reset(self) -> None:
+        """A new run of the same scenario, seed and decider in the same store."""
+        with self.lock:
+            a = self._engine()
+            self.store.checkpoint(a)
+            fresh = Run.start(self.locations, self.scenario, self.meta["seed"], self.meta.get("goals"),  # type: ignore[arg-type]
+                              self.meta.get("decider", "utility"), store=self.store,
+                              config=self.user_config, workbench=bool(self.meta.get("workbench")))
+            fresh.agent.decider = a.decider  # type: ignore[union-attr]
+            self.meta, self.agent, self.latest = fresh.meta, fresh.agent, fresh.latest
+            self._psyche_disk.update(fresh._psyche_disk)
+            self.note = fresh.note
+            self._after_open()
+
+    def compare(self, a: str | int, b: str | int) -> dict:
+        """history.compare of two branches of this run."""
+        with self.lock:
+            st = self.store
+            ia = a if isinstance(a, int) else st.find_branch(self.run_id, a)
+            ib = b if isinstance(b, int) else st.find_branch(self.run_id, b)
+            return history.compare_branches(st, ia, ib) | {"a_name": st.branch_info(ia)["name"],
+                                                           "b_name": st.branch_info(ib)["name"]}
+
+    def search(self, query: str) -> list[dict]:
+        """Cycles of the branch shown matching the search box's words (a bad word raises
+        ValueError naming it)."""
+        filters = parse_search(query)
+        with self.lock:
+            return self.store.search(self.store.current(), **filters)
+
+    # ---- closing -----------------------------------------------------------------------------
+    def close(self) -> None:
+        """Checkpoint the branch (a later resume starts here) and close the store and trace."""
+        with self.lock:
+            try:
+                if self.trace is not None:
+                    self.trace.close()
+                if self.agent is not None:
+                    self.store.checkpoint(self.agent)
+            finally:
+                self.store.close()
+
+    def _emit(self, events: list[dict], persist: bool = True, inputs: list | None = None) -> None:
+        """Events to the trace, the store and the listeners. `inputs` marks a user action
+        between cycles: it is stored with them so that rewind can replay it."""
+        if persist and (events or inputs):
+            self.store.save(self.agent, None, events, inputs or (), input_events=inputs is not None)  # type: ignore[arg-type]
+        if not events:
+            return
+        if self.trace is not None:
+            self.trace.write_all(events)
+        for e in events:
+            for fn in self._listeners:
+                fn(e)
+
+
+def _observed_entries(record: dict) -> list[dict]:
+    """The working-memory entries a recorded cycle observed, oldest first. Their cycle is not
+    recorded; every cycle pushes exactly one "Observe:" entry first, so counting those back
+    from the newest entry (pushed in the previous cycle) dates each one. Reference counts are
+    not recorded: 0."""
+    recent = record["observe"]["recent"]
+    out = []
+    cycle = record["cycle"] - 1
+    for e in reversed(recent):
+        out.append({"id": e["id"], "cycle": max(cycle, 0), "kind": e["kind"],
+                    "relevance": KIND_RELEVANCE.get(e["kind"], 0.5), "refs": 0, "content": e["content"]})
+        if e["kind"] == "observation" and e["content"].startswith("Observe:"):
+            cycle -= 1
+    out.reverse()
+    return out
+
+
+def rerun(scenario: str, seed: int, goals: list[str] | None, decider: str, inputs: dict[int, list[tuple[str, Any]]],
+          until: int) -> Iterator[dict]:
+    """A run replayed headless from its settings and recorded user inputs (a pin's check): the
+    records of cycles 1..until (fewer when no goal is left active), each input applied after
+    the cycle it followed. In a data dir of its own, so no saved psyche, store or workspace of
+    the user's takes part."""
+    import json
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="akh-rerun-") as tmp:
+        r = Run.start(Locations(Path(tmp), Path(tmp) / "config.toml"), scenario, seed, goals, decider, store=":memory:")
+        try:
+            for c in range(until):
+                for kind, payload in inputs.get(c, []):
+                    r.apply(from_input(kind, payload))
+                rec = r.step()
+                if rec is None:
+                    return
+                yield json.loads(json.dumps(rec))  # as the store gave the pinned one: like with like
+        finally:
+            r.close()
+
+
+def check_pin(pin_data: dict, path: Path) -> dict:
+    """A pin file's cycles rerun through the door: "same" or what changed (engine/pin.py)."""
+    return pin.check_pin(pin_data, path, rerun)
+
+
+class Sessions:
+    """The runs kept in a data dir's session store, for commands that do not drive a run."""
+
+    def __init__(self, locations: Locations) -> None:
+        if not locations.has_store():
+            raise InputError(f"no session store in {locations.data_dir} (runs are stored by `akh-tui agent run` "
+                             f"and the workbench)", field="--data-dir")
+        self.store = SessionStore(locations.session_db)
+
+    def close(self) -> None:
+        self.store.close()
+
+    @property
+    def where(self) -> str:
+        return self.store.where
+
+    def _goals(self, branch: dict) -> list[dict]:
+        """A branch's goals at its newest cycle, or as the run started (no cycle yet)."""
+        st = self.store
+        rec = st.record(branch["id"], branch["last_cycle"]) if branch["last_cycle"] else None
+        if rec is not None:
+            return rec["goals"]
+        head = st.head_state(branch["id"])
+        if head is None:
+            return []
+        return [{"id": g["id"], "description": g["description"], "status": g["status"], "priority": g["priority"],
+                 "parent": g.get("parent")} for g in head.get("goals", [])]
+
+    def runs(self) -> list[dict]:
+        out = []
+        for r in self.store.runs():
+            main = r["branches"][0] if r["branches"] else None
+            goals = self._goals(main) if main is not None else []
+            top = [g for g in goals if g["parent"] is None]
+            out.append(r | {"goals_done": sum(g["status"] == "completed" for g in top), "goals_top": len(top)})
+        return out
+
+    def show(self, run: int) -> dict:
+        meta = self.store.run_meta(run)
+        return {"run": meta, "branches": [b | {"goals": self._goals(b)} for b in self.store.branches(run)]}
+
+    def export(self, run: int, branch: str, target: str | Path | IO[str]) -> int:
+        """Write a branch as a SPEC §11 trace; returns the number of cycles written."""
+        st = self.store
+        meta = st.run_meta(run)
+        bid = st.find_branch(run, branch)
+        writer = TraceWriter(target)
+        n = 0
+        try:
+            writer.header(meta.get("name") or "", meta.get("seed") or 0, meta.get("config") or {}, meta.get("psyche") or {},
+                          run=run, branch=branch)
+            for item in st.trace_items(bid):
+                writer.write(item)
+                n += item.get("type") == "cycle"
+        finally:
+            writer.close()
+        return n
+
+    def import_trace(self, file: str | Path) -> dict:
+        trace = read_trace(file)  # validated line by line before anything is written
+        if not trace.cycles:
+            raise InputError("the trace has no cycle to import", file=str(file))
+        run = self.store.import_trace(trace, str(Path(file).name))
+        return {"run": run, "cycles": len(trace.cycles), "events": len(trace.events)}
+
+    def search(self, run: int, branch: str, query: str) -> list[dict]:
+        try:
+            filters = parse_search(query)
+        except ValueError as exc:
+            raise InputError(str(exc), field="query") from None
+        self.store.run_meta(run)
+        return self.store.search(self.store.find_branch(run, branch), **filters)
+
+    def branch_ref(self, ref: str) -> tuple[int, str]:
+        run, _, name = ref.partition(":")
+        try:
+            run_id = int(run)
+        except ValueError:
+            raise InputError(f"expected RUN or RUN:BRANCH, e.g. 1:main, got {ref!r}", field="compare") from None
+        self.store.run_meta(run_id)
+        name = name or "main"
+        return self.store.find_branch(run_id, name), f"{run_id}:{name}"
+
+    def compare(self, a: str, b: str) -> dict:
+        (ia, name_a), (ib, name_b) = self.branch_ref(a), self.branch_ref(b)
+        return history.compare_branches(self.store, ia, ib) | {"a_name": name_a, "b_name": name_b}
+
+    def delete(self, run: int) -> dict:
+        return self.store.delete_run(run)
+
+

@@ -1,0 +1,37 @@
+"""The dependency rules written down in pyproject.toml ([tool.importlinter]) hold, and the
+engine type-checks: both run here so a change that breaks them fails the suite."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def test_import_contracts_hold():
+    proc = subprocess.run([str(BIN / "lint-imports"), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "0 broken" in proc.stdout and "BROKEN" not in proc.stdout
+
+
+def test_a_front_end_reaching_past_the_door_breaks_the_contract(tmp_path):
+    """The contract can fail: a copy of the package whose workbench imports the store directly."""
+    import shutil
+
+    copy = tmp_path / "akh_tui"
+    shutil.copytree(ROOT / "akh_tui", copy, ignore=shutil.ignore_patterns("__pycache__", "data", "themes"))
+    bad = copy / "tui" / "sneaky.py"
+    bad.write_text("from ..engine.session import SessionStore  # past the door\n")
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    proc = subprocess.run([str(BIN / "lint-imports"), "--no-cache"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300, env={"PYTHONPATH": str(tmp_path), "PATH": str(BIN)})
+    assert proc.returncode != 0 and "akh_tui.tui.sneaky -> akh_tui.engine.session" in proc.stdout, proc.stdout
+
+
+def test_the_engine_type_checks():
+    proc = subprocess.run([sys.executable, "-m", "mypy", "akh_tui/engine"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr

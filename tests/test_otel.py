@@ -1,0 +1,160 @@
+"""`sessions export --format otlp|otlp-json`: a stored run as OpenTelemetry spans, sent to a real
+OTLP/HTTP receiver (started here on 127.0.0.1, decoding the protobuf it gets) and written as
+OTLP JSON; the same ids and bytes every time."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from akh_tui.engine.trace import read_trace
+
+pytest.importorskip("opentelemetry.proto")
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (  # noqa: E402
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+
+class Receiver:
+    """A minimal OTLP/HTTP traces endpoint: POST /v1/traces, protobuf in, spans kept."""
+
+    def __init__(self) -> None:
+        self.requests: list[ExportTraceServiceRequest] = []
+        self.headers: list = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 (http.server's name)
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if self.headers.get("Content-Encoding") == "gzip":
+                    body = gzip.decompress(body)
+                if self.path != "/v1/traces" or self.headers.get("Content-Type") != "application/x-protobuf":
+                    self.send_response(404)
+                    self.end_headers()
+                    return
+                req = ExportTraceServiceRequest()
+                req.ParseFromString(body)
+                outer.requests.append(req)
+                outer.headers.append(self.headers)  # case-insensitive lookups
+                reply = ExportTraceServiceResponse().SerializeToString()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1/traces"
+
+    def spans(self) -> list:
+        return [s for r in self.requests for rs in r.resource_spans for ss in rs.scope_spans for s in ss.spans]
+
+
+@pytest.fixture
+def receiver():
+    r = Receiver()
+    r.thread.start()
+    yield r
+    r.server.shutdown()
+    r.server.server_close()
+    r.thread.join(timeout=5)
+
+
+def _attrs(span) -> dict:
+    out = {}
+    for kv in span.attributes:
+        v = kv.value
+        out[kv.key] = getattr(v, v.WhichOneof("value")) if v.WhichOneof("value") != "array_value" else [
+            getattr(x, x.WhichOneof("value")) for x in v.array_value.values]
+    return out
+
+
+def test_every_cycle_arrives_at_an_otlp_receiver_with_its_attributes(cli, tmp_path, receiver):
+    cli("agent", "run", "--scenario", "shadow", "--max-cycles", "6", "--trace", "run.jsonl")
+    records = read_trace(tmp_path / "run.jsonl").cycles
+    proc = cli("sessions", "export", "1", "--format", "otlp", "--endpoint", receiver.url,
+               "--header", "Authorization=Basic dGVzdDp0ZXN0")
+    assert "exported 6 cycle(s)" in proc.stderr
+    assert receiver.headers[0]["Authorization"] == "Basic dGVzdDp0ZXN0"
+    spans = receiver.spans()
+    assert len({s.trace_id for s in spans}) == 1  # one trace per run
+    by_id = {s.span_id: s for s in spans}
+    root = [s for s in spans if not s.parent_span_id]
+    assert len(root) == 1 and root[0].name == "invoke_agent shadow"
+    assert _attrs(root[0])["gen_ai.operation.name"] == "invoke_agent"
+    cycles = sorted((s for s in spans if s.name.startswith("cycle ")), key=lambda s: _attrs(s)["akh.cycle"])
+    assert [_attrs(s)["akh.cycle"] for s in cycles] == [r["cycle"] for r in records] == [1, 2, 3, 4, 5, 6]
+    for span, rec in zip(cycles, records):
+        a = _attrs(span)
+        assert span.parent_span_id == root[0].span_id
+        assert a["akh.tool"] == rec["decide"]["tool"] and a["akh.breakdown"] == rec["decide"]["breakdown"]
+        chosen = next(c for c in rec["decide"]["candidates"] if c["tool"] == rec["decide"]["tool"])
+        assert a["akh.score"] == pytest.approx(chosen["score"])
+        for f in ("base", "recency", "novelty", "episodic", "pressure", "archetype", "plan"):
+            assert a[f"akh.factor.{f}"] == pytest.approx(chosen[f])
+        assert a["akh.vetoed"] == rec["act"]["vetoed"] and a["akh.coverage"] == pytest.approx(rec["act"]["coverage"])
+        assert a["akh.goal.id"] == rec["goal"]["id"] and a["akh.bias"] == pytest.approx(rec["act"]["bias"])
+        children = [s for s in spans if s.parent_span_id == span.span_id]
+        assert [c.name for c in children] == ["observe", "orient", "decide", "act", "learn"]
+        act = children[3]
+        (tool,) = [s for s in spans if s.parent_span_id == act.span_id]
+        t = _attrs(tool)
+        assert tool.name == f"execute_tool {rec['decide']['tool']}"
+        assert t["gen_ai.operation.name"] == "execute_tool" and t["gen_ai.tool.name"] == rec["decide"]["tool"]
+        assert json.loads(t["gen_ai.tool.call.arguments"]) == {"input": rec["decide"]["input"]}
+        assert t["gen_ai.tool.call.result"] == rec["act"]["output"][:4096]
+        # times from the cycle number: cycle c is the c-th second after the start
+        assert span.start_time_unix_nano == 1_735_689_600_000_000_000 + (rec["cycle"] - 1) * 1_000_000_000
+        assert all(by_id[c.span_id].start_time_unix_nano >= span.start_time_unix_nano for c in children)
+    vetoed = [s for s in cycles if _attrs(s)["akh.vetoed"]]
+    assert [_attrs(s)["akh.cycle"] for s in vetoed] == [r["cycle"] for r in records if r["act"]["vetoed"]] == [4]
+    assert _attrs(vetoed[0])["akh.veto"] and vetoed[0].status.code == 2  # STATUS_CODE_ERROR
+    # exporting again sends the very same ids
+    first = sorted((s.trace_id, s.span_id) for s in spans)
+    receiver.requests.clear()
+    cli("sessions", "export", "1", "--format", "otlp", "--endpoint", receiver.url)
+    assert sorted((s.trace_id, s.span_id) for s in receiver.spans()) == first
+
+
+def test_otlp_json_is_the_same_bytes_twice_and_names_its_ids_in_hex(cli, tmp_path):
+    cli("agent", "run", "--scenario", "zoo", "--max-cycles", "5")
+    cli("agent", "fork", "--at", "2", "--name", "bold", "--set", "explorer=0.9")
+    cli("agent", "resume", "--max-cycles", "2")
+    cli("sessions", "export", "1", "--format", "otlp-json", "-o", "a.json")
+    cli("sessions", "export", "1", "--format", "otlp-json", "-o", "b.json")
+    cli("sessions", "export", "1", "--branch", "bold", "--format", "otlp-json", "-o", "bold.json")
+    a = (tmp_path / "a.json").read_bytes()
+    assert a == (tmp_path / "b.json").read_bytes()
+    doc = json.loads(a)
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    assert len(spans) == 1 + 5 * 7  # root, and per cycle: the cycle, five phases, the tool call
+    assert all(len(s["traceId"]) == 32 and len(s["spanId"]) == 16 for s in spans)
+    bold = json.loads((tmp_path / "bold.json").read_text())["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    assert bold[0]["traceId"] != spans[0]["traceId"]  # another branch, another trace
+    assert len([s for s in bold if s["name"].startswith("cycle ")]) == 4
+
+
+def test_export_refuses_what_it_cannot_do(cli, tmp_path):
+    cli("agent", "run", "--scenario", "zoo", "--max-cycles", "2")
+    for argv, words in [
+        (("--format", "otlp"), "--endpoint"),
+        (("--format", "otlp", "--endpoint", "ftp://x"), "not an http(s) URL"),
+        (("--format", "otlp", "--endpoint", "http://127.0.0.1:9/v1/traces", "--header", "novalue"), "KEY=VALUE"),
+        (("--format", "otlp-json", "--start", "yesterday"), "ISO 8601"),
+        (("--endpoint", "http://127.0.0.1:9/v1/traces"), "go with --format"),
+        (("--format", "otlp", "--endpoint", "http://127.0.0.1:9/v1/traces", "-o", "x.json"), "-o goes with"),
+    ]:
+        proc = cli("sessions", "export", "1", *argv, check_rc=2)
+        assert words in proc.stderr, (argv, proc.stderr)
