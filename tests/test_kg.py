@@ -166,3 +166,35 @@ def test_candidate_dict_lists_every_factor_in_order():
     d = c.to_dict()
     assert list(d) == ["tool", "offered", "why_not", "score", *FACTORS, "input"]
     assert [d[f] for f in FACTORS] == [getattr(c, f) for f in FACTORS]
+
+
+def test_whole_file_reading_gives_the_line_readers_lines(tmp_path):
+    from akh_tui.engine.errors import user_file_lines
+    from akh_tui.engine.kg import _whole_file_lines
+
+    cases = [b"", b"a\tb\tc", b"a\tb\tc\n", b"a\tb\tc\r\n\r\nx\ty\tz\r", b"\n\n", b"a\rb\tp\to\r\n", "é\tp\to\n".encode()]
+    for i, data in enumerate(cases):
+        path = tmp_path / f"{i}.tsv"
+        path.write_bytes(data)
+        used_a, used_b = [0, 0], [0, 0]
+        fast = _whole_file_lines(path, used_a, 100, 10_000)
+        assert fast is not None
+        assert list(fast) == list(user_file_lines(path, "triple file", 10_000, 100, used_b)), data
+        assert used_a == used_b, data
+
+
+def test_caps_and_bad_bytes_are_refused_where_the_line_reader_refuses_them(tmp_path):
+    many = tmp_path / "many.tsv"
+    many.write_text("".join(f"s{i}\tp\to\n" for i in range(30)))
+    with pytest.raises(InputError) as err:
+        KnowledgeGraph.from_files([many], max_lines=25)
+    assert err.value.line == 26 and "more than 25 lines" in str(err.value)
+    with pytest.raises(InputError) as err:
+        KnowledgeGraph.from_files([many], max_bytes=100)
+    assert "more than 100 bytes" in str(err.value)
+    bad = tmp_path / "bad.tsv"
+    bad.write_bytes(b"a\tb\tc\nd\t\xff\tf\n")
+    with pytest.raises(InputError) as err:
+        KnowledgeGraph.from_files([bad])
+    assert err.value.line == 2 and "not UTF-8" in str(err.value)
+    assert len(KnowledgeGraph.from_files([many])) == 30
