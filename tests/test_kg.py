@@ -198,3 +198,13 @@ def test_caps_and_bad_bytes_are_refused_where_the_line_reader_refuses_them(tmp_p
         KnowledgeGraph.from_files([bad])
     assert err.value.line == 2 and "not UTF-8" in str(err.value)
     assert len(KnowledgeGraph.from_files([many])) == 30
+
+
+def test_by_predicate_is_a_live_sequence():
+    kg = by_add()
+    eats = kg.lookup("eats")
+    pairs = kg.by_predicate(eats)
+    assert len(pairs) == 2 and pairs[0] == (kg.lookup("whale"), kg.lookup("krill"))
+    assert pairs[-1:] == [(kg.lookup("animal-4"), kg.lookup("whale"))]
+    kg.add("orca", "eats", "seal")
+    assert len(pairs) == 3 and pairs[2] == (kg.lookup("orca"), kg.lookup("seal"))

@@ -16,7 +16,7 @@ import gc
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, NamedTuple
+from typing import Callable, Iterable, Iterator, NamedTuple, Sequence, overload
 
 from .errors import InputError, open_user_file, user_file_lines
 from .text import normalised_words
@@ -238,6 +238,34 @@ def _split_lines(text: str) -> Iterator[str]:
         start = end + 1
 
 
+class PairsView(Sequence[tuple[int, int]]):
+    """(subject, object) of each triple of a list, read on demand."""
+
+    __slots__ = ("_triples",)
+
+    def __init__(self, triples: list[Triple]) -> None:
+        self._triples = triples
+
+    def __len__(self) -> int:
+        return len(self._triples)
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[int, int]: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[tuple[int, int]]: ...
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [(t[0], t[2]) for t in self._triples[i]]
+        t = self._triples[i]
+        return (t[0], t[2])
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        for t in self._triples:
+            yield (t[0], t[2])
+
+
 class KnowledgeGraph:
     def __init__(self) -> None:
         self.symbols: list[Symbol] = []
@@ -410,10 +438,11 @@ class KnowledgeGraph:
         """Subjects of (·, p, o), insertion order (do not mutate)."""
         return _ids(self._po.get((p << _SHIFT) | o))
 
-    def by_predicate(self, p: int) -> Iterator[tuple[int, int]]:
-        """(subject, object) pairs of every triple with predicate p, in insertion order (lazily:
-        callers that stop early do not pay for a hub predicate's whole list)."""
-        return ((t.subject, t.object) for t in self._by_p[p] or _EMPTY)
+    def by_predicate(self, p: int) -> "PairsView":
+        """(subject, object) pairs of every triple with predicate p, in insertion order: a live
+        view of the predicate's triples (grows as they are added; do not mutate), so no pair
+        is made until it is read and a caller that stops early pays for what it read."""
+        return PairsView(self.triples_by_predicate(p))
 
     def triples_by_predicate(self, p: int) -> list[Triple]:
         """Every triple with predicate p, in insertion order (do not mutate)."""
