@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from . import cli_sessions, cli_think
+from . import cli_sessions, cli_sweep, cli_think
 from .engine.errors import InputError
 
 EXIT_INPUT = 2
@@ -130,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--quick", action="store_true", help="smaller runs (a smoke test of the benchmark itself)")
     bench.add_argument("--json", action="store_true")
     cli_think.add_parser(sub)
+    cli_sweep.add_parser(sub)
     bench.add_argument("--ui", action="store_true", help="also measure the workbench: cycles/s against headless, pause latency")
     return p
 
@@ -153,6 +154,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_tools(args, out)
         if args.command == "psyche":
             return cmd_psyche_check(args, out)
+        if args.command == "sweep":
+            return cli_sweep.dispatch(args, out, err)
         if args.command == "think":
             return cli_think.cmd_think(args, out)
         if args.command == "bench":
