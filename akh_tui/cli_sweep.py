@@ -77,6 +77,8 @@ def cmd_run(args, out: Console, err: Console) -> int:
     sweep = load_sweep(args.file)
     if args.scheduler and args.workers:
         raise InputError("--workers sizes the local cluster; with --scheduler the cluster's own workers run the sweep", field="--workers")
+    if args.scheduler:
+        _host_port(args.scheduler)  # a malformed address is refused before anything runs
     if args.check:
         if args.json:
             print(json.dumps({"ok": True, "file": args.file, "runs": sweep.run_count, "axes": sweep.axis_names()}))
@@ -110,6 +112,7 @@ def start_client(workers: int | None, scheduler: str | None):
     from dask.distributed import Client, LocalCluster
 
     if scheduler:
+        _reachable(scheduler)
         try:
             return Client(scheduler, timeout=CONNECT_TIMEOUT), None
         except (OSError, TimeoutError, ValueError) as exc:
@@ -118,6 +121,38 @@ def start_client(workers: int | None, scheduler: str | None):
     cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
                            dashboard_address=None, silence_logs=logging.ERROR)
     return Client(cluster), cluster
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    """(host, port) of a tcp:// address; None for other schemes (tls://, ...), left to the client."""
+    from urllib.parse import urlsplit
+
+    if "://" not in address:
+        address = "tcp://" + address  # dask's own default scheme
+    if not address.startswith("tcp://"):
+        return None
+    try:
+        u = urlsplit(address)
+        host, port = u.hostname, u.port
+    except ValueError as exc:
+        raise InputError(f"not a scheduler address: {exc}", field="--scheduler") from None
+    if not host or port is None:
+        raise InputError(f"not a scheduler address {address!r} (expected tcp://HOST:PORT)", field="--scheduler")
+    return host, port
+
+
+def _reachable(address: str) -> None:
+    """A refused or unresolvable tcp:// address fails at once (the client would retry until
+    its timeout)."""
+    import socket
+
+    hp = _host_port(address)
+    if hp is None:
+        return
+    try:
+        socket.create_connection(hp, timeout=10).close()
+    except OSError as exc:
+        raise InputError(f"cannot reach the scheduler {address}: {exc.strerror or exc}", field="--scheduler") from None
 
 
 def run_sweep(sweep, folder: Path, workers: int | None = None, scheduler: str | None = None, err: Console | None = None,
