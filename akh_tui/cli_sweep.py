@@ -117,9 +117,16 @@ def start_client(workers: int | None, scheduler: str | None):
             return Client(scheduler, timeout=CONNECT_TIMEOUT), None
         except (OSError, TimeoutError, ValueError) as exc:
             raise InputError(f"cannot reach the scheduler {scheduler}: {exc}", field="--scheduler") from None
+    import dask
+
     n = workers or os.cpu_count() or 1
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                           dashboard_address=None, silence_logs=logging.ERROR)
+    # Runs are short (tens of ms): the scheduler hands each worker its share at once instead of
+    # one task per thread at a time ("queuing"), so no worker waits a round trip between runs.
+    with dask.config.set({"distributed.scheduler.worker-saturation": "inf"}):
+        # no dashboard; the scheduler's small HTTP server (health checks) on any free local port
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                               dashboard_address=None, silence_logs=logging.ERROR,
+                               scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"})
     return Client(cluster), cluster
 
 
@@ -180,10 +187,20 @@ def run_sweep(sweep, folder: Path, workers: int | None = None, scheduler: str | 
 
 
 def _drive(store, tasks, summary, run_task, workers, scheduler, err, on_result) -> None:
-    from dask.distributed import as_completed
-
     progress = _progress(err, len(tasks), summary["skipped"])
     client, cluster = start_client(workers, scheduler)
+    try:
+        collect(client, store, tasks, summary, run_task, progress, on_result)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def collect(client, store, tasks, summary, run_task, progress=None, on_result=None) -> None:
+    """Submit the tasks to the client's cluster and store each result as it comes back."""
+    from dask.distributed import as_completed
+
     futures = []
     try:
         # The key names the run: the same run is one task however often it is submitted.
@@ -203,7 +220,8 @@ def _drive(store, tasks, summary, run_task, workers, scheduler, err, on_result) 
                 summary["ran"] += 1
                 failed += result["row"]["status"] == "failed"
             if progress is not None:
-                progress.update(0, advance=1, failed=failed, rate=summary["ran"] / max(time.perf_counter() - t0, 1e-9))
+                progress.update(progress.task_ids[0], advance=1, failed=failed,
+                                rate=summary["ran"] / max(time.perf_counter() - t0, 1e-9))
             if on_result is not None:
                 on_result(result, client)
     except KeyboardInterrupt:
@@ -211,13 +229,9 @@ def _drive(store, tasks, summary, run_task, workers, scheduler, err, on_result) 
     finally:
         if progress is not None:
             progress.stop()
-        try:
-            if futures:
-                client.cancel([f for f in futures if not f.done()])
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
+        pending = [f for f in futures if not f.done()]
+        if pending:
+            client.cancel(pending)
 
 
 def _progress(err: Console | None, total: int, skipped: int):

@@ -48,6 +48,9 @@ class SweepStore:
                 self.folder.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(path, isolation_level=None, timeout=30)
             self.db.execute("PRAGMA journal_mode=WAL")
+            # WAL + NORMAL: a committed row survives the process being killed (Ctrl-C, a crash);
+            # only a power cut may lose the last ones, and re-running the sweep redoes them
+            self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(_SCHEMA)
         except (OSError, ValueError, sqlite3.Error) as exc:
             reason = getattr(exc, "strerror", None) or exc
