@@ -179,32 +179,37 @@ def run_sweep(sweep, folder: Path, workers: int | None = None, scheduler: str | 
         summary = {"total": len(all_tasks), "skipped": len(all_tasks) - len(tasks), "ran": 0, "lost": 0,
                    "interrupted": False, "folder": str(folder)}
         if tasks:
-            _drive(store, tasks, summary, run_task, workers, scheduler, err, on_result)
+            _drive(store, tasks, summary, run_task, workers, scheduler, err, on_result, sweep.bundles)
         summary["stored"], summary["failed"] = store.count()
         return summary
     finally:
         store.close()
 
 
-def _drive(store, tasks, summary, run_task, workers, scheduler, err, on_result) -> None:
+def _drive(store, tasks, summary, run_task, workers, scheduler, err, on_result, bundles) -> None:
     progress = _progress(err, len(tasks), summary["skipped"])
     client, cluster = start_client(workers, scheduler)
     try:
-        collect(client, store, tasks, summary, run_task, progress, on_result)
+        collect(client, store, tasks, summary, run_task, progress, on_result, bundles)
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
 
 
-def collect(client, store, tasks, summary, run_task, progress=None, on_result=None) -> None:
-    """Submit the tasks to the client's cluster and store each result as it comes back."""
+def collect(client, store, tasks, summary, run_task, progress=None, on_result=None, bundles: dict | None = None) -> None:
+    """Submit the tasks to the client's cluster and store each result as it comes back.
+    `bundles` (scenario files as text) goes to every worker once, not with every task."""
     from dask.distributed import as_completed
 
     futures = []
     try:
+        extra = []
+        if bundles:
+            (shared,) = client.scatter([bundles], broadcast=True)
+            extra = [[shared] * len(tasks)]
         # The key names the run: the same run is one task however often it is submitted.
-        futures = client.map(run_task, tasks, key=[f"akh-sweep-{t.run_id}" for t in tasks], pure=False)
+        futures = client.map(run_task, tasks, *extra, key=[f"akh-sweep-{t.run_id}" for t in tasks], pure=False)
         failed = 0
         t0 = time.perf_counter()
         if progress is not None:
@@ -237,6 +242,10 @@ def collect(client, store, tasks, summary, run_task, progress=None, on_result=No
 def _progress(err: Console | None, total: int, skipped: int):
     if err is None:
         return None
+    if skipped:
+        err.print(Text(f"{skipped} run(s) already in the folder; running the {total} missing", style="yellow"))
+    if not err.is_terminal:  # a log or a pipe gets the summary line only
+        return None
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     p = Progress(
@@ -246,8 +255,6 @@ def _progress(err: Console | None, total: int, skipped: int):
         console=err, transient=False,
     )
     p.add_task("sweep", total=total, failed=0, rate=0.0)
-    if skipped:
-        err.print(Text(f"{skipped} run(s) already in the folder; running the {total} missing", style="yellow"))
     return p
 
 

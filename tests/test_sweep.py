@@ -178,12 +178,15 @@ def test_a_row_equals_a_plain_run_of_the_same_settings(grid, tmp_path, cli):
 
 def test_a_sweep_on_a_local_cluster_of_two_workers_matches_the_plain_loop_and_a_failed_run_is_kept(grid, tmp_path):
     sweep, rows, traces = grid
-    # a second scenario whose graph vanishes after validation: its runs raise in the worker
+    # a second scenario, given by path (its files travel with the sweep: the workers read
+    # nothing of it from disk), whose graph has a bad line: its runs raise in the worker
     own = tmp_path / "own"
     shutil.copytree(bundled_data_dir(), own)
+    with open(own / "kg" / "solar.tsv", "a") as f:
+        f.write("a line without tabs\n")
     text = GRID.replace('scenarios = ["zoo"]', f'scenarios = ["zoo", "{own}/scenarios/solar.toml"]')
     both = load_sweep(write(tmp_path, text))
-    (own / "kg" / "solar.tsv").unlink()
+    shutil.rmtree(own)
     summary = run_sweep(both, tmp_path / "out", workers=2)
     assert summary | {"folder": None} == {"total": 36, "skipped": 0, "ran": 36, "lost": 0, "interrupted": False,
                                            "stored": 36, "failed": 18, "folder": None}
@@ -192,7 +195,9 @@ def test_a_sweep_on_a_local_cluster_of_two_workers_matches_the_plain_loop_and_a_
     assert plain(zoo) == plain(rows)
     assert {k: got_traces[k] for k in traces} == traces
     solar = [r for r in got if r["scenario"] == "solar"]
-    assert all(r["status"] == "failed" and "solar.tsv" in r["error"] for r in solar)
+    assert len(solar) == 18
+    assert all(r["status"] == "failed" and f"{own}/kg/solar.tsv:" in r["error"] for r in solar), solar[0]["error"]
+    assert len({r["error"] for r in solar}) == 1
 
 
 def test_ctrl_c_keeps_what_finished_and_a_second_run_does_only_the_rest(grid, tmp_path):

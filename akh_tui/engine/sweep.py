@@ -26,12 +26,15 @@ No dask here: this module is imported by workers and by the client alike.
 
 from __future__ import annotations
 
+import atexit
 import copy
 import hashlib
 import itertools
 import json
 import math
+import os
 import random
+import shutil
 import tempfile
 import time
 import zlib
@@ -91,6 +94,8 @@ class Sweep:
     description: str = ""
     text: str = ""
     psyche_texts: dict[str, str] = field(default_factory=dict)  # psyche axis value -> TOML
+    # a scenario given by path -> its files as text, so that workers need no shared disk
+    bundles: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = field(default_factory=dict)
 
     @property
     def points(self) -> int:
@@ -312,7 +317,8 @@ def parse_sweep(text: str, file: str) -> Sweep:
                 if pname not in names:
                     raise err(f"no shadow pattern '{pname}' in the psyche {p.source or '(scenario default)'} "
                               f"(it has: {', '.join(names) or 'none'})", f"axes.{a.name}")
-    sweep = Sweep(name.strip(), Path(file), scenarios, seeds, max_cycles, axes, samples, sample_seed, desc, text, psyche_texts)
+    bundles = {s: scenario_bundle(s) for s in scenarios if Path(s).is_absolute()}
+    sweep = Sweep(name.strip(), Path(file), scenarios, seeds, max_cycles, axes, samples, sample_seed, desc, text, psyche_texts, bundles)
     if sweep.run_count > MAX_RUNS:
         raise InputError(f"the sweep would make {sweep.run_count:,} runs (at most {MAX_RUNS:,})", file=file, field="axes")
     return sweep
@@ -337,6 +343,37 @@ def _scenario(s: str, base: Path, fld: str, err) -> str:
     except (OSError, ValueError):
         raise err(f"not a usable path: {s!r}", fld) from None
     return s
+
+
+def scenario_bundle(path: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """A scenario file and the files it names: (their common folder, ((path relative to it,
+    text), ...)), the scenario file first. Files it names by absolute path are read there."""
+    from .scenario import load_scenario
+
+    sc = load_scenario(path)
+    files = list(dict.fromkeys(f.resolve() for f in [Path(path), *sc.kg, *sc.rules, *([sc.psyche_file] if sc.psyche_file else [])]))
+    root = Path(os.path.commonpath([str(f.parent) for f in files]))
+    return str(root), tuple((f.relative_to(root).as_posix(), read_user_file(f, "scenario file")) for f in files)
+
+
+_UNPACKED: dict[str, Path] = {}  # bundle digest -> folder, once per worker process
+
+
+def unpack(bundle: tuple[str, tuple[tuple[str, str], ...]]) -> tuple[Path, Path]:
+    """The bundle's files written to a private folder (kept for the process's life): (the
+    folder, its scenario file)."""
+    root, files = bundle
+    digest = hashlib.sha256(json.dumps(files).encode()).hexdigest()
+    folder = _UNPACKED.get(digest)
+    if folder is None:
+        folder = Path(tempfile.mkdtemp(prefix="akh-sweep-scenario-"))
+        atexit.register(shutil.rmtree, folder, True)
+        for rel, text in files:
+            target = folder / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        _UNPACKED[digest] = folder
+    return folder, folder / files[0][0]
 
 
 def _values(body, fld: str, err, random_mode: bool, numeric: bool) -> Axis:
@@ -366,13 +403,15 @@ def _values(body, fld: str, err, random_mode: bool, numeric: bool) -> Axis:
 
 # ---- one run ------------------------------------------------------------------------------
 
-def build_run(task: RunTask, workspace=None):
+def build_run(task: RunTask, workspace=None, bundles: dict | None = None):
     """The agent of one task (scenario, seed and every axis value applied), and its scenario.
-    `workspace()` gives a folder, asked for only when the scenario lets tools touch files."""
+    `workspace()` gives a folder, asked for only when the scenario lets tools touch files;
+    `bundles` (Sweep.bundles) carries the files of scenarios given by path."""
     from .llm import make_decider
     from .scenario import build_agent, load_psyche, load_scenario
 
-    scenario = load_scenario(task.scenario)
+    bundle = (bundles or {}).get(task.scenario)
+    scenario = load_scenario(str(unpack(bundle)[1]) if bundle is not None else task.scenario)
     psyche = Psyche.from_toml(task.psyche_text, file=task.psyche_file) if task.psyche_text is not None else load_psyche(scenario)
     config = copy.deepcopy(scenario.config)
     decider = "utility"
@@ -393,7 +432,7 @@ def build_run(task: RunTask, workspace=None):
     return scenario, agent
 
 
-def run_task(task: RunTask) -> dict:
+def run_task(task: RunTask, bundles: dict | None = None) -> dict:
     """Run one task headless: {"row": outcomes, "trace": the JSONL trace, zlib-compressed}.
 
     Never raises for a run's own failure: an exception is the row's `error` (status failed),
@@ -413,7 +452,7 @@ def run_task(task: RunTask) -> dict:
         return Path(tmp[-1].name)
 
     try:
-        scenario, agent = build_run(task, folder)
+        scenario, agent = build_run(task, folder, bundles)
         ctl = Controller(agent, scenario.name, TraceWriter(buf))
         records: list[dict] = []
         try:
@@ -422,7 +461,11 @@ def run_task(task: RunTask) -> dict:
             ctl.close()
         row.update(outcomes(agent, records, n, why))
     except Exception as exc:  # the sweep goes on; the row says what went wrong
-        row.update(status="failed", error=f"{type(exc).__name__}: {exc}")
+        error = f"{type(exc).__name__}: {exc}"
+        bundle = (bundles or {}).get(task.scenario)
+        if bundle is not None:  # name the user's files, not this worker's copy of them
+            error = error.replace(str(unpack(bundle)[0]), bundle[0])
+        row.update(status="failed", error=error)
     finally:
         for t in tmp:
             t.cleanup()
