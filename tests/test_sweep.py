@@ -374,18 +374,31 @@ def test_the_report_gives_means_intervals_a_heatmap_and_extremes(folder, grid, t
 def test_every_run_opens_for_replay(folder, grid, tmp_path, cli):
     from akh_tui.tui.app import Workbench
     from akh_tui.tui.userconfig import UserConfig
+    from tests.test_workbench import drive
 
     sweep, rows, traces = grid
     rid = rows[4]["run_id"]
     text = cli("sweep", "open", str(folder), rid[:6], "--print").stdout
     assert text == traces[rid]
-    path = tmp_path / "t.jsonl"
-    path.write_text(text)
-    assert len(read_trace(path).cycles) == rows[4]["cycles_run"]
-    Workbench(trace_file=path, sync=True, config=UserConfig.load(tmp_path / "c.toml"))  # the replay loads it
     assert cli("sweep", "open", str(folder), "#4", "--print").stdout == text
     proc = cli("sweep", "open", str(folder), "zzz", check_rc=2)
     assert "no run 'zzz'" in proc.stderr
+    config = UserConfig.load(tmp_path / "c.toml")
+    st = SweepStore(folder, create=False)
+    try:
+        for r in rows:  # every run's stored history is a trace the workbench replays
+            path = tmp_path / f"{r['run_id']}.jsonl"
+            path.write_text(st.trace_text(r["run_id"]))
+            assert len(read_trace(path).cycles) == r["cycles_run"]
+            Workbench(trace_file=path, sync=True, config=config)
+    finally:
+        st.close()
+    last = json.loads([line for line in text.splitlines() if '"type":"cycle"' in line][-1])
+
+    async def script(app, pilot):
+        assert app.ctl is None and app.replay == last["cycle"] == rows[4]["cycles_run"]
+
+    drive(Workbench(trace_file=tmp_path / f"{rid}.jsonl", sync=True, config=config), script)
 
 
 def test_the_cli_imports_no_dask_until_a_sweep_runs():
