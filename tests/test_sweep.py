@@ -36,6 +36,24 @@ archetypes.sage = [0.3, 0.5, 0.7]
 """
 
 
+@pytest.fixture
+def akh(capsys, monkeypatch, tmp_path):
+    """`akh-tui ...` in this process (a subprocess costs seconds on a loaded machine):
+    returns (exit code, stdout, stderr)."""
+    from akh_tui.cli import main
+
+    monkeypatch.setenv("AKH_TUI_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("COLUMNS", "200")
+
+    def run(*args: str) -> tuple[int, str, str]:
+        capsys.readouterr()
+        rc = main(list(args))
+        out = capsys.readouterr()
+        return rc, out.out, out.err
+
+    return run
+
+
 def write(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
     p = tmp_path / name
     p.write_text(text)
@@ -101,14 +119,18 @@ def test_a_bad_sweep_file_names_its_file_line_and_field(tmp_path, text, line, fi
     assert words in e.message
 
 
-def test_the_cli_refuses_a_bad_file_with_exit_2_and_counts_the_runs_of_a_good_one(tmp_path, cli):
+def test_the_cli_refuses_a_bad_file_with_exit_2_and_counts_the_runs_of_a_good_one(tmp_path, akh):
     bad = write(tmp_path, BAD[2][0], "bad.toml")
-    proc = cli("sweep", "run", str(bad), check_rc=2)
-    assert f"{bad}:4: field 'axes.archetypes.explorer[1]'" in proc.stderr
+    rc, out, err = akh("sweep", "run", str(bad))
+    assert rc == 2 and f"{bad}:4: field 'axes.archetypes.explorer[1]'" in err.replace("\n", "")
     assert not (tmp_path / "bad").exists()  # nothing was created
     good = write(tmp_path, GRID, "good.toml")
-    proc = cli("sweep", "run", str(good), "--check")
-    assert "18 run(s)" in proc.stdout and "6 point(s) × 3 seed(s)" in proc.stdout
+    rc, out, err = akh("sweep", "run", str(good), "--check")
+    assert rc == 0 and "18 run(s)" in out and "6 point(s) × 3 seed(s)" in out
+    rc, out, err = akh("sweep", "run", str(good), "--scheduler", "tcp://127.0.0.1:9")  # nothing listens there
+    assert rc == 2 and "--scheduler" in err and "cannot reach" in err
+    rc, out, err = akh("sweep", "run", str(good), "--scheduler", "tcp://127.0.0.1", "--check")
+    assert rc == 2 and "expected tcp://HOST:PORT" in err.replace("\n", " ")
 
 
 def test_random_samples_are_drawn_with_their_own_seed_and_ids_follow_the_settings(tmp_path):
@@ -143,14 +165,15 @@ def read_trace_text(result: dict) -> str:
 
 # ---- determinism against plain runs -------------------------------------------------------------
 
-def test_a_row_equals_a_plain_run_of_the_same_settings(grid, tmp_path, cli):
+def test_a_row_equals_a_plain_run_of_the_same_settings(grid, tmp_path, akh):
     """The run the sweep made is the run `agent run` makes (same cycles), and its outcomes are
     those of stepping an agent built by hand with the same psyche."""
     sweep, rows, traces = grid
     task = next(t for t in sweep.tasks() if dict(t.settings) == {"archetypes.explorer": 0.5, "archetypes.sage": 0.7})
     row = next(r for r in rows if r["run_id"] == task.run_id)
     trace = tmp_path / "t.jsonl"
-    cli("agent", "run", "--scenario", "zoo", "--seed", str(task.seed), "--max-cycles", "8", "--trace", str(trace))
+    rc, _, err = akh("agent", "run", "--scenario", "zoo", "--seed", str(task.seed), "--max-cycles", "8", "--trace", str(trace))
+    assert rc == 0, err
     cycles = [json.loads(line) for line in trace.read_text().splitlines() if '"type":"cycle"' in line]
     ours = [json.loads(line) for line in traces[task.run_id].splitlines() if '"type":"cycle"' in line]
     assert ours == cycles and row["cycles_run"] == len(cycles)
@@ -200,26 +223,6 @@ def test_a_sweep_on_a_local_cluster_of_two_workers_matches_the_plain_loop_and_a_
     assert len({r["error"] for r in solar}) == 1
 
 
-def test_ctrl_c_keeps_what_finished_and_a_second_run_does_only_the_rest(grid, tmp_path):
-    sweep, rows, traces = grid
-    seen = []
-
-    def interrupt(result, client):
-        seen.append(result["row"]["run_id"])
-        if len(seen) == 5:
-            raise KeyboardInterrupt
-
-    first = run_sweep(sweep, tmp_path / "out", workers=1, on_result=interrupt)
-    assert first["interrupted"] and first["stored"] == 5
-    assert sorted(r["run_id"] for r in stored(tmp_path / "out")[0]) == sorted(seen)
-    second = run_sweep(sweep, tmp_path / "out", workers=1)
-    assert (second["skipped"], second["ran"], second["stored"], second["interrupted"]) == (5, 13, 18, False)
-    got, got_traces = stored(tmp_path / "out")
-    assert plain(got) == plain(rows) and got_traces == traces
-    third = run_sweep(sweep, tmp_path / "out", workers=1)  # nothing missing: no cluster, nothing run
-    assert (third["skipped"], third["ran"]) == (18, 0)
-
-
 def test_a_folder_refuses_another_sweep(grid, tmp_path):
     sweep = grid[0]
     SweepStore(tmp_path / "out", sweep).close()
@@ -230,7 +233,7 @@ def test_a_folder_refuses_another_sweep(grid, tmp_path):
 
 
 def test_a_real_sigint_stops_the_sweep_with_exit_130_and_keeps_the_rows(tmp_path):
-    path = write(tmp_path, GRID.replace("stop = 3", "stop = 400"))
+    path = write(tmp_path, GRID.replace("stop = 3", "stop = 40"))
     env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200")
     proc = subprocess.Popen([sys.executable, "-m", "akh_tui.cli", "sweep", "run", str(path), "--workers", "1"],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -256,7 +259,7 @@ def test_a_real_sigint_stops_the_sweep_with_exit_130_and_keeps_the_rows(tmp_path
     assert "interrupted" in out and "run the same command again" in out
     with sqlite3.connect(db) as c:
         n = c.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
-    assert 3 <= n < 2400
+    assert 3 <= n < 240
 
 
 # ---- an external scheduler and workers ------------------------------------------------------------
@@ -282,7 +285,8 @@ def cluster(tmp_path_factory):
         address = json.loads(sched_file.read_text())["address"]
         assert address.startswith("tcp://127.0.0.1:")
         for _ in range(2):
-            start("worker", address, "--host", "127.0.0.1", "--nworkers", "1", "--nthreads", "1", "--no-dashboard")
+            # no nanny: a killed worker stays dead (the other must do its runs), and stops fast
+            start("worker", address, "--host", "127.0.0.1", "--nworkers", "1", "--nthreads", "1", "--no-dashboard", "--no-nanny")
         from dask.distributed import Client
 
         with Client(address, timeout="30s") as c:
@@ -293,22 +297,41 @@ def cluster(tmp_path_factory):
             p.terminate()
         for p in procs[::-1]:
             try:
-                p.wait(timeout=20)
+                p.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
 
 
-def test_a_sweep_through_an_external_scheduler_gives_identical_rows(grid, cluster, tmp_path, cli):
+def test_a_sweep_through_an_external_scheduler_gives_identical_rows(grid, cluster, tmp_path, akh):
     sweep, rows, traces = grid
     path = write(tmp_path, GRID)
-    proc = cli("sweep", "run", str(path), "--scheduler", cluster, "--out", str(tmp_path / "out"), "--json")
-    summary = json.loads(proc.stdout)
+    rc, out, err = akh("sweep", "run", str(path), "--scheduler", cluster, "--out", str(tmp_path / "out"), "--json")
+    assert rc == 0, err
+    summary = json.loads(out)
     assert (summary["stored"], summary["ran"], summary["failed"], summary["lost"]) == (18, 18, 0, 0)
     got, got_traces = stored(tmp_path / "out")
     assert plain(got) == plain(rows) and got_traces == traces
-    proc = cli("sweep", "run", str(path), "--scheduler", "tcp://127.0.0.1:9", check_rc=2)
-    assert "--scheduler" in proc.stderr and "cannot reach" in proc.stderr
+
+
+def test_ctrl_c_keeps_what_finished_and_a_second_run_does_only_the_rest(grid, cluster, tmp_path):
+    sweep, rows, traces = grid
+    seen = []
+
+    def interrupt(result, client):
+        seen.append(result["row"]["run_id"])
+        if len(seen) == 5:
+            raise KeyboardInterrupt
+
+    first = run_sweep(sweep, tmp_path / "out", scheduler=cluster, on_result=interrupt)
+    assert first["interrupted"] and first["stored"] == 5
+    assert sorted(r["run_id"] for r in stored(tmp_path / "out")[0]) == sorted(seen)
+    second = run_sweep(sweep, tmp_path / "out", scheduler=cluster)
+    assert (second["skipped"], second["ran"], second["stored"], second["interrupted"]) == (5, 13, 18, False)
+    got, got_traces = stored(tmp_path / "out")
+    assert plain(got) == plain(rows) and got_traces == traces
+    third = run_sweep(sweep, tmp_path / "out", scheduler="tcp://127.0.0.1:9")  # nothing missing: not even connected
+    assert (third["skipped"], third["ran"]) == (18, 0)
 
 
 def test_a_worker_killed_mid_sweep_has_its_runs_done_elsewhere_and_counted_once(grid, cluster, tmp_path):
@@ -323,11 +346,18 @@ def test_a_worker_killed_mid_sweep_has_its_runs_done_elsewhere_and_counted_once(
             killed.append(victim)
 
     summary = run_sweep(sweep, tmp_path / "out", scheduler=cluster, on_result=kill_one)
-    assert killed
+    assert killed and len(client_pids(cluster)) == 1  # one worker left: it did the dead one's runs
     assert (summary["stored"], summary["ran"], summary["lost"], summary["failed"]) == (18, 18, 0, 0)
     got, got_traces = stored(tmp_path / "out")
     assert len({r["run_id"] for r in got}) == len(got) == 18
     assert plain(got) == plain(rows) and got_traces == traces
+
+
+def client_pids(address: str) -> dict:
+    from dask.distributed import Client
+
+    with Client(address, timeout="30s") as c:
+        return c.run(os.getpid)
 
 
 # ---- report and open ------------------------------------------------------------------------------
@@ -346,10 +376,11 @@ def folder(grid, tmp_path_factory):
     return d
 
 
-def test_the_report_gives_means_intervals_a_heatmap_and_extremes(folder, grid, tmp_path, cli):
+def test_the_report_gives_means_intervals_a_heatmap_and_extremes(folder, grid, tmp_path, akh):
     rows = grid[1]
     html = tmp_path / "r.html"
-    rep = json.loads(cli("sweep", "report", str(folder), "--json", "--outcome", "cycles_run", "--html", str(html)).stdout)
+    rc, out, _ = akh("sweep", "report", str(folder), "--json", "--outcome", "cycles_run", "--html", str(html))
+    rep = json.loads(out)
     assert rep["stored"] == 18 and rep["axes"] == ["archetypes.explorer", "archetypes.sage"]
     sage = next(a for a in rep["per_axis"] if a["axis"] == "archetypes.sage")
     assert [v["value"] for v in sage["values"]] == [0.3, 0.5, 0.7]
@@ -365,24 +396,25 @@ def test_the_report_gives_means_intervals_a_heatmap_and_extremes(folder, grid, t
     page = html.read_text()
     assert page.startswith("<!doctype html>") and page.count("<svg") >= 2 * 7 + 1
     assert "http://" not in page and "https://" not in page and "<script" not in page and "src=" not in page
-    text = cli("sweep", "report", str(folder)).stdout
-    assert "by archetypes.sage" in text
+    rc, text, _ = akh("sweep", "report", str(folder))
+    assert rc == 0 and "by archetypes.sage" in text
     assert "goals_completed (mean) by archetypes.sage × archetypes.explorer" in text
-    cli("sweep", "report", str(folder), "--x", "mood", check_rc=2)
+    rc, _, err = akh("sweep", "report", str(folder), "--x", "mood")
+    assert rc == 2 and "unknown axis 'mood'" in err
 
 
-def test_every_run_opens_for_replay(folder, grid, tmp_path, cli):
+def test_every_run_opens_for_replay(folder, grid, tmp_path, akh):
     from akh_tui.tui.app import Workbench
     from akh_tui.tui.userconfig import UserConfig
     from tests.test_workbench import drive
 
     sweep, rows, traces = grid
     rid = rows[4]["run_id"]
-    text = cli("sweep", "open", str(folder), rid[:6], "--print").stdout
+    text = akh("sweep", "open", str(folder), rid[:6], "--print")[1]
     assert text == traces[rid]
-    assert cli("sweep", "open", str(folder), "#4", "--print").stdout == text
-    proc = cli("sweep", "open", str(folder), "zzz", check_rc=2)
-    assert "no run 'zzz'" in proc.stderr
+    assert akh("sweep", "open", str(folder), "#4", "--print")[1] == text
+    rc, _, err = akh("sweep", "open", str(folder), "zzz")
+    assert rc == 2 and "no run 'zzz'" in err
     config = UserConfig.load(tmp_path / "c.toml")
     st = SweepStore(folder, create=False)
     try:
