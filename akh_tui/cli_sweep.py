@@ -41,9 +41,11 @@ def add_parser(sub, common: argparse.ArgumentParser | None = None) -> None:
     rep.add_argument("--x", help="the heatmap's column axis (default: the first axis)")
     rep.add_argument("--y", help="the heatmap's row axis (default: the second axis, or seed)")
     rep.add_argument("--json", action="store_true")
-    op = ssub.add_parser("open", help="replay one run of a sweep in the workbench")
+    op = ssub.add_parser("open", help="replay one run of a sweep in the workbench (without RUN: browse the runs)")
     op.add_argument("dir", metavar="DIR")
-    op.add_argument("run", metavar="RUN", help="a run id (or a unique prefix of one), or #INDEX")
+    op.add_argument("run", metavar="RUN", nargs="?",
+                    help="a run id (or a unique prefix of one), or #INDEX; without it, a table of the runs and "
+                         "their heatmap, where enter replays a run")
     op.add_argument("--print", dest="print_trace", action="store_true", help="print the run's JSONL trace instead of opening it")
     bench = ssub.add_parser("bench", help="runs/s on 1 and 2 workers, per-task overhead, memory per worker, store size and report time")
     bench.add_argument("--runs", type=positive, default=200, help="runs per measurement (default: 200)")
@@ -288,6 +290,13 @@ def cmd_open(args, out: Console) -> int:
 
     from .engine.sweepstore import SweepStore
 
+    if args.run is None:
+        if args.print_trace:
+            raise InputError("--print needs a RUN", field="--print")
+        SweepStore(args.dir, create=False).close()  # no sweep there: exit 2 before any screen
+        from .tui.sweep_screen import browse
+
+        return browse(args.dir)
     store = SweepStore(args.dir, create=False)
     try:
         rid = store.find(args.run)

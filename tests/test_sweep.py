@@ -437,3 +437,32 @@ def test_the_cli_imports_no_dask_until_a_sweep_runs():
     code = "import sys, akh_tui.cli as c; c.build_parser(); print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_the_sweep_browser_sorts_draws_the_heatmap_and_enter_picks_a_run(folder, grid):
+    import asyncio
+
+    from akh_tui.tui.sweep_screen import SweepBrowser
+
+    rows = grid[1]
+    app = SweepBrowser(folder)
+    picked = {}
+
+    async def main() -> None:
+        async with app.run_test(size=(160, 48)) as pilot:
+            await pilot.pause()
+            assert app.ordered_ids() == [r["run_id"] for r in rows]  # the sweep's order
+            assert app.heat["x"] == "archetypes.explorer" and app.heat["y"] == "archetypes.sage"
+            app.sort_column, app.sort_reverse = "cycles_run", True
+            app._sort()
+            want = [r["run_id"] for r in sorted(rows, key=lambda r: (r["cycles_run"], r["run_id"]), reverse=True)]
+            assert app.ordered_ids() == want
+            await pilot.press("r")  # lowest first now
+            assert app.ordered_ids() == want[::-1]
+            await pilot.press("o")
+            assert app.heat["outcome"] == "goals_failed"
+            await pilot.press("down", "enter")
+            picked["id"] = want[::-1][1]
+
+    asyncio.run(main())
+    assert app.return_value == picked["id"]
