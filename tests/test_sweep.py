@@ -466,3 +466,18 @@ def test_the_sweep_browser_sorts_draws_the_heatmap_and_enter_picks_a_run(folder,
 
     asyncio.run(main())
     assert app.return_value == picked["id"]
+
+
+def test_an_edited_psyche_or_scenario_file_makes_new_run_ids(tmp_path):
+    (tmp_path / "p.toml").write_text("[archetypes]\nsage = 0.6\n")
+    shutil.copytree(bundled_data_dir(), tmp_path / "d")
+    text = 'scenarios = ["zoo", "d/scenarios/solar.toml"]\nseeds = [0]\n[axes]\npsyche = ["p.toml"]\n'
+    before = [t.run_id for t in load_sweep(write(tmp_path, text)).tasks()]
+    assert before == [t.run_id for t in load_sweep(write(tmp_path, text)).tasks()]  # stable
+    (tmp_path / "p.toml").write_text("[archetypes]\nsage = 0.61\n")
+    after = [t.run_id for t in load_sweep(write(tmp_path, text)).tasks()]
+    assert not set(before) & set(after)
+    with open(tmp_path / "d" / "kg" / "solar.tsv", "a") as f:
+        f.write("pluto\tis-a\tdwarf_planet\n")
+    again = [t.run_id for t in load_sweep(write(tmp_path, text)).tasks()]
+    assert again[0] == after[0] and again[1] != after[1]

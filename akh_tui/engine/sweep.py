@@ -96,6 +96,7 @@ class Sweep:
     psyche_texts: dict[str, str] = field(default_factory=dict)  # psyche axis value -> TOML
     # a scenario given by path -> its files as text, so that workers need no shared disk
     bundles: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = field(default_factory=dict)
+    contents: dict[str, str] = field(default_factory=dict)  # scenario -> digest of its files' text
 
     @property
     def points(self) -> int:
@@ -128,10 +129,14 @@ class Sweep:
         for scenario in self.scenarios:
             for point in self.settings():
                 ps = dict(point).get("psyche")
+                ptext = self.psyche_texts.get(ps) if ps is not None else None
+                # what the run reads: an edited scenario or psyche file makes new runs, never
+                # rows mixed from before and after the edit
+                content = _digest([self.contents.get(scenario, ""), ptext or ""])
                 for seed in self.seeds:
                     tasks.append(RunTask(
-                        run_id(scenario, seed, self.max_cycles, point), len(tasks), scenario, seed, self.max_cycles,
-                        point, self.psyche_texts.get(ps) if ps is not None else None, ps,
+                        run_id(scenario, seed, self.max_cycles, point, content), len(tasks), scenario, seed,
+                        self.max_cycles, point, ptext, ps,
                     ))
         return tasks
 
@@ -144,11 +149,17 @@ def scenario_label(scenario: str) -> str:
     return Path(scenario).stem if scenario.endswith(".toml") else scenario
 
 
-def run_id(scenario: str, seed: int, max_cycles: int, point) -> str:
-    """A short stable id from the run's settings (sha256: no salted hash, same on every machine)."""
+def run_id(scenario: str, seed: int, max_cycles: int, point, content: str = "") -> str:
+    """A short stable id from the run's settings and the digest of the files it reads (sha256:
+    no salted hash, the same on every machine)."""
     key = json.dumps({"scenario": scenario_label(scenario), "seed": seed, "max_cycles": max_cycles,
-                      "settings": [[k, v] for k, v in point]}, sort_keys=True, separators=(",", ":"))
+                      "settings": [[k, v] for k, v in point], "content": content},
+                     sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+def _digest(parts) -> str:
+    return hashlib.sha256(json.dumps(parts, separators=(",", ":")).encode()).hexdigest()
 
 
 # ---- parsing ------------------------------------------------------------------------------
@@ -317,8 +328,11 @@ def parse_sweep(text: str, file: str) -> Sweep:
                 if pname not in names:
                     raise err(f"no shadow pattern '{pname}' in the psyche {p.source or '(scenario default)'} "
                               f"(it has: {', '.join(names) or 'none'})", f"axes.{a.name}")
-    bundles = {s: scenario_bundle(s) for s in scenarios if Path(s).is_absolute()}
-    sweep = Sweep(name.strip(), Path(file), scenarios, seeds, max_cycles, axes, samples, sample_seed, desc, text, psyche_texts, bundles)
+    read = {s: scenario_bundle(s) for s in scenarios}
+    bundles = {s: b for s, b in read.items() if Path(s).is_absolute()}  # bundled names: every install has them
+    contents = {s: _digest(b[1]) for s, b in read.items()}
+    sweep = Sweep(name.strip(), Path(file), scenarios, seeds, max_cycles, axes, samples, sample_seed, desc, text,
+                  psyche_texts, bundles, contents)
     if sweep.run_count > MAX_RUNS:
         raise InputError(f"the sweep would make {sweep.run_count:,} runs (at most {MAX_RUNS:,})", file=file, field="axes")
     return sweep
@@ -351,7 +365,7 @@ def scenario_bundle(path: str) -> tuple[str, tuple[tuple[str, str], ...]]:
     from .scenario import load_scenario
 
     sc = load_scenario(path)
-    files = list(dict.fromkeys(f.resolve() for f in [Path(path), *sc.kg, *sc.rules, *([sc.psyche_file] if sc.psyche_file else [])]))
+    files = list(dict.fromkeys(f.resolve() for f in [Path(sc.path), *sc.kg, *sc.rules, *([sc.psyche_file] if sc.psyche_file else [])]))
     root = Path(os.path.commonpath([str(f.parent) for f in files]))
     return str(root), tuple((f.relative_to(root).as_posix(), read_user_file(f, "scenario file")) for f in files)
 
