@@ -34,6 +34,7 @@ seeds = {{ start = 0, stop = {seeds} }}
 max_cycles = 30
 [axes]
 archetypes.explorer = [0.5, 0.9]
+archetypes.sage = [0.3, 0.5, 0.7]
 """
 
 
@@ -50,7 +51,7 @@ def main(args, out: Console) -> int:
     with tempfile.TemporaryDirectory(prefix="akh-sweep-bench-") as d:
         tmp = Path(d)
         path = tmp / "bench.toml"
-        path.write_text(SWEEP.format(seeds=max(1, (runs + 1) // 2)))
+        path.write_text(SWEEP.format(seeds=max(1, (runs + 5) // 6)))
         sweep = parse_sweep(path.read_text(), str(path))
         tasks = sweep.tasks()[:runs]
         run_task(tasks[0])  # imports and first-use caches are not a run's cost

@@ -21,6 +21,8 @@ _T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8
         20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064, 25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048,
         29: 2.045, 30: 2.042}
 EXTREMES = 3
+# A heatmap axis with more values than this (seeds, random points) shows only its first ones.
+HEAT_MAX = 40
 
 
 def interval(values: list[float]) -> dict:
@@ -71,14 +73,16 @@ def build(meta: dict, rows: list[dict], outcome: str = "goals_completed", x: str
     hy = y or next((a for a in known if a != hx), "seed")
     heat = None
     if hx != hy:
-        xs = sorted({axis_value(r, hx) for r in ok}, key=_value_key)
-        ys = sorted({axis_value(r, hy) for r in ok}, key=_value_key)
+        xs_all = sorted({axis_value(r, hx) for r in ok}, key=_value_key)
+        ys_all = sorted({axis_value(r, hy) for r in ok}, key=_value_key)
+        xs, ys = xs_all[:HEAT_MAX], ys_all[:HEAT_MAX]
         cells: dict = {}
         for r in ok:
             if r.get(outcome) is not None:
                 cells.setdefault((axis_value(r, hy), axis_value(r, hx)), []).append(r[outcome])
         grid = [[interval(cells.get((yv, xv), []))["mean"] for xv in xs] for yv in ys]
-        heat = {"outcome": outcome, "x": hx, "y": hy, "xs": xs, "ys": ys, "cells": grid}
+        heat = {"outcome": outcome, "x": hx, "y": hy, "xs": xs, "ys": ys, "cells": grid,
+                "cut": {"x": len(xs_all), "y": len(ys_all)} if (len(xs_all), len(ys_all)) != (len(xs), len(ys)) else None}
     scored = sorted((r for r in ok if r.get(outcome) is not None), key=lambda r: (r[outcome], r["run_id"]))
 
     def brief(r: dict) -> dict:
@@ -155,6 +159,9 @@ def print_report(rep: dict, out: Console, folder: str) -> None:
                 cells.append(Text(f" {_fmt(c)} ", style=Style(color="white", bgcolor=f"rgb({r},{g},{b})")))
             t.add_row(Text(_fmt(yv)), *cells)
         out.print(t)
+        if h["cut"]:
+            out.print(Text(f"(the first {len(h['xs'])} of {h['cut']['x']} {h['x']} values × the first {len(h['ys'])} of "
+                           f"{h['cut']['y']} {h['y']} values; --x and --y choose the axes)", style="dim"))
     ex = rep["extremes"]
     t = Table(title=f"runs at the extremes of {ex['outcome']}", title_justify="left")
     for col in ("", "run", "#", "scenario", "seed", "settings", ex["outcome"]):
@@ -237,6 +244,9 @@ def to_html(rep: dict) -> str:
                            f'<text x="{left + cw * i + cw / 2 - 1}" y="{y0 + ch / 2 + 3}" text-anchor="middle" fill="white">{_e(c)}</text>')
         svg.append("</svg>")
         parts.append(f"<h2>{_e(h['outcome'])} (mean) by {_e(h['y'])} × {_e(h['x'])}</h2>" + "".join(svg))
+        if h["cut"]:
+            parts.append(f"<p>The first {len(h['xs'])} of {h['cut']['x']} {_e(h['x'])} values × the first "
+                         f"{len(h['ys'])} of {h['cut']['y']} {_e(h['y'])} values.</p>")
     ex = rep["extremes"]
     parts.append(f"<h2>Runs at the extremes of {_e(ex['outcome'])}</h2><table><tr><th></th><th class='l'>run</th>"
                  f"<th>#</th><th class='l'>scenario</th><th>seed</th><th class='l'>settings</th><th>{_e(ex['outcome'])}</th></tr>")
