@@ -3,7 +3,10 @@
 - runs/s of the same runs in a plain loop, on a local cluster of 1 worker and of 2 workers,
   and the scaling (speed-up with 2 workers over 1, divided by 2: 1.0 is linear);
 - the per-task overhead: a run on 1 worker (submit, pickle, result back, SQLite insert)
-  against the same run in the plain loop;
+  against the same run in the plain loop, in wall time; and, less at the mercy of other work
+  on the machine, as time: the wall time per task beyond the run's own time inside the task
+  (rows' wall_time), and the CPU the client process (client, scheduler, store) spends per task
+  against the CPU of a run in the plain loop;
 - memory (RSS) per worker after the runs;
 - the size of a store of --store-runs rows and the time to report on it. Those rows are the
   measured runs' results copied under new run ids (running 10,000 runs would take minutes of
@@ -60,6 +63,9 @@ def main(args, out: Console) -> int:
         # machine's load (it is shared) falls on all three alike
         clients = {n: _local(n) for n in (1, 2)}
         plain: list[float] = []
+        plain_cpu: list[float] = []
+        client_cpu: list[float] = []
+        inside: list[float] = []  # sum of the runs' own wall time on the 1-worker cluster
         results: list[dict] = []
         cluster_times: dict[int, list[float]] = {1: [], 2: []}
         memory: list[int] = []
@@ -67,15 +73,19 @@ def main(args, out: Console) -> int:
             for n, (client, _) in clients.items():
                 client.gather(client.map(run_task, tasks[: 2 * n], pure=False))  # warm every worker
             for i in range(repeat):
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 results = [run_task(t) for t in tasks]
                 plain.append(time.perf_counter() - t0)
+                plain_cpu.append(time.process_time() - c0)
                 for n, (client, _) in clients.items():
                     st = SweepStore(tmp / f"w{n}-{i}", sweep)
                     summary = {"ran": 0, "lost": 0, "interrupted": False}
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), time.process_time()
                     collect(client, st, tasks, summary, run_task)
                     cluster_times[n].append(time.perf_counter() - t0)
+                    if n == 1:
+                        client_cpu.append(time.process_time() - c0)
+                        inside.append(sum(r["wall_time"] for r in st.rows()))
                     st.close()
                     assert summary["ran"] == len(tasks), summary
             import psutil
@@ -105,6 +115,10 @@ def main(args, out: Console) -> int:
         "run_ms_plain": _mmm([t * 1000 for t in per_run_plain]),
         "overhead_per_task_ms": (statistics.median(per_run_1) - statistics.median(per_run_plain)) * 1000,
         "overhead_per_task_pct": (statistics.median(per_run_1) / statistics.median(per_run_plain) - 1) * 100,
+        "overhead_beyond_run_ms": _mmm([(t - i) / runs * 1000 for t, i in zip(cluster_times[1], inside)]),
+        "overhead_beyond_run_pct": _mmm([(t / i - 1) * 100 for t, i in zip(cluster_times[1], inside)]),
+        "client_cpu_per_task_ms": _mmm([c / runs * 1000 for c in client_cpu]),
+        "client_cpu_pct_of_run_cpu": statistics.median(client_cpu) / statistics.median(plain_cpu) * 100,
         "worker_rss_mb": [m / 2**20 for m in memory],
         "store_runs": args.store_runs,
         "store_bytes": size,
@@ -132,6 +146,10 @@ def main(args, out: Console) -> int:
     out.print(Text(f"speed-up 2 workers / 1: {figures['speedup_2_over_1']:.2f} (scaling per core {figures['scaling_per_core']:.2f}; 1.0 is linear)"))
     out.print(Text(f"overhead per task on 1 worker against the plain loop: {figures['overhead_per_task_ms']:.2f} ms "
                    f"({figures['overhead_per_task_pct']:.1f}% of a run)"))
+    out.print(Text(f"  per task beyond the run's own time in it: {figures['overhead_beyond_run_ms']['median']:.2f} ms "
+                   f"({figures['overhead_beyond_run_pct']['median']:.1f}%; min {figures['overhead_beyond_run_pct']['min']:.1f}%)"))
+    out.print(Text(f"  CPU of the client process (client, scheduler, store) per task: {figures['client_cpu_per_task_ms']['median']:.2f} ms "
+                   f"({figures['client_cpu_pct_of_run_cpu']:.1f}% of a run's CPU)"))
     out.print(Text("memory per worker (RSS): " + ", ".join(f"{m:.0f} MB" for m in figures["worker_rss_mb"])))
     out.print(Text(f"store of {args.store_runs:,} runs: {size / 2**20:.1f} MB ({size / args.store_runs / 1024:.1f} KB a run, "
                    "rows and compressed traces)"))

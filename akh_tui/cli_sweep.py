@@ -216,21 +216,23 @@ def collect(client, store, tasks, summary, run_task, progress=None, on_result=No
         t0 = time.perf_counter()
         if progress is not None:
             progress.start()
-        for fut in as_completed(futures):
-            if fut.status != "finished":  # the task itself never raises: a worker died too often
-                summary["lost"] += 1
-                fut.release()
-                continue
-            result = fut.result()
-            fut.release()
-            if store.add(result):
-                summary["ran"] += 1
-                failed += result["row"]["status"] == "failed"
-            if progress is not None:
-                progress.update(progress.task_ids[0], advance=1, failed=failed,
-                                rate=summary["ran"] / max(time.perf_counter() - t0, 1e-9))
-            if on_result is not None:
-                on_result(result, client)
+        # whatever has finished is fetched in one gather (a gather per result costs the
+        # client and scheduler more CPU than the transfer)
+        for batch in as_completed(futures).batches():
+            done = [f for f in batch if f.status == "finished"]
+            summary["lost"] += len(batch) - len(done)  # the task never raises: a worker died too often
+            results = client.gather(done, errors="skip")
+            for f in batch:
+                f.release()
+            for result in results:
+                if store.add(result):
+                    summary["ran"] += 1
+                    failed += result["row"]["status"] == "failed"
+                if progress is not None:
+                    progress.update(progress.task_ids[0], advance=1, failed=failed,
+                                    rate=summary["ran"] / max(time.perf_counter() - t0, 1e-9))
+                if on_result is not None:
+                    on_result(result, client)
     except KeyboardInterrupt:
         summary["interrupted"] = True
     finally:
