@@ -186,9 +186,11 @@ def _interval_svg(s: dict, lo: float, hi: float, width: int = 160) -> str:
     """A dot at the mean and a bar over the interval, on the outcome's range across values."""
     if s["mean"] is None:
         return ""
-    span = (hi - lo) or 1.0
+    span = hi - lo
 
     def px(v: float) -> float:
+        if span <= 0:  # every value the same: the middle, not the left edge
+            return width / 2
         return 6 + (width - 12) * (min(max(v, lo), hi) - lo) / span
 
     bar = ""
