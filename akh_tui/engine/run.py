@@ -134,10 +134,10 @@ class Run:
     def start(cls, locations: Locations, scenario: str | Scenario = "zoo", seed: int | None = None,
               goals: list[str] | None = None, decider: str = "utility", trace: str | Path | IO[str] | None = None,
               store: "str | Path | SessionStore | None" = None, config: UserConfig | None = None, workbench: bool = False,
-              note: str = "") -> "Run":
+              note: str = "", psyche: Psyche | None = None) -> "Run":
         """A new run of the scenario (earlier runs stay in the store). `goals` (descriptions)
         replace the scenario's. Its psyche is the one last saved for this scenario in the data
-        dir, if any (the note says so), else the scenario's."""
+        dir, if any (the note says so), else the scenario's; `psyche` (a sweep's point) overrides both."""
         sc = load_scenario(scenario) if isinstance(scenario, str) else scenario
         for g in goals or []:
             check_goal(g, "--goals")
@@ -145,8 +145,8 @@ class Run:
         writer = TraceWriter(trace) if trace is not None else None  # an unusable --trace fails first
         st = _open_store(locations, store)
         saved = locations.saved_psyche(sc.name)
-        psyche, disk = None, None
-        if saved.is_file():
+        disk = None
+        if psyche is None and saved.is_file():
             try:
                 disk = saved.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
@@ -159,7 +159,7 @@ class Run:
                 "config": agent.config.to_dict(), "psyche": _psyche_header(agent.psyche)}
         if workbench:
             meta["workbench"] = True
-        if psyche is not None:
+        if disk is not None:
             meta["psyche_file"] = str(saved)
         run_id = st.start(agent, meta)
         meta = st.run_meta(run_id)
