@@ -409,7 +409,7 @@ def test_the_report_gives_means_intervals_a_heatmap_and_extremes(folder, grid, t
 
 def test_every_run_opens_for_replay(folder, grid, tmp_path, akh):
     from akh_tui.tui.app import Workbench
-    from akh_tui.tui.userconfig import UserConfig
+    from akh_tui.engine.userconfig import UserConfig
     from tests.test_workbench import drive
 
     sweep, rows, traces = grid
@@ -432,7 +432,7 @@ def test_every_run_opens_for_replay(folder, grid, tmp_path, akh):
     last = json.loads([line for line in text.splitlines() if '"type":"cycle"' in line][-1])
 
     async def script(app, pilot):
-        assert app.ctl is None and app.replay == last["cycle"] == rows[4]["cycles_run"]
+        assert not app.ctl.live and app.replay == last["cycle"] == rows[4]["cycles_run"]
 
     drive(Workbench(trace_file=tmp_path / f"{rid}.jsonl", sync=True, config=config), script)
 
