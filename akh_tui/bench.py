@@ -347,6 +347,7 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
                            "rss_ratio": rss[soak[1]] / rss[soak[0]], "kg_triples": len(agent.kg),
                            "episodes_in_memory": len(agent.episodic)}
     if as_json:
+        results["engine"] = engine_figures(quick)
         print(json.dumps(results, indent=2))
         return 0
     t = Table(title="SPEC §12 benchmark" + (" (quick)" if quick else ""))
@@ -396,4 +397,180 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
         t.add_row("ratio workbench / headless", f"{u['ratio']:.2f}", "≥ 0.5")
         t.add_row("pause latency median / max", f"{u['pause_ms_median']:.1f} / {u['pause_ms_max']:.1f} ms", "≤ 100 ms")
     console.print(t)
+    console.print(engine_table(engine_figures(quick)))
     return 0
+
+
+# ---- the engine's own figures (issue 16): cycles without recording, and a 1M-triple load ----
+# The session store's figures (recording, rewinds, growth) are measured above; these time the
+# engine alone so a change to the hot path shows without the store's cost around it. Each
+# figure is taken in its own fresh process (3 runs), so one run's graph or caches never weigh
+# on the next, and printed as min/median/max with the ratio to the aim.
+
+ENGINE_AIMS = {  # figure -> (aim, unit)
+    "demo_median_ms": (0.5, "ms"), "demo_p99_ms": (None, "ms"),
+    "big_median_ms": (None, "ms"), "big_p99_ms": (3.0, "ms"),
+    "load_cpu_s": (10.0, "s"), "load_rss_mb": (600.0, "MB"),
+}
+
+
+def generated_tsv(path: Path, n_triples: int, seed: int = 1) -> None:
+    """The same shape of graph as `generated_kg`, written as a triple file (without building
+    a graph, so writing a million lines takes seconds)."""
+    rng = np.random.default_rng(seed)
+    n_classes = max(8, int(n_triples ** 0.5) // 2)
+    n_props, n_places = max(10, n_classes), max(10, n_classes // 2)
+    seen: set[tuple[str, str, str]] = set()
+    lines: list[str] = []
+
+    def add(s: str, p: str, o: str) -> None:
+        if len(lines) < n_triples and (s, p, o) not in seen:
+            seen.add((s, p, o))
+            lines.append(f"{s}\t{p}\t{o}\n")
+
+    for c in range(1, n_classes):
+        add(f"class-{c}", "is-a", f"class-{int(rng.integers(0, c))}")
+    add("whale", "is-a", "class-1")
+    add("whale", "has-property", "property-1")
+    n_ent = n_triples // 3 + 1  # entities have 3-4 triples: enough draws for the whole file
+    classes, props, places = (rng.integers(0, k, size=n_ent) for k in (n_classes, n_props, n_places))
+    eaten = rng.random(n_ent)
+    i = 0
+    while len(lines) < n_triples:
+        e = f"entity-{i}"
+        add(e, "is-a", f"class-{classes[i]}")
+        add(e, "has-property", f"property-{props[i]}")
+        add(e, "lives-in", f"place-{places[i]}")
+        if i > 0:
+            add(e, "eats", f"entity-{int(eaten[i] * i)}")
+        i += 1
+    with open(path, "w") as fh:
+        fh.writelines(lines)
+
+
+def _engine_cycles(agent: Agent, n: int, warmup: int = 50) -> list[float]:
+    """CPU milliseconds of `Agent.step()` alone (no trace, no store), per cycle."""
+    for _ in range(warmup):
+        agent.step()
+        agent.drain_events()
+    gc.collect()
+    times = []
+    for _ in range(n):
+        t0 = time.process_time()
+        rec = agent.step()
+        times.append((time.process_time() - t0) * 1000)
+        agent.drain_events()
+        if rec is None:
+            raise RuntimeError("the bench agent ran out of goals")
+    return times
+
+
+def engine_part(part: str, arg: str) -> dict:
+    """One figure in this process (run by `engine_figures` in a child process)."""
+    if part == "demo":
+        ts = _engine_cycles(demo_agent(), int(arg))
+        return {"demo_median_ms": statistics.median(ts), "demo_p99_ms": pct(ts, 99)}
+    if part == "big":
+        n, cycles = (int(x) for x in arg.split(","))
+        ts = _engine_cycles(generated_agent(n), cycles)
+        return {"big_median_ms": statistics.median(ts), "big_p99_ms": pct(ts, 99)}
+    if part == "load":
+        # what `agent run --scenario FILE` does before its first cycle: read and parse the triple
+        # file, build the graph and its indexes, and make the agent
+        folder = Path(arg)
+        rss0 = rss_mb()
+        t0 = time.process_time()
+        sc = load_scenario(str(folder / "million.toml"))
+        # build_kg without its cap on triple-file lines (MAX_TRIPLE_LINES, 200,000), which a
+        # million-line file is over: the same streaming loader
+        kg = KnowledgeGraph.from_files(sc.kg, max_lines=10 * million_lines(folder), max_bytes=2**40)
+        agent = Agent(kg, build_rules(sc), Psyche.default(), endless_config(), 0)
+        cpu = time.process_time() - t0
+        gc.collect()
+        return {"load_cpu_s": cpu, "load_rss_mb": peak_rss_mb(), "load_rss_start_mb": rss0,
+                "load_triples": len(agent.kg)}
+    raise ValueError(part)
+
+
+def million_lines(folder: Path) -> int:
+    with open(folder / "million.tsv", "rb") as fh:
+        return sum(1 for _ in fh)
+
+
+def peak_rss_mb() -> float:
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def engine_figures(quick: bool = False, runs: int = 3, console: Console | None = None) -> dict:
+    import subprocess
+    import sys
+
+    n_timed = 300 if quick else 3000
+    big = 20_000 if quick else 100_000
+    million = 100_000 if quick else 1_000_000
+    samples: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        generated_tsv(folder / "million.tsv", million)
+        (folder / "million.toml").write_text(
+            'name = "million"\nkg = ["million.tsv"]\n[[goals]]\ndescription = "Find whale properties"\n')
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH", "")])
+        for _ in range(runs):
+            for part, arg in (("demo", str(n_timed)), ("big", f"{big},{n_timed}"), ("load", str(folder))):
+                if console is not None:
+                    console.print(f"[dim]engine bench: {part}…[/dim]")
+                out = subprocess.run([sys.executable, "-m", "akh_tui.bench", part, arg], env=env,
+                                     capture_output=True, text=True, check=True).stdout
+                for k, v in json.loads(out).items():
+                    samples.setdefault(k, []).append(v)
+    return {"quick": quick, "runs": runs, "big_triples": big, "load_triples": million, "samples": samples}
+
+
+def engine_table(res: dict) -> Table:
+    t = Table(title="engine alone (no trace, no session store), CPU time, " + f"{res['runs']} runs"
+                    + (" (quick)" if res["quick"] else ""))
+    for col in ("figure", "min", "median", "max", "aim", "median ÷ aim"):
+        t.add_column(col)
+    names = {
+        "demo_median_ms": "demo graph: median cycle", "demo_p99_ms": "demo graph: p99 cycle",
+        "big_median_ms": f"{res['big_triples']:,} triples: median cycle",
+        "big_p99_ms": f"{res['big_triples']:,} triples: p99 cycle",
+        "load_cpu_s": f"load {res['load_triples']:,} triples: CPU",
+        "load_rss_mb": f"load {res['load_triples']:,} triples: peak RSS",
+    }
+    for key, label in names.items():
+        xs = res["samples"].get(key)
+        if not xs:
+            continue
+        aim, unit = ENGINE_AIMS[key]
+        fmt = "{:.1f}" if unit in ("s", "MB") else "{:.3f}"
+        med = statistics.median(xs)
+        t.add_row(label, *(fmt.format(x) + f" {unit}" for x in (min(xs), med, max(xs))),
+                  f"≤ {aim:g} {unit}" if aim else "", f"{med / aim:.2f}" if aim else "")
+    return t
+
+
+def engine_main(quick: bool = False, as_json: bool = False, console: Console | None = None) -> int:
+    console = console or Console()
+    res = engine_figures(quick, console=None if as_json else console)
+    if as_json:
+        print(json.dumps(res, indent=2))
+    else:
+        console.print(engine_table(res))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(json.dumps(engine_part(sys.argv[1], sys.argv[2])))

@@ -188,7 +188,7 @@ class Agent:
                 break
         adjacent = min(ADJACENT_CAP, len(seen))
         activation = self.spread(symbols)
-        order = sorted(activation, key=lambda s: (-activation[s], s))
+        order = [s for _, s in sorted([(-v, s) for s, v in activation.items()])]  # (−activation, id)
         ctx = GoalContext(g, symbols, adjacent, activation, order, episodes)
         self._orient_cache[g.id] = (version, ctx)
         return ctx
@@ -198,7 +198,7 @@ class Agent:
 
         At most `activation_fanout` edges per node and ACTIVATION_BUDGET edges in all are read,
         nearest and strongest first, so hubs cannot make a cycle's cost grow with the graph."""
-        kg = self.kg
+        adjacent = self.kg.adjacent
         act: dict[int, float] = {s: 1.0 for s in seeds}
         frontier = list(seeds)
         budget = ACTIVATION_BUDGET
@@ -209,7 +209,7 @@ class Agent:
                 if budget <= 0:
                     break
                 parent = act[node]
-                edges = kg.adjacent(node, limit=min(fanout, budget))
+                edges = adjacent(node, limit=fanout if fanout < budget else budget)
                 budget -= len(edges)
                 for t in edges:
                     other = t.object if t.subject == node else t.subject
@@ -217,10 +217,14 @@ class Agent:
                     if value >= ACTIVATION_FLOOR and value > act.get(other, 0.0):
                         act[other] = value
                         nxt[other] = value
-            frontier = sorted(nxt, key=lambda s: (-act[s], s))
+            # strongest first, then by id; nxt[s] == act[s] here (both are set together), so
+            # sorting (−value, id) pairs gives the order of sorting by (−act[s], s)
+            frontier = [s for _, s in sorted([(-v, s) for s, v in nxt.items()])]
         for s in seeds:
             act.pop(s, None)
-        return {s: v for s, v in act.items() if not kg.symbols[s].meta}
+        # no metadata symbol is left to drop: adjacency reads non-metadata triples only, whose
+        # three symbols are none of them metadata, and the seeds are gone
+        return act
 
     # ---- the cycle -------------------------------------------------------------------------
     def step(self) -> dict | None:

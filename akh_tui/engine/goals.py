@@ -139,8 +139,11 @@ class Goal:
                 if sid not in self.seen:
                     self.seen.add(sid)
                     new_symbols.append(sid)
+            sy = kg.symbols
             for sid in (t.subject, t.predicate, t.object):
-                words.update(normalised_words(kg.label(sid)))
+                # a symbol's key is its label's normalised words joined by spaces (tokenised
+                # once, when the symbol was made; the words hold no spaces)
+                words.update(sy[sid].key.split())
             for i, pat in enumerate(c.patterns):
                 if i not in found_patterns and pat.matches(kg, t):
                     found_patterns.add(i)

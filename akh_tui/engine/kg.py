@@ -1,21 +1,25 @@
 """The knowledge graph (SPEC §2): symbols, triples, and the indexes that keep lookups O(1).
 
-The canonical triple store is a networkx MultiDiGraph (edge s→o, key = predicate id, attribute
-``t`` = the Triple). Beside it sit the indexes the hot path needs: label → id, normalised label
-→ ids, normalised token → ids, (subject, predicate) → objects and (predicate, object) →
-subjects. Nothing on the per-cycle path iterates over all triples or all symbols.
+The store is its own, plain dicts and lists: one Triple (a named tuple) per (s, p, o), kept
+under its (subject, predicate) key, and the indexes the hot path needs: label → id, normalised
+label → ids, normalised token → ids, (predicate, object) → subjects, predicate → triples, and
+the triples out of and into each symbol. Nothing on the per-cycle path iterates over all
+triples or all symbols. (It was a networkx MultiDiGraph beside these indexes: half of a
+million-triple load and a gigabyte of memory for a neighbour test, now a set built for the
+few symbols that are asked about.) Pair keys are packed into one int (``a << 32 | b``), about
+half a tuple's size: a million-triple graph holds a million of them per index.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import gc
+import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, NamedTuple
 
-import networkx as nx
-
-from .errors import InputError, user_file_lines
-from .text import label_key, normalised_words
+from .errors import InputError, open_user_file, user_file_lines
+from .text import normalised_words
 
 METADATA_PREFIXES = (
     "goal:", "agent:", "episode:", "desc:", "status:", "priority:", "criteria:", "summary:", "tag:",
@@ -24,6 +28,45 @@ KINDS = ("entity", "relation", "goal", "episode", "meta")
 
 
 _EMPTY: list = []
+_SHIFT = 32  # pair keys: (a << _SHIFT) | b; symbol ids stay far below 2**32
+
+
+# The id indexes (label key, token, (s,p) and (p,o) -> ids) hold a bare int while a key has one
+# id, and a list from the second on: most keys of a big graph have one (an entity's (s, p)),
+# and a one-element list costs 72 bytes more than the int it holds.
+def _push(index: dict, key, value: int) -> None:
+    cur = index.get(key)
+    if cur is None:
+        index[key] = value
+    elif cur.__class__ is list:
+        cur.append(value)
+    else:
+        index[key] = [cur, value]
+
+
+# (s, p) -> its triples, the store itself (there is no separate table of all triples): one
+# Triple while (s, p) has one object, a list up to _SMALL, then a dict object -> Triple
+# (insertion-ordered, so objects keep the order they were added in).
+_SMALL = 8
+
+
+def _find(cur, o: int):
+    """The triple of `cur` (an _sp value) whose object is o, or None."""
+    cls = cur.__class__
+    if cls is Triple:
+        return cur if cur[2] == o else None
+    if cls is list:
+        for t in cur:
+            if t[2] == o:
+                return t
+        return None
+    return cur.get(o)
+
+
+def _ids(value) -> list[int]:
+    if value is None:
+        return _EMPTY
+    return value if value.__class__ is list else [value]
 
 
 def is_metadata_label(label: str) -> bool:
@@ -39,8 +82,12 @@ class Symbol:
     key: str  # normalised label (SPEC §8), used to match goal words
 
 
-@dataclass(frozen=True, slots=True)
-class Triple:
+class Triple(NamedTuple):
+    """An immutable triple. A named tuple rather than a frozen dataclass: making one is five
+    times cheaper (a frozen dataclass sets each field through object.__setattr__), which is
+    a fifth of a million-triple load, and fields read as fast. Equality and hashing cover the
+    first six fields, not `seq` (as the dataclass's compare=False did)."""
+
     subject: int
     predicate: int
     object: int
@@ -49,11 +96,27 @@ class Triple:
     cycle: int = 0
     # position in KnowledgeGraph.log; not part of equality (two graphs built alike hold equal
     # triples). infer_rules bounds a join to the log as it was when the join began.
-    seq: int = field(default=-1, compare=False)
+    seq: int = -1
 
     @property
     def key(self) -> tuple[int, int, int]:
         return (self.subject, self.predicate, self.object)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Triple:
+            return NotImplemented
+        return self[:6] == other[:6]
+
+    def __ne__(self, other: object) -> bool:
+        if other.__class__ is not Triple:
+            return NotImplemented
+        return self[:6] != other[:6]
+
+    def __hash__(self) -> int:
+        return hash(self[:6])
+
+
+_new_triple = tuple.__new__  # _new_triple(Triple, fields): Triple(...) without the keyword handling
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,12 +129,10 @@ class ParsedTriple:
     line: int
 
 
-def parse_triple_lines(lines: Iterable[str], file: str) -> list[ParsedTriple]:
-    """Parse `subject<TAB>predicate<TAB>object[<TAB>confidence]` lines; `#` starts a comment.
+def iter_triple_lines(lines: Iterable[str], file: str) -> Iterator[tuple[str, str, str, float, int]]:
+    """(subject, predicate, object, confidence, line number) of each triple line, in order.
 
-    Raises InputError naming the file and line of the first malformed line.
-    """
-    out: list[ParsedTriple] = []
+    Raises InputError naming the file and line of the first malformed line."""
     for n, raw in enumerate(lines, start=1):
         line = raw.rstrip("\r\n")
         if not line.strip() or line.lstrip().startswith("#"):
@@ -83,10 +144,11 @@ def parse_triple_lines(lines: Iterable[str], file: str) -> list[ParsedTriple]:
                 f" found {len(parts)}: {line[:60]!r}",
                 file=file, line=n,
             )
-        names = ("subject", "predicate", "object")
-        for name, value in zip(names, parts[:3]):
-            if not value.strip():
-                raise InputError("is empty", file=file, line=n, field=name)
+        s, p, o = parts[0].strip(), parts[1].strip(), parts[2].strip()
+        if not (s and p and o):
+            for name, value in zip(("subject", "predicate", "object"), (s, p, o)):
+                if not value:
+                    raise InputError("is empty", file=file, line=n, field=name)
         conf = 1.0
         if len(parts) == 4:
             try:
@@ -99,8 +161,15 @@ def parse_triple_lines(lines: Iterable[str], file: str) -> list[ParsedTriple]:
                 raise InputError(
                     f"must be in [0, 1], got {conf}", file=file, line=n, field="confidence"
                 )
-        out.append(ParsedTriple(parts[0].strip(), parts[1].strip(), parts[2].strip(), conf, file, n))
-    return out
+        yield s, p, o, conf, n
+
+
+def parse_triple_lines(lines: Iterable[str], file: str) -> list[ParsedTriple]:
+    """Parse `subject<TAB>predicate<TAB>object[<TAB>confidence]` lines; `#` starts a comment.
+
+    Raises InputError naming the file and line of the first malformed line.
+    """
+    return [ParsedTriple(s, p, o, conf, file, n) for s, p, o, conf, n in iter_triple_lines(lines, file)]
 
 
 # A triple file is parsed whole before anything is added (all or nothing), so its size is
@@ -129,21 +198,71 @@ def read_triple_files(paths: Iterable[Path]) -> list[ParsedTriple]:
     return parsed
 
 
+def _whole_file_lines(path, used: list[int], max_lines: int, max_bytes: int) -> Iterator[str] | None:
+    """The lines of a triple file read whole (a third of the cost of reading it a line at a
+    time), when it is within the caps and UTF-8; None otherwise, so that `user_file_lines`
+    reads it again and refuses it at the line where it goes wrong, as it always has. The same
+    lines either way: split at "\n" only, a CR before it dropped. Updates `used` as that does."""
+    with open_user_file(path, "triple file") as fh:
+        try:
+            size = os.fstat(fh.fileno()).st_size
+            if used[1] + size > max_bytes:
+                return None
+            raw = fh.read(size + 1)
+        except OSError:
+            return None
+    if len(raw) != size:  # it changed while read (or is not a plain file): read it by lines
+        return None
+    n_lines = raw.count(b"\n") + (0 if raw.endswith(b"\n") or not raw else 1)
+    if used[1] + len(raw) > max_bytes or used[0] + n_lines > max_lines:
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    used[0] += n_lines
+    used[1] += len(raw)
+    del raw
+    return _split_lines(text)
+
+
+def _split_lines(text: str) -> Iterator[str]:
+    start, find = 0, text.find
+    while True:
+        end = find("\n", start)
+        if end < 0:
+            if start < len(text):
+                yield text[start:]
+            return
+        yield text[start:end - 1] if end > start and text[end - 1] == "\r" else text[start:end]
+        start = end + 1
+
+
 class KnowledgeGraph:
     def __init__(self) -> None:
-        self.graph = nx.MultiDiGraph()
         self.symbols: list[Symbol] = []
         self._by_label: dict[str, int] = {}
-        self._by_key: dict[str, list[int]] = {}
-        self._by_token: dict[str, list[int]] = {}
-        self._sp: dict[tuple[int, int], list[int]] = {}
-        self._po: dict[tuple[int, int], list[int]] = {}
-        self._by_p: dict[int, list[tuple[int, int]]] = {}
-        # non-metadata triples out of / into each symbol, insertion order: the hot path reads
-        # these plain lists rather than networkx's adjacency views (about 10x faster)
-        self._out: dict[int, list[Triple]] = {}
-        self._in: dict[int, list[Triple]] = {}
-        self._triples: dict[tuple[int, int, int], Triple] = {}
+        # these four hold an int or a list of ints (see _push)
+        self._by_key: dict[str, int | list[int]] = {}
+        self._by_token: dict[str, int | list[int]] = {}
+        # (s << 32 | p) -> Triple | list[Triple] | dict[object, Triple] (see _find): the store
+        self._sp: dict[int, object] = {}
+        self._count = 0
+        self._po: dict[int, int | list[int]] = {}  # (p << 32 | o) -> subjects, insertion order
+        # indexed by symbol id (None: no triple yet), lists being cheaper than dicts to look
+        # up and to hold when nearly every symbol has an entry
+        self._by_p: list[list[Triple] | None] = []
+        # non-metadata triples out of / into each symbol, insertion order: what the hot path
+        # reads (adjacency, activation, K); metadata triples are kept apart (few, rarely read)
+        self._out: list[list[Triple] | None] = []
+        self._in: list[list[Triple] | None] = []
+        self._meta_out: dict[int, list[Triple]] = {}
+        self._meta_ids: set[int] = set()  # metadata symbols (few): what makes a triple metadata
+        self._meta_in: dict[int, list[Triple]] = {}
+        # neighbour sets (either direction, metadata included), built for a symbol the first
+        # time is_neighbour asks about it and kept up to date after: a set for every symbol of
+        # a big graph would cost more than the rest of the graph
+        self._nbrs: dict[int, set[int]] = {}
         # every triple in insertion order: the agenda of infer_rules and the log of additions
         self.log: list[Triple] = []
         # derivations of inferred triples: key -> (rule name, premise keys)
@@ -162,15 +281,20 @@ class KnowledgeGraph:
         if kind is None:
             kind = "meta" if meta else "entity"
         sid = len(self.symbols)
-        key = label_key(label)
+        words = normalised_words(label)
+        key = " ".join(words)  # label_key(label), without splitting the label twice
         self.symbols.append(Symbol(sid, label, kind, meta, key))
         self._by_label[label] = sid
-        self.graph.add_node(sid)
-        if not meta:
+        self._out.append(None)
+        self._in.append(None)
+        self._by_p.append(None)
+        if meta:
+            self._meta_ids.add(sid)
+        else:
             if kind == "entity":
-                self._by_key.setdefault(key, []).append(sid)
-            for tok in dict.fromkeys(normalised_words(label)):
-                self._by_token.setdefault(tok, []).append(sid)
+                _push(self._by_key, key, sid)
+            for tok in (dict.fromkeys(words) if len(words) > 1 else words):
+                _push(self._by_token, tok, sid)
         self.symbol_version += 1
         return sid
 
@@ -182,13 +306,13 @@ class KnowledgeGraph:
 
     def by_key(self, key: str) -> list[int]:
         """Entity symbols whose normalised label equals `key`."""
-        return self._by_key.get(key, [])
+        return _ids(self._by_key.get(key))
 
     def by_token(self, token: str) -> list[int]:
-        return self._by_token.get(token, [])
+        return _ids(self._by_token.get(token))
 
     def __len__(self) -> int:
-        return len(self._triples)
+        return self._count
 
     # ---- triples -------------------------------------------------------------------------
     def add(
@@ -204,36 +328,96 @@ class KnowledgeGraph:
         s = subject if isinstance(subject, int) else self.symbol(subject)
         p = predicate if isinstance(predicate, int) else self.symbol(predicate, "relation")
         o = obj if isinstance(obj, int) else self.symbol(obj)
-        key = (s, p, o)
-        if key in self._triples:
+        k = (s << _SHIFT) | p
+        cur = self._sp.get(k)
+        if cur is not None and _find(cur, o) is not None:
             return None
-        t = Triple(s, p, o, float(confidence), provenance, cycle, len(self.log))
-        self._triples[key] = t
-        self.graph.add_edge(s, o, key=p, t=t)
-        self._sp.setdefault((s, p), []).append(o)
-        self._po.setdefault((p, o), []).append(s)
-        self._by_p.setdefault(p, []).append((s, o))
-        self.log.append(t)
-        if not self.is_meta_triple(t):
-            self.non_meta_count += 1
-            self._out.setdefault(s, []).append(t)
-            self._in.setdefault(o, []).append(t)
+        t = _new_triple(Triple, (s, p, o, float(confidence), provenance, cycle, len(self.log)))
+        self._store(k, cur, t)
+        self._index(t)
         for fn in self.listeners:
             fn(t)
         return t
 
+    def _store(self, k: int, cur, t: Triple) -> None:
+        """Put a new triple under its (s, p) key k, whose value was cur (`load_rows` inlines this)."""
+        self._count += 1
+        if cur is None:
+            self._sp[k] = t
+        elif cur.__class__ is Triple:
+            self._sp[k] = [cur, t]
+        elif cur.__class__ is list:
+            if len(cur) < _SMALL:
+                cur.append(t)
+            else:
+                d = {x[2]: x for x in cur}
+                d[t[2]] = t
+                self._sp[k] = d
+        else:
+            cur[t[2]] = t
+
+    def _index(self, t: Triple) -> None:
+        """Enter a new, stored triple in every other index (`load_rows` inlines the same steps)."""
+        s, p, o = t.subject, t.predicate, t.object
+        _push(self._po, (p << _SHIFT) | o, s)
+        lst = self._by_p[p]
+        if lst is None:
+            self._by_p[p] = [t]
+        else:
+            lst.append(t)
+        self.log.append(t)
+        meta = self._meta_ids
+        if meta and (s in meta or p in meta or o in meta):
+            self._meta_out.setdefault(s, []).append(t)
+            self._meta_in.setdefault(o, []).append(t)
+        else:
+            self.non_meta_count += 1
+            lst = self._out[s]
+            if lst is None:
+                self._out[s] = [t]
+            else:
+                lst.append(t)
+            lst = self._in[o]
+            if lst is None:
+                self._in[o] = [t]
+            else:
+                lst.append(t)
+        if self._nbrs:
+            nb = self._nbrs.get(s)
+            if nb is not None:
+                nb.add(o)
+            nb = self._nbrs.get(o)
+            if nb is not None:
+                nb.add(s)
+
     def get(self, s: int, p: int, o: int) -> Triple | None:
-        return self._triples.get((s, p, o))
+        cur = self._sp.get((s << _SHIFT) | p)
+        return None if cur is None else _find(cur, o)
 
     def objects(self, s: int, p: int) -> list[int]:
-        return self._sp.get((s, p), [])
+        """Objects of (s, p, ·), insertion order (do not mutate)."""
+        cur = self._sp.get((s << _SHIFT) | p)
+        if cur is None:
+            return _EMPTY
+        cls = cur.__class__
+        if cls is Triple:
+            return [cur[2]]
+        if cls is list:
+            return [t[2] for t in cur]
+        return list(cur)
 
     def subjects(self, p: int, o: int) -> list[int]:
-        return self._po.get((p, o), [])
+        """Subjects of (·, p, o), insertion order (do not mutate)."""
+        return _ids(self._po.get((p << _SHIFT) | o))
 
-    def by_predicate(self, p: int) -> list[tuple[int, int]]:
-        """(subject, object) pairs of every triple with predicate p, in insertion order."""
-        return self._by_p.get(p, [])
+    def by_predicate(self, p: int) -> Iterator[tuple[int, int]]:
+        """(subject, object) pairs of every triple with predicate p, in insertion order (lazily:
+        callers that stop early do not pay for a hub predicate's whole list)."""
+        return ((t.subject, t.object) for t in self._by_p[p] or _EMPTY)
+
+    def triples_by_predicate(self, p: int) -> list[Triple]:
+        """Every triple with predicate p, in insertion order (do not mutate)."""
+        return self._by_p[p] or _EMPTY
 
     def is_meta_triple(self, t: Triple) -> bool:
         sy = self.symbols
@@ -241,27 +425,25 @@ class KnowledgeGraph:
 
     def out_triples(self, s: int) -> Iterator[Triple]:
         """Every triple out of s, metadata included."""
-        for _o, by_p in self.graph.succ[s].items():
-            for data in by_p.values():
-                yield data["t"]
+        yield from self._out[s] or _EMPTY
+        yield from self._meta_out.get(s, _EMPTY)
 
     def in_triples(self, o: int) -> Iterator[Triple]:
         """Every triple into o, metadata included."""
-        for _s, by_p in self.graph.pred[o].items():
-            for data in by_p.values():
-                yield data["t"]
+        yield from self._in[o] or _EMPTY
+        yield from self._meta_in.get(o, _EMPTY)
 
     def facts_out(self, sid: int) -> list[Triple]:
         """Non-metadata triples out of a symbol (do not mutate)."""
-        return self._out.get(sid, _EMPTY)
+        return self._out[sid] or _EMPTY
 
     def facts_in(self, sid: int) -> list[Triple]:
-        return self._in.get(sid, _EMPTY)
+        return self._in[sid] or _EMPTY
 
     def adjacent(self, sid: int, limit: int | None = None) -> list[Triple]:
         """Non-metadata triples out of and into a symbol, out first, insertion order."""
-        out = self._out.get(sid, _EMPTY)
-        inn = self._in.get(sid, _EMPTY)
+        out = self._out[sid] or _EMPTY
+        inn = self._in[sid] or _EMPTY
         if limit is None:
             return out + inn
         if len(out) >= limit:
@@ -269,11 +451,20 @@ class KnowledgeGraph:
         return out + inn[: limit - len(out)]
 
     def adjacent_count(self, sid: int) -> int:
-        return len(self._out.get(sid, _EMPTY)) + len(self._in.get(sid, _EMPTY))
+        out, inn = self._out[sid], self._in[sid]
+        return (len(out) if out else 0) + (len(inn) if inn else 0)
+
+    def neighbours(self, sid: int) -> set[int]:
+        """Symbols one triple away from sid, either direction, metadata included (do not mutate)."""
+        nb = self._nbrs.get(sid)
+        if nb is None:
+            nb = {t.object for t in self.out_triples(sid)}
+            nb.update(t.subject for t in self.in_triples(sid))
+            self._nbrs[sid] = nb
+        return nb
 
     def is_neighbour(self, a: int, b: int) -> bool:
-        g = self.graph
-        return b in g.succ[a] or b in g.pred[a]
+        return b in self.neighbours(a)
 
     def text(self, t: Triple) -> str:
         sy = self.symbols
@@ -286,6 +477,108 @@ class KnowledgeGraph:
                 n += 1
         return n
 
+    def load_rows(self, rows: Iterable[tuple[str, str, str, float, int]]) -> int:
+        """Add asserted triples from `iter_triple_lines` rows; the number that were new.
+
+        `add` and `_index` inlined with their lookups hoisted out of the loop: this is a
+        million-triple load's loop (tests/test_kg.py checks both build the same indexes).
+        `len()` and `non_meta_count` catch up when the load ends (listeners see them lag)."""
+        n = 0
+        by_label, symbol = self._by_label, self.symbol
+        sp, po, by_p, log = self._sp, self._po, self._by_p, self.log
+        log_append = log.append
+        listeners, nbrs, shift, store = self.listeners, self._nbrs, _SHIFT, self._store
+        out, inn, meta = self._out, self._in, self._meta_ids
+        fresh = non_meta = 0  # counted here, added to the graph's counts at the end
+        try:
+            for s_label, p_label, o_label, conf, _line in rows:
+                s = by_label.get(s_label)
+                if s is None:
+                    s = symbol(s_label)
+                p = by_label.get(p_label)
+                if p is None:
+                    p = symbol(p_label, "relation")
+                o = by_label.get(o_label)
+                if o is None:
+                    o = symbol(o_label)
+                k = (s << shift) | p
+                cur = sp.get(k)
+                if cur is None:
+                    t = sp[k] = _new_triple(Triple, (s, p, o, conf, "asserted", 0, len(log)))
+                    fresh += 1
+                else:
+                    if _find(cur, o) is not None:
+                        continue
+                    t = _new_triple(Triple, (s, p, o, conf, "asserted", 0, len(log)))
+                    store(k, cur, t)
+                k = (p << shift) | o
+                cur = po.get(k)
+                if cur is None:
+                    po[k] = s
+                elif cur.__class__ is list:
+                    cur.append(s)
+                else:
+                    po[k] = [cur, s]
+                lst = by_p[p]
+                if lst is None:
+                    by_p[p] = [t]
+                else:
+                    lst.append(t)
+                log_append(t)
+                if meta and (s in meta or p in meta or o in meta):
+                    self._meta_out.setdefault(s, []).append(t)
+                    self._meta_in.setdefault(o, []).append(t)
+                else:
+                    non_meta += 1
+                    lst = out[s]
+                    if lst is None:
+                        out[s] = [t]
+                    else:
+                        lst.append(t)
+                    lst = inn[o]
+                    if lst is None:
+                        inn[o] = [t]
+                    else:
+                        lst.append(t)
+                if nbrs:
+                    for a, b in ((s, o), (o, s)):
+                        nb = nbrs.get(a)
+                        if nb is not None:
+                            nb.add(b)
+                if listeners:
+                    for fn in listeners:
+                        fn(t)
+                n += 1
+        finally:
+            self._count += fresh
+            self.non_meta_count += non_meta
+        return n
+
     def load_files(self, paths: Iterable[Path]) -> int:
         """Load triple files all-or-nothing: every file is parsed before any triple is added."""
         return self.load_parsed(read_triple_files(paths))
+
+    @classmethod
+    def from_files(cls, paths: Iterable[Path], max_lines: int = MAX_TRIPLE_LINES,
+                   max_bytes: int = MAX_TRIPLE_BYTES) -> "KnowledgeGraph":
+        """A new graph of the triple files (under one pair of caps, as read_triple_files),
+        added as each line is read and parsed: a bad line raises and the half-built graph is
+        dropped, so it is all-or-nothing like `load_files` without holding every parsed line
+        (a million lines fit in under 500 MB this way: the caps could be raised for it)."""
+        kg = cls()
+        # Millions of new tuples and lists, none of them in a cycle: the collector would walk
+        # the whole growing graph again and again (a third of the load) and free nothing.
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            used = [0, 0]
+            for p in paths:
+                lines = _whole_file_lines(p, used, max_lines, max_bytes)
+                if lines is None:  # over a cap or not UTF-8: the line reader says where
+                    lines = user_file_lines(p, "triple file", max_bytes, max_lines, used,
+                                            " (the triple files of a scenario together)")
+                kg.load_rows(iter_triple_lines(lines, str(p)))
+        finally:
+            if was_enabled:
+                gc.enable()
+        return kg

@@ -16,7 +16,7 @@ from .config import AgentConfig, served_config
 from .errors import InputError, parse_toml, read_user_file
 from .paths import bundled_data_dir
 from .goals import make_goal
-from .kg import KnowledgeGraph, read_triple_files
+from .kg import KnowledgeGraph
 from .psyche import Psyche
 from .rules import RuleSet, load_rules
 from .tomlpos import TomlLocator
@@ -191,11 +191,8 @@ def load_psyche(scenario: Scenario) -> Psyche:
 
 
 def build_kg(scenario: Scenario) -> KnowledgeGraph:
-    """All triple files are parsed before any is added: a bad line loads nothing."""
-    parsed = read_triple_files(scenario.kg)
-    kg = KnowledgeGraph()
-    kg.load_parsed(parsed)
-    return kg
+    """A bad line loads nothing: the graph is new, and dropped when a line is refused."""
+    return KnowledgeGraph.from_files(scenario.kg)
 
 
 def build_rules(scenario: Scenario) -> RuleSet:

@@ -42,9 +42,11 @@ class Candidate:
         )
 
     def to_dict(self) -> dict:
+        # spelled out (FACTORS' order) rather than getattr over FACTORS: eleven of these per cycle
         return {
             "tool": self.tool, "offered": self.offered, "why_not": self.why_not, "score": self.score,
-            **{f: getattr(self, f) for f in FACTORS}, "input": self.input,
+            "base": self.base, "recency": self.recency, "novelty": self.novelty, "episodic": self.episodic,
+            "pressure": self.pressure, "archetype": self.archetype, "plan": self.plan, "input": self.input,
         }
 
 

@@ -12,8 +12,6 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
-import networkx as nx
-
 from . import confine
 from .context import GoalContext
 from .errors import InputError
@@ -104,8 +102,9 @@ def offer_synthesize(agent: "Agent", ctx: GoalContext) -> Offer:
         return Offer(False, why_not="spreading activation found nothing (I is false)")
     kg = agent.kg
     subj = ctx.symbols[0]
+    near = kg.neighbours(subj)  # kg.is_neighbour(subj, ·), the set looked up once
     for sid in ctx.order:
-        if sid != subj and not kg.is_neighbour(subj, sid):
+        if sid != subj and sid not in near:
             return Offer(True, 0.7, f"{kg.label(subj)} related-to {kg.label(sid)}", arg=(subj, sid))
     return Offer(False, why_not="every activated symbol is already adjacent to the goal")
 
@@ -347,6 +346,10 @@ def run_reason(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
     lines: list[str] = []
     returned: dict[tuple, Triple] = {}
     if len(symbols) >= 2:
+        # networkx is the right tool for shortest paths, on this small subgraph only; imported
+        # here because importing it costs more than a second of start-up to every command
+        import networkx as nx
+
         # Any path of ≤ 4 hops lies inside the union of the 2-hop balls of its ends.
         sub = nx.Graph()
         for s in symbols:
@@ -500,7 +503,9 @@ def run_similarity(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
     # candidates: the most activated symbols within 2 hops (orient's activation), never a scan
     # of the graph; capped so a hub's neighbourhood costs no more than a small one's
     cands = ctx.order[:SIMILARITY_CANDIDATES]
-    scored = sorted(((vsa.similarity(query, sv.vector(s)), s) for s in cands if s not in seeds), key=lambda x: (-x[0], x[1]))
+    others = [s for s in cands if s not in seeds]
+    sims = vsa.similarities(query, [sv.vector(s) for s in others])  # one numpy pass, not 64
+    scored = sorted(zip(sims, others), key=lambda x: (-x[0], x[1]))
     top = scored[:5]
     if not top:
         return ToolResult("no neighbours to compare")

@@ -27,6 +27,7 @@ class VSA:
         self.dim = dim
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
+        self._texts: OrderedDict[str, np.ndarray] = OrderedDict()
         # Ties in bundles of an even number of vectors other than texts are broken by this
         # fixed random vector, so such bundles stay unbiased (ties-to-+1 would make two
         # unrelated even bundles look similar, ~0.6 instead of 0.5).
@@ -75,11 +76,20 @@ class VSA:
         return self.majority(self.counts(vectors), len(vectors), tiebreak)
 
     def text_vector(self, text: str) -> np.ndarray:
-        """Bundle of the text's lower-cased word vectors, ties to +1 (SPEC §3)."""
+        """Bundle of the text's lower-cased word vectors, ties to +1 (SPEC §3).
+
+        Kept for the texts asked recently: a goal's description is bundled again by every
+        plan it gets (strategy flags) and every tool profile it is compared with."""
+        v = self._texts.get(text)
+        if v is not None:
+            self._texts.move_to_end(text)
+            return v
         words = text.lower().split()
-        if not words:
-            return self.vector("")
-        return self.bundle([self.vector(w) for w in words])
+        v = self.vector("") if not words else self.bundle([self.vector(w) for w in words])
+        self._texts[text] = v
+        if len(self._texts) > 256:
+            self._texts.popitem(last=False)
+        return v
 
     def keyword_vector(self, words: Iterable[str]) -> np.ndarray:
         """Bundle of keyword vectors for profiles; ties broken by the fixed tiebreak vector."""
@@ -90,6 +100,15 @@ class VSA:
         """1.0 for identical, about 0.5 for unrelated, 0.0 for opposite."""
         diff = int(np.bitwise_count(np.bitwise_xor(a, b)).sum())
         return 1.0 - diff / self.dim
+
+    def similarities(self, query: np.ndarray, vectors: Sequence[np.ndarray]) -> list[float]:
+        """`similarity(query, v)` for each v, in one pass over a stacked array (the same
+        integer Hamming counts, so the same floats, as one call per vector)."""
+        if not vectors:
+            return []
+        diffs = np.bitwise_count(np.bitwise_xor(np.stack(vectors), query)).sum(axis=1, dtype=np.int64)
+        dim = self.dim
+        return [1.0 - d / dim for d in diffs.tolist()]
 
 
 class SymbolVectors:
