@@ -7,12 +7,12 @@ import argparse
 import json
 import sys
 import warnings
-from pathlib import Path
 from typing import Sequence
 
 from rich.console import Console
 from rich.text import Text
 
+from .argtypes import non_negative, positive
 from .engine.errors import InputError, InputWarning
 
 # Start-up: `--help`, `tools` and `psyche check` must not load numpy, networkx or textual
@@ -22,25 +22,8 @@ from .engine.errors import InputError, InputWarning
 EXIT_INPUT = 2
 
 
-def non_negative(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be ≥ 0, got {v}")
-    return v
-
-
-def positive(text: str) -> int:
-    v = non_negative(text)
-    if v == 0:
-        raise argparse.ArgumentTypeError("must be ≥ 1")
-    return v
-
-
 def build_parser() -> argparse.ArgumentParser:
-    from . import cli_classroom, cli_sessions, cli_think  # their add_parser functions load no engine
+    from . import cli_classroom, cli_sessions, cli_sweep, cli_think  # their add_parser functions load no engine
 
     p = argparse.ArgumentParser(prog="akh-tui", description="A workbench for a cognitive agent's OODA loop.")
     p.add_argument("--scenario", help="scenario name or path for the workbench (default: zoo)")
@@ -124,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", action="store_true")
     cli_think.add_parser(sub)
     cli_classroom.add_parsers(sub, common)
+    cli_sweep.add_parser(sub)
     bench.add_argument("--ui", action="store_true", help="also measure the workbench: cycles/s against headless, pause latency")
     bench.add_argument("--engine", action="store_true",
                        help="only the engine's own figures: cycles without recording, and a 1,000,000-triple load")
@@ -204,6 +188,10 @@ def dispatch(args, out: Console, err: Console) -> int:
             from . import cli_classroom
 
             return cli_classroom.dispatch(args, out, err)
+        if args.command == "sweep":
+            from . import cli_sweep
+
+            return cli_sweep.dispatch(args, out, err)
         if args.command == "think":
             from . import cli_think
 

@@ -149,7 +149,7 @@ def test_rule_load_warns_about_premises_that_form_a_cross_product(tmp_path):
         warnings.simplefilter("error", InputWarning)
         parse_rules(LINK.replace('["?c", "rel", "?d"]', '["?b", "rel", "?c"]'))
         parse_rules(LINK.replace('["?c", "rel", "?d"]', '["sun", "rel", "moon"]').replace('"?c"]]', '"?b"]]'))
-        for bundled in (ROOT / "data" / "rules").glob("*.toml"):
+        for bundled in (ROOT / "akh_tui" / "data" / "rules").glob("*.toml"):
             load_rules(bundled)
 
 
@@ -358,7 +358,7 @@ def test_nesting_is_refused_before_it_reaches_tomllib():
 def test_a_deeply_nested_user_config_is_ignored_and_the_workbench_says_why(tmp_path, monkeypatch):
     from tests.test_workbench import drive
     from akh_tui.tui.app import Workbench
-    from akh_tui.tui.userconfig import UserConfig
+    from akh_tui.engine.userconfig import UserConfig
 
     cfg = tmp_path / "config.toml"
     cfg.write_text('theme = "akh-light"\n[llm]\nx = ' + "[" * 5000 + "]" * 5000 + "\n")

@@ -15,10 +15,10 @@ def _own_zoo(tmp_path: Path) -> Path:
     """The zoo scenario in a folder of its own, with its own psyche file (to edit later)."""
     d = tmp_path / "lesson"
     d.mkdir()
-    shutil.copy(ROOT / "data/psyche/default.toml", d / "psyche.toml")
-    text = (ROOT / "data/scenarios/zoo.toml").read_text()
-    text = text.replace('"../kg/zoo.tsv"', json.dumps(str(ROOT / "data/kg/zoo.tsv")))
-    text = text.replace('"../rules/biology.toml"', json.dumps(str(ROOT / "data/rules/biology.toml")))
+    shutil.copy(ROOT / "akh_tui/data/psyche/default.toml", d / "psyche.toml")
+    text = (ROOT / "akh_tui/data/scenarios/zoo.toml").read_text()
+    text = text.replace('"../kg/zoo.tsv"', json.dumps(str(ROOT / "akh_tui/data/kg/zoo.tsv")))
+    text = text.replace('"../rules/biology.toml"', json.dumps(str(ROOT / "akh_tui/data/rules/biology.toml")))
     (d / "zoo.toml").write_text(text + '\n[psyche]\nfile = "psyche.toml"\n')
     return d
 

@@ -412,10 +412,10 @@ def parse_allow_entry(entry: object) -> tuple[str, int | None]:
         return host, None
     if not _PORT.fullmatch(port_text):
         raise ValueError(f"port '{port_text}' is not a number (digits only)")
-    port = int(port_text)
-    if not 1 <= port <= 65535:
-        raise ValueError(f"port {port} is not in 1..65535")
-    return host, port
+    number = int(port_text)
+    if not 1 <= number <= 65535:
+        raise ValueError(f"port {number} is not in 1..65535")
+    return host, number
 
 
 def _check_url(conf: Confinement, url: str) -> tuple[str, str, int]:
@@ -587,7 +587,8 @@ def _fetch(conf: Confinement, url: str, deadline: float, guard: _Deadline) -> tu
                 resp = opener.open(req, timeout=remaining)
             except urllib.error.HTTPError as err:
                 resp = err  # an HTTPError is also the response object
-            status = resp.status if getattr(resp, "status", None) is not None else resp.code
+            raw = getattr(resp, "status", None)
+            status = raw if isinstance(raw, int) else int(getattr(resp, "code", 0) or 0)
             if status in _REDIRECT_CODES:
                 location = resp.headers.get("Location") if resp.headers else None
                 if not location:

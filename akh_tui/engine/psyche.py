@@ -815,7 +815,7 @@ def _pattern_fields(p: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _sync_patterns(doc: tomlkit.TOMLDocument, key: str, patterns: list[dict]) -> None:
-    shadow = doc.get("shadow")
+    shadow: Any = doc.get("shadow")  # a tomlkit Table (or a proxy of one); tomlkit types it loosely
     current = shadow.get(key) if shadow is not None else None
     if current is None:
         if patterns == _DEFAULT_DATA["shadow"][key]:
@@ -853,7 +853,7 @@ def _sync_patterns(doc: tomlkit.TOMLDocument, key: str, patterns: list[dict]) ->
             # The comments introduced what followed the array; keep them right after the
             # key that replaced it (a trail, because body indices are tomlkit's own).
             item = shadow.value.item(key) if isinstance(shadow, Table) else shadow.item(key)
-            item.trivia.trail = "\n" + "".join(it.as_string() for it in tail)
+            item.trivia.trail = "\n" + "".join(it.as_string() for it in tail)  # type: ignore[union-attr]
         return
 
     elements = list(current)

@@ -148,9 +148,9 @@ def main(argv: list[str]) -> int:
     if status is None:
         return 124
     if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        signal.signal(sig, signal.SIG_DFL)
-        os.kill(os.getpid(), sig)
+        termsig = os.WTERMSIG(status)
+        signal.signal(termsig, signal.SIG_DFL)
+        os.kill(os.getpid(), termsig)
     return os.waitstatus_to_exitcode(status) if status is not None else 124
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, TypeGuard
 
 from .errors import InputError, parse_toml, read_user_file, warn_input
 from .tomlpos import TomlLocator
@@ -396,7 +396,7 @@ class RuleEngine:
         self._work += 1
         return self._work >= self.max_work_per_call
 
-    def _within(self, t: Triple | None) -> bool:
+    def _within(self, t: Triple | None) -> TypeGuard[Triple]:
         return t is not None and t.seq < self._bound
 
     # Rule labels are resolved to ids lazily and without creating symbols: a label the graph

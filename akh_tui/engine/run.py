@@ -56,7 +56,7 @@ __all__ = [
     "TraceWriter", "DANGEROUS_CAPABILITIES", "SAFE_ENV", "rerun", "check_pin",
 ]
 
-Listener = Callable[[dict], None]
+Listener = Callable[[Any], None]  # gets each CycleRecord and Event
 
 
 class PsycheFileChanged(InputError):
@@ -121,7 +121,7 @@ class Run:
         self.user_config = config
         self.note = note  # what the front end should say on opening (continued, saved psyche used)
         self.lock = threading.RLock()
-        self.latest: dict | None = agent.last_record if agent is not None else None
+        self.latest: CycleRecord | None = cast("CycleRecord | None", agent.last_record) if agent is not None else None
         self._listeners: list[Listener] = []
         self._psyche_disk: dict[Path, str | None] = {}  # a file's text when this run last read or wrote it
         self._psyche_file: Path | None = None
@@ -134,10 +134,10 @@ class Run:
     def start(cls, locations: Locations, scenario: str | Scenario = "zoo", seed: int | None = None,
               goals: list[str] | None = None, decider: str = "utility", trace: str | Path | IO[str] | None = None,
               store: "str | Path | SessionStore | None" = None, config: UserConfig | None = None, workbench: bool = False,
-              note: str = "") -> "Run":
+              note: str = "", psyche: Psyche | None = None) -> "Run":
         """A new run of the scenario (earlier runs stay in the store). `goals` (descriptions)
         replace the scenario's. Its psyche is the one last saved for this scenario in the data
-        dir, if any (the note says so), else the scenario's."""
+        dir, if any (the note says so), else the scenario's; `psyche` (a sweep's point) overrides both."""
         sc = load_scenario(scenario) if isinstance(scenario, str) else scenario
         for g in goals or []:
             check_goal(g, "--goals")
@@ -145,8 +145,8 @@ class Run:
         writer = TraceWriter(trace) if trace is not None else None  # an unusable --trace fails first
         st = _open_store(locations, store)
         saved = locations.saved_psyche(sc.name)
-        psyche, disk = None, None
-        if saved.is_file():
+        disk = None
+        if psyche is None and saved.is_file():
             try:
                 disk = saved.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
@@ -159,7 +159,7 @@ class Run:
                 "config": agent.config.to_dict(), "psyche": _psyche_header(agent.psyche)}
         if workbench:
             meta["workbench"] = True
-        if psyche is not None:
+        if disk is not None:
             meta["psyche_file"] = str(saved)
         run_id = st.start(agent, meta)
         meta = st.run_meta(run_id)
@@ -256,7 +256,7 @@ class Run:
                                   "config": agent.config.to_dict(), "psyche": _psyche_header(agent.psyche)})
         r = cls(Locations.resolve(), st, None, None, st.run_meta(run_id), trace)
         r._custom_rebuild = rebuild
-        r.agent, r.latest = agent, agent.last_record
+        r.agent, r.latest = agent, cast("CycleRecord | None", agent.last_record)
         r._after_open()
         return r
 
@@ -295,7 +295,7 @@ class Run:
             agent.decider = self.agent.decider
         agent.workspace = self.workspace
         self.agent = agent
-        self.latest = agent.last_record
+        self.latest = cast("CycleRecord | None", agent.last_record)
         self._after_open()
 
     def _after_open(self) -> None:
@@ -329,15 +329,15 @@ class Run:
     def _workspace_dir(self) -> None:
         """The run's workspace exists before its first cycle (the tools that need it are still
         gated by capabilities, allow-lists and the psyche)."""
-        ws = self.workspace
-        if ws is None:
+        ws, sc = self.workspace, self.scenario
+        if ws is None or sc is None:
             return
         if ws != self.locations.workspace(self.meta["id"]):  # the run's own folder is safe by construction
             # a folder the scenario names may not hold (or be inside) what the agent must not
             # overwrite: the session store, the saved psyches, the config
             loc = self.locations
             check_workspace(ws, {"session store": loc.session_db, "saved psyches": loc.psyche_dir,
-                                 "config dir": loc.config_file.parent}, file=str(self.scenario.path))
+                                 "config dir": loc.config_file.parent}, file=str(sc.path))
         try:
             ws.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -566,7 +566,7 @@ class Run:
         """One cycle; None when no goal is active (and nothing ran)."""
         with self.lock:
             a = self._engine()
-            record = a.step()
+            record = cast("CycleRecord | None", a.step())
             events = a.drain_events()
             if record is None:
                 self._emit(events)
@@ -582,8 +582,8 @@ class Run:
                 fn(record)
             return record
 
-    def run_cycles(self, max_cycles: int, on_record: Callable[[dict], None] | None = None,
-                   should_stop: Callable[[dict], bool] | None = None) -> tuple[int, str]:
+    def run_cycles(self, max_cycles: int, on_record: Callable[[Any], None] | None = None,
+                   should_stop: Callable[[Any], bool] | None = None) -> tuple[int, str]:
         """Up to max_cycles cycles. Returns (cycles run, why it stopped)."""
         n = 0
         while n < max_cycles:
@@ -612,7 +612,7 @@ class Run:
                 self._patterns.append((a.cycle + 1, len(a.pending_psyche.shadow.veto_patterns),  # type: ignore[union-attr]
                                        len(a.pending_psyche.shadow.bias_patterns)))  # type: ignore[union-attr]
             self._emit(events, inputs=[(command.kind, command.payload())])
-            return events
+            return cast("list[Event]", events)
 
     def add_goal(self, description: str, criteria: str | None = None, priority: int = 128) -> dict:
         with self.lock:
@@ -690,7 +690,7 @@ class Run:
             agent, event = history.fork(self.store, self.store.current(), cycle, name, edits, self._rebuild)
             self._adopt(agent)
             self._emit([event], persist=False)
-            return event
+            return cast(Event, event)
 
     def switch(self, branch: str | int) -> None:
         """Continue from another branch's newest state (the one left is checkpointed)."""
@@ -700,7 +700,7 @@ class Run:
             self.store.checkpoint(a)
             self._adopt(history.resume(self.store, self._rebuild, bid))
 
-    def rewind(self, cycle: int) -> dict:
+    def rewind(self, cycle: int) -> View:
         """The engine state right after recorded `cycle` of the branch shown, as a view (the
         live run is not changed: fork continues from a rewound state)."""
         with self.lock:

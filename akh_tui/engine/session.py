@@ -24,7 +24,7 @@ import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, NoReturn
+from typing import Any, Iterator, Mapping, NoReturn
 
 from .agent import Agent
 from .errors import InputError
@@ -400,7 +400,7 @@ class SessionStore:
             self._head(agent)
         return run
 
-    def save(self, agent: Agent, record: dict | None, events: list[dict], inputs: "list[tuple[str, Any]] | tuple[()]" = (),
+    def save(self, agent: Agent, record: Mapping[str, Any] | None, events: list[dict], inputs: "list[tuple[str, Any]] | tuple[()]" = (),
              input_events: bool = False) -> None:
         """One cycle (record) or one user action (inputs), with its events: one transaction."""
         with self._tx():
@@ -414,7 +414,7 @@ class SessionStore:
     def _snapshot(self, agent: Agent) -> None:
         self.db.execute("INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?)", (self.branch, agent.cycle, _dump(core_state(agent))))
 
-    def _write(self, agent: Agent, record: dict | None, events: list[dict], input_events: bool) -> None:
+    def _write(self, agent: Agent, record: Mapping[str, Any] | None, events: list[dict], input_events: bool) -> None:
         if self.branch is None:
             raise RuntimeError("no current branch: start a run first")
         db, kg, b = self.db, agent.kg, self.branch

@@ -223,13 +223,15 @@ def _scan_path(r: str, first_ok: bool) -> str | None:
             continue
         while nxt < k and slashes[nxt] < i:
             nxt += 1
-        if nxt < k and best_a[nxt] is not None:
-            return r[i:a_end[best_a[nxt]]]
+        ba = best_a[nxt] if nxt < k else None
+        if ba is not None:
+            return r[i:a_end[ba]]
         end = comp(i)
         if end is not None:
             return r[i:end]
-        if nxt < k and best_b[nxt] is not None:
-            return r[i:b_end[best_b[nxt]]]
+        bb = best_b[nxt] if nxt < k else None
+        if bb is not None:
+            return r[i:b_end[bb]]
     return None
 
 

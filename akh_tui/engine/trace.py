@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Iterable
+from typing import IO, Any, Iterable, Mapping
 
 from .errors import InputError, read_user_file
 
@@ -13,7 +13,7 @@ TRACE_VERSION = 1
 RECORD_TYPES = ("run", "cycle", "reflection", "psyche_edit", "goal_added", "consolidation", "decomposition", "fork", "backtrack")
 
 
-def dumps(obj: dict) -> str:
+def dumps(obj: Mapping[str, Any]) -> str:
     # sort_keys is not used: key order is part of the record's readability and is already
     # deterministic (dict insertion order)
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
@@ -34,11 +34,11 @@ class TraceWriter:
     def header(self, scenario: str, seed: int, config: dict, psyche: dict, **extra) -> None:
         self.write({"type": "run", "v": TRACE_VERSION, "scenario": scenario, "seed": seed, "config": config, "psyche": psyche, **extra})
 
-    def write(self, obj: dict) -> None:
+    def write(self, obj: Mapping[str, Any]) -> None:
         self._fh.write(dumps(obj))
         self._fh.write("\n")
 
-    def write_all(self, objs: Iterable[dict]) -> None:
+    def write_all(self, objs: Iterable[Mapping[str, Any]]) -> None:
         for o in objs:
             self.write(o)
 
