@@ -16,7 +16,7 @@ import gc
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, NamedTuple, Sequence, overload
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence, overload
 
 from .errors import InputError, open_user_file, user_file_lines
 from .text import normalised_words
@@ -50,7 +50,7 @@ def _push(index: dict, key, value: int) -> None:
 _SMALL = 8
 
 
-def _find(cur, o: int):
+def _find(cur: Any, o: int) -> "Triple | None":
     """The triple of `cur` (an _sp value) whose object is o, or None."""
     cls = cur.__class__
     if cls is Triple:
@@ -63,7 +63,7 @@ def _find(cur, o: int):
     return cur.get(o)
 
 
-def _ids(value) -> list[int]:
+def _ids(value: Any) -> list[int]:
     if value is None:
         return _EMPTY
     return value if value.__class__ is list else [value]
@@ -102,12 +102,12 @@ class Triple(NamedTuple):
     def key(self) -> tuple[int, int, int]:
         return (self.subject, self.predicate, self.object)
 
-    def __eq__(self, other: object) -> bool:
+    def __eq__(self, other: Any) -> bool:  # (`object` is a field's name in here)
         if other.__class__ is not Triple:
             return NotImplemented
         return self[:6] == other[:6]
 
-    def __ne__(self, other: object) -> bool:
+    def __ne__(self, other: Any) -> bool:
         if other.__class__ is not Triple:
             return NotImplemented
         return self[:6] != other[:6]
@@ -270,13 +270,13 @@ class KnowledgeGraph:
     def __init__(self) -> None:
         self.symbols: list[Symbol] = []
         self._by_label: dict[str, int] = {}
-        # these four hold an int or a list of ints (see _push)
-        self._by_key: dict[str, int | list[int]] = {}
-        self._by_token: dict[str, int | list[int]] = {}
+        # these hold an int or a list of ints (see _push; Any: a class test tells them apart)
+        self._by_key: dict[str, Any] = {}
+        self._by_token: dict[str, Any] = {}
         # (s << 32 | p) -> Triple | list[Triple] | dict[object, Triple] (see _find): the store
-        self._sp: dict[int, object] = {}
+        self._sp: dict[int, Any] = {}
         self._count = 0
-        self._po: dict[int, int | list[int]] = {}  # (p << 32 | o) -> subjects, insertion order
+        self._po: dict[int, Any] = {}  # (p << 32 | o) -> subjects, insertion order
         # indexed by symbol id (None: no triple yet), lists being cheaper than dicts to look
         # up and to hold when nearly every symbol has an entry
         self._by_p: list[list[Triple] | None] = []

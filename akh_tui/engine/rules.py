@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, TypeGuard
+from typing import Any, Iterator, Sequence, TypeGuard
 
 from .errors import InputError, parse_toml, read_user_file, warn_input
 from .tomlpos import TomlLocator
@@ -562,7 +562,7 @@ class RuleEngine:
         if s is not None and o is not None:
             self.probed += 1  # the lookup itself (not charged: it is one step, like its candidate)
             found = kg.get(s, pid, o)
-            entries: list = [o] if self._within(found) else []
+            entries: Sequence[Any] = [o] if self._within(found) else []
         elif s is not None:
             entries = kg.objects(s, pid)
         elif o is not None:
