@@ -40,11 +40,13 @@ import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .config import AgentConfig
 from .errors import InputError, parse_toml, read_user_file
 from .psyche import ARCHETYPES, Psyche
-from .scenario import bundled_data_dir, resolve
+from .paths import bundled_data_dir
+from .scenario import resolve
 from .tomlpos import TomlLocator
 
 TOP_KEYS = ("name", "description", "scenarios", "scenario", "seeds", "max_cycles", "samples", "sample_seed", "axes")
@@ -112,9 +114,9 @@ class Sweep:
         if self.samples is None:
             return [tuple(zip([a.name for a in self.axes], combo)) for combo in itertools.product(*(a.values for a in self.axes))]
         rng = random.Random(self.sample_seed)  # its own seed: the points never depend on the run seeds
-        out = []
+        out: list[tuple[tuple[str, object], ...]] = []
         for _ in range(self.samples):
-            point = []
+            point: list[tuple[str, object]] = []
             for a in self.axes:
                 if a.span is not None:
                     point.append((a.name, round(rng.uniform(*a.span), 4)))
@@ -124,10 +126,11 @@ class Sweep:
         return out
 
     def tasks(self) -> list[RunTask]:
-        tasks = []
+        tasks: list[RunTask] = []
         for scenario in self.scenarios:
             for point in self.settings():
-                ps = dict(point).get("psyche")
+                psv = dict(point).get("psyche")
+                ps = psv if isinstance(psv, str) else None
                 ptext = self.psyche_texts.get(ps) if ps is not None else None
                 # what the run reads: an edited scenario or psyche file makes new runs, never
                 # rows mixed from before and after the edit
@@ -197,6 +200,7 @@ def parse_sweep(text: str, file: str) -> Sweep:
     if "scenario" in data and "scenarios" in data:
         raise err("give either 'scenario' or 'scenarios', not both", "scenario")
     if "scenario" in data:
+        raw: Any
         raw, sfld = [data["scenario"]], "scenario"
         if not isinstance(data["scenario"], str):
             raise err("must be a scenario name or path", "scenario")
@@ -322,10 +326,10 @@ def parse_sweep(text: str, file: str) -> Sweep:
         bases = psyches if psyches else [load_psyche(load_scenario(s)) for s in scenarios]
         for a in shadow_axes:
             pname = a.name.split(".", 1)[1]
-            for p in bases:
-                names = [x.name for x in p.shadow.veto_patterns + p.shadow.bias_patterns]
+            for psy in bases:
+                names = [x.name for x in psy.shadow.veto_patterns + psy.shadow.bias_patterns]
                 if pname not in names:
-                    raise err(f"no shadow pattern '{pname}' in the psyche {p.source or '(scenario default)'} "
+                    raise err(f"no shadow pattern '{pname}' in the psyche {psy.source or '(scenario default)'} "
                               f"(it has: {', '.join(names) or 'none'})", f"axes.{a.name}")
     read = {s: scenario_bundle(s) for s in scenarios}
     bundles = {s: b for s, b in read.items() if Path(s).is_absolute()}  # bundled names: every install has them
@@ -402,6 +406,7 @@ def _values(body, fld: str, err, random_mode: bool, numeric: bool) -> Axis:
         for k, v in (("min", lo), ("max", hi)):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
                 raise err(f"must be a number, got {v!r}", f"{fld}.{k}")
+        assert isinstance(lo, (int, float)) and isinstance(hi, (int, float))  # checked just above
         if lo > hi:
             raise err(f"min ({lo}) is above max ({hi})", fld)
         return Axis("", [float(lo), float(hi)], (float(lo), float(hi)))
@@ -432,14 +437,14 @@ def build_run(task: RunTask, data_dir: Path, trace, bundles: dict | None = None)
     for axis, value in task.settings:
         group, _, key = axis.partition(".")
         if group == "archetypes":
-            psyche.archetypes[key] = float(value)
+            psyche.archetypes[key] = float(value)  # type: ignore[arg-type]  # validated as a number at load
         elif group == "shadow" and not value:
             psyche.shadow.veto_patterns = [p for p in psyche.shadow.veto_patterns if p.name != key]
             psyche.shadow.bias_patterns = [p for p in psyche.shadow.bias_patterns if p.name != key]
         elif group == "config":
             setattr(config, key, getattr(AgentConfig.from_dict({key: value}), key))
         elif group == "decider":
-            decider = value
+            decider = str(value)
     scenario.config = config
     return Run.start(Locations(data_dir, data_dir / "config.toml"), scenario, task.seed, decider=decider, trace=trace,
                      store=":memory:", psyche=psyche)
