@@ -313,6 +313,12 @@ class StoreWriteError(InputError):
     recorded state, so engine and store agree: free the space and continue."""
 
 
+class StoreLost(StoreWriteError):
+    """What was just committed is safe (checked from a fresh connection), but the store can
+    take no more writes from this process (its write-ahead log was deleted under it): close
+    the run and resume it."""
+
+
 class StoreBusy(InputError):
     """Another process is writing this run (the message names it: pid and command line)."""
 

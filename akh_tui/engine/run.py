@@ -32,7 +32,7 @@ from .breakpoints import first_hit
 from .breakpoints import parse as parse_breakpoint
 from .confine import check_workspace
 from .commands import AddGoal, Command, Consolidate, EditPsyche, MakePlan, Reflect
-from .errors import InputError, StoreBusy, StoreDamaged, StoreWriteError, parse_toml, read_user_file, toml_error
+from .errors import InputError, StoreBusy, StoreDamaged, StoreLost, StoreWriteError, parse_toml, read_user_file, toml_error
 from .explain import why_chosen, why_not_text
 from .goals import make_goal
 from .memory import KIND_RELEVANCE
@@ -54,7 +54,7 @@ __all__ = [
     "TOOL_NAMES", "SPECS", "check_goal", "list_scenarios", "PsycheFileChanged", "read_user_file", "toml_error", "parse_toml",
     "GraphOracle", "ThinkLoop", "CycleRecord", "Event", "View", "otel", "pin", "report", "load_scenario",
     "TraceWriter", "DANGEROUS_CAPABILITIES", "SAFE_ENV", "rerun", "check_pin", "StoreWriteError", "StoreBusy",
-    "StoreDamaged",
+    "StoreDamaged", "StoreLost",
 ]
 
 Listener = Callable[[dict], None]
@@ -313,6 +313,8 @@ class Run:
         a = self._engine()
         try:
             self.store.save(a, record, events, inputs, input_events=input_events, text=text)
+        except StoreLost:
+            raise  # committed and durable: the engine agrees with the store; no more writes
         except StoreWriteError as exc:
             what = f"cycle {record['cycle']}" if record is not None else "your last action"
             try:
@@ -322,11 +324,10 @@ class Run:
                 raise StoreWriteError(f"{what} could not be recorded ({exc.message}), and the recorded state could "
                                       f"not be read back ({again}): the run is closed; resume it when the store "
                                       f"is usable again", file=exc.file) from None
-            durable = self.store.durable_cycle()
-            kept = f"cycle {self.agent.cycle}" if durable is None else f"cycle {durable}"  # type: ignore[union-attr]
-            raise StoreWriteError(f"{what} could not be recorded: {exc.message}. The run is paused at the last "
-                                  f"recorded cycle ({kept}; nothing recorded is lost, the engine went back to it). "
-                                  f"Free the space and continue.", file=exc.file) from None
+            reason = exc.message.rstrip(".")
+            raise StoreWriteError(f"{what} could not be recorded: {reason}. The run is paused at cycle "
+                                  f"{self.agent.cycle}, the last one recorded (nothing recorded is lost: the engine "  # type: ignore[union-attr]
+                                  f"went back to it). Free the space and continue.", file=exc.file) from None
 
     def _adopt(self, agent: Agent) -> None:
         """`agent` is the run's live state from now on (after resume, fork, switch)."""
@@ -611,7 +612,11 @@ class Run:
                 self._emit(events)
                 return None
             text = dumps(record)  # encoded once, for both sinks
-            self._record(record, events, text=text)  # first: a cycle not recorded is not kept either
+            lost: StoreLost | None = None
+            try:
+                self._record(record, events, text=text)  # first: a cycle not recorded is not kept either
+            except StoreLost as exc:
+                lost = exc  # this cycle is durable: report it, then say writing stopped
             self.latest = record
             if record["act"]["vetoed"]:
                 self._vetoes_fired += 1
@@ -620,6 +625,8 @@ class Run:
             self._emit(events, persist=False)
             for fn in self._listeners:
                 fn(record)
+            if lost is not None:
+                raise lost
             return record
 
     def run_cycles(self, max_cycles: int, on_record: Callable[[dict], None] | None = None,

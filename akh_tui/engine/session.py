@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Iterator, NoReturn
 
 from .agent import Agent
-from .errors import InputError, StoreDamaged, StoreWriteError
+from .errors import InputError, StoreDamaged, StoreLost, StoreWriteError
 from .memory import Episode, EpisodicMemory
 from .state import apply_kg_additions, core_state, restore, triple_row
 from .trace import Trace
@@ -195,6 +195,10 @@ class SessionStore:
         """mode=ro sees a live writer's WAL; on a read-only file system (no -shm can be made)
         the file is opened immutable: nobody can be writing it there."""
         uri = Path(self.path).resolve().as_uri()  # type: ignore[arg-type]
+        if not self.path.with_name(self.path.name + "-wal").exists():  # type: ignore[union-attr]
+            # no log: nobody has it open for writing, so read the file as it is, creating
+            # nothing (mode=ro would leave a -wal and a -shm behind)
+            return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
         db = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
         try:
             db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
@@ -304,9 +308,9 @@ class SessionStore:
         except sqlite3.Error:
             pass
         durable = self.durable_cycle()
-        raise StoreWriteError(f"{self.broken}. The committed cycles were copied into {self.path.name}: the store "
-                              f"holds cycle {durable} of this branch, checked from a new connection. Writing stopped "
-                              f"here; resume the run to continue.", file=self.where)
+        raise StoreLost(f"{self.broken}. The committed cycles were copied into {self.path.name}: it holds this "
+                        f"branch up to cycle {durable} (checked from a new connection). Writing stopped here: "
+                        f"resume the run to continue.", file=self.where)
 
     def durable_cycle(self) -> int | None:
         """The current branch's last cycle as a fresh connection sees the file: what would

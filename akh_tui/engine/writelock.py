@@ -63,8 +63,11 @@ def acquire(store_path: Path, run: int) -> Path | None:
         raise StoreBusy(f"run {run} is being written by {holder(path)}: one writer per run. Close it first, "
                         f"start a new run (`agent run --fresh`), or read it with `akh-tui sessions show {run}`",
                         file=str(store_path)) from None
-    os.ftruncate(fd, 0)
-    os.write(fd, f"{os.getpid()} {_command_line()}\n".encode("utf-8", "replace"))
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()} {_command_line()}\n".encode("utf-8", "replace"))
+    except OSError:
+        pass  # a full disk: the lock holds all the same, only its holder's name is missing
     _held[key] = [fd, 1]
     return path
 
