@@ -199,6 +199,34 @@ $P sessions export 1 > {tmp_path}/export 2>&1
     assert [x["cycle"] for x in exported if x["type"] == "cycle"] == list(range(1, last + 6))
 
 
+def test_the_workbench_shows_a_failed_commit_pauses_and_continues_after(workbench):
+    import asyncio
+
+    from akh_tui.tui.dialogs import ErrorScreen
+
+    app = workbench()
+
+    async def main() -> None:
+        async with app.run_test(size=(120, 36)) as pilot:
+            await pilot.pause()
+            await pilot.press("space")
+            assert app.ctl.cycle == 1
+            disk = _FullDisk(app.ctl.store.db)
+            app.ctl.store.db = disk
+            await pilot.press("space")
+            await pilot.pause()
+            assert isinstance(app.screen, ErrorScreen) and not app.running
+            assert "could not record" in app.screen._title and "disk is full" in app.screen._detail
+            assert app.ctl.cycle == 1 and app.ctl.store.last_cycle(app.ctl.store.current()) == 1
+            await pilot.press("escape")
+            disk.full = False
+            await pilot.press("space")
+            assert app.ctl.cycle == 2 and app.ctl.store.last_cycle(app.ctl.store.current()) == 2
+
+    asyncio.run(main())
+    app.ctl.close()
+
+
 # ---- item 9: the write-ahead log deleted mid-run --------------------------------------------
 def test_deleting_the_wal_mid_run_is_said_and_every_reported_cycle_is_durable(tmp_path):
     loc = _locations(tmp_path)

@@ -220,15 +220,16 @@ class SessionStore:
         except OSError as exc:
             raise InputError(f"the session store cannot be read: {exc.strerror or exc}", file=str(self.path)) from None
         if size == 0:
-            raise StoreDamaged("the session store is empty (0 bytes): not a store any more; it was left untouched. "
+            raise StoreDamaged("the session store cannot be read: it is empty (0 bytes); it was left untouched. "
                                "Move it aside, or use --data-dir for a new one.", file=str(self.path))
         if not header.startswith(b"SQLite format 3\0") or len(header) < 100:
-            raise StoreDamaged("not an akh-tui session store (not an SQLite file); it was left untouched",
+            raise StoreDamaged("the session store cannot be read: not an SQLite file; it was left untouched. "
+                               "Move it aside, or use --data-dir for a new one.",
                                file=str(self.path))
         page = int.from_bytes(header[16:18], "big")
         page = 65536 if page == 1 else page
         if page and size % page:
-            raise StoreDamaged(f"the session store is cut short: {size:,} bytes is not a whole number of "
+            raise StoreDamaged(f"the session store cannot be read: it is cut short: {size:,} bytes is not a whole number of "
                                f"{page}-byte pages (the end of the file is missing); it was left untouched. "
                                f"Restore it from a copy, or use --data-dir for a new one.", file=str(self.path))
 
