@@ -348,7 +348,7 @@ class Run:
         self.branch_name = self.store.branch_info(b)["name"]
         ps = self.meta.get("psyche") or {}
         self._patterns = [(0, len(ps.get("vetoes", [])), len(ps.get("biases", [])))]
-        for cycle, ev in self.store.events(b):
+        for cycle, ev in self.store.events(b, "psyche_edit"):  # not every event: a million-cycle branch resumes fast
             if ev.get("type") == "psyche_edit":
                 self._patterns.append((cycle + 1, len(ev.get("vetoes", [])), len(ev.get("biases", []))))
         self._vetoes_fired = self.store.count_vetoes(b, self.store.last_cycle(b))

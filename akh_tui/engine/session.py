@@ -61,7 +61,7 @@ CREATE TABLE cycles (branch INTEGER NOT NULL, cycle INTEGER NOT NULL, record TEX
     tool TEXT, vetoed INTEGER, veto TEXT, goal INTEGER, progress TEXT, PRIMARY KEY (branch, cycle));
 CREATE INDEX cycles_vetoed ON cycles (branch, cycle) WHERE vetoed;
 CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT, branch INTEGER NOT NULL, cycle INTEGER NOT NULL,
-    input INTEGER NOT NULL, event TEXT NOT NULL);
+    input INTEGER NOT NULL, event TEXT NOT NULL, crc INTEGER, type TEXT);
 CREATE INDEX events_by_branch ON events (branch, cycle);
 CREATE TABLE inputs (seq INTEGER PRIMARY KEY AUTOINCREMENT, branch INTEGER NOT NULL, cycle INTEGER NOT NULL,
     kind TEXT NOT NULL, payload TEXT NOT NULL);
@@ -74,6 +74,7 @@ CREATE TABLE heads (branch INTEGER PRIMARY KEY, cycle INTEGER NOT NULL, inputs_s
 TABLES = ("meta", "runs", "branches", "symbols", "triples", "episodes", "cycles", "events", "inputs", "snapshots", "heads")
 BRANCH_TABLES = ("symbols", "triples", "episodes", "cycles", "events", "inputs", "snapshots", "heads")
 INF = 1 << 62
+DERIVED_PROVENANCE = ("AgentDecision", "ShadowVeto")  # provenance kinds a cycle row holds
 
 
 def _dump(obj) -> str:
@@ -93,17 +94,35 @@ UPDATE cycles SET tool = json_extract(record, '$.decide.tool'), vetoed = json_ex
 CREATE INDEX cycles_vetoed ON cycles (branch, cycle) WHERE vetoed;
 ALTER TABLE snapshots ADD COLUMN crc INTEGER;
 ALTER TABLE heads ADD COLUMN crc INTEGER;
+ALTER TABLE events ADD COLUMN crc INTEGER;
+ALTER TABLE events ADD COLUMN type TEXT;
+UPDATE events SET type = json_extract(event, '$.type');
 """
 
 
-def pack(text: str) -> tuple[bytes, int]:
-    """A JSON text as stored: zlib level 1 (a record shrinks to about a fifth, for a few
-    microseconds), and the CRC-32 of the stored bytes."""
-    blob = zlib.compress(text.encode("utf-8"), 1)
+# How a value is stored. Records of one store look alike (same keys, the same eleven tools
+# scored), so each kind is deflated against a preset dictionary: the store's first value of
+# that kind, kept in its meta table (a store always decodes with its own dictionary, whatever
+# a later version would pick). A record shrinks from ~5.4 KB of JSON to ~0.9 KB (plain zlib:
+# ~1.7 KB). The first byte says which: 0x78 plain zlib, DICT_TAG[kind] raw deflate + dictionary.
+DICT_TAG = {"cycle": 1, "state": 2, "event": 3}
+TAG_KIND = {v: k for k, v in DICT_TAG.items()}
+WINDOW = 32768  # deflate sees at most the dictionary's last 32 KB
+
+
+def pack(text: str, zdict: bytes | None = None, kind: str = "cycle") -> tuple[bytes, int]:
+    """A JSON text as stored (zlib level 1: a few tens of microseconds) and the CRC-32 of the
+    stored bytes."""
+    raw = text.encode("utf-8")
+    if zdict is None:
+        blob = zlib.compress(raw, 1)
+    else:
+        c = zlib.compressobj(1, zlib.DEFLATED, -15, zdict=zdict)
+        blob = bytes([DICT_TAG[kind]]) + c.compress(raw) + c.flush()
     return blob, zlib.crc32(blob)
 
 
-def unpack(stored: bytes | str, crc: int | None) -> str:
+def unpack(stored: bytes | str, crc: int | None, zdicts: "dict[str, bytes | None] | None" = None) -> str:
     """The JSON text of a stored value; ValueError when its checksum or compression is off.
     A schema-2 row (text, no checksum) is taken as it is."""
     if isinstance(stored, str):
@@ -113,7 +132,17 @@ def unpack(stored: bytes | str, crc: int | None) -> str:
     if crc is not None and zlib.crc32(stored) != crc:
         raise ValueError("checksum mismatch")
     try:
-        return zlib.decompress(stored).decode("utf-8")
+        kind = TAG_KIND.get(stored[0]) if stored else None
+        if kind is None:
+            return zlib.decompress(stored).decode("utf-8")
+        zdict = (zdicts or {}).get(kind)
+        if zdict is None:
+            raise ValueError(f"its {kind} dictionary is missing from the store")
+        d = zlib.decompressobj(-15, zdict=zdict)
+        out = d.decompress(stored[1:]) + d.flush()
+        if not d.eof:
+            raise ValueError("truncated")
+        return out.decode("utf-8")
     except (zlib.error, UnicodeDecodeError) as exc:
         raise ValueError(f"undecodable ({exc})") from None
 
@@ -156,6 +185,7 @@ class SessionStore:
         self.schema = SCHEMA_VERSION
         self.broken: str | None = None  # why writes are refused from now on (the WAL was lost)
         self._wal_ino: int | None = None
+        self._zdicts: dict[str, bytes | None] = {}  # per kind, from meta (None: none yet)
         self._saved_symbols = 0
         self._saved_triples = 0
         self._lineages: dict[int, list[Segment]] = {}
@@ -464,11 +494,32 @@ class SessionStore:
     def _decode(self, seg_branch: int, what: str, key: int, stored, crc) -> Any:
         """A stored JSON value, its checksum verified: damage names run, branch and cycle."""
         try:
-            return json.loads(unpack(stored, crc))
+            return json.loads(unpack(stored, crc, self._dicts(stored)))
         except ValueError as exc:
             raise StoreDamaged(f"damaged {what} at cycle {key} of {self._branch_label(seg_branch)}: {exc}. "
                                f"Nothing was changed; `akh-tui sessions check` lists every damaged record.",
                                file=self.where) from None
+
+    def _dicts(self, stored) -> dict[str, bytes | None]:
+        """The store's dictionaries, read from meta when a value needs one."""
+        if isinstance(stored, bytes) and stored and stored[0] in TAG_KIND:
+            self._zdict(TAG_KIND[stored[0]])
+        return self._zdicts
+
+    def _zdict(self, kind: str) -> bytes | None:
+        if kind not in self._zdicts:
+            row = self._query("SELECT value FROM meta WHERE key=?", (f"zdict.{kind}",))
+            self._zdicts[kind] = row[0][0].encode("utf-8")[-WINDOW:] if row else None
+        return self._zdicts[kind]
+
+    def _pack(self, text: str, kind: str) -> tuple[bytes, int]:
+        """Pack for writing (inside a transaction): the first value of a kind becomes the
+        store's dictionary for it."""
+        zdict = self._zdict(kind)
+        if zdict is None:
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"zdict.{kind}", text))
+            self._zdicts[kind] = zdict = text.encode("utf-8")[-WINDOW:]
+        return pack(text, zdict, kind)
 
     def _branch_label(self, branch: int) -> str:
         row = self._query("SELECT b.run, b.name FROM branches b WHERE b.id=?", (branch,))
@@ -582,17 +633,28 @@ class SessionStore:
         row = self._query(f"SELECT cycle, payload, {self._crc_col()} FROM heads WHERE branch=?", (branch,))
         return self._decode(branch, "head state", row[0][0], row[0][1], row[0][2]) if row else None
 
-    def events(self, branch: int) -> Iterator[tuple[int, dict]]:
-        """(cycle, event) in the order they happened. A parent's events at the fork cycle are
-        the branch's too, except those from user inputs after that cycle (the parent's own)."""
+    def events(self, branch: int, kind: str | None = None) -> Iterator[tuple[int, dict]]:
+        """(cycle, event) in the order they happened (only events of type `kind` if given),
+        read a page at a time. A parent's events at the fork cycle are the branch's too,
+        except those from user inputs after that cycle (the parent's own)."""
         segs = self.lineage(branch)
+        typed = ""
+        if kind is not None:
+            typed = " AND type=?" if self.schema != "2" else " AND json_extract(event, '$.type')=?"
         for i, seg in enumerate(segs):
             lo, hi = seg.lo["events"], seg.hi["events"]
             at_fork = "OR (cycle=? AND input=0)" if i < len(segs) - 1 else ""
-            args = (seg.branch, lo, hi) + ((hi,) if at_fork else ())
-            sql = f"SELECT cycle, event FROM events WHERE branch=? AND ((cycle>=? AND cycle<?) {at_fork}) ORDER BY seq"
-            for cyc, ev in self._query(sql, args):  # noqa: one segment's events (a few per cycle)
-                yield cyc, json.loads(ev)
+            sql = (f"SELECT seq, cycle, event, {self._crc_col()} FROM events WHERE branch=? AND seq>? "
+                   f"AND ((cycle>=? AND cycle<?) {at_fork}){typed} ORDER BY seq LIMIT {self.PAGE}")
+            after = -1
+            while True:
+                args = (seg.branch, after, lo, hi) + ((hi,) if at_fork else ()) + ((kind,) if kind else ())
+                rows = self._query(sql, args)
+                for _seq, cyc, ev, crc in rows:
+                    yield cyc, self._decode(seg.branch, "event", cyc, ev, crc)
+                if len(rows) < self.PAGE:
+                    break
+                after = rows[-1][0]
 
     def inputs(self, branch: int, start: int, end: int) -> dict[int, list[tuple[str, Any]]]:
         """User inputs after each cycle in [start, end), as replayed on rewind."""
@@ -632,7 +694,31 @@ class SessionStore:
 
     def _snapshot(self, agent: Agent) -> None:
         self.db.execute("INSERT OR REPLACE INTO snapshots (branch, cycle, payload, crc) VALUES (?, ?, ?, ?)",
-                        (self.branch, agent.cycle, *pack(_dump(core_state(agent)))))
+                        (self.branch, agent.cycle, *self._pack(_dump(self._lean_state(agent)), "state")))
+
+    def _lean_state(self, agent: Agent) -> dict:
+        """A snapshot's core state without what the cycle rows hold already: the provenance
+        list (three quarters of a snapshot) is the decisions and vetoes of the last cycles,
+        which `_provenance` reads back from the rows' own columns. Only when every entry is of
+        those two kinds and matches its row (checked on the newest) is it left out."""
+        state = core_state(agent)
+        prov = state["provenance"]
+        if prov and self.schema != "2" and all(r[0] in DERIVED_PROVENANCE for r in prov):
+            state["provenance"] = {"derived": len(prov)}
+        return state
+
+    def _provenance(self, branch: int, cycle: int, count: int) -> list[list]:
+        """The newest `count` provenance entries up to `cycle`, from the cycle rows: a vetoed
+        cycle gave ShadowVeto then AgentDecision, any other cycle AgentDecision."""
+        sql = ("SELECT cycle, goal, tool, vetoed, veto, progress FROM cycles WHERE branch=? AND cycle>=? AND cycle<? "
+               "ORDER BY cycle")
+        rows = list(self._ranged(branch, "cycles", sql, max(0, cycle - count), cycle + 1))
+        out: list[list] = []
+        for c, goal, tool, vetoed, veto, progress in rows:
+            if vetoed:
+                out.append(["ShadowVeto", c, goal, tool, veto])
+            out.append(["AgentDecision", c, goal, tool, progress])
+        return out[-count:] if count else []
 
     def _write(self, agent: Agent, record: dict | None, events: list[dict], input_events: bool,
                text: str | None = None) -> None:
@@ -653,13 +739,14 @@ class SessionStore:
         if record is not None:
             self._put_cycle(b, record, text)
         if events:
-            db.executemany("INSERT INTO events (branch, cycle, input, event) VALUES (?, ?, ?, ?)",
-                           [(b, e.get("cycle", agent.cycle), int(input_events), _dump(e)) for e in events])
+            db.executemany("INSERT INTO events (branch, cycle, input, event, crc, type) VALUES (?, ?, ?, ?, ?, ?)",
+                           [(b, e.get("cycle", agent.cycle), int(input_events), *self._pack(_dump(e), "event"),
+                             e.get("type")) for e in events])
         self._saved_symbols = len(kg.symbols)
         self._saved_triples = len(kg.log)
 
     def _put_cycle(self, branch: int, record: dict, text: str | None = None) -> None:
-        blob, crc = pack(text if text is not None else _dump(record))
+        blob, crc = self._pack(text if text is not None else _dump(record), "cycle")
         self.db.execute("INSERT OR REPLACE INTO cycles (branch, cycle, record, crc, tool, vetoed, veto, goal, progress) "
                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", (branch, record["cycle"], blob, crc, *search_columns(record)))
 
@@ -672,7 +759,8 @@ class SessionStore:
 
     def _head(self, agent: Agent) -> None:
         self.db.execute("INSERT OR REPLACE INTO heads (branch, cycle, inputs_seq, payload, crc) VALUES (?, ?, ?, ?, ?)",
-                        (self.branch, agent.cycle, self._inputs_seq(self.current()), *pack(_dump(core_state(agent)))))
+                        (self.branch, agent.cycle, self._inputs_seq(self.current()),
+                         *self._pack(_dump(core_state(agent)), "state")))
 
     def _inputs_seq(self, branch: int) -> int:
         return self._query("SELECT COALESCE(MAX(seq), 0) FROM inputs WHERE branch=?", (branch,))[0][0]
@@ -718,6 +806,8 @@ class SessionStore:
             apply_kg_additions(agent, {"symbols": symbols, "triples": triples})
             state = dict(state)
             state.pop("kg_additions", None)  # applied above from their tables
+            if isinstance(state.get("provenance"), dict):  # a lean snapshot: from the cycle rows
+                state["provenance"] = self._provenance(branch, state["cycle"], state["provenance"]["derived"])
             return restore(agent, state, episodes=em)
         except (KeyError, ValueError, TypeError) as exc:
             self._corrupt(f"a saved state is malformed: {exc}")
@@ -794,7 +884,7 @@ class SessionStore:
         checked = unchecked = 0
         crc = self._crc_col()
         for table, key, col in (("cycles", "cycle", "record"), ("snapshots", "cycle", "payload"),
-                                ("heads", "cycle", "payload")):
+                                ("heads", "cycle", "payload"), ("events", "cycle", "event")):
             try:
                 cur = self.db.execute(f"SELECT branch, {key}, {col}, {crc} FROM {table} ORDER BY branch, {key}")
                 for b, k, stored, c in cur:
@@ -803,9 +893,10 @@ class SessionStore:
                         continue
                     checked += 1
                     try:
-                        unpack(stored, c)
+                        unpack(stored, c, self._dicts(stored))
                     except ValueError:
-                        what = {"cycles": "cycle records", "snapshots": "snapshots", "heads": "head states"}[table]
+                        what = {"cycles": "cycle records", "snapshots": "snapshots", "heads": "head states",
+                                "events": "events"}[table]
                         damaged.setdefault(f"{self._branch_label(b)}: {what}", []).append(k)
             except sqlite3.DatabaseError as exc:
                 damaged.setdefault(f"{table}: unreadable ({exc})", [])
@@ -830,8 +921,8 @@ class SessionStore:
                     cycle = it["cycle"]
                     self._put_cycle(b, it)
                 elif it.get("type") != "run":
-                    self.db.execute("INSERT INTO events (branch, cycle, input, event) VALUES (?, ?, 0, ?)",
-                                    (b, it.get("cycle", cycle), _dump(it)))
+                    self.db.execute("INSERT INTO events (branch, cycle, input, event, crc, type) VALUES (?, ?, 0, ?, ?, ?)",
+                                    (b, it.get("cycle", cycle), *self._pack(_dump(it), "event"), it.get("type")))
         return run
 
 
@@ -887,6 +978,7 @@ class _Transaction:
             pass
         st.branch, st._saved_symbols, st._saved_triples = self.saved
         st._lineages.clear()
+        st._zdicts.clear()  # a dictionary set in the rolled-back transaction is gone
         if isinstance(exc, (sqlite3.Error, OSError)):
             raise StoreWriteError(f"the session store could not record this ({exc}); nothing of it was kept",
                                   file=st.where) from None
