@@ -922,9 +922,9 @@ class Sessions:
         try:
             writer.header(meta.get("name") or "", meta.get("seed") or 0, meta.get("config") or {}, meta.get("psyche") or {},
                           run=run, branch=branch)
-            for item in st.trace_items(bid):
-                writer.write(item)
-                n += item.get("type") == "cycle"
+            for line in st.trace_lines(bid):
+                writer.write_line(line)
+                n += line.startswith('{"type":"cycle"')
         finally:
             writer.close()
         return n

@@ -199,7 +199,7 @@ class SessionStore:
                 existed = self.path.exists()
                 if existed:  # a 0-byte file is reported, never re-initialised: it was a store
                     self._check_file()
-        self.db = None  # type: ignore[assignment]
+        self.db: sqlite3.Connection = None  # type: ignore[assignment]  # set below; _corrupt may run first
         try:
             # one connection, shared by the workbench's engine and UI threads under the
             # controller's lock
@@ -496,9 +496,19 @@ class SessionStore:
         try:
             return json.loads(unpack(stored, crc, self._dicts(stored)))
         except ValueError as exc:
-            raise StoreDamaged(f"damaged {what} at cycle {key} of {self._branch_label(seg_branch)}: {exc}. "
-                               f"Nothing was changed; `akh-tui sessions check` lists every damaged record.",
-                               file=self.where) from None
+            self._damaged(seg_branch, what, key, exc)
+
+    def _text(self, seg_branch: int, what: str, key: int, stored, crc) -> str:
+        """A stored value's JSON text (what the trace line is), its checksum verified."""
+        try:
+            return unpack(stored, crc, self._dicts(stored))
+        except ValueError as exc:
+            self._damaged(seg_branch, what, key, exc)
+
+    def _damaged(self, seg_branch: int, what: str, key: int, exc: Exception) -> NoReturn:
+        raise StoreDamaged(f"damaged {what} at cycle {key} of {self._branch_label(seg_branch)}: {exc}. "
+                           f"Nothing was changed; `akh-tui sessions check` lists every damaged record.",
+                           file=self.where) from None
 
     def _dicts(self, stored) -> dict[str, bytes | None]:
         """The store's dictionaries, read from meta when a value needs one."""
@@ -535,6 +545,11 @@ class SessionStore:
 
     def records(self, branch: int, start: int = 1, end: int = INF) -> Iterator[dict]:
         """The branch's cycle records in [start, end], oldest first, read a page at a time."""
+        for _cycle, text in self.record_texts(branch, start, end):
+            yield json.loads(text)
+
+    def record_texts(self, branch: int, start: int = 1, end: int = INF) -> Iterator[tuple[int, str]]:
+        """(cycle, the record's JSON text as the trace writes it), oldest first."""
         sql = (f"SELECT branch, cycle, record, {self._crc_col()} FROM cycles WHERE branch=? AND cycle>=? AND cycle<? "
                f"ORDER BY cycle LIMIT {self.PAGE}")
         stop = min(end, INF - 1) + 1
@@ -545,7 +560,7 @@ class SessionStore:
                 if not rows:
                     break
                 for sb, c, rec, crc in rows:
-                    yield self._decode(sb, "cycle record", c, rec, crc)
+                    yield c, self._text(sb, "cycle record", c, rec, crc)
                 a = rows[-1][1] + 1
 
     def shared_cycles(self, a: int, b: int) -> int:
@@ -634,6 +649,10 @@ class SessionStore:
         return self._decode(branch, "head state", row[0][0], row[0][1], row[0][2]) if row else None
 
     def events(self, branch: int, kind: str | None = None) -> Iterator[tuple[int, dict]]:
+        for cyc, text in self.event_texts(branch, kind):
+            yield cyc, json.loads(text)
+
+    def event_texts(self, branch: int, kind: str | None = None) -> Iterator[tuple[int, str]]:
         """(cycle, event) in the order they happened (only events of type `kind` if given),
         read a page at a time. A parent's events at the fork cycle are the branch's too,
         except those from user inputs after that cycle (the parent's own)."""
@@ -651,7 +670,7 @@ class SessionStore:
                 args = (seg.branch, after, lo, hi) + ((hi,) if at_fork else ()) + ((kind,) if kind else ())
                 rows = self._query(sql, args)
                 for _seq, cyc, ev, crc in rows:
-                    yield cyc, self._decode(seg.branch, "event", cyc, ev, crc)
+                    yield cyc, self._text(seg.branch, "event", cyc, ev, crc)
                 if len(rows) < self.PAGE:
                     break
                 after = rows[-1][0]
@@ -854,16 +873,22 @@ class SessionStore:
     def trace_items(self, branch: int) -> Iterator[dict]:
         """The branch's records and events in trace order (SPEC §11): each cycle's record,
         then the events that followed it."""
+        for text in self.trace_lines(branch):
+            yield json.loads(text)
+
+    def trace_lines(self, branch: int) -> Iterator[str]:
+        """trace_items as the JSON lines the trace holds (the stored text: export neither
+        decodes nor re-encodes a record)."""
         # both streams come oldest first (a branch's events are written in cycle order), so
         # they merge in constant memory: a million-cycle export holds one page at a time
-        events = self.events(branch)
+        events = self.event_texts(branch)
         pending = next(events, None)
         while pending is not None and pending[0] <= 0:
             yield pending[1]
             pending = next(events, None)
-        for rec in self.records(branch):
-            yield rec
-            while pending is not None and pending[0] <= rec["cycle"]:
+        for cycle, text in self.record_texts(branch):
+            yield text
+            while pending is not None and pending[0] <= cycle:
                 yield pending[1]
                 pending = next(events, None)
         while pending is not None:  # after the last record (e.g. a goal added at the end)
