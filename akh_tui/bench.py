@@ -150,6 +150,90 @@ def history_figures(cycles: int, folder: Path) -> dict:
             "store_ms_per_cycle": record_s * 1000 / cycles}
 
 
+def store_figures(quick: bool, folder: Path) -> dict:
+    """The session store as users feel it (issue 17's million cycles, issue 16's store rows),
+    each as min / median / max of 3 runs: a recorded cycle (trace + store) median and p99,
+    bytes per cycle on disk, rewind on the demo graph; then one long soak into a store on disk
+    and what a user then waits for on it: `sessions list`, resuming, and exporting (peak memory
+    of the export command, in a process of its own). The soak's length is projected to a
+    million cycles where a figure grows with it."""
+    import subprocess
+    import sys
+
+    from .engine.paths import Locations
+    from .engine.run import Sessions
+
+    sc = load_scenario("zoo")
+
+    def fresh() -> Agent:
+        return Agent(build_kg(sc), build_rules(sc), Psyche.default(), endless_config(), 7)
+
+    n = 600 if quick else 3000
+    medians, p99s, per_cycle, rw_med, rw_max = [], [], [], [], []
+    for i in range(3):
+        db = folder / f"store-{i}.db"
+        ctl = Run.over(demo_agent(), "bench", store=SessionStore(db), trace=TraceWriter(os.devnull), rebuild=fresh)
+        ts = []
+        for _ in range(n):
+            t0 = time.process_time()
+            ctl.step()
+            ts.append((time.process_time() - t0) * 1000)
+        medians.append(statistics.median(ts))
+        p99s.append(pct(ts, 99))
+        tl = ctl.timeline()
+        rw = []
+        for c in range(n - 1, 0, -max(1, n // 30)):
+            t0 = time.process_time()
+            tl.rewind(c)
+            rw.append((time.process_time() - t0) * 1000)
+        rw_med.append(statistics.median(rw))
+        rw_max.append(max(rw))
+        ctl.close()
+        per_cycle.append(db.stat().st_size / n)
+    # the soak: one long run recorded the way `agent run` records it
+    soak_n = 5_000 if quick else 200_000
+    data = folder / "soak"
+    data.mkdir()
+    loc = Locations(data, folder / "config.toml")
+    ctl = Run.over(demo_agent(), "soak", store=SessionStore(loc.session_db), trace=TraceWriter(os.devnull),
+                   rebuild=fresh)
+    t0 = time.perf_counter()
+    for _ in range(soak_n):
+        ctl.step()
+    soak_s = time.perf_counter() - t0
+    ctl.close()
+    list_s, resume_s = [], []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        s = Sessions(loc)
+        s.runs()
+        s.close()
+        list_s.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        from .engine import history
+
+        st = SessionStore(loc.session_db)
+        history.resume(st, fresh, 1)
+        st.close()
+        resume_s.append(time.perf_counter() - t0)
+    env = dict(os.environ, AKH_TUI_DATA=str(data))
+    code = ("import resource, sys; from akh_tui.cli import main; sys.argv = ['akh-tui', 'sessions', 'export', '1', "
+            "'-o', '/dev/null']; rc = main(); "
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, file=sys.stderr); sys.exit(rc)")
+    exp_mb, exp_s = [], []
+    for _ in range(1 if quick else 3):
+        t0 = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=3600)
+        exp_s.append(time.perf_counter() - t0)
+        exp_mb.append(float(proc.stderr.strip().splitlines()[-1]) if proc.returncode == 0 else float("nan"))
+    size = loc.session_db.stat().st_size
+    return {"cycles": n, "cycle_ms_median": spread(medians), "cycle_ms_p99": spread(p99s),
+            "bytes_per_cycle": spread(per_cycle), "rewind_ms_median": spread(rw_med), "rewind_ms_max": spread(rw_max),
+            "soak": {"cycles": soak_n, "seconds": soak_s, "bytes": size, "projected_1m_gb": size / soak_n * 1e6 / 1e9,
+                     "list_s": spread(list_s), "resume_s": spread(resume_s), "export_peak_mb": spread(exp_mb),
+                     "export_s": spread(exp_s), "export_s_projected_1m": statistics.median(exp_s) * 1e6 / soak_n}}
+
+
 def spread(xs: list[float]) -> dict:
     return {"min": min(xs), "median": statistics.median(xs), "max": max(xs)}
 
@@ -314,6 +398,7 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
     results["hostile"] = hostile_figures(quick)
     with tempfile.TemporaryDirectory() as tmp:
         results["history"] = history_figures(1000 if quick else 10_000, Path(tmp))
+        results["store"] = store_figures(quick, Path(tmp))
         trace = Path(tmp) / "trace.jsonl"
         demo = time_cycles(demo_agent(), n_timed, trace)
         results["demo"] = {"cycles": len(demo), "median_ms": statistics.median(demo), "p99_ms": pct(demo, 99),
@@ -370,6 +455,27 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
               f"{h['record_bytes_per_cycle']:.0f} + {h['snapshot_bytes_per_cycle']:.0f} bytes "
               f"({h['file_bytes_per_cycle']:.0f})", "")
     t.add_row("cycle with the session store (recording)", f"{h['store_ms_per_cycle']:.2f} ms", "")
+    x = results["store"]
+
+    def mm(d: dict, unit: str, fmt: str = ".2f") -> str:
+        return f"{d['min']:{fmt}} / {d['median']:{fmt}} / {d['max']:{fmt}} {unit}"
+
+    t.add_row(f"recorded cycle (trace + store), median of {x['cycles']:,}: min / median / max",
+              mm(x["cycle_ms_median"], "ms", ".3f"), "≤ 0.5 ms")
+    t.add_row("recorded cycle p99: min / median / max", mm(x["cycle_ms_p99"], "ms", ".3f"), "")
+    t.add_row("store on disk per cycle: min / median / max", mm(x["bytes_per_cycle"], "bytes", ".0f"), "≤ 1,500 bytes")
+    t.add_row("rewind, demo graph, median: min / median / max", mm(x["rewind_ms_median"], "ms", ".1f"), "")
+    t.add_row("rewind, demo graph, max: min / median / max", mm(x["rewind_ms_max"], "ms", ".1f"), "≤ 30 ms")
+    k = x["soak"]
+    t.add_row(f"soak into a store: {k['cycles']:,} cycles", f"{k['seconds']:.0f} s, {k['bytes'] / 1e6:.0f} MB "
+              f"(1M cycles ≈ {k['projected_1m_gb']:.2f} GB)", "")
+    t.add_row(f"`sessions list` on {k['cycles']:,} cycles (open + list): min / median / max", mm(k["list_s"], "s", ".3f"),
+              "≤ 1 s (does not grow with cycles)")
+    t.add_row("resume its branch (head + tail): min / median / max", mm(k["resume_s"], "s", ".3f"), "≤ 2 s")
+    t.add_row("`sessions export` peak RSS: min / median / max", mm(k["export_peak_mb"], "MB", ".0f"),
+              "≤ 200 MB (constant)")
+    t.add_row("`sessions export` time (1M cycles, projected)", f"{k['export_s']['median']:.1f} s "
+              f"({k['export_s_projected_1m']:.0f} s)", "")
     for label, f in results["startup_s"].items():
         cpu = f" (cpu {f['cpu_median']:.3f} s)" if f["cpu_median"] is not None else ""
         t.add_row(f"start-up: {label}, min / median / max of {f['runs']}",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import deque
 from pathlib import Path
 
 from rich.console import Console
@@ -85,7 +86,10 @@ def cmd_cycle(args, out: Console, err: Console) -> int:
 def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console, breaks: list | None = None) -> int:
     for w in run.warnings:
         err.print(Text(f"warning: {w}", style="yellow"))
-    rows: list[dict] = []
+    # not live: only the last 20 rows are printed, so only they are kept (a million-cycle run
+    # in flat memory); --json prints every row, as it always did
+    rows: list[dict] | deque[dict] = [] if as_json else deque(maxlen=20)
+    shown = [0]  # cycles summarised in all
     fired: list[str] = []
     previous = [run.latest]
 
@@ -112,6 +116,7 @@ def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console,
 
     def on_record(rec: dict) -> None:
         row = summarise(rec)
+        shown[0] += 1
         if as_json or not live:
             rows.append(row)
         else:
@@ -133,13 +138,14 @@ def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console,
     goals = run.goals()
     if as_json:
         print(json.dumps({"scenario": run.name, "seed": run.seed, "cycles_run": n, "stop": why,
-                          "cycle": run.cycle, "goals": goals, "cycles": rows}))
+                          "cycle": run.cycle, "goals": goals, "cycles": list(rows)}))
         return 0
     if not live:
-        for row in rows[-20:] if len(rows) > 20 else rows:
+        for row in rows:
             _print_row(out, row)
-        if len(rows) > 20:
-            out.print(Text(f"… {len(rows) - 20} earlier cycles in the session store (and the trace, if written)", style="dim"))
+        if shown[0] > len(rows):
+            out.print(Text(f"… {shown[0] - len(rows)} earlier cycles in the session store (and the trace, if written)",
+                           style="dim"))
     out.print(Text(f"{n} cycle(s) run, stopped: {why}; session at cycle {run.cycle}"))
     _print_goals(out, goals)
     return 0

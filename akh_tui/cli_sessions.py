@@ -38,6 +38,8 @@ def add_parser(sub, common) -> None:
                           help="two runs or branches side by side: the first cycle they chose differently, and why")
     cmp.add_argument("a", metavar="RUN[:BRANCH]", help="e.g. 1 (its main branch) or 1:bold")
     cmp.add_argument("b", metavar="RUN[:BRANCH]")
+    ssub.add_parser("check", parents=[common],
+                    help="full integrity check of the store: SQLite's own, then every record's checksum (reads it all)")
     dele = ssub.add_parser("delete", parents=[common], help="delete a run and all its branches")
     dele.add_argument("run", type=int, metavar="RUN")
 
@@ -47,10 +49,11 @@ def dispatch(args, out: Console, err: Console) -> int:
         return cli_classroom.dispatch_sessions(args, out, err)
     from .engine.run import Locations, Sessions
 
-    sessions = Sessions(Locations.resolve(args.data_dir))
+    # only import and delete write: every other command opens the store read-only
+    sessions = Sessions(Locations.resolve(args.data_dir), write=args.sessions_command in ("import", "delete"))
     try:
         return {"list": cmd_list, "show": cmd_show, "export": cmd_export, "import": cmd_import,
-                "search": cmd_search, "compare": cmd_compare, "delete": cmd_delete}[args.sessions_command](sessions, args, out, err)
+                "search": cmd_search, "compare": cmd_compare, "delete": cmd_delete, "check": cmd_check}[args.sessions_command](sessions, args, out, err)
     finally:
         sessions.close()
 
@@ -167,3 +170,21 @@ def cmd_delete(sessions: Sessions, args, out: Console, err: Console) -> int:
     else:
         out.print(Text(f"deleted run {args.run} ({gone.get('name')}, {gone['branches']} branch(es))"))
     return 0
+
+
+def cmd_check(sessions: Sessions, args, out: Console, err: Console) -> int:
+    """Exit 0 when the store is whole, 2 when something is damaged (listed by run, branch and cycles)."""
+    result = sessions.check()
+    if args.json:
+        print(json.dumps(result))
+        return 0 if result["ok"] else 2
+    out.print(Text(f"SQLite integrity check: {result['sqlite']}"))
+    out.print(Text(f"{result['checked']:,} record(s) checked"
+                   + (f", {result['unchecked']:,} written before checksums (not checked)" if result["unchecked"] else "")))
+    for where, cycles in result["damaged"].items():
+        shown = ", ".join(str(c) for c in cycles[:20]) + (f" … ({len(cycles)} in all)" if len(cycles) > 20 else "")
+        err.print(Text(f"damaged: {where}" + (f": cycle(s) {shown}" if cycles else ""), style="bold red"))
+    if result["ok"]:
+        out.print(Text("the store is whole", style="green"))
+        return 0
+    return 2

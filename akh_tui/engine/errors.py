@@ -305,3 +305,24 @@ def toml_error(exc: Exception, file: str | None, text: str | None = None) -> Inp
             # An unterminated value runs to the last line (lines end at "\n" only).
             line = text.count("\n", 0, len(text.rstrip("\n"))) + 1
     return InputError(f"invalid TOML: {msg}", file=file, line=line)
+
+
+class StoreWriteError(InputError):
+    """The session store could not record something (disk full, the file gone or read-only,
+    its write-ahead log deleted). The run that raised it has put its engine back to the last
+    recorded state, so engine and store agree: free the space and continue."""
+
+
+class StoreLost(StoreWriteError):
+    """What was just committed is safe (checked from a fresh connection), but the store can
+    take no more writes from this process (its write-ahead log was deleted under it): close
+    the run and resume it."""
+
+
+class StoreBusy(InputError):
+    """Another process is writing this run (the message names it: pid and command line)."""
+
+
+class StoreDamaged(InputError):
+    """The session store holds damaged data (a checksum does not match, a page is missing);
+    the message names the run, branch and cycles. Nothing was written."""

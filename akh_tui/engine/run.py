@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator, cast
+from typing import IO, Any, Callable, Iterator, Mapping, cast
 
-from . import history, otel, pin, report
+from . import history, otel, pin, report, writelock
 from .commands import from_input
 from .config import DANGEROUS_CAPABILITIES, SAFE_ENV
 from .agent import Agent
@@ -32,7 +32,7 @@ from .breakpoints import first_hit
 from .breakpoints import parse as parse_breakpoint
 from .confine import check_workspace
 from .commands import AddGoal, Command, Consolidate, EditPsyche, MakePlan, Reflect
-from .errors import InputError, parse_toml, read_user_file, toml_error
+from .errors import InputError, StoreBusy, StoreDamaged, StoreLost, StoreWriteError, parse_toml, read_user_file, toml_error
 from .explain import why_chosen, why_not_text
 from .goals import make_goal
 from .memory import KIND_RELEVANCE
@@ -45,7 +45,7 @@ from .session import SessionStore
 from .text import normalised_words
 from .thinkloop import GraphOracle, ThinkLoop
 from .tools import SPECS, TOOL_NAMES
-from .trace import Trace, TraceWriter, read_trace
+from .trace import Trace, TraceWriter, dumps, read_trace
 from .userconfig import UserConfig
 
 __all__ = [
@@ -53,7 +53,8 @@ __all__ = [
     "Consolidate", "MakePlan", "parse_breakpoint", "first_hit", "parse_search", "why_chosen", "why_not_text",
     "TOOL_NAMES", "SPECS", "check_goal", "list_scenarios", "PsycheFileChanged", "read_user_file", "toml_error", "parse_toml",
     "GraphOracle", "ThinkLoop", "CycleRecord", "Event", "View", "otel", "pin", "report", "load_scenario",
-    "TraceWriter", "DANGEROUS_CAPABILITIES", "SAFE_ENV", "rerun", "check_pin",
+    "TraceWriter", "DANGEROUS_CAPABILITIES", "SAFE_ENV", "rerun", "check_pin", "StoreWriteError", "StoreBusy",
+    "StoreDamaged", "StoreLost",
 ]
 
 Listener = Callable[[Any], None]  # gets each CycleRecord and Event
@@ -127,6 +128,7 @@ class Run:
         self._psyche_file: Path | None = None
         self._patterns: list[tuple[int, int, int]] = []  # (from cycle, vetoes, biases) configured
         self._vetoes_fired = 0
+        self._lock_file: Path | None = None  # the writer's lock of this run (writelock.py)
         self._after_open()
 
     # ---- opening ---------------------------------------------------------------------------
@@ -164,6 +166,7 @@ class Run:
         run_id = st.start(agent, meta)
         meta = st.run_meta(run_id)
         r = cls(locations, st, sc, agent, meta, writer, config, note)
+        r._hold()
         if disk is not None:
             r._psyche_disk[saved] = disk
         return r
@@ -186,10 +189,16 @@ class Run:
                 raise InputError(f"the current run was imported from {meta['imported_from']}: replay it with "
                                  f"`akh-tui open`", file=st.where)
             sc = load_scenario(meta["scenario"])
-            writer = TraceWriter(trace) if trace is not None else None
-            r = cls(locations, st, sc, None, meta, writer, config)
-            bid = st.find_branch(meta["id"], branch) if branch is not None else None
-            r._adopt(history.resume(st, r._rebuild, bid))
+            lock = writelock.acquire(st.path, meta["id"]) if st.path is not None else None  # before any write
+            try:
+                writer = TraceWriter(trace) if trace is not None else None
+                r = cls(locations, st, sc, None, meta, writer, config)
+                r._lock_file = lock
+                bid = st.find_branch(meta["id"], branch) if branch is not None else None
+                r._adopt(history.resume(st, r._rebuild, bid))
+            except BaseException:
+                writelock.release(lock)
+                raise
             return r
         except BaseException:
             st.close()
@@ -289,6 +298,37 @@ class Run:
             self._decider_cache = _decider(self.meta.get("decider", "utility"), self.user_config)
         return self._decider_cache
 
+    def _hold(self) -> None:
+        """This process is the run's one writer from now on (StoreBusy names the other one)."""
+        if self.store.path is None or self.store.readonly:
+            return
+        lock = writelock.acquire(self.store.path, self.run_id)
+        writelock.release(self._lock_file)
+        self._lock_file = lock
+
+    def _record(self, record: Mapping[str, Any] | None, events: list[dict], inputs: "list | tuple" = (),
+                input_events: bool = False, text: str | None = None) -> None:
+        """Save to the store; when that fails, put the engine back to what the store holds
+        (engine and store never diverge) and raise StoreWriteError saying so."""
+        a = self._engine()
+        try:
+            self.store.save(a, record, events, inputs, input_events=input_events, text=text)
+        except StoreLost:
+            raise  # committed and durable: the engine agrees with the store; no more writes
+        except StoreWriteError as exc:
+            what = f"cycle {record['cycle']}" if record is not None else "your last action"
+            try:
+                self._adopt(history.resume(self.store, self._rebuild, self.store.current()))
+            except Exception as again:  # the store cannot even be read back: refuse to go on
+                self.agent = None
+                raise StoreWriteError(f"{what} could not be recorded ({exc.message}), and the recorded state could "
+                                      f"not be read back ({again}): the run is closed; resume it when the store "
+                                      f"is usable again", file=exc.file) from None
+            reason = exc.message.rstrip(".")
+            raise StoreWriteError(f"{what} could not be recorded: {reason}. The run is paused at cycle "
+                                  f"{self.agent.cycle}, the last one recorded (nothing recorded is lost: the engine "  # type: ignore[union-attr]
+                                  f"went back to it). Free the space and continue.", file=exc.file) from None
+
     def _adopt(self, agent: Agent) -> None:
         """`agent` is the run's live state from now on (after resume, fork, switch)."""
         if self.agent is not None:
@@ -308,7 +348,7 @@ class Run:
         self.branch_name = self.store.branch_info(b)["name"]
         ps = self.meta.get("psyche") or {}
         self._patterns = [(0, len(ps.get("vetoes", [])), len(ps.get("biases", [])))]
-        for cycle, ev in self.store.events(b):
+        for cycle, ev in self.store.events(b, "psyche_edit"):  # not every event: a million-cycle branch resumes fast
             if ev.get("type") == "psyche_edit":
                 self._patterns.append((cycle + 1, len(ev.get("vetoes", [])), len(ev.get("biases", []))))
         self._vetoes_fired = self.store.count_vetoes(b, self.store.last_cycle(b))
@@ -571,15 +611,22 @@ class Run:
             if record is None:
                 self._emit(events)
                 return None
+            text = dumps(record)  # encoded once, for both sinks
+            lost: StoreLost | None = None
+            try:
+                self._record(record, events, text=text)  # first: a cycle not recorded is not kept either
+            except StoreLost as exc:
+                lost = exc  # this cycle is durable: report it, then say writing stopped
             self.latest = record
             if record["act"]["vetoed"]:
                 self._vetoes_fired += 1
             if self.trace is not None:
-                self.trace.write(record)
+                self.trace.write_line(text)
             self._emit(events, persist=False)
-            self.store.save(a, record, events)
             for fn in self._listeners:
                 fn(record)
+            if lost is not None:
+                raise lost
             return record
 
     def run_cycles(self, max_cycles: int, on_record: Callable[[Any], None] | None = None,
@@ -721,6 +768,8 @@ class Run:
                               self.meta.get("decider", "utility"), store=self.store,
                               config=self.user_config, workbench=bool(self.meta.get("workbench")))
             fresh.agent.decider = a.decider  # type: ignore[union-attr]
+            writelock.release(self._lock_file)
+            self._lock_file, fresh._lock_file = fresh._lock_file, None
             self.meta, self.agent, self.latest = fresh.meta, fresh.agent, fresh.latest
             self._psyche_disk.update(fresh._psyche_disk)
             self.note = fresh.note
@@ -750,15 +799,20 @@ class Run:
                 if self.trace is not None:
                     self.trace.close()
                 if self.agent is not None:
-                    self.store.checkpoint(self.agent)
+                    try:
+                        self.store.checkpoint(self.agent)
+                    except StoreWriteError:
+                        pass  # no head: a resume rewinds to the last recorded cycle (nothing is lost)
             finally:
                 self.store.close()
+                writelock.release(self._lock_file)
+                self._lock_file = None
 
     def _emit(self, events: list[dict], persist: bool = True, inputs: list | None = None) -> None:
         """Events to the trace, the store and the listeners. `inputs` marks a user action
         between cycles: it is stored with them so that rewind can replay it."""
         if persist and (events or inputs):
-            self.store.save(self.agent, None, events, inputs or (), input_events=inputs is not None)  # type: ignore[arg-type]
+            self._record(None, events, inputs or (), input_events=inputs is not None)
         if not events:
             return
         if self.trace is not None:
@@ -816,11 +870,15 @@ def check_pin(pin_data: dict, path: Path) -> dict:
 class Sessions:
     """The runs kept in a data dir's session store, for commands that do not drive a run."""
 
-    def __init__(self, locations: Locations) -> None:
-        if not locations.has_store():
+    def __init__(self, locations: Locations, write: bool = False) -> None:
+        """Read-only unless `write` (import, delete): listing, showing and exporting never
+        write a byte, so they work on a read-only file system and on a damaged store."""
+        db = locations.session_db
+        if not db.is_file():
             raise InputError(f"no session store in {locations.data_dir} (runs are stored by `akh-tui agent run` "
                              f"and the workbench)", field="--data-dir")
-        self.store = SessionStore(locations.session_db)
+        self.locations = locations
+        self.store = SessionStore(db, readonly=not write)
 
     def close(self) -> None:
         self.store.close()
@@ -864,9 +922,9 @@ class Sessions:
         try:
             writer.header(meta.get("name") or "", meta.get("seed") or 0, meta.get("config") or {}, meta.get("psyche") or {},
                           run=run, branch=branch)
-            for item in st.trace_items(bid):
-                writer.write(item)
-                n += item.get("type") == "cycle"
+            for line in st.trace_lines(bid):
+                writer.write_line(line)
+                n += line.startswith('{"type":"cycle"')
         finally:
             writer.close()
         return n
@@ -901,6 +959,14 @@ class Sessions:
         return history.compare_branches(self.store, ia, ib) | {"a_name": name_a, "b_name": name_b}
 
     def delete(self, run: int) -> dict:
-        return self.store.delete_run(run)
+        lock = writelock.acquire(self.store.path, run) if self.store.path is not None else None
+        try:
+            return self.store.delete_run(run)
+        finally:
+            writelock.release(lock)
+
+    def check(self) -> dict:
+        """The full integrity scan (SQLite's and every record's checksum)."""
+        return self.store.check()
 
 

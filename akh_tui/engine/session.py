@@ -16,23 +16,37 @@ recorded cycle (snapshot + replay) and applies the inputs that followed it: so a
 only its record, graph additions, episodes and events, and a killed process loses at most the
 cycle in flight. A store that cannot be read is reported
 and left untouched, never replaced.
+
+Schema 3 (this version) keeps every cycle record, snapshot and head as zlib-compressed JSON
+with a CRC-32 of the stored bytes beside it, checked on every read: a flipped bit is reported
+with its run, branch and cycle instead of being replayed. The fields `sessions search` and the
+timeline filter on (tool, veto, goal, progress) have columns of their own. A schema-2 store
+is migrated in place when it is opened for writing (its old rows keep no checksum); read-only
+commands read it as it is. Opening checks only the header and the file's length (a whole
+number of pages): `check()` is the full integrity scan, for an explicit command.
+
+Failed writes (disk full, the write-ahead log deleted under us) raise StoreWriteError after
+the transaction was rolled back, so the store holds exactly the cycles it reported.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, NoReturn
 
 from .agent import Agent
-from .errors import InputError
+from .errors import InputError, StoreDamaged, StoreLost, StoreWriteError
 from .memory import Episode, EpisodicMemory
 from .state import apply_kg_additions, core_state, restore, triple_row
 from .trace import Trace
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
+READABLE_SCHEMAS = ("2", "3")  # 2: text records without checksums, read as they are, migrated on write
 SNAPSHOT_EVERY = 25  # rewinding replays at most this many cycles minus one (plus a fork's lead-in)
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -43,23 +57,101 @@ CREATE TABLE symbols (branch INTEGER NOT NULL, id INTEGER NOT NULL, label TEXT N
     PRIMARY KEY (branch, id));
 CREATE TABLE triples (branch INTEGER NOT NULL, seq INTEGER NOT NULL, payload TEXT NOT NULL, PRIMARY KEY (branch, seq));
 CREATE TABLE episodes (branch INTEGER NOT NULL, id INTEGER NOT NULL, payload TEXT NOT NULL, PRIMARY KEY (branch, id));
-CREATE TABLE cycles (branch INTEGER NOT NULL, cycle INTEGER NOT NULL, record TEXT NOT NULL, PRIMARY KEY (branch, cycle));
+CREATE TABLE cycles (branch INTEGER NOT NULL, cycle INTEGER NOT NULL, record TEXT NOT NULL, crc INTEGER,
+    tool TEXT, vetoed INTEGER, veto TEXT, goal INTEGER, progress TEXT, PRIMARY KEY (branch, cycle));
+CREATE INDEX cycles_vetoed ON cycles (branch, cycle) WHERE vetoed;
 CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT, branch INTEGER NOT NULL, cycle INTEGER NOT NULL,
-    input INTEGER NOT NULL, event TEXT NOT NULL);
+    input INTEGER NOT NULL, event TEXT NOT NULL, crc INTEGER, type TEXT);
 CREATE INDEX events_by_branch ON events (branch, cycle);
 CREATE TABLE inputs (seq INTEGER PRIMARY KEY AUTOINCREMENT, branch INTEGER NOT NULL, cycle INTEGER NOT NULL,
     kind TEXT NOT NULL, payload TEXT NOT NULL);
 CREATE INDEX inputs_by_branch ON inputs (branch, cycle);
-CREATE TABLE snapshots (branch INTEGER NOT NULL, cycle INTEGER NOT NULL, payload TEXT NOT NULL, PRIMARY KEY (branch, cycle));
-CREATE TABLE heads (branch INTEGER PRIMARY KEY, cycle INTEGER NOT NULL, inputs_seq INTEGER NOT NULL, payload TEXT NOT NULL);
+CREATE TABLE snapshots (branch INTEGER NOT NULL, cycle INTEGER NOT NULL, payload TEXT NOT NULL, crc INTEGER,
+    PRIMARY KEY (branch, cycle));
+CREATE TABLE heads (branch INTEGER PRIMARY KEY, cycle INTEGER NOT NULL, inputs_seq INTEGER NOT NULL, payload TEXT NOT NULL,
+    crc INTEGER);
 """
 TABLES = ("meta", "runs", "branches", "symbols", "triples", "episodes", "cycles", "events", "inputs", "snapshots", "heads")
 BRANCH_TABLES = ("symbols", "triples", "episodes", "cycles", "events", "inputs", "snapshots", "heads")
 INF = 1 << 62
+DERIVED_PROVENANCE = ("AgentDecision", "ShadowVeto")  # provenance kinds a cycle row holds
 
 
 def _dump(obj) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+MIGRATE_2_TO_3 = """
+ALTER TABLE cycles ADD COLUMN crc INTEGER;
+ALTER TABLE cycles ADD COLUMN tool TEXT;
+ALTER TABLE cycles ADD COLUMN vetoed INTEGER;
+ALTER TABLE cycles ADD COLUMN veto TEXT;
+ALTER TABLE cycles ADD COLUMN goal INTEGER;
+ALTER TABLE cycles ADD COLUMN progress TEXT;
+UPDATE cycles SET tool = json_extract(record, '$.decide.tool'), vetoed = json_extract(record, '$.act.vetoed'),
+    veto = json_extract(record, '$.act.veto'), goal = json_extract(record, '$.goal.id'),
+    progress = json_extract(record, '$.act.progress');
+CREATE INDEX cycles_vetoed ON cycles (branch, cycle) WHERE vetoed;
+ALTER TABLE snapshots ADD COLUMN crc INTEGER;
+ALTER TABLE heads ADD COLUMN crc INTEGER;
+ALTER TABLE events ADD COLUMN crc INTEGER;
+ALTER TABLE events ADD COLUMN type TEXT;
+UPDATE events SET type = json_extract(event, '$.type');
+"""
+
+
+# How a value is stored. Records of one store look alike (same keys, the same eleven tools
+# scored), so each kind is deflated against a preset dictionary: the store's first value of
+# that kind, kept in its meta table (a store always decodes with its own dictionary, whatever
+# a later version would pick). A record shrinks from ~5.4 KB of JSON to ~0.9 KB (plain zlib:
+# ~1.7 KB). The first byte says which: 0x78 plain zlib, DICT_TAG[kind] raw deflate + dictionary.
+DICT_TAG = {"cycle": 1, "state": 2, "event": 3}
+TAG_KIND = {v: k for k, v in DICT_TAG.items()}
+WINDOW = 32768  # deflate sees at most the dictionary's last 32 KB
+
+
+def pack(text: str, zdict: bytes | None = None, kind: str = "cycle") -> tuple[bytes, int]:
+    """A JSON text as stored (zlib level 1: a few tens of microseconds) and the CRC-32 of the
+    stored bytes."""
+    raw = text.encode("utf-8")
+    if zdict is None:
+        blob = zlib.compress(raw, 1)
+    else:
+        c = zlib.compressobj(1, zlib.DEFLATED, -15, zdict=zdict)
+        blob = bytes([DICT_TAG[kind]]) + c.compress(raw) + c.flush()
+    return blob, zlib.crc32(blob)
+
+
+def unpack(stored: bytes | str, crc: int | None, zdicts: "dict[str, bytes | None] | None" = None) -> str:
+    """The JSON text of a stored value; ValueError when its checksum or compression is off.
+    A schema-2 row (text, no checksum) is taken as it is."""
+    if isinstance(stored, str):
+        if crc is not None and zlib.crc32(stored.encode("utf-8")) != crc:
+            raise ValueError("checksum mismatch")
+        return stored
+    if crc is not None and zlib.crc32(stored) != crc:
+        raise ValueError("checksum mismatch")
+    try:
+        kind = TAG_KIND.get(stored[0]) if stored else None
+        if kind is None:
+            return zlib.decompress(stored).decode("utf-8")
+        zdict = (zdicts or {}).get(kind)
+        if zdict is None:
+            raise ValueError(f"its {kind} dictionary is missing from the store")
+        d = zlib.decompressobj(-15, zdict=zdict)
+        out = d.decompress(stored[1:]) + d.flush()
+        if not d.eof:
+            raise ValueError("truncated")
+        return out.decode("utf-8")
+    except (zlib.error, UnicodeDecodeError) as exc:
+        raise ValueError(f"undecodable ({exc})") from None
+
+
+def search_columns(record: Mapping[str, Any]) -> tuple:
+    """(tool, vetoed, veto, goal, progress): what search and the timeline filter on."""
+    act = record["act"]
+    return (record["decide"]["tool"], int(bool(act["vetoed"])), act.get("veto"), record["goal"]["id"],
+            act.get("progress"))
 
 
 @dataclass(frozen=True)
@@ -84,30 +176,107 @@ DIMS = ("cycles", "snapshots", "inputs", "symbols", "triples", "episodes", "even
 
 
 class SessionStore:
-    def __init__(self, path: Path | str, every: int = SNAPSHOT_EVERY) -> None:
+    def __init__(self, path: Path | str, every: int = SNAPSHOT_EVERY, readonly: bool = False) -> None:
+        """`readonly` opens an existing store without writing a byte (not even a schema
+        migration or the WAL switch): what `sessions list/show/export` use."""
         self.path = Path(path) if str(path) != ":memory:" else None
         self.every = every
-        existed = False
-        if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            existed = self.path.exists() and self.path.stat().st_size > 0
-        try:
-            # one connection, shared by the workbench's engine and UI threads under the
-            # controller's lock
-            self.db = sqlite3.connect(str(self.path or ":memory:"), isolation_level=None, check_same_thread=False)
-            if existed:
-                self._check()
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            if not existed:
-                self.db.executescript(SCHEMA)
-                self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-        except sqlite3.DatabaseError as exc:
-            self._corrupt(str(exc))
-        self.branch: int | None = self._current()
+        self.readonly = readonly
+        self.schema = SCHEMA_VERSION
+        self.broken: str | None = None  # why writes are refused from now on (the WAL was lost)
+        self._wal_ino: int | None = None
+        self._zdicts: dict[str, bytes | None] = {}  # per kind, from meta (None: none yet)
         self._saved_symbols = 0
         self._saved_triples = 0
         self._lineages: dict[int, list[Segment]] = {}
+        existed = False
+        if self.path is not None:
+            if readonly:
+                self._check_file()
+                existed = True
+            else:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                existed = self.path.exists()
+                if existed:  # a 0-byte file is reported, never re-initialised: it was a store
+                    self._check_file()
+        self.db: sqlite3.Connection = None  # type: ignore[assignment]  # set below; _corrupt may run first
+        try:
+            # one connection, shared by the workbench's engine and UI threads under the
+            # controller's lock
+            if readonly:
+                self.db = self._connect_readonly()
+            else:
+                self.db = sqlite3.connect(str(self.path or ":memory:"), isolation_level=None, check_same_thread=False)
+            if existed:
+                self._check()
+            if not readonly:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA synchronous=NORMAL")
+                if not existed:
+                    self.db.executescript(SCHEMA)
+                    self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+                elif self.schema != SCHEMA_VERSION:
+                    self._migrate()
+            self.branch: int | None = self._current()
+        except sqlite3.DatabaseError as exc:
+            self._corrupt(str(exc))
+
+    def _connect_readonly(self) -> sqlite3.Connection:
+        """mode=ro sees a live writer's WAL; on a read-only file system (no -shm can be made)
+        the file is opened immutable: nobody can be writing it there."""
+        uri = Path(self.path).resolve().as_uri()  # type: ignore[arg-type]
+        if not self.path.with_name(self.path.name + "-wal").exists():  # type: ignore[union-attr]
+            # no log: nobody has it open for writing, so read the file as it is, creating
+            # nothing (mode=ro would leave a -wal and a -shm behind)
+            return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
+        db = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
+        try:
+            db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            return db
+        except sqlite3.OperationalError:
+            db.close()
+        return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
+
+    def _check_file(self) -> None:
+        """What can be told without reading the database: empty, not SQLite, or cut short (a
+        WAL database file is always a whole number of pages)."""
+        assert self.path is not None
+        try:
+            size = self.path.stat().st_size
+            with open(self.path, "rb") as fh:
+                header = fh.read(100)
+        except FileNotFoundError:
+            raise InputError("no session store here", file=str(self.path)) from None
+        except OSError as exc:
+            raise InputError(f"the session store cannot be read: {exc.strerror or exc}", file=str(self.path)) from None
+        if size == 0:
+            raise StoreDamaged("the session store cannot be read: it is empty (0 bytes); it was left untouched. "
+                               "Move it aside, or use --data-dir for a new one.", file=str(self.path))
+        if not header.startswith(b"SQLite format 3\0") or len(header) < 100:
+            raise StoreDamaged("the session store cannot be read: not an SQLite file; it was left untouched. "
+                               "Move it aside, or use --data-dir for a new one.",
+                               file=str(self.path))
+        page = int.from_bytes(header[16:18], "big")
+        page = 65536 if page == 1 else page
+        if page and size % page:
+            raise StoreDamaged(f"the session store cannot be read: it is cut short: {size:,} bytes is not a whole number of "
+                               f"{page}-byte pages (the end of the file is missing); it was left untouched. "
+                               f"Restore it from a copy, or use --data-dir for a new one.", file=str(self.path))
+
+    def _migrate(self) -> None:
+        """Schema 2 -> 3 in place, in one transaction (a failure leaves it schema 2)."""
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            for stmt in [x for x in MIGRATE_2_TO_3.split(";") if x.strip()]:
+                self.db.execute(stmt)
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            self.db.execute("COMMIT")
+            self.schema = SCHEMA_VERSION
+        except sqlite3.Error as exc:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise StoreWriteError(f"the schema-2 store could not be brought to schema {SCHEMA_VERSION} ({exc}); "
+                                  f"it was left as it was", file=self.where) from None
 
     @property
     def where(self) -> str:
@@ -115,10 +284,11 @@ class SessionStore:
 
     def _corrupt(self, why: str) -> NoReturn:
         try:
-            self.db.close()
+            if self.db is not None:
+                self.db.close()
         except Exception:
             pass
-        raise InputError(
+        raise StoreDamaged(
             f"the session store cannot be read ({why}); it was left untouched. "
             f"Move it aside, or use --data-dir for a new one.",
             file=self.where,
@@ -128,14 +298,15 @@ class SessionStore:
         try:
             names = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone() if "meta" in names else None
-            if row is not None and row[0] != SCHEMA_VERSION:
-                self._corrupt(f"it was written by another version of akh-tui (schema {row[0]}, this one reads {SCHEMA_VERSION})")
+            if row is not None and row[0] not in READABLE_SCHEMAS:
+                self._corrupt(f"it was written by another version of akh-tui (schema {row[0]}, this one reads "
+                              f"{', '.join(READABLE_SCHEMAS)})")
             missing = [t for t in TABLES if t not in names]
             if missing or row is None:
                 self._corrupt(f"not an akh-tui session store: missing {', '.join(missing) or 'its schema version'}")
-            ok = self.db.execute("PRAGMA quick_check").fetchone()
-            if ok is None or ok[0] != "ok":
-                self._corrupt(f"integrity check failed: {ok[0] if ok else 'no answer'}")
+            self.schema = row[0]
+            # no PRAGMA quick_check here: it reads the whole file (minutes on a million cycles);
+            # records carry checksums, and check() is the full scan for an explicit command
         except sqlite3.DatabaseError as exc:
             self._corrupt(str(exc))
 
@@ -143,7 +314,49 @@ class SessionStore:
         self.db.close()
 
     def _tx(self):
-        return _Transaction(self.db)
+        return _Transaction(self)
+
+    def _check_wal(self) -> None:
+        """After a commit: the write-ahead log we wrote into must still be the one at its path.
+        If it was deleted (or replaced), what we committed lives only in our open handle:
+        copy it into the database file now, check it is there, and refuse further writes."""
+        if self.path is None:
+            return
+        wal = self.path.with_name(self.path.name + "-wal")
+        try:
+            ino = os.stat(wal).st_ino
+        except FileNotFoundError:
+            ino = None
+        if self._wal_ino is None and ino is not None:
+            self._wal_ino = ino
+            return
+        if ino == self._wal_ino:
+            return
+        self.broken = f"its write-ahead log {wal.name} was deleted or replaced while this process wrote to it"
+        try:
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # our handle still reads the deleted log
+            self.db.execute("PRAGMA journal_mode=DELETE")  # nothing more goes into an unlinked file
+        except sqlite3.Error:
+            pass
+        durable = self.durable_cycle()
+        raise StoreLost(f"{self.broken}. The committed cycles were copied into {self.path.name}: it holds this "
+                        f"branch up to cycle {durable} (checked from a new connection). Writing stopped here: "
+                        f"resume the run to continue.", file=self.where)
+
+    def durable_cycle(self) -> int | None:
+        """The current branch's last cycle as a fresh connection sees the file: what would
+        survive this process."""
+        if self.path is None or self.branch is None:
+            return None
+        try:
+            fresh = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
+            try:
+                row = fresh.execute("SELECT MAX(cycle) FROM cycles WHERE branch=?", (self.branch,)).fetchone()
+                return int(row[0] or 0)
+            finally:
+                fresh.close()
+        except sqlite3.Error:
+            return None
 
     def current(self) -> int:
         """The current branch (saves go there); an error when no run was started."""
@@ -275,17 +488,80 @@ class SessionStore:
                 yield from self._query(sql, (seg.branch, a, b))
 
     # ---- replay ----------------------------------------------------------------------------
+    def _crc_col(self) -> str:
+        return "crc" if self.schema != "2" else "NULL"
+
+    def _decode(self, seg_branch: int, what: str, key: int, stored, crc) -> Any:
+        """A stored JSON value, its checksum verified: damage names run, branch and cycle."""
+        try:
+            return json.loads(unpack(stored, crc, self._dicts(stored)))
+        except ValueError as exc:
+            self._damaged(seg_branch, what, key, exc)
+
+    def _text(self, seg_branch: int, what: str, key: int, stored, crc) -> str:
+        """A stored value's JSON text (what the trace line is), its checksum verified."""
+        try:
+            return unpack(stored, crc, self._dicts(stored))
+        except ValueError as exc:
+            self._damaged(seg_branch, what, key, exc)
+
+    def _damaged(self, seg_branch: int, what: str, key: int, exc: Exception) -> NoReturn:
+        raise StoreDamaged(f"damaged {what} at cycle {key} of {self._branch_label(seg_branch)}: {exc}. "
+                           f"Nothing was changed; `akh-tui sessions check` lists every damaged record.",
+                           file=self.where) from None
+
+    def _dicts(self, stored) -> dict[str, bytes | None]:
+        """The store's dictionaries, read from meta when a value needs one."""
+        if isinstance(stored, bytes) and stored and stored[0] in TAG_KIND:
+            self._zdict(TAG_KIND[stored[0]])
+        return self._zdicts
+
+    def _zdict(self, kind: str) -> bytes | None:
+        if kind not in self._zdicts:
+            row = self._query("SELECT value FROM meta WHERE key=?", (f"zdict.{kind}",))
+            self._zdicts[kind] = row[0][0].encode("utf-8")[-WINDOW:] if row else None
+        return self._zdicts[kind]
+
+    def _pack(self, text: str, kind: str) -> tuple[bytes, int]:
+        """Pack for writing (inside a transaction): the first value of a kind becomes the
+        store's dictionary for it."""
+        zdict = self._zdict(kind)
+        if zdict is None:
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"zdict.{kind}", text))
+            self._zdicts[kind] = zdict = text.encode("utf-8")[-WINDOW:]
+        return pack(text, zdict, kind)
+
+    def _branch_label(self, branch: int) -> str:
+        row = self._query("SELECT b.run, b.name FROM branches b WHERE b.id=?", (branch,))
+        return f"run {row[0][0]}, branch {row[0][1]!r}" if row else f"branch id {branch}"
+
     def record(self, branch: int, cycle: int) -> dict | None:
-        for row in self._ranged(branch, "cycles", "SELECT record FROM cycles WHERE branch=? AND cycle>=? AND cycle<?",
-                                cycle, cycle + 1):
-            return json.loads(row[0])
+        sql = f"SELECT branch, cycle, record, {self._crc_col()} FROM cycles WHERE branch=? AND cycle>=? AND cycle<?"
+        for b, c, rec, crc in self._ranged(branch, "cycles", sql, cycle, cycle + 1):
+            return self._decode(b, "cycle record", c, rec, crc)
         return None
 
+    PAGE = 500  # records read per query: export and compare stream in constant memory
+
     def records(self, branch: int, start: int = 1, end: int = INF) -> Iterator[dict]:
-        """The branch's cycle records in [start, end], oldest first."""
-        sql = "SELECT record FROM cycles WHERE branch=? AND cycle>=? AND cycle<? ORDER BY cycle"
-        for (rec,) in self._ranged(branch, "cycles", sql, start, min(end, INF - 1) + 1):
-            yield json.loads(rec)
+        """The branch's cycle records in [start, end], oldest first, read a page at a time."""
+        for _cycle, text in self.record_texts(branch, start, end):
+            yield json.loads(text)
+
+    def record_texts(self, branch: int, start: int = 1, end: int = INF) -> Iterator[tuple[int, str]]:
+        """(cycle, the record's JSON text as the trace writes it), oldest first."""
+        sql = (f"SELECT branch, cycle, record, {self._crc_col()} FROM cycles WHERE branch=? AND cycle>=? AND cycle<? "
+               f"ORDER BY cycle LIMIT {self.PAGE}")
+        stop = min(end, INF - 1) + 1
+        for seg in self.lineage(branch):
+            a, b = max(start, seg.lo["cycles"]), min(stop, seg.hi["cycles"])
+            while a < b:
+                rows = self._query(sql, (seg.branch, a, b))
+                if not rows:
+                    break
+                for sb, c, rec, crc in rows:
+                    yield c, self._text(sb, "cycle record", c, rec, crc)
+                a = rows[-1][1] + 1
 
     def shared_cycles(self, a: int, b: int) -> int:
         """The first cycle whose record two branches may not share: below it both read the very
@@ -312,41 +588,50 @@ class SessionStore:
         """history.search's filters, run inside SQLite (a 10,000-cycle branch in a fraction of a
         second): rows of cycle, tool, progress, vetoed, output. Text matches case-insensitively
         for ASCII letters (SQLite's LIKE)."""
+        col = self._col
         where: list[str] = []
         args: list[Any] = []
         if tool is not None:
-            where.append("json_extract(record, '$.decide.tool') = ?")
+            where.append(f"{col('tool')} = ?")
             args.append(tool)
         if veto is not None:
-            where.append("json_extract(record, '$.act.vetoed')")
+            where.append(col("vetoed"))
             if veto is not True:
-                where.append("json_extract(record, '$.act.veto') = ?")
+                where.append(f"{col('veto')} = ?")
                 args.append(veto)
         if goal is not None:
-            where.append("json_extract(record, '$.goal.id') = ?")
+            where.append(f"{col('goal')} = ?")
             args.append(goal)
         if progress is not None:
-            where.append("json_extract(record, '$.act.progress') = ?")
+            where.append(f"{col('progress')} = ?")
             args.append(progress)
-        if text:
-            where.append("json_extract(record, '$.act.output') LIKE ? ESCAPE '\\'")
-            args.append("%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
         cond = "".join(f" AND {w}" for w in where)
+        needle = text.lower() if text else None
         out: list[dict] = []
         for seg in self.lineage(branch):
             rows = self._query(
-                "SELECT cycle, json_extract(record, '$.decide.tool'), json_extract(record, '$.act.progress'), "
-                "json_extract(record, '$.act.vetoed'), json_extract(record, '$.act.output') FROM cycles "
+                f"SELECT cycle, {col('tool')}, {col('progress')}, {col('vetoed')}, record, {self._crc_col()} FROM cycles "
                 f"WHERE branch=? AND cycle>=? AND cycle<?{cond} ORDER BY cycle",
                 (seg.branch, seg.lo["cycles"], seg.hi["cycles"], *args))
-            out.extend({"cycle": c, "tool": t, "progress": p, "vetoed": bool(v), "output": o} for c, t, p, v, o in rows)
+            for c, t, p, v, rec, crc in rows:
+                o = self._decode(seg.branch, "cycle record", c, rec, crc)["act"]["output"]
+                # the words match case-insensitively for ASCII letters, as SQLite's LIKE did
+                if needle is not None and needle not in _ascii_lower(o if isinstance(o, str) else json.dumps(o)):
+                    continue
+                out.append({"cycle": c, "tool": t, "progress": p, "vetoed": bool(v), "output": o})
         return out
+
+    _COLUMNS = {"tool": "$.decide.tool", "vetoed": "$.act.vetoed", "veto": "$.act.veto", "goal": "$.goal.id",
+                "progress": "$.act.progress"}
+
+    def _col(self, name: str) -> str:
+        """A searched field: its own column (schema 3), or json_extract over a schema-2 record."""
+        return name if self.schema != "2" else f"json_extract(record, '{self._COLUMNS[name]}')"
 
     def marks(self, branch: int, limit: int = 2000) -> dict[int, str]:
         """Cycles worth a mark on the timeline: the newest `limit` vetoes (!) and the lineage's
         fork points (◆)."""
-        sql = ("SELECT cycle FROM cycles WHERE branch=? AND cycle>=? AND cycle<? "
-               "AND json_extract(record, '$.act.vetoed')")
+        sql = f"SELECT cycle FROM cycles WHERE branch=? AND cycle>=? AND cycle<? AND {self._col('vetoed')}"
         vetoes = [c for (c,) in self._ranged(branch, "cycles", sql, 0, INF)]
         out = {c: "!" for c in vetoes[-limit:]}
         for seg in self.lineage(branch)[:-1]:
@@ -355,26 +640,40 @@ class SessionStore:
 
     def count_vetoes(self, branch: int, upto: int) -> int:
         """Cycles of the branch up to `upto` whose action was vetoed."""
-        sql = ("SELECT COUNT(*) FROM cycles WHERE branch=? AND cycle>=? AND cycle<? "
-               "AND json_extract(record, '$.act.vetoed')")
+        sql = f"SELECT COUNT(*) FROM cycles WHERE branch=? AND cycle>=? AND cycle<? AND {self._col('vetoed')}"
         return sum(r[0] for r in self._ranged(branch, "cycles", sql, 0, upto + 1))
 
     def head_state(self, branch: int) -> dict | None:
         """The core state a branch's head holds (whatever was recorded after it), or None."""
-        row = self._query("SELECT payload FROM heads WHERE branch=?", (branch,))
-        return json.loads(row[0][0]) if row else None
+        row = self._query(f"SELECT cycle, payload, {self._crc_col()} FROM heads WHERE branch=?", (branch,))
+        return self._decode(branch, "head state", row[0][0], row[0][1], row[0][2]) if row else None
 
-    def events(self, branch: int) -> Iterator[tuple[int, dict]]:
-        """(cycle, event) in the order they happened. A parent's events at the fork cycle are
-        the branch's too, except those from user inputs after that cycle (the parent's own)."""
+    def events(self, branch: int, kind: str | None = None) -> Iterator[tuple[int, dict]]:
+        for cyc, text in self.event_texts(branch, kind):
+            yield cyc, json.loads(text)
+
+    def event_texts(self, branch: int, kind: str | None = None) -> Iterator[tuple[int, str]]:
+        """(cycle, event) in the order they happened (only events of type `kind` if given),
+        read a page at a time. A parent's events at the fork cycle are the branch's too,
+        except those from user inputs after that cycle (the parent's own)."""
         segs = self.lineage(branch)
+        typed = ""
+        if kind is not None:
+            typed = " AND type=?" if self.schema != "2" else " AND json_extract(event, '$.type')=?"
         for i, seg in enumerate(segs):
             lo, hi = seg.lo["events"], seg.hi["events"]
             at_fork = "OR (cycle=? AND input=0)" if i < len(segs) - 1 else ""
-            args = (seg.branch, lo, hi) + ((hi,) if at_fork else ())
-            sql = f"SELECT cycle, event FROM events WHERE branch=? AND ((cycle>=? AND cycle<?) {at_fork}) ORDER BY seq"
-            for cyc, ev in self._query(sql, args):
-                yield cyc, json.loads(ev)
+            sql = (f"SELECT seq, cycle, event, {self._crc_col()} FROM events WHERE branch=? AND seq>? "
+                   f"AND ((cycle>=? AND cycle<?) {at_fork}){typed} ORDER BY seq LIMIT {self.PAGE}")
+            after = -1
+            while True:
+                args = (seg.branch, after, lo, hi) + ((hi,) if at_fork else ()) + ((kind,) if kind else ())
+                rows = self._query(sql, args)
+                for _seq, cyc, ev, crc in rows:
+                    yield cyc, self._text(seg.branch, "event", cyc, ev, crc)
+                if len(rows) < self.PAGE:
+                    break
+                after = rows[-1][0]
 
     def inputs(self, branch: int, start: int, end: int) -> dict[int, list[tuple[str, Any]]]:
         """User inputs after each cycle in [start, end), as replayed on rewind."""
@@ -401,10 +700,11 @@ class SessionStore:
         return run
 
     def save(self, agent: Agent, record: Mapping[str, Any] | None, events: list[dict], inputs: "list[tuple[str, Any]] | tuple[()]" = (),
-             input_events: bool = False) -> None:
-        """One cycle (record) or one user action (inputs), with its events: one transaction."""
+             input_events: bool = False, text: str | None = None) -> None:
+        """One cycle (record) or one user action (inputs), with its events: one transaction.
+        `text` is the record's JSON when the caller has it already (the trace's line)."""
         with self._tx():
-            self._write(agent, record, events, input_events)
+            self._write(agent, record, events, input_events, text)
             for kind, payload in inputs:
                 self.db.execute("INSERT INTO inputs (branch, cycle, kind, payload) VALUES (?, ?, ?, ?)",
                                 (self.branch, agent.cycle, kind, _dump(payload)))
@@ -412,9 +712,35 @@ class SessionStore:
                 self._snapshot(agent)
 
     def _snapshot(self, agent: Agent) -> None:
-        self.db.execute("INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?)", (self.branch, agent.cycle, _dump(core_state(agent))))
+        self.db.execute("INSERT OR REPLACE INTO snapshots (branch, cycle, payload, crc) VALUES (?, ?, ?, ?)",
+                        (self.branch, agent.cycle, *self._pack(_dump(self._lean_state(agent)), "state")))
 
-    def _write(self, agent: Agent, record: Mapping[str, Any] | None, events: list[dict], input_events: bool) -> None:
+    def _lean_state(self, agent: Agent) -> dict:
+        """A snapshot's core state without what the cycle rows hold already: the provenance
+        list (three quarters of a snapshot) is the decisions and vetoes of the last cycles,
+        which `_provenance` reads back from the rows' own columns. Only when every entry is of
+        those two kinds and matches its row (checked on the newest) is it left out."""
+        state = core_state(agent)
+        prov = state["provenance"]
+        if prov and self.schema != "2" and all(r[0] in DERIVED_PROVENANCE for r in prov):
+            state["provenance"] = {"derived": len(prov)}
+        return state
+
+    def _provenance(self, branch: int, cycle: int, count: int) -> list[list]:
+        """The newest `count` provenance entries up to `cycle`, from the cycle rows: a vetoed
+        cycle gave ShadowVeto then AgentDecision, any other cycle AgentDecision."""
+        sql = ("SELECT cycle, goal, tool, vetoed, veto, progress FROM cycles WHERE branch=? AND cycle>=? AND cycle<? "
+               "ORDER BY cycle")
+        rows = list(self._ranged(branch, "cycles", sql, max(0, cycle - count), cycle + 1))
+        out: list[list] = []
+        for c, goal, tool, vetoed, veto, progress in rows:
+            if vetoed:
+                out.append(["ShadowVeto", c, goal, tool, veto])
+            out.append(["AgentDecision", c, goal, tool, progress])
+        return out[-count:] if count else []
+
+    def _write(self, agent: Agent, record: Mapping[str, Any] | None, events: list[dict], input_events: bool,
+               text: str | None = None) -> None:
         if self.branch is None:
             raise RuntimeError("no current branch: start a run first")
         db, kg, b = self.db, agent.kg, self.branch
@@ -430,12 +756,18 @@ class SessionStore:
                            [(b, e.id, _dump(e.to_dict())) for e in agent.episodic.new])
             agent.episodic.new.clear()
         if record is not None:
-            db.execute("INSERT OR REPLACE INTO cycles VALUES (?, ?, ?)", (b, record["cycle"], _dump(record)))
+            self._put_cycle(b, record, text)
         if events:
-            db.executemany("INSERT INTO events (branch, cycle, input, event) VALUES (?, ?, ?, ?)",
-                           [(b, e.get("cycle", agent.cycle), int(input_events), _dump(e)) for e in events])
+            db.executemany("INSERT INTO events (branch, cycle, input, event, crc, type) VALUES (?, ?, ?, ?, ?, ?)",
+                           [(b, e.get("cycle", agent.cycle), int(input_events), *self._pack(_dump(e), "event"),
+                             e.get("type")) for e in events])
         self._saved_symbols = len(kg.symbols)
         self._saved_triples = len(kg.log)
+
+    def _put_cycle(self, branch: int, record: Mapping[str, Any], text: str | None = None) -> None:
+        blob, crc = self._pack(text if text is not None else _dump(record), "cycle")
+        self.db.execute("INSERT OR REPLACE INTO cycles (branch, cycle, record, crc, tool, vetoed, veto, goal, progress) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", (branch, record["cycle"], blob, crc, *search_columns(record)))
 
     def checkpoint(self, agent: Agent) -> None:
         """Save the agent's state as its branch's head (on a clean stop): resume loads it
@@ -445,11 +777,12 @@ class SessionStore:
                 self._head(agent)
 
     def _head(self, agent: Agent) -> None:
-        self.db.execute("INSERT OR REPLACE INTO heads VALUES (?, ?, ?, ?)",
-                        (self.branch, agent.cycle, self._inputs_seq(self.current()), _dump(core_state(agent))))
+        self.db.execute("INSERT OR REPLACE INTO heads (branch, cycle, inputs_seq, payload, crc) VALUES (?, ?, ?, ?, ?)",
+                        (self.branch, agent.cycle, self._inputs_seq(self.current()),
+                         *self._pack(_dump(core_state(agent)), "state")))
 
     def _inputs_seq(self, branch: int) -> int:
-        return self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM inputs WHERE branch=?", (branch,)).fetchone()[0]
+        return self._query("SELECT COALESCE(MAX(seq), 0) FROM inputs WHERE branch=?", (branch,))[0][0]
 
     def fork(self, parent: int, cycle: int, name: str, agent: Agent, sizes: list[int], edits: dict,
              applied: list[str], event: dict) -> int:
@@ -492,6 +825,8 @@ class SessionStore:
             apply_kg_additions(agent, {"symbols": symbols, "triples": triples})
             state = dict(state)
             state.pop("kg_additions", None)  # applied above from their tables
+            if isinstance(state.get("provenance"), dict):  # a lean snapshot: from the cycle rows
+                state["provenance"] = self._provenance(branch, state["cycle"], state["provenance"]["derived"])
             return restore(agent, state, episodes=em)
         except (KeyError, ValueError, TypeError) as exc:
             self._corrupt(f"a saved state is malformed: {exc}")
@@ -499,12 +834,12 @@ class SessionStore:
     def head(self, branch: int) -> tuple[int, dict] | None:
         """The branch's head (cycle, core state) when nothing was recorded after it, else None
         (the process stopped without a checkpoint: the caller rewinds to the last cycle)."""
-        row = self._query("SELECT cycle, inputs_seq, payload FROM heads WHERE branch=?", (branch,))
+        row = self._query(f"SELECT cycle, inputs_seq, payload, {self._crc_col()} FROM heads WHERE branch=?", (branch,))
         if not row:
             raise InputError("this branch was imported from a trace: it can be replayed, not resumed", file=self.where)
-        head_cycle, head_seq, payload = row[0]
+        head_cycle, head_seq, payload, crc = row[0]
         if head_cycle == self.last_cycle(branch) and head_seq == self._inputs_seq(branch):
-            return head_cycle, json.loads(payload)
+            return head_cycle, self._decode(branch, "head state", head_cycle, payload, crc)
         return None
 
     def snapshot_before(self, branch: int, cycle: int) -> tuple[int, dict]:
@@ -512,13 +847,14 @@ class SessionStore:
         last = self.last_cycle(branch)
         if cycle < 0 or cycle > last:
             raise InputError(f"cycle {cycle} is outside the branch (0..{last})", field="cycle")
-        sql = "SELECT cycle, payload FROM snapshots WHERE branch=? AND cycle>=? AND cycle<? ORDER BY cycle DESC LIMIT 1"
+        sql = (f"SELECT cycle, payload, {self._crc_col()} FROM snapshots WHERE branch=? AND cycle>=? AND cycle<? "
+               f"ORDER BY cycle DESC LIMIT 1")
         for seg in reversed(self.lineage(branch)):
             lo, hi = seg.lo["snapshots"], min(seg.hi["snapshots"], cycle + 1)
             if lo < hi:
                 row = self._query(sql, (seg.branch, lo, hi))
                 if row:
-                    return row[0][0], json.loads(row[0][1])
+                    return row[0][0], self._decode(seg.branch, "snapshot", row[0][0], row[0][1], row[0][2])
         raise InputError("this branch has no saved state (imported from a trace): it can be replayed, not rewound",
                          file=self.where)
 
@@ -537,15 +873,60 @@ class SessionStore:
     def trace_items(self, branch: int) -> Iterator[dict]:
         """The branch's records and events in trace order (SPEC §11): each cycle's record,
         then the events that followed it."""
-        by_cycle: dict[int, list[dict]] = {}
-        for cyc, ev in self.events(branch):
-            by_cycle.setdefault(cyc, []).append(ev)
-        yield from by_cycle.pop(0, [])
-        for rec in self.records(branch):
-            yield rec
-            yield from by_cycle.pop(rec["cycle"], [])
-        for cyc in sorted(by_cycle):  # after the last record (e.g. a goal added at the end)
-            yield from by_cycle[cyc]
+        for text in self.trace_lines(branch):
+            yield json.loads(text)
+
+    def trace_lines(self, branch: int) -> Iterator[str]:
+        """trace_items as the JSON lines the trace holds (the stored text: export neither
+        decodes nor re-encodes a record)."""
+        # both streams come oldest first (a branch's events are written in cycle order), so
+        # they merge in constant memory: a million-cycle export holds one page at a time
+        events = self.event_texts(branch)
+        pending = next(events, None)
+        while pending is not None and pending[0] <= 0:
+            yield pending[1]
+            pending = next(events, None)
+        for cycle, text in self.record_texts(branch):
+            yield text
+            while pending is not None and pending[0] <= cycle:
+                yield pending[1]
+                pending = next(events, None)
+        while pending is not None:  # after the last record (e.g. a goal added at the end)
+            yield pending[1]
+            pending = next(events, None)
+
+    # ---- integrity -------------------------------------------------------------------------
+    def check(self) -> dict:
+        """The full scan an explicit command asks for (`sessions check`): SQLite's own
+        integrity check, then every checksum. Damaged records by run and branch, with their
+        cycles; rows written before checksums (schema 2) are counted as unchecked."""
+        try:
+            rows = self.db.execute("PRAGMA integrity_check").fetchall()
+        except sqlite3.DatabaseError as exc:
+            rows = [(str(exc),)]
+        sqlite_ok = [r[0] for r in rows] == ["ok"]
+        damaged: dict[str, list[int]] = {}
+        checked = unchecked = 0
+        crc = self._crc_col()
+        for table, key, col in (("cycles", "cycle", "record"), ("snapshots", "cycle", "payload"),
+                                ("heads", "cycle", "payload"), ("events", "cycle", "event")):
+            try:
+                cur = self.db.execute(f"SELECT branch, {key}, {col}, {crc} FROM {table} ORDER BY branch, {key}")
+                for b, k, stored, c in cur:
+                    if c is None:
+                        unchecked += 1
+                        continue
+                    checked += 1
+                    try:
+                        unpack(stored, c, self._dicts(stored))
+                    except ValueError:
+                        what = {"cycles": "cycle records", "snapshots": "snapshots", "heads": "head states",
+                                "events": "events"}[table]
+                        damaged.setdefault(f"{self._branch_label(b)}: {what}", []).append(k)
+            except sqlite3.DatabaseError as exc:
+                damaged.setdefault(f"{table}: unreadable ({exc})", [])
+        return {"sqlite": "ok" if sqlite_ok else "; ".join(r[0] for r in rows[:10]), "checked": checked,
+                "unchecked": unchecked, "damaged": damaged, "ok": sqlite_ok and not damaged}
 
     # ---- import ----------------------------------------------------------------------------
     def import_trace(self, trace: Trace, source: str) -> int:
@@ -563,10 +944,10 @@ class SessionStore:
             for it in items:
                 if it.get("type") == "cycle":
                     cycle = it["cycle"]
-                    self.db.execute("INSERT OR REPLACE INTO cycles VALUES (?, ?, ?)", (b, cycle, _dump(it)))
+                    self._put_cycle(b, it)
                 elif it.get("type") != "run":
-                    self.db.execute("INSERT INTO events (branch, cycle, input, event) VALUES (?, ?, 0, ?)",
-                                    (b, it.get("cycle", cycle), _dump(it)))
+                    self.db.execute("INSERT INTO events (branch, cycle, input, event, crc, type) VALUES (?, ?, 0, ?, ?, ?)",
+                                    (b, it.get("cycle", cycle), *self._pack(_dump(it), "event"), it.get("type")))
         return run
 
 
@@ -575,17 +956,55 @@ def _rowid(cursor: sqlite3.Cursor) -> int:
     return cursor.lastrowid
 
 
+def _ascii_lower(text: str) -> str:
+    return text.translate(_ASCII_LOWER)
+
+
+_ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+
+
 class _Transaction:
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
+    """One write transaction. A failure (disk full, read-only file, I/O error) rolls it back,
+    puts the store's own counters back and raises StoreWriteError: the store then holds
+    exactly what it held before."""
+
+    def __init__(self, store: "SessionStore") -> None:
+        self.store = store
+        self.db = store.db
 
     def __enter__(self):
-        self.db.execute("BEGIN IMMEDIATE")
+        st = self.store
+        if st.broken is not None:
+            raise StoreWriteError(f"the session store refuses writes: {st.broken}. Resume the run to continue.",
+                                  file=st.where)
+        if st.readonly:
+            raise StoreWriteError("the session store was opened read-only", file=st.where)
+        self.saved = (st.branch, st._saved_symbols, st._saved_triples)
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise StoreWriteError(f"cannot write the session store: {exc}", file=st.where) from None
         return self
 
     def __exit__(self, exc_type, exc, tb):
+        st = self.store
         if exc_type is None:
-            self.db.execute("COMMIT")
-        else:
-            self.db.execute("ROLLBACK")
+            try:
+                self.db.execute("COMMIT")
+            except sqlite3.Error as err:
+                exc = err
+            else:
+                st._check_wal()
+                return False
+        try:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+        st.branch, st._saved_symbols, st._saved_triples = self.saved
+        st._lineages.clear()
+        st._zdicts.clear()  # a dictionary set in the rolled-back transaction is gone
+        if isinstance(exc, (sqlite3.Error, OSError)):
+            raise StoreWriteError(f"the session store could not record this ({exc}); nothing of it was kept",
+                                  file=st.where) from None
         return False

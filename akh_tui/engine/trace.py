@@ -38,6 +38,11 @@ class TraceWriter:
         self._fh.write(dumps(obj))
         self._fh.write("\n")
 
+    def write_line(self, text: str) -> None:
+        """A record already encoded with `dumps` (the store got the same text)."""
+        self._fh.write(text)
+        self._fh.write("\n")
+
     def write_all(self, objs: Iterable[Mapping[str, Any]]) -> None:
         for o in objs:
             self.write(o)

@@ -28,7 +28,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from ..engine.run import AddGoal, InputError, Locations, Psyche, Run, UserConfig, first_hit, parse_breakpoint
+from ..engine.run import (AddGoal, InputError, Locations, Psyche, Run, StoreWriteError, UserConfig, first_hit,
+                          parse_breakpoint)
 from .dialogs import AddGoalScreen, HelpScreen, guarded, show_error
 from .panes import ERROR_WIDTH, GoalsPane, MemoryPane, PlanPane, PsychePane, ScoreTable, WhyPane
 from .themes import load_themes
@@ -260,7 +261,10 @@ class Workbench(App):
             else:
                 cmd()
         except Exception as exc:  # an engine bug is shown, never a crash
+            self.running = False  # at once: the engine thread must not try the next cycle
             title = f"The engine raised {type(exc).__name__}; the run is paused."
+            if isinstance(exc, StoreWriteError):  # disk full...: the engine went back to the last recorded cycle
+                title = "The session store could not record the cycle; the run is paused (nothing recorded is lost)."
             if self.sync:
                 show_error(self, title, exc)
             else:
