@@ -229,6 +229,7 @@ def chosen_breakdown(c: dict) -> str:
 # pair that does is given.
 
 RECENCY_VALUES = (0.4, 0.2, 0.1, 0.0)
+CHANGE_MIN = 1e-9  # a proposed change must move its factor by more than float noise
 
 
 def _rise_text(what: str, need: float, now: float) -> str:
@@ -250,30 +251,29 @@ def _offered_scores(record: dict) -> list[tuple[int, dict, float]]:
 def wins(record: dict, tool: str, changes: dict[str, float]) -> bool:
     """Would `tool` win SPEC §6's choice with `changes` applied to the recorded factors?
     `changes` maps a factor to its new value; "archetype" is a weight, applied to every tool of
-    the tool's archetype (bonus = (weight − 0.5) × 0.15). Ties go to the earlier tool."""
+    the tool's archetype (bonus = (weight − 0.5) × 0.15). Totals are summed as
+    scoring.Candidate sums them; ties go to the earlier tool."""
     i = _index_of(record, tool)
-    c = _candidates(record)[i]
-    if not c["offered"]:
+    if not _candidates(record)[i]["offered"]:
         return False
     arch = _archetype_of(tool)
-    lift = 0.0
-    if "archetype" in changes:
-        lift = (changes["archetype"] - 0.5) * ARCHETYPE_SCALE - c["archetype"]
-    ours = _effective_raw(c) + lift
-    for f, v in changes.items():
-        if f == "recency":
-            ours += c["recency"] - v
-        elif f != "archetype":
-            ours += v - c[f]
-    ours = max(0.0, ours)
-    for j, other, raw in _offered_scores(record):
-        if j == i:
+    bonus = (changes["archetype"] - 0.5) * ARCHETYPE_SCALE if "archetype" in changes else None
+    best, best_j = -1.0, -1
+    for j, c in enumerate(_candidates(record)):
+        if not c["offered"]:
             continue
-        theirs = raw + (lift if "archetype" in changes and _archetype_of(other["tool"]) == arch else 0.0)
-        theirs = max(0.0, theirs)
-        if theirs > ours or (theirs == ours and j < i):
-            return False
-    return True
+        if j == i or (bonus is not None and _archetype_of(c["tool"]) == arch):
+            d = dict(c)
+            if j == i:
+                d.update({f: v for f, v in changes.items() if f != "archetype"})
+            if bonus is not None:
+                d["archetype"] = bonus
+            score = max(0.0, _raw(d))
+        else:
+            score = c["score"]
+        if score > best:
+            best, best_j = score, j
+    return best_j == i
 
 
 def _required(record: dict, i: int, skip_arch: str | None = None) -> float:
@@ -357,13 +357,16 @@ def _solve(record: dict, c: dict, factor: str, rest: dict[str, float]) -> float 
         if rng is None:
             return None
         need = max(rng[0], c["base"] + _required(record, i) - _effective_raw(c) - others)
-        if need > rng[1] + TOL:
+        if need <= c["base"] + CHANGE_MIN or need > rng[1] + TOL:
             return None
         need = _settle(record, tool, rest, "base", need)
         return need if need <= rng[1] + TOL and wins(record, tool, rest | {"base": need}) else None
     arch = _archetype_of(tool)
     bonus = c["archetype"] + _required(record, i, skip_arch=arch) - _effective_raw(c) - others
-    need = max(_weight(c["archetype"]), _weight(bonus))
+    now = _weight(c["archetype"])
+    need = max(now, _weight(bonus))
+    if need <= now + CHANGE_MIN:
+        return None  # no rise: not a change (the other changes win alone)
     if need > WEIGHT_MAX + TOL:
         return None
     need = _settle(record, tool, rest, "archetype", max(WEIGHT_MIN, need))
@@ -387,8 +390,17 @@ def _valid(c: dict, changes: dict[str, float]) -> bool:
     return True
 
 
-def _change_text(c: dict, factor: str, value: float, why: str) -> str:
+def _change_text(c: dict, factor: str, value: float, why: str, part: bool = False) -> str:
+    """A change in words; `part`: one of a pair (it does not win alone)."""
     tool = c["tool"]
+    if part:
+        if factor == "base":
+            return f"base {value:.2f} (now {c['base']:.2f}): {why}"
+        if factor == "recency":
+            return f"recency {_penalty(value)} instead of {_penalty(c['recency'])} (if {why})"
+        if factor == "archetype":
+            return f"{_archetype_of(tool)} weight {value:.2f} (now {_weight(c['archetype']):.2f})"
+        return f"the {factor} bonus ({_signed(BONUSES[factor][0])}): {why}"
     if factor == "base":
         return f"base {value:.2f} (now {c['base']:.2f}) would do it: {why}"
     if factor == "recency":
@@ -453,9 +465,10 @@ def _closers(record: dict, c: dict, gap: float) -> list[dict]:
         elif wins(record, tool, {factor: value}):
             out.append(_closer(factor, value, True, _change_text(c, factor, value, condition.format(tool=tool))))
         else:
+            more = (f"just over {_signed(need)} (ties go to the earlier tool)" if f"{need:.2f}" == f"{value:.2f}"
+                    else _signed(need))
             out.append(_closer(factor, need, False,
-                               f"the {factor} bonus ({_signed(value)}) would not be enough:"
-                               f" it would need {_signed(need)}"))
+                               f"the {factor} bonus ({_signed(value)}) would not be enough: it would need {more}"))
 
     # archetype weight
     arch = _archetype_of(tool)
@@ -500,12 +513,14 @@ def smallest_pair(record: dict, tool: str) -> list[dict] | None:
                         ch = {fa: va, fb: got}
                     else:
                         ch = {fa: va, fb: vb}
-                    if not _valid(c, ch) or not wins(record, tool, ch):
+                    if (not _valid(c, ch) or min(_rise(c, f, v) for f, v in ch.items()) <= CHANGE_MIN
+                            or wins(record, tool, {fa: ch[fa]}) or wins(record, tool, {fb: ch[fb]})
+                            or not wins(record, tool, ch)):
                         continue
                     cost = _rise(c, fa, ch[fa]) + _rise(c, fb, ch[fb])
                     if best is None or cost < best[0] - TOL:
-                        pair = [_closer(fa, ch[fa], True, _change_text(c, fa, ch[fa], why_a)),
-                                _closer(fb, ch[fb], True, _change_text(c, fb, ch[fb], why_b))]
+                        pair = [_closer(fa, ch[fa], True, _change_text(c, fa, ch[fa], why_a, part=True)),
+                                _closer(fb, ch[fb], True, _change_text(c, fb, ch[fb], why_b, part=True))]
                         best = (cost, pair)
     return best[1] if best is not None else None
 
@@ -570,7 +585,7 @@ def why_not_text(record: dict, tool: str) -> list[str]:
     else:
         lines.append("no single factor change could have made it win")
         if info["pair"]:
-            lines.append("the smallest pair of changes that would:")
+            lines.append("the smallest pair of changes that would, together:")
             lines.extend(f"  {x['factor']}: {x['text']}" for x in info["pair"])
         else:
             lines.append("nor could any pair of changes")
