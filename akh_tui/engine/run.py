@@ -583,6 +583,29 @@ class Run:
             except KeyError as exc:
                 raise InputError(str(exc.args[0]), field="symbol") from None
 
+    def why(self, cycle: int, tool: str | None = None) -> dict:
+        """A recorded cycle's Decide explained from its record alone: {"cycle", "chosen",
+        "why_chosen": lines, "tool", "why_not": engine/explain.why_not's dict or None,
+        "lines": what to print (why_not_text for `tool`, else why_chosen)}. InputError for an
+        unrecorded cycle or a tool that is not a candidate."""
+        from .explain import why_not
+
+        rec = self.record(cycle)
+        if rec is None:
+            raise InputError(f"cycle {cycle} is not recorded (recorded: 1..{self.last_cycle()})", field="--cycle")
+        chosen = rec["decide"]["tool"]
+        out: dict[str, Any] = {"cycle": cycle, "chosen": chosen, "why_chosen": why_chosen(dict(rec)), "tool": tool,
+                               "why_not": None}
+        if tool is None:
+            out["lines"] = out["why_chosen"]
+            return out
+        try:
+            out["why_not"] = why_not(dict(rec), tool)
+        except KeyError as exc:
+            raise InputError(str(exc.args[0]), field="--tool") from None
+        out["lines"] = why_not_text(dict(rec), tool)
+        return out
+
     def explain_goal(self, goal_id: int) -> dict:
         """Why goal `goal_id` is (not) done: each criterion found (cycle, tool, evidence) or
         missing (in the graph since when and from where; which tool and input would return it),
