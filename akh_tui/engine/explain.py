@@ -443,7 +443,8 @@ def _closers(record: dict, c: dict, gap: float) -> list[dict]:
     if pen <= 0:
         out.append(_closer("recency", need, False, f"no recency penalty to remove (now {_penalty(pen)})"))
     else:
-        hit = next(((v, why) for v, why in _options(record, c, "recency") if wins(record, tool, {"recency": v})), None)
+        hit = next(((v, why) for v, why in _options(record, c, "recency")
+                    if v is not None and wins(record, tool, {"recency": v})), None)
         if hit is not None:
             out.append(_closer("recency", hit[0], True, _change_text(c, "recency", hit[0], hit[1])))
         else:
@@ -501,17 +502,18 @@ def smallest_pair(record: dict, tool: str) -> list[dict] | None:
                 for vb, why_b in _options(record, c, fb):
                     if va is None and vb is None:
                         continue  # two continuous factors: one of them taken at a discrete value covers it
-                    if va is None:
-                        got = _solve(record, c, fa, {fb: vb})  # type: ignore[dict-item]
+                    ch: dict[str, float]
+                    if va is None and vb is not None:
+                        got = _solve(record, c, fa, {fb: vb})
                         if got is None:
                             continue
                         ch = {fa: got, fb: vb}
-                    elif vb is None:
+                    elif vb is None and va is not None:
                         got = _solve(record, c, fb, {fa: va})
                         if got is None:
                             continue
                         ch = {fa: va, fb: got}
-                    else:
+                    elif va is not None and vb is not None:
                         ch = {fa: va, fb: vb}
                     if (not _valid(c, ch) or min(_rise(c, f, v) for f, v in ch.items()) <= CHANGE_MIN
                             or wins(record, tool, {fa: ch[fa]}) or wins(record, tool, {fb: ch[fb]})

@@ -239,7 +239,7 @@ def _criterion(agent: "Agent", g: Goal, mine: list[dict], kids: list[Goal], text
     if pat is not None:
         matches = _pattern_matches(kg, pat)
         evidence = [t for t in matches if t.provenance != "tool:synthesize_triple"]
-        t = (evidence or matches or [None])[0]
+        t = (evidence or matches)[0] if (evidence or matches) else None
         if t is None:
             lines.append("    the graph does not hold it")
         else:
