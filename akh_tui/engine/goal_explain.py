@@ -16,7 +16,7 @@ bounded by `SCAN_CAP` triples per criterion, never the whole graph.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from .goals import Goal, TriplePattern
 from .orient_view import provenance_kind
@@ -139,7 +139,7 @@ def _span(cycles: list[int]) -> str:
     return "cycles " + ", ".join(str(c) for c in cycles)
 
 
-def explain_goal(agent: "Agent", records: list[dict], goal_id: int, kg_files: list[Path] | None = None) -> dict[str, Any]:
+def explain_goal(agent: "Agent", records: Sequence[Mapping[str, Any]], goal_id: int, kg_files: list[Path] | None = None) -> dict[str, Any]:
     """Why goal `goal_id` is (not) done. Returns {"goal": {id, description, criteria, status,
     coverage, fail_reason, parent}, "cycles": [worked cycles], "subgoals": [{id, status, cycles,
     criteria}], "tools": [{tool, input, cycles}], "criteria": [{criterion, kind, found,
@@ -207,7 +207,7 @@ def _has(goal: Goal, criterion: str) -> bool | None:
     return None
 
 
-def _criterion(agent: "Agent", g: Goal, mine: list[dict], kids: list[Goal], text: str, pat: TriplePattern | None,
+def _criterion(agent: "Agent", g: Goal, mine: Sequence[Mapping[str, Any]], kids: list[Goal], text: str, pat: TriplePattern | None,
                found: bool, files: list[Path], queried: list[str]) -> dict[str, Any]:
     kg = agent.kg
     e: dict[str, Any] = {"criterion": text, "kind": "pattern" if pat is not None else "keyword", "found": found,

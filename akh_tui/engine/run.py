@@ -616,7 +616,7 @@ class Run:
             a = self._engine()
             files = list(self.scenario.kg) if self.scenario is not None else []
             try:
-                return explain_goal(a, list(self.records()), goal_id, files)
+                return explain_goal(a, self.records(), goal_id, files)
             except KeyError as exc:
                 raise InputError(str(exc.args[0]), field="--goal") from None
 
