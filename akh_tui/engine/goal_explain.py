@@ -169,6 +169,10 @@ def explain_goal(agent: "Agent", records: Sequence[Mapping[str, Any]], goal_id: 
 
     found = sum(e["found"] for e in entries)
     status = g.status + (f" ({g.fail_reason})" if g.fail_reason else "")
+    done_kids = [k for k in kids if k.status == "completed"]
+    if g.status == "completed" and done_kids:
+        status += " (through sub-goal" + ("s " if len(done_kids) > 1 else " ") + \
+            ", ".join(f"#{k.id}" for k in done_kids) + ")"
     lines = [f"goal #{g.id} {g.description!r}: {status}; coverage {g.coverage:.2f} ({found} of {len(entries)} "
              f"criteria found)"]
     if not entries:
@@ -196,6 +200,14 @@ def explain_goal(agent: "Agent", records: Sequence[Mapping[str, Any]], goal_id: 
     }
 
 
+def _as_written(criteria: str, keyword: str) -> str:
+    """A keyword as the criteria spell it ("venus" for the normalised "venu")."""
+    for w in criteria.replace("(", " ").replace(")", " ").replace(",", " ").split():
+        if normalised_words(w) == [keyword]:
+            return w
+    return keyword
+
+
 def _has(goal: Goal, criterion: str) -> bool | None:
     """Whether `goal` found `criterion` (None: it is not one of its criteria)."""
     c = goal.parsed
@@ -212,7 +224,9 @@ def _criterion(agent: "Agent", g: Goal, mine: Sequence[Mapping[str, Any]], kids:
     kg = agent.kg
     e: dict[str, Any] = {"criterion": text, "kind": "pattern" if pat is not None else "keyword", "found": found,
                          "found_at": None, "found_by_subgoal": None, "in_graph": None, "would_return": None}
-    lines = [f"  {text}: {'found' if found else 'missing'}"]
+    shown = text if pat is not None else _as_written(g.criteria, text)
+    e["word"] = shown
+    lines = [f"  {shown}: {'found' if found else 'missing'}"]
     if found:
         rec = next((r for r in mine if text not in r["act"].get("missing", [])), None)
         if rec is not None:
