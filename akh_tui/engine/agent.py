@@ -90,6 +90,7 @@ class Agent:
         self.provenance: deque[ProvenanceRecord] = deque(maxlen=PROVENANCE_KEEP)
         self.pending_events: list[dict] = []
         self.last_record: dict | None = None
+        self.replay_divergence: str | None = None  # set by history.rewind when a cycle replays differently
         self.pending_psyche: Psyche | None = None
         self.base_symbols = len(kg.symbols)  # what the scenario loaded; later additions persist
         self.base_triples = len(kg.log)

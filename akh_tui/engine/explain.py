@@ -97,8 +97,19 @@ def _effective_raw(c: dict) -> float:
     return score if score > 0 else min(0.0, _raw(c))
 
 
-def _archetype_of(tool: str) -> str:
+def _spec_of(tool: str):
+    """A built-in's declaration, else a plugin's this process loaded (registry.py)."""
     spec = SPEC_BY_NAME.get(tool)
+    if spec is None:
+        from .registry import seen_entry
+
+        e = seen_entry(tool)
+        spec = e.spec if e is not None else None
+    return spec
+
+
+def _archetype_of(tool: str) -> str:
+    spec = _spec_of(tool)
     return spec.archetype if spec is not None else "archetype"
 
 
@@ -122,6 +133,16 @@ def _base_reason(c: dict) -> str:
         return "from how similar the goal is to the tool"
     if tool in ("user_interact", "file_io", "http_fetch", "shell_exec"):
         return "0.75 × goal/tool similarity"
+    from .registry import seen_entry
+
+    e = seen_entry(tool)  # a plugin explains its own base (Tool.explain_base)
+    if e is not None:
+        try:
+            text = e.tool.explain_base(base) if hasattr(e.tool, "explain_base") else e.spec.base_rule
+        except Exception:
+            text = e.spec.base_rule
+        if isinstance(text, str) and text:
+            return text
     return "state-dependent base"
 
 

@@ -133,10 +133,16 @@ def _load(ref: str, base: Path | None) -> list[Any]:
     return got
 
 
+_eps: dict[str, list[metadata.EntryPoint]] = {}
+
+
 def entry_points(group: str) -> list[metadata.EntryPoint]:
-    """The installed entry points of a group, by name then value (deterministic order)."""
-    eps = metadata.entry_points(group=group)
-    return sorted(eps, key=lambda ep: (ep.name, ep.value))
+    """The installed entry points of a group, by name then value (deterministic order); read
+    once per process (every agent asks: scanning the installed distributions takes ms)."""
+    got = _eps.get(group)
+    if got is None:
+        got = _eps[group] = sorted(metadata.entry_points(group=group), key=lambda ep: (ep.name, ep.value))
+    return got
 
 
 def _dist_name(ep: metadata.EntryPoint) -> str:
@@ -144,9 +150,20 @@ def _dist_name(ep: metadata.EntryPoint) -> str:
     return f"{dist.name} {dist.version}" if dist is not None else "?"
 
 
+# Plugin tools this process has loaded, by name: what explains a recorded cycle's plugin row
+# (its archetype, the words for its base) and the LLM prompt's tool list read.
+_seen: dict[str, Entry] = {}
+
+
+def seen_entry(name: str) -> Entry | None:
+    return _seen.get(name)
+
+
 def refresh() -> None:
-    """Forget loaded plugins (tests install and remove them)."""
+    """Forget discovered and loaded plugins (tests install and remove them)."""
     _loaded.clear()
+    _eps.clear()
+    _seen.clear()
 
 
 class ToolRegistry:
@@ -190,6 +207,7 @@ class ToolRegistry:
                                      f"{self.entries[name].origin}; left out")
                 continue
             self.entries[name] = Entry(t, t.spec, origin, True)
+            _seen.setdefault(name, self.entries[name])
 
     def add_reference(self, ref: str, base: Path | None, origin: str) -> None:
         self.refs.append(ref)

@@ -7,12 +7,13 @@ from .toolspecs import TOOL_NAMES
 PROGRESS = ("completed", "advanced", "no_change", "failed")
 
 
-def parse_search(text: str) -> dict:
+def parse_search(text: str, tools: tuple[str, ...] | list[str] = TOOL_NAMES) -> dict:
     """The search box's words as `history.search` keywords:
 
         tool=NAME   veto | veto=NAME   goal=INT   progress=completed|advanced|no_change|failed
 
-    and every other word, joined by spaces, as text to find in the action's output.
+    and every other word, joined by spaces, as text to find in the action's output. `tools`
+    are the names tool= accepts (a run's: its plugins' too).
     Raises ValueError naming the word it cannot read."""
     filters: dict = {}
     words: list[str] = []
@@ -32,8 +33,8 @@ def parse_search(text: str) -> dict:
         elif not value:
             raise ValueError(f"{key}= needs a value: {word!r}")
         elif key == "tool":
-            if value not in TOOL_NAMES:
-                raise ValueError(f"unknown tool {value!r} in {word!r}: one of {', '.join(TOOL_NAMES)}")
+            if value not in tools:
+                raise ValueError(f"unknown tool {value!r} in {word!r}: one of {', '.join(tools)}")
             put("tool", value)
         elif key == "veto":
             put("veto", value)
