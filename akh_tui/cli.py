@@ -254,13 +254,16 @@ def cmd_tools(args, out: Console) -> int:
         print(json.dumps(rows, indent=2))
         return 0
     t = Table(title="Tools (SPEC §5)")
-    cols = ("tool", "archetype", "capabilities", "danger", "input", "default", "does")
+    cols = ("tool", "archetype", "capabilities", "danger", "input", "default", "does", "from")
     for col in cols:
         t.add_column(col)
     for r in rows:
         t.add_row(*(Text(", ".join(r[c]) if isinstance(r[c], list) else str(r[c])) for c in cols))
     out.print(t)
     out.print(Text(f"shell_exec protection: {mechanism} ({why})"))
+    from .engine.catalog import decider_rows
+
+    out.print(Text("deciders: " + "; ".join(f"{d['decider']} ({d['from']})" for d in decider_rows())))
     return 0
 
 
