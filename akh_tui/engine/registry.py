@@ -195,6 +195,10 @@ class ToolRegistry:
             reg.add_reference(ref, base, f"{origin}: {ref}")
         return reg
 
+    def add_tools(self, tools: list[Any], origin: str) -> None:
+        """Tool objects made in code (a plugin's own tests), checked like loaded ones."""
+        self._add(tools, origin)
+
     def _add(self, tools: list[Any], origin: str) -> None:
         for t in tools:
             why = _check_spec(getattr(t, "spec", None))

@@ -18,20 +18,17 @@ def test_the_factory_makes_a_tool():
     assert isinstance(t, Tool) and t.spec.name == "tide_table" and t.spec.base_can_be(0.9)
 
 
-def test_the_scenario_completes_with_the_tool(tmp_path):
+def test_the_scenario_completes_with_the_tool():
+    from akh_tui.engine.agent import Agent
     from akh_tui.engine.registry import ToolRegistry
-    from akh_tui.engine.scenario import build_agent, load_scenario
+    from akh_tui.engine.scenario import build_kg, build_rules, load_psyche, load_scenario
 
     sc = load_scenario(str(SCENARIO))
-    reg = ToolRegistry.builtin()
-    reg._add([TideTable()], "test")
-    agent = build_agent(sc)
-    if "tide_table" not in agent.tools.entries:  # not installed: add it by hand
-        agent = build_agent(sc)
-        agent.tools = reg
-        agent.tool_names = reg.names
-        agent._profiles["tide_table"] = agent.vsa.keyword_vector(TideTable.spec.profile)
-        agent._plan_roles = reg.plan_roles()
+    reg = ToolRegistry.builtin()  # the built-ins plus this tool, installed or not
+    reg.add_tools([TideTable()], "test")
+    agent = Agent(build_kg(sc), build_rules(sc), load_psyche(sc), sc.config, sc.seed, tools=reg)
+    for g in sc.goals:
+        agent.add_goal(g.description, g.criteria, g.priority, emit=False)
     rec = agent.step()
     assert rec["decide"]["tool"] == "tide_table"
     assert rec["act"]["output"] == "high water at kestrel: 00:42 and 13:07"
