@@ -14,7 +14,7 @@ def tool_rows() -> list[dict]:
     it is on by default (and which gates keep it off), what it does."""
     from .toolspecs import SPECS
 
-    rows = []
+    rows: list[dict] = []
     for s in SPECS:
         gated = [c for c in s.capabilities if not DEFAULT_CAPABILITIES[c]]
         rows.append({
