@@ -170,7 +170,7 @@ def hostile_figures(quick: bool) -> dict:
     for label, n in (("none", 0), ("10k", 10_000)):
         agent = demo_agent()
         agent.psyche.shadow.veto_patterns.extend(ShadowPattern(f"never_{i}", [f"never-{i} "]) for i in range(n))
-        ctl = Controller(agent, "bench")
+        ctl = Run.over(agent, "bench")
         for _ in range(10):
             ctl.step()
         ts = []

@@ -307,3 +307,36 @@ def test_an_unknown_decider_is_an_input_error(tmp_path):
     sc = harbour(tmp_path, extra='decider = "nosuch"')
     with pytest.raises(InputError, match="no decider named 'nosuch'"):
         Run.start(locs(tmp_path), str(sc))
+
+
+# ---- the workbench shows a plugin like a built-in ---------------------------------------------------
+
+def test_the_workbench_score_table_and_why_pane_show_a_plugin_tool(tmp_path, workbench):
+    import asyncio
+
+    from akh_tui.tui.panes import ScoreTable, WhyPane
+
+    def text_of(widget) -> str:
+        return str(widget.render())
+
+    def drive(app, script) -> None:
+        async def main() -> None:
+            async with app.run_test(size=(160, 50)) as pilot:
+                await pilot.pause()
+                await script(app, pilot)
+
+        asyncio.run(main())
+
+    sc = harbour(tmp_path, criteria="highwater")
+
+    async def script(app, pilot):
+        await pilot.press("space")
+        assert app.ctl.latest["decide"]["tool"] == "tide_table"
+        table = app.query_one(ScoreTable)
+        assert table.row_count == 12  # eleven built-ins and the plugin
+        assert "tide_table" in text_of(app.query_one(WhyPane))
+        table.move_cursor(row=11)
+        await pilot.pause()
+        assert table.selected_tool() == "tide_table"
+
+    drive(workbench(str(sc)), script)
