@@ -340,3 +340,47 @@ def test_the_workbench_score_table_and_why_pane_show_a_plugin_tool(tmp_path, wor
         assert table.selected_tool() == "tide_table"
 
     drive(workbench(str(sc)), script)
+
+
+# ---- capabilities a plugin declares are gated like the built-ins' ---------------------------------
+
+NET = '''
+from akh_tui.engine.toolapi import Offer, Tool, ToolResult
+from akh_tui.engine.toolspecs import ToolSpec
+
+class Sonar(Tool):
+    spec = ToolSpec("sonar", "explorer", ("sea_net",), "dangerous", "none", ("tide", "water", "high"), "pings", base_values=(2.0,))
+    def offer(self, tc, ctx):
+        return Offer(True, 2.0, "ping")
+    def run(self, tc, ctx, arg):
+        return ToolResult("pong")
+
+def make(): return Sonar()
+'''
+
+
+@pytest.mark.parametrize("extra, offered", [("", False), ("[config.capabilities]\nsea_net = true\n", True)])
+def test_a_dangerous_plugin_capability_is_off_until_enabled(tmp_path, extra, offered, monkeypatch):
+    sc = harbour(tmp_path, tools=["sonar:make"], criteria="unicorn")
+    text = sc.read_text()
+    sc.write_text(text.replace("[[goals]]", extra + "\n[[goals]]") if extra else text)
+    (sc.parent / "sonar.py").write_text(NET)
+    run = Run.start(locs(tmp_path), str(sc))
+    row = next(c for c in run.step()["decide"]["candidates"] if c["tool"] == "sonar")
+    assert row["offered"] is offered
+    if not offered:
+        assert row["why_not"] == "not offered: capability sea_net disabled"
+    run.close()
+    if offered:  # a served session keeps it off whatever the scenario says
+        registry.refresh()
+        monkeypatch.setenv("AKH_TUI_SAFE", "1")
+        run = Run.start(locs(tmp_path), str(sc))
+        row = next(c for c in run.step()["decide"]["candidates"] if c["tool"] == "sonar")
+        assert not row["offered"]
+        run.close()
+
+
+def test_an_unknown_capability_in_the_config_is_still_refused(tmp_path):
+    sc = harbour(tmp_path, extra="[config.capabilities]\nwarp_drive = true\n")
+    with pytest.raises(InputError, match="unknown capability 'warp_drive'"):
+        Run.start(locs(tmp_path), str(sc))
