@@ -21,12 +21,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from . import confine
 from .toolspecs import ToolSpec
 
 if TYPE_CHECKING:
+    from . import confine
     from .agent import Agent
     from .config import AgentConfig
     from .context import GoalContext
@@ -36,7 +36,16 @@ if TYPE_CHECKING:
     from .rules import RuleEngine
     from .vsa import VSA, SymbolVectors
 
-Refused = confine.Refused  # raise it from run() for a refusal the user should read as one
+
+
+def __getattr__(name: str) -> Any:
+    # `toolapi.Refused` (raise it from run() for a refusal the user should read as one) is
+    # confine's, imported on first use: listing tools (`akh-tui tools`) stays light
+    if name == "Refused":
+        from .confine import Refused
+
+        return Refused
+    raise AttributeError(name)
 
 
 @dataclass
@@ -130,21 +139,29 @@ class ToolContext:
         return self._agent.answer_for(goal)
 
     # ---- confinement: file, network and process access go through these only -------------
-    def confinement(self) -> confine.Confinement:
+    def confinement(self) -> "confine.Confinement":
         """The run's workspace and allow-lists; Refused when no workspace is set."""
         return self._agent.confinement()
 
     def read_file(self, rel: str) -> str:
-        return confine.read_file(self.confinement(), rel)
+        from .confine import read_file
+
+        return read_file(self.confinement(), rel)
 
     def write_file(self, rel: str, text: str) -> int:
-        return confine.write_file(self.confinement(), rel, text)
+        from .confine import write_file
+
+        return write_file(self.confinement(), rel, text)
 
     def http_get(self, url: str) -> tuple[int, str]:
-        return confine.http_get(self.confinement(), url)
+        from .confine import http_get
+
+        return http_get(self.confinement(), url)
 
     def run_program(self, argv: list[str]) -> tuple[int, str]:
-        return confine.run_program(self.confinement(), argv)
+        from .confine import run_program
+
+        return run_program(self.confinement(), argv)
 
 
 class Tool(ABC):
