@@ -118,32 +118,11 @@ def _weight(bonus: float) -> float:
 
 
 def _base_reason(c: dict) -> str:
-    tool, base = c["tool"], c["base"]
-    if tool == "kg_query":
-        return "few known triples around the goal" if base >= 0.8 - TOL else "the goal already has ≥ 3 known triples"
-    if tool == "synthesize_triple":
-        return "fixed base when triples and activated symbols are known"
-    if tool == "reason":
-        return "fixed base when triples are known"
-    if tool == "memory_recall":
-        return "fixed base when episodes were recalled"
-    if tool == "similarity_search":
-        return "fixed base when activation found symbols"
-    if tool in ("infer_rules", "gap_analysis"):
-        return "from how similar the goal is to the tool"
-    if tool in ("user_interact", "file_io", "http_fetch", "shell_exec"):
-        return "0.75 × goal/tool similarity"
-    from .registry import seen_entry
+    """The words for a tool's base: the tool's own (Tool.explain_base), a built-in's or a
+    plugin's alike."""
+    from .registry import base_words
 
-    e = seen_entry(tool)  # a plugin explains its own base (Tool.explain_base)
-    if e is not None:
-        try:
-            text = e.tool.explain_base(base) if hasattr(e.tool, "explain_base") else e.spec.base_rule
-        except Exception:
-            text = e.spec.base_rule
-        if isinstance(text, str) and text:
-            return text
-    return "state-dependent base"
+    return base_words(c["tool"], c["base"])
 
 
 def _recency_reason(c: dict) -> str:

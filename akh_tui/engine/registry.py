@@ -159,6 +159,24 @@ def seen_entry(name: str) -> Entry | None:
     return _seen.get(name)
 
 
+def base_words(name: str, base: float) -> str:
+    """What the why-not explanation says about a tool's base, in the tool's own words: a
+    built-in's, else a plugin's this process loaded."""
+    from .tools import TOOLS
+
+    tool = TOOLS.get(name)
+    if tool is None:
+        e = _seen.get(name)
+        tool = e.tool if e is not None else None
+    if tool is None:
+        return "state-dependent base"
+    try:
+        text = tool.explain_base(base) if hasattr(tool, "explain_base") else tool.spec.base_rule
+    except Exception:  # a plugin's words must not break an explanation
+        text = tool.spec.base_rule
+    return text if isinstance(text, str) and text else "state-dependent base"
+
+
 def refresh() -> None:
     """Forget discovered and loaded plugins (tests install and remove them)."""
     _loaded.clear()
@@ -271,17 +289,6 @@ class ToolRegistry:
                 safe = danger_index(e.spec.danger) < danger_index("dangerous")
                 out[cap] = out.get(cap, True) and safe
         return out
-
-    def explain_base(self, name: str, base: float) -> str:
-        e = self.entries.get(name)
-        if e is None:
-            return "state-dependent base"
-        fn = getattr(e.tool, "explain_base", None)
-        try:
-            text = fn(base) if fn is not None else e.spec.base_rule
-        except Exception:
-            text = e.spec.base_rule
-        return text if isinstance(text, str) and text else "state-dependent base"
 
     # ---- guarded calls into plugins -----------------------------------------------------------
     def _over_budget(self, e: Entry, what: str) -> str:

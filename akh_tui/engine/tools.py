@@ -489,7 +489,7 @@ Tool = FunctionTool  # the built-ins' kind of tool, by its old name: Tool(spec, 
 
 
 def _base_kg_query(base: float) -> str:
-    return "few known triples around the goal" if base >= 0.8 - 1e-6 else "the goal already has ≥ 3 known triples"
+    return "few known triples around the goal" if base >= 0.8 - 1e-12 else "the goal already has ≥ 3 known triples"
 
 
 _SIMILAR = "from how similar the goal is to the tool"
