@@ -28,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="akh-tui", description="A workbench for a cognitive agent's OODA loop.")
     p.add_argument("--scenario", help="scenario name or path for the workbench (default: zoo)")
     p.add_argument("--seed", type=non_negative, help="override the scenario's seed")
-    p.add_argument("--decider", choices=("utility", "scripted", "llm"), default="utility",
+    p.add_argument("--decider", metavar="DECIDER",
                    help="who decides in the workbench (see `agent run --decider`)")
     p.add_argument("--data-dir", help="where the workbench records its runs (default: $AKH_TUI_DATA or the platform's data dir)")
     p.add_argument("--resume", action="store_true",
@@ -57,8 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--break", dest="breaks", action="append", default=[], metavar="SPEC",
                      help="stop when it fires: tool=NAME, veto[=NAME], goal, or '<path> <op> <value>' "
                           "(e.g. 'score < 0.3', 'wm.size > 90', 'decide.tool == reason'); repeatable")
-    run.add_argument("--decider", choices=("utility", "scripted", "llm"), default="utility",
-                     help="who decides: the utility table (default), a scripted offline model, or the model of the user config's [llm] table")
+    run.add_argument("--decider", metavar="DECIDER",
+                     help="who decides: utility (the table; default, or the scenario's decider), scripted (an offline model), "
+                          "llm (the model of the user config's [llm] table), or a plugin: an akh_tui.deciders entry point "
+                          "name or 'module:attr'")
 
     cyc = asub.add_parser("cycle", parents=[common], help="run one cycle, adding the goal if it is new")
     cyc.add_argument("--goal", required=True)
@@ -256,13 +258,16 @@ def cmd_tools(args, out: Console) -> int:
         print(json.dumps(rows, indent=2))
         return 0
     t = Table(title="Tools (SPEC §5)")
-    cols = ("tool", "archetype", "capabilities", "danger", "input", "default", "does")
+    cols = ("tool", "archetype", "capabilities", "danger", "input", "default", "does", "from")
     for col in cols:
         t.add_column(col)
     for r in rows:
         t.add_row(*(Text(", ".join(r[c]) if isinstance(r[c], list) else str(r[c])) for c in cols))
     out.print(t)
     out.print(Text(f"shell_exec protection: {mechanism} ({why})"))
+    from .engine.catalog import decider_rows
+
+    out.print(Text("deciders: " + "; ".join(f"{d['decider']} ({d['from']})" for d in decider_rows())))
     return 0
 
 

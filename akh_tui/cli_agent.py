@@ -50,7 +50,7 @@ def _check_trace_path(path: str | None) -> None:
 
 def cmd_run(args, out: Console, err: Console) -> int:
     _check_trace_path(args.trace)
-    breaks = [parse_breakpoint(b) for b in args.breaks]  # before anything runs or is written
+    breaks = [parse_breakpoint(b, tools=None) for b in args.breaks]  # before anything runs or is written
     goals = None
     if args.goals is not None:
         goals = [g.strip() for g in args.goals.split(",") if g.strip()]
@@ -59,6 +59,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
         for g in goals:
             check_goal(g, "--goals")
     run = Run.continue_or_start(locations(args), args.scenario, args.seed, goals, args.decider, args.fresh, args.trace)
+    breaks = run.check_breakpoints(breaks)  # tool=NAME: one of this run's tools, a plugin's included
     if run.note and not args.json:
         err.print(Text(run.note, style="yellow"))
     return _drive(run, args.max_cycles, args.json, out, err, breaks=breaks)
@@ -66,8 +67,9 @@ def cmd_run(args, out: Console, err: Console) -> int:
 
 def cmd_resume(args, out: Console, err: Console) -> int:
     _check_trace_path(args.trace)
-    breaks = [parse_breakpoint(b) for b in args.breaks]
+    breaks = [parse_breakpoint(b, tools=None) for b in args.breaks]
     run = Run.resume(locations(args), args.branch, args.trace)
+    breaks = run.check_breakpoints(breaks)
     if not args.json:
         err.print(Text(f"resuming {run.name} (run {run.run_id}, branch {run.branch_name}) at cycle {run.cycle}",
                        style="yellow"))

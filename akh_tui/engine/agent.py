@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import confine
-from .config import AgentConfig
+from .config import DEFAULT_CAPABILITIES, AgentConfig
 from .context import GoalContext
 from .deciders import Decider, UtilityDecider
 from .goals import Goal, make_goal, split_criteria
@@ -26,7 +26,8 @@ from .psyche import Psyche
 from .rules import RuleEngine, RuleSet
 from .scoring import Candidate, choose
 from .text import STOP_WORDS, STRATEGY_KEYWORDS, normalised_words
-from .tools import SPEC_BY_NAME, TOOL_ARCHETYPES, TOOL_NAMES, TOOLS, ToolResult
+from .registry import PluginError, ToolRegistry, safe_env
+from .toolapi import ToolContext, ToolResult
 from .vsa import VSA, SymbolVectors
 
 ACTIVATION_DECAY = 0.5
@@ -56,6 +57,7 @@ class Agent:
         workspace: Path | None = None,
         answers: dict[str, list[str]] | None = None,
         decider=None,
+        tools: ToolRegistry | None = None,
     ) -> None:
         # each agent owns its config: forks edit theirs (disabled tools) without touching others
         self.config = copy.deepcopy(config) if config is not None else AgentConfig()
@@ -67,6 +69,12 @@ class Agent:
         self.psyche = psyche
         self.workspace = workspace
         self.answers = answers or {}
+        # The run's tools (registry.py): the built-ins, installed plugins and the scenario's.
+        # Tools see the agent only through `tool_context` (toolapi.py).
+        self.tools = tools if tools is not None else ToolRegistry.default()
+        self.tool_names = self.tools.names
+        self.tool_context = ToolContext(self)
+        self._add_plugin_gates()
         # The utility table decides by default (SPEC §6); a model decider (engine/llm.py) asks
         # a language model instead, and the table is still computed, shown and traced beside it.
         self.decider: Decider = decider if decider is not None else UtilityDecider()
@@ -82,16 +90,29 @@ class Agent:
         self.provenance: deque[ProvenanceRecord] = deque(maxlen=PROVENANCE_KEEP)
         self.pending_events: list[dict] = []
         self.last_record: dict | None = None
+        self.replay_divergence: str | None = None  # set by history.rewind when a cycle replays differently
         self.pending_psyche: Psyche | None = None
         self.base_symbols = len(kg.symbols)  # what the scenario loaded; later additions persist
         self.base_triples = len(kg.log)
-        self._profiles = {name: self.vsa.keyword_vector(spec.profile) for name, spec in SPEC_BY_NAME.items()}
+        self._profiles = {name: self.vsa.keyword_vector(e.spec.profile) for name, e in self.tools.entries.items()}
         self._strategy_vectors = {
             name: self.vsa.keyword_vector((name, *words)) for name, words in STRATEGY_KEYWORDS.items()
         }
         self._sims: dict[tuple[int, str], float] = {}
+        self._plan_roles = self.tools.plan_roles()
         self._goal_symbols: dict[int, tuple[int, list[int]]] = {}
         self._orient_cache: dict[int, tuple[int, GoalContext]] = {}
+
+    def _add_plugin_gates(self) -> None:
+        """Capabilities only plugins declare get a gate like the built-ins' (SPEC §5): on for
+        safe and cautious tools, off for dangerous and critical ones until the config enables
+        them (and off in a served session whatever the config says)."""
+        caps = self.config.capabilities
+        served = safe_env()
+        for cap, on in self.tools.new_capabilities(DEFAULT_CAPABILITIES).items():
+            caps.setdefault(cap, on)
+            if served and not on:  # a dangerous plugin's own gate (served_config's rule)
+                caps[cap] = False
 
     # ---- goals -----------------------------------------------------------------------------
     def add_goal(
@@ -157,7 +178,7 @@ class Agent:
         """The goal's plan, made now if it has none."""
         plan = self.plans.get(g.id)
         if plan is None:
-            plan = self.plans[g.id] = make_plan(g.id, g.description, self.strategy_flags(g), g.attempt)
+            plan = self.plans[g.id] = make_plan(g.id, g.description, self.strategy_flags(g), g.attempt, roles=self._plan_roles)
         return plan
 
     def strategy_flags(self, g: Goal) -> dict[str, bool]:
@@ -327,15 +348,18 @@ class Agent:
         step = plan.current if plan.status == "active" else None
         named = {t for ep in ctx.episodes for t in ep.tags}
         out = []
-        for name in TOOL_NAMES:
-            spec = SPEC_BY_NAME[name]
+        tc = self.tool_context
+        registry = self.tools
+        for name, entry in registry.entries.items():
+            spec = entry.spec
             gated = [c for c in spec.capabilities if not caps.get(c, False)]
             if name in self.config.disabled_tools:
                 offer_ok, base, text, why, arg = False, 0.0, "", "not offered: disabled for this run", None
             elif gated:
                 offer_ok, base, text, why, arg = False, 0.0, "", f"not offered: capability {', '.join(gated)} disabled", None
             else:
-                o = TOOLS[name].offer(self, ctx)
+                # a plugin's offer is guarded: raising, a wrong type or a slow call = not offered
+                o = registry.guarded_offer(entry, tc, ctx) if entry.plugin else entry.tool.offer(tc, ctx)
                 offer_ok, base, text, arg = o.offered, o.base, o.input, o.arg
                 why = None if o.offered else f"not offered: {o.why_not}"
             c = Candidate(
@@ -369,7 +393,8 @@ class Agent:
 
     def act(self, focus: Goal, ctx: GoalContext, chosen: Candidate) -> dict:
         cycle, kg = self.cycle, self.kg
-        spec = SPEC_BY_NAME[chosen.tool]
+        entry = self.tools.entries[chosen.tool]
+        spec = entry.spec
         desc = f"tool={chosen.tool} input={chosen.input}"
         shadow = self.psyche.shadow
         veto = shadow.check_veto(desc, spec.capabilities, spec.danger)
@@ -383,10 +408,15 @@ class Agent:
             self.provenance.append(ProvenanceRecord("ShadowVeto", cycle, focus.id, chosen.tool, veto.name))
         else:
             try:
-                result = TOOLS[chosen.tool].run(self, ctx, chosen.arg)
+                if entry.plugin:
+                    result = self.tools.guarded_run(entry, self.tool_context, ctx, chosen.arg)
+                else:
+                    result = entry.tool.run(self.tool_context, ctx, chosen.arg)
                 output = result.output
             except confine.Refused as exc:
                 failed, output = True, f"refused: {exc}"
+            except PluginError as exc:
+                failed, output = True, f"error: {exc}"
             except Exception as exc:  # a tool bug is a failed action, never a crashed agent
                 failed, output = True, f"error: {type(exc).__name__}: {exc}"
         output = output[: self.config.output_chars]
@@ -441,7 +471,7 @@ class Agent:
             if focus.attempt >= self.config.max_backtrack_attempts:
                 self._fail(focus, f"{focus.attempt} plans failed (max_backtrack_attempts)")
             else:
-                self.plans[focus.id] = make_plan(focus.id, focus.description, self.strategy_flags(focus), focus.attempt, failed_tool=chosen.tool)
+                self.plans[focus.id] = make_plan(focus.id, focus.description, self.strategy_flags(focus), focus.attempt, failed_tool=chosen.tool, roles=self._plan_roles)
                 self.pending_events.append({"type": "backtrack", "v": 1, "cycle": cycle, "goal": focus.id, "attempt": focus.attempt, "failed_tool": chosen.tool, "strategy": self.plans[focus.id].strategy})
 
         # Stall (SPEC §7)
@@ -549,7 +579,7 @@ class Agent:
         if self.wm.pressure > self.config.consolidation_pressure:
             adjustments.append({"kind": "trigger_consolidation", "pressure": self.wm.pressure})
             consolidated = self.consolidate(reason="reflection")
-        changes = self.psyche.evolve({t: (s[0], s[1]) for t, s in self.tool_stats.items()}, TOOL_ARCHETYPES, self.cycle)
+        changes = self.psyche.evolve({t: (s[0], s[1]) for t, s in self.tool_stats.items()}, self.tools.archetypes(), self.cycle)
         self.pending_events.append({
             "type": "reflection", "v": 1, "cycle": self.cycle, "adjustments": adjustments,
             "tool_rates": rates, "psyche_changes": changes, "psyche": self.psyche.snapshot(),

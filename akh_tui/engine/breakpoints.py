@@ -21,7 +21,7 @@ import math
 import operator
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from .errors import InputError
 from .toolspecs import TOOL_NAMES, unknown_tool
@@ -149,14 +149,21 @@ def resolve(record: dict, path: tuple[str, ...]) -> Any:
     return node
 
 
-def parse(spec: str, field: str = "--break") -> Breakpoint:
+def parse(spec: str, field: str = "--break", tools: "Sequence[str] | None" = TOOL_NAMES) -> Breakpoint:
+    """A breakpoint spec, refused with the reason (InputError) when it could never fire. Tool
+    names are checked against `tools` (a run's registry; the built-ins by default); None
+    defers that check to `Run.check_breakpoints`, which knows the run's plugins."""
     text = spec.strip()
+
+    def unknown(name: str) -> str | None:
+        return unknown_tool(name, tools) if tools is not None else None
+
     if not text:
         raise InputError("empty breakpoint", field=field)
     m = re.fullmatch(r"(tool|veto)\s*=\s*([\w.-]+)", text)  # a single '=': not the == of a condition
     if m:
-        if m.group(1) == "tool" and unknown_tool(m.group(2)):
-            raise InputError(f"{unknown_tool(m.group(2))} in breakpoint {spec!r}", field=field)
+        if m.group(1) == "tool" and unknown(m.group(2)):
+            raise InputError(f"{unknown(m.group(2))} in breakpoint {spec!r}", field=field)
         return Breakpoint(text, m.group(1), name=m.group(2))
     if text in ("veto", "goal"):
         return Breakpoint(text, text)
@@ -191,8 +198,8 @@ def parse(spec: str, field: str = "--break") -> Breakpoint:
                          f"{spec!r}", field=field)
     if kind == "b" and str(value).lower() not in ("true", "false"):
         raise InputError(f"{'.'.join(path)} is true or false, not {raw!r}, in breakpoint {spec!r}", field=field)
-    if path in TOOL_FIELDS and isinstance(value, str) and unknown_tool(value):
-        raise InputError(f"{unknown_tool(value)} in breakpoint {spec!r}", field=field)
+    if path in TOOL_FIELDS and isinstance(value, str) and unknown(value):
+        raise InputError(f"{unknown(value)} in breakpoint {spec!r}", field=field)
     return Breakpoint(text, "condition", path=path, op=op, value=value)
 
 

@@ -20,12 +20,30 @@ def tool_rows() -> list[dict]:
         rows.append({
             "tool": s.name, "archetype": s.archetype, "capabilities": list(s.capabilities), "danger": s.danger,
             "input": s.input_schema, "default": "off: " + ", ".join(gated) if gated else "on", "does": s.does,
+            "from": "built-in",
         })
+    # installed plugins, from their entry point metadata alone: listing imports none of them
+    # (nor their dependencies); a run loads them, and its score table shows the details
+    from .registry import entry_point_rows
+
+    for ep in entry_point_rows():
+        if ep["kind"] == "tool":
+            rows.append({"tool": ep["name"], "archetype": "-", "capabilities": [], "danger": "-", "input": "-",
+                         "default": "-", "does": "(plugin: loaded when a run starts)", "from": ep["origin"]})
     # which containment shell_exec gets on this machine (bubblewrap, or the subreaper fallback)
     from .sandbox import protection
 
     mechanism, why = protection()
     next(r for r in rows if r["tool"] == "shell_exec")["protection"] = {"mechanism": mechanism, "detail": why}
+    return rows
+
+
+def decider_rows() -> list[dict]:
+    """The deciders: the three built-in ones and installed plugins (metadata only)."""
+    from .registry import entry_point_rows
+
+    rows = [{"decider": d, "from": "built-in"} for d in ("utility", "scripted", "llm")]
+    rows += [{"decider": ep["name"], "from": ep["origin"]} for ep in entry_point_rows() if ep["kind"] == "decider"]
     return rows
 
 

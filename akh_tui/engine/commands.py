@@ -97,21 +97,22 @@ class ForkEdits:
     def payload(self) -> Any:
         return self.edits
 
-    def check(self) -> None:
-        """Refuse a bad edit before anything changes (ValueError naming it)."""
+    def check(self, tools: tuple[str, ...] | None = None) -> None:
+        """Refuse a bad edit before anything changes (ValueError naming it); `tools` are the
+        run's tool names (default the built-ins)."""
         for name, weight in (self.edits.get("archetypes") or {}).items():
             if name not in ARCHETYPES or isinstance(weight, bool) or not isinstance(weight, (int, float)) \
                     or not 0 <= weight <= 1:
                 raise ValueError(f"archetype {name}={weight!r}: name one of {ARCHETYPES}, weight in [0, 1]")
         for tool in self.edits.get("disable_tools") or []:
-            if tool not in TOOL_NAMES:
+            if tool not in (tools if tools is not None else TOOL_NAMES):
                 raise ValueError(f"unknown tool {tool!r}")
         if "psyche" in self.edits and isinstance(self.edits["psyche"], str):
             Psyche.from_toml(self.edits["psyche"])
 
     def apply(self, agent: "Agent") -> list[str]:
         """What changed, in words, for the fork event."""
-        self.check()
+        self.check(agent.tool_names)
         e = self.edits
         done: list[str] = []
         if "psyche" in e:

@@ -93,9 +93,14 @@ class AgentConfig:
         ]
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], file: str | None = None, locate=None) -> "AgentConfig":
-        """Build from a `[config]` table; `locate(key)` may give the key's line for messages."""
+    def from_dict(cls, data: dict[str, Any], file: str | None = None, locate=None,
+                  plugin_capabilities: dict[str, bool] | None = None, plugin_tools: tuple[str, ...] = ()) -> "AgentConfig":
+        """Build from a `[config]` table; `locate(key)` may give the key's line for messages.
+        `plugin_capabilities` (capability -> default gate) and `plugin_tools` are what the
+        scenario's plugins add to the known ones (registry.py)."""
         cfg = cls()
+        known_caps = dict(DEFAULT_CAPABILITIES) | dict(plugin_capabilities or {})
+        tool_names = TOOL_NAMES + tuple(plugin_tools)
         known = {f.name: f for f in fields(cls)}
         for key, value in data.items():
             line = locate(key) if locate else None
@@ -110,9 +115,9 @@ class AgentConfig:
                     raise InputError("must be a table of capability = true|false", file=file, line=line, field="config.capabilities")
                 caps = dict(DEFAULT_CAPABILITIES)
                 for cap, on in value.items():
-                    if cap not in DEFAULT_CAPABILITIES:
+                    if cap not in known_caps:
                         raise InputError(
-                            f"unknown capability '{cap}' (known: {', '.join(DEFAULT_CAPABILITIES)})",
+                            f"unknown capability '{cap}' (known: {', '.join(known_caps)})",
                             file=file, line=locate(f"capabilities.{cap}") if locate else line, field=f"config.capabilities.{cap}",
                         )
                     if not isinstance(on, bool):
@@ -156,9 +161,9 @@ class AgentConfig:
                             file=file, line=line, field=f"config.http_allow_hosts[{i}]",
                         ) from None
             if key == "disabled_tools":
-                unknown = [t for t in value if t not in TOOL_NAMES]
+                unknown = [t for t in value if t not in tool_names]
                 if unknown:
-                    raise InputError(f"unknown tool(s) {', '.join(unknown)} (known: {', '.join(TOOL_NAMES)})",
+                    raise InputError(f"unknown tool(s) {', '.join(unknown)} (known: {', '.join(tool_names)})",
                                      file=file, line=line, field=f"config.{key}")
             if key in RANGES:
                 lo, hi = RANGES[key]

@@ -99,8 +99,19 @@ def _effective_raw(c: dict) -> float:
     return score if score > 0 else min(0.0, _raw(c))
 
 
-def _archetype_of(tool: str) -> str:
+def _spec_of(tool: str):
+    """A built-in's declaration, else a plugin's this process loaded (registry.py)."""
     spec = SPEC_BY_NAME.get(tool)
+    if spec is None:
+        from .registry import seen_entry
+
+        e = seen_entry(tool)
+        spec = e.spec if e is not None else None
+    return spec
+
+
+def _archetype_of(tool: str) -> str:
+    spec = _spec_of(tool)
     return spec.archetype if spec is not None else "archetype"
 
 
@@ -109,22 +120,11 @@ def _weight(bonus: float) -> float:
 
 
 def _base_reason(c: dict) -> str:
-    tool, base = c["tool"], c["base"]
-    if tool == "kg_query":
-        return "few known triples around the goal" if base >= 0.8 - TOL else "the goal already has ≥ 3 known triples"
-    if tool == "synthesize_triple":
-        return "fixed base when triples and activated symbols are known"
-    if tool == "reason":
-        return "fixed base when triples are known"
-    if tool == "memory_recall":
-        return "fixed base when episodes were recalled"
-    if tool == "similarity_search":
-        return "fixed base when activation found symbols"
-    if tool in ("infer_rules", "gap_analysis"):
-        return "from how similar the goal is to the tool"
-    if tool in ("user_interact", "file_io", "http_fetch", "shell_exec"):
-        return "0.75 × goal/tool similarity"
-    return "state-dependent base"
+    """The words for a tool's base: the tool's own (Tool.explain_base), a built-in's or a
+    plugin's alike."""
+    from .registry import base_words
+
+    return base_words(c["tool"], c["base"])
 
 
 def _recency_reason(c: dict) -> str:

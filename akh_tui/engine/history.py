@@ -33,21 +33,43 @@ def rewind(store: SessionStore, branch: int, cycle: int, rebuild: Rebuild) -> Ag
     agent = store.restore(branch, state, rebuild())
     inputs = store.inputs(branch, base_cycle, cycle)
     live = agent.decider
+    stored = {r["cycle"]: r for r in store.records(branch, base_cycle + 1, cycle)} if cycle > base_cycle else {}
     if live.kind != "utility" and cycle > base_cycle:
         from .llm import RecordedDecider
 
-        recorded = RecordedDecider({r["cycle"]: r for r in store.records(branch, base_cycle + 1, cycle)})
+        recorded = RecordedDecider(stored)
         recorded.kind = live.kind
         agent.decider = recorded
+    agent.replay_divergence = None
     try:
         for c in range(base_cycle, cycle):
             replay(agent, inputs.get(c, []))
-            agent.step()
+            rec = agent.step()
+            if agent.replay_divergence is None and rec is not None:
+                agent.replay_divergence = divergence(stored.get(rec["cycle"]), rec)
     finally:
         agent.decider = live
     agent.drain_events()
     agent.episodic.new.clear()  # the replayed cycles' episodes are stored already
     return agent
+
+
+def divergence(stored: dict | None, replayed: dict) -> str | None:
+    """Words for a replayed cycle that acted differently from its record (a tool, a plugin's
+    most likely, that is not deterministic), or None. Compares what the act produced: the
+    tool, its output and the progress it made."""
+    if stored is None:
+        return None
+    s, r = stored["act"], replayed["act"]
+    tool = replayed["decide"]["tool"]
+    if stored["decide"]["tool"] != tool:
+        return (f"cycle {replayed['cycle']} replayed differently: {tool} was chosen, the record has "
+                f"{stored['decide']['tool']} (a tool's offer is not deterministic)")
+    if s["output"] != r["output"] or s["progress"] != r["progress"]:
+        return (f"cycle {replayed['cycle']} replayed differently: tool {tool}'s output differed from its record "
+                f"(recorded {s['output'][:80]!r} -> {s['progress']}, replayed {r['output'][:80]!r} -> {r['progress']}); "
+                "a tool must be deterministic for replay")
+    return None
 
 
 def resume(store: SessionStore, rebuild: Rebuild, branch: int | None = None) -> Agent:
@@ -76,8 +98,8 @@ def fork(store: SessionStore, branch: int, cycle: int, name: str, edits: dict | 
     if not name:
         raise ValueError("a branch needs a name")
     command = ForkEdits({k: v for k, v in (edits or {}).items() if v})
-    command.check()  # a bad edit is refused before anything is rewound or written
     agent = rewind(store, branch, cycle, rebuild)
+    command.check(agent.tool_names)  # a bad edit is refused before anything is written (plugin tools known)
     sizes = [len(agent.kg.symbols), len(agent.kg.log), agent.episodic.next_id]
     applied = command.apply(agent)
     parent = store.branch_info(branch)["name"]

@@ -39,7 +39,7 @@ from collections import deque
 from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field, fields
 from email.utils import parsedate_to_datetime
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Callable, Mapping, Protocol, Sequence
 from urllib.parse import urlsplit
 
 from .deciders import Decider, ModelDecider, UtilityDecider
@@ -373,12 +373,33 @@ ANSWER_FORMAT = (
 )
 
 
-def _system_message() -> str:
+def _plugin_specs(names: Sequence[str]) -> list:
+    """The declarations of the plugin tools among `names` (a plugin is listed like a built-in)."""
+    from .registry import seen_entry
+
+    out = []
+    for n in names:
+        if n not in TOOL_NAMES:
+            e = seen_entry(n)
+            if e is not None:
+                out.append(e.spec)
+    return out
+
+
+def _known_tool(tool: str) -> bool:
+    if tool in TOOL_NAMES:
+        return True
+    from .registry import seen_entry
+
+    return seen_entry(tool) is not None
+
+
+def _system_message(names: Sequence[str] = ()) -> str:
     lines = [
         "You are the Decide phase of a cognitive agent's OODA loop (observe, orient, decide, act).",
         "Each cycle you choose exactly one tool to run for the focus goal. The tools:",
     ]
-    for s in SPECS:
+    for s in (*SPECS, *_plugin_specs(names)):
         lines.append(f"- {s.name} [{s.archetype}, {s.danger}]: {s.does}. Input: {s.input_schema}.")
     lines += [
         "",
@@ -447,7 +468,8 @@ def build_prompt(context: Mapping[str, Any], memory: StructuredMemory | None) ->
         else:
             u.append(f"- {name}: not offered: {_one_line(t.get('why_not') or 'not offered', PROMPT_LINE_CHARS)}")
     u += ["", "Choose the next action. Reply with the JSON object only."]
-    return [{"role": "system", "content": _system_message()}, {"role": "user", "content": "\n".join(u)}]
+    names = [str(t.get("name")) for t in tools]
+    return [{"role": "system", "content": _system_message(names)}, {"role": "user", "content": "\n".join(u)}]
 
 
 # ---- reply parsing ------------------------------------------------------------------------
@@ -522,10 +544,10 @@ def parse_reply(text: str, offered: set[str] | frozenset[str]) -> Intent:
     tool = action["tool"]
     if not isinstance(tool, str):
         raise IntentRejected(f"'action.tool' must be a string, got {type(tool).__name__}")
-    if tool not in TOOL_NAMES:
+    if not _known_tool(tool):
         raise IntentRejected(f"unknown tool '{_one_line(tool, 60)}' (known: {', '.join(TOOL_NAMES)})")
     if tool not in offered:
-        shown = ", ".join(t for t in TOOL_NAMES if t in offered) or "none"
+        shown = ", ".join([t for t in TOOL_NAMES if t in offered] + sorted(t for t in offered if t not in TOOL_NAMES)) or "none"
         raise IntentRejected(f"tool '{tool}' is not offered this cycle (offered: {shown})")
     inp = action["input"]
     if not isinstance(inp, str):

@@ -257,6 +257,11 @@ def build_spans(items: Iterable[dict], meta: dict, run: int, branch: str, start_
             "akh.bias": act.get("bias"), "akh.progress": act.get("progress"), "akh.coverage": act.get("coverage"),
         }, error=failed)
         spec = SPEC_BY_NAME.get(tool)
+        if spec is None:  # a plugin tool this process loaded
+            from .registry import seen_entry
+
+            entry = seen_entry(tool)
+            spec = entry.spec if entry is not None else None
         # the call sits inside act; a vetoed call did not run, and says so as its error
         b.span(f"cycle {c}/act/tool", f"execute_tool {tool}", act_ctx, s + PHASE_NS // 10, e - PHASE_NS // 10, {
             "gen_ai.operation.name": "execute_tool",

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Sequence
+
+from .toolapi import PlanRole
 
 MARKERS = {"pending": ".", "active": ">", "done": "✓", "failed": "✗", "skipped": "-"}
+# The words that bring the external built-ins into a plan: their declared plan roles
+# (tools.py) say the same; kept here for readers of the plan rules (and plans made without
+# a run's roles).
 EXTERNAL_TOOLS = {
     "file_io": ("file",),
     "http_fetch": ("http", "fetch", "download"),
@@ -97,8 +103,11 @@ RATIONALE = {
 }
 
 
-def make_plan(goal_id: int, text: str, flags: dict[str, bool], attempt: int, failed_tool: str | None = None) -> Plan:
-    """Even attempts explore first, odd attempts reason first; flags choose the steps."""
+def make_plan(goal_id: int, text: str, flags: dict[str, bool], attempt: int, failed_tool: str | None = None,
+              roles: Sequence[tuple[str, PlanRole]] | None = None) -> Plan:
+    """Even attempts explore first, odd attempts reason first; flags choose the steps. The
+    graph tools make up the strategies; the others join by their declared plan role
+    (`roles`: (tool, PlanRole) in the run's table order; default the external built-ins')."""
     tools: list[str] = []
     if attempt % 2 == 0:
         meta = "explore-first"
@@ -118,16 +127,20 @@ def make_plan(goal_id: int, text: str, flags: dict[str, bool], attempt: int, fai
             tools.append("similarity_search")
         if flags.get("creation"):
             tools.append("synthesize_triple")
-    if flags.get("external"):
-        lowered = text.lower()
-        for tool, words in EXTERNAL_TOOLS.items():
-            if any(w in lowered for w in words):
-                tools.append(tool)
+    lowered = text.lower()
+    if roles is None:
+        roles = [(t, PlanRole("external", words)) for t, words in EXTERNAL_TOOLS.items()]
+    rationale = dict(RATIONALE)
+    for tool, role in roles:
+        if role.joins(meta, flags, lowered) and tool not in tools:
+            tools.append(tool)
+            if role.rationale:
+                rationale[tool] = role.rationale
     if not tools:
         tools = ["kg_query"]
     on = [name for name, v in flags.items() if v]
     strategy = f"{meta} ({', '.join(on) if on else 'no flags'})"
-    steps = [PlanStep(i, t, RATIONALE.get(t, "")) for i, t in enumerate(tools)]
+    steps = [PlanStep(i, t, rationale.get(t, "")) for i, t in enumerate(tools)]
     if failed_tool is not None and steps and steps[0].tool == failed_tool:
         steps[0].status = "skipped"
         if len(steps) == 1:

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from .toolspecs import unknown_tool
+from .toolspecs import TOOL_NAMES, unknown_tool
 
 PROGRESS = ("completed", "advanced", "no_change", "failed")
 
 
-def parse_search(text: str) -> dict:
+def parse_search(text: str, tools: tuple[str, ...] | list[str] = TOOL_NAMES) -> dict:
     """The search box's words as `history.search` keywords:
 
         tool=NAME   veto | veto=NAME   goal=INT   progress=completed|advanced|no_change|failed
 
-    and every other word, joined by spaces, as text to find in the action's output.
+    and every other word, joined by spaces, as text to find in the action's output. `tools`
+    are the names tool= accepts (a run's: its plugins' too).
     Raises ValueError naming the word it cannot read."""
     filters: dict = {}
     words: list[str] = []
@@ -32,8 +33,9 @@ def parse_search(text: str) -> dict:
         elif not value:
             raise ValueError(f"{key}= needs a value: {word!r}")
         elif key == "tool":
-            if unknown_tool(value):
-                raise ValueError(f"{unknown_tool(value)} in {word!r}")
+            problem = unknown_tool(value, tools)
+            if problem:
+                raise ValueError(f"{problem} in {word!r}")
             put("tool", value)
         elif key == "veto":
             put("veto", value)

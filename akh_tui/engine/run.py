@@ -44,6 +44,7 @@ from .scenario import Scenario, build_agent, list_scenarios, load_psyche, load_s
 from .session import SessionStore
 from .text import normalised_words
 from .thinkloop import GraphOracle, ThinkLoop
+from .registry import BUILTIN_DECIDERS, PluginError, load_decider
 from .tools import SPECS, TOOL_NAMES
 from .trace import Trace, TraceWriter, dumps, read_trace
 from .userconfig import UserConfig
@@ -73,10 +74,17 @@ def check_goal(text: str, field: str) -> None:
         raise InputError(exc.message, field=field) from None
 
 
-def _decider(kind: str, config: UserConfig | None):
-    """The run's decider; the llm one reads its endpoint from the user config."""
+def _decider(kind: str, config: UserConfig | None, base: Path | None = None):
+    """The run's decider; the llm one reads its endpoint from the user config. Other names are
+    plugins (entry point group akh_tui.deciders, or 'module:attr', a module beside the
+    scenario file allowed): one that cannot be loaded is an InputError naming it."""
     from .llm import make_decider
 
+    if kind not in BUILTIN_DECIDERS:
+        try:
+            return load_decider(kind, base)
+        except PluginError as exc:
+            raise InputError(str(exc), field="decider") from None
     if kind != "llm":
         return make_decider(kind)
     cfg = config or UserConfig.load()
@@ -134,7 +142,7 @@ class Run:
     # ---- opening ---------------------------------------------------------------------------
     @classmethod
     def start(cls, locations: Locations, scenario: str | Scenario = "zoo", seed: int | None = None,
-              goals: list[str] | None = None, decider: str = "utility", trace: str | Path | IO[str] | None = None,
+              goals: list[str] | None = None, decider: str | None = None, trace: str | Path | IO[str] | None = None,
               store: "str | Path | SessionStore | None" = None, config: UserConfig | None = None, workbench: bool = False,
               note: str = "", psyche: Psyche | None = None) -> "Run":
         """A new run of the scenario (earlier runs stay in the store). `goals` (descriptions)
@@ -143,7 +151,8 @@ class Run:
         sc = load_scenario(scenario) if isinstance(scenario, str) else scenario
         for g in goals or []:
             check_goal(g, "--goals")
-        dec = _decider(decider, config)
+        decider = decider or sc.decider or "utility"  # the caller's, else the scenario's
+        dec = _decider(decider, config, sc.path.parent)
         writer = TraceWriter(trace) if trace is not None else None  # an unusable --trace fails first
         st = _open_store(locations, store)
         saved = locations.saved_psyche(sc.name)
@@ -206,11 +215,12 @@ class Run:
 
     @classmethod
     def continue_or_start(cls, locations: Locations, scenario: str = "zoo", seed: int | None = None,
-                          goals: list[str] | None = None, decider: str = "utility", fresh: bool = False,
+                          goals: list[str] | None = None, decider: str | None = None, fresh: bool = False,
                           trace: str | Path | IO[str] | None = None, config: UserConfig | None = None) -> "Run":
         """`agent run`: continue the store's current run when it is this scenario, seed, goals
         and decider and still has an active goal; otherwise (or `fresh`) start a new one."""
         sc = load_scenario(scenario)
+        decider = decider or sc.decider or "utility"
         for g in goals or []:
             check_goal(g, "--goals")
         if not fresh and locations.has_store():
@@ -275,6 +285,7 @@ class Run:
 
     # ---- internals ---------------------------------------------------------------------------
     _custom_rebuild: Callable[[], Agent] | None = None
+    replay_divergence: str | None = None  # what the last rewind found replaying differently
 
     def _rebuild(self) -> Agent:
         """A fresh agent of this run's scenario (no goals): what restores start from."""
@@ -295,7 +306,8 @@ class Run:
         if self.agent is not None:
             return self.agent.decider
         if not hasattr(self, "_decider_cache"):
-            self._decider_cache = _decider(self.meta.get("decider", "utility"), self.user_config)
+            base = self.scenario.path.parent if self.scenario is not None else None
+            self._decider_cache = _decider(self.meta.get("decider", "utility"), self.user_config, base)
         return self._decider_cache
 
     def _hold(self) -> None:
@@ -393,7 +405,16 @@ class Run:
         program known to run or write arbitrary things, ...), each naming file, line and field."""
         if self.scenario is None:
             return []
-        return list(self.scenario.config.warnings)
+        out = list(self.scenario.config.warnings)
+        if self.replay_divergence:
+            out.append(self.replay_divergence)
+        # bad plugins (left out, turned off, a decider that failed): named, the run goes on
+        if self.agent is not None:
+            out += self.agent.tools.problems
+            out += getattr(self.agent.decider, "problems", [])
+        elif self.scenario.registry is not None:
+            out += self.scenario.registry.problems
+        return out
 
     @property
     def live(self) -> bool:
@@ -593,7 +614,19 @@ class Run:
             a = self._engine()
             return (a.pending_psyche or a.psyche).copy()
 
+    def check_breakpoints(self, breaks: list, field: str = "--break") -> list:
+        """The breakpoints again through the one validator, with this run's tools (its plugins
+        included): a tool name no tool of the run has is refused. Returns them."""
+        names = self.tool_names()
+        return [parse_breakpoint(bp.spec, field=field, tools=names) for bp in breaks]
+
     def tool_names(self) -> tuple[str, ...]:
+        """The run's tools in score-table order: built-ins, then plugins."""
+        if self.agent is not None:
+            return self.agent.tool_names
+        rec = self.latest
+        if rec is not None:  # a replay: the tools its records scored
+            return tuple(c["tool"] for c in rec["decide"]["candidates"])
         return TOOL_NAMES
 
     # ---- looking closer (issue 13) ---------------------------------------------------------
@@ -830,6 +863,8 @@ class Run:
         with self.lock:
             self._engine()
             agent = history.rewind(self.store, self.store.current(), cycle, self._rebuild)
+            # a cycle that replayed differently from its record is named, never silent
+            self.replay_divergence = agent.replay_divergence
             saved, self.agent = self.agent, agent
             try:
                 return self._live_view(40)
@@ -864,7 +899,7 @@ class Run:
     def search(self, query: str) -> list[dict]:
         """Cycles of the branch shown matching the search box's words (a bad word raises
         ValueError naming it)."""
-        filters = parse_search(query)
+        filters = parse_search(query, self.tool_names())
         with self.lock:
             return self.store.search(self.store.current(), **filters)
 

@@ -3,6 +3,8 @@
 Keys (kept stable; tools outside the project use them): name, seed, kg, rules, [[goals]]
 (description, criteria, priority), [psyche] file, [config]. Also: [answers], the headless
 replies of user_interact, keyed by goal description or "*". Paths are relative to the file.
+`tools = ["pkg.module:make_tool"]` adds plugin tools (a module beside the file may be named by
+its stem) and `decider = "name"` or `"pkg.module:make"` picks the decider (registry.py).
 """
 
 from __future__ import annotations
@@ -12,16 +14,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .agent import Agent
-from .config import AgentConfig, served_config
+from .config import DEFAULT_CAPABILITIES, AgentConfig, served_config
 from .errors import InputError, parse_toml, read_user_file
 from .paths import bundled_data_dir
 from .goals import make_goal
 from .kg import KnowledgeGraph
 from .psyche import Psyche
+from .registry import ToolRegistry
 from .rules import RuleSet, load_rules
 from .tomlpos import TomlLocator
 
-TOP_KEYS = ("name", "seed", "kg", "rules", "goals", "psyche", "config", "answers", "description")
+TOP_KEYS = ("name", "seed", "kg", "rules", "goals", "psyche", "config", "answers", "description", "tools", "decider")
 GOAL_KEYS = ("description", "criteria", "priority")
 
 
@@ -44,6 +47,14 @@ class Scenario:
     config: AgentConfig = field(default_factory=AgentConfig)
     answers: dict[str, list[str]] = field(default_factory=dict)
     description: str = ""
+    tools: list[str] = field(default_factory=list)  # plugin references the scenario names
+    decider: str | None = None
+    registry: ToolRegistry | None = None  # built-ins, installed plugins and `tools`
+
+    def tool_registry(self) -> ToolRegistry:
+        """A fresh registry of the scenario's tools (each run owns its own: a plugin turned
+        off in one run stays on in the next)."""
+        return ToolRegistry.default(self.tools, self.path.parent, f"scenario {self.path.name}")
 
 
 def list_scenarios() -> list[str]:
@@ -165,10 +176,21 @@ def load_scenario(name_or_path: str) -> Scenario:
         psyche_file = _user_path(base, ps["file"])
         if psyche_file is None or not _is_file(psyche_file):
             raise err(f"file not found: {ps['file']!r}", "psyche.file")
+    refs = data.get("tools", [])
+    if not isinstance(refs, list) or not all(isinstance(r, str) and ":" in r for r in refs):
+        raise err("must be a list of plugin references 'module:attr'", "tools")
+    decider = data.get("decider")
+    if decider is not None and (not isinstance(decider, str) or not decider.strip()):
+        raise err("must be a decider name or a plugin reference 'module:attr'", "decider")
+    # plugins load here: their tools' names and capabilities are known to [config]
+    registry = ToolRegistry.default(refs, base, f"scenario {path.name}")
     cfg_raw = data.get("config", {})
     if not isinstance(cfg_raw, dict):
         raise err("must be a table", "config")
-    config = served_config(AgentConfig.from_dict(cfg_raw, file=file, locate=lambda k: where.line(f"config.{k}")))
+    config = served_config(AgentConfig.from_dict(
+        cfg_raw, file=file, locate=lambda k: where.line(f"config.{k}"),
+        plugin_capabilities=registry.new_capabilities(DEFAULT_CAPABILITIES),
+        plugin_tools=tuple(e.name for e in registry.plugins())))
     answers: dict[str, list[str]] = {}
     ans = data.get("answers", {})
     if not isinstance(ans, dict):
@@ -181,7 +203,8 @@ def load_scenario(name_or_path: str) -> Scenario:
     desc = data.get("description", "")
     if not isinstance(desc, str):
         raise err("must be a string", "description")
-    return Scenario(data["name"].strip(), path, seed, kg_files, rule_files, goals, psyche_file, config, answers, str(desc))
+    return Scenario(data["name"].strip(), path, seed, kg_files, rule_files, goals, psyche_file, config, answers, str(desc),
+                    list(refs), decider, registry)
 
 
 def load_psyche(scenario: Scenario) -> Psyche:
@@ -217,6 +240,7 @@ def build_agent(
     agent = Agent(
         kg, rules, psyche if psyche is not None else load_psyche(scenario), scenario.config,
         scenario.seed if seed is None else seed, workspace, scenario.answers, decider,
+        tools=scenario.tool_registry() if scenario.tools else None,
     )
     if add_goals:
         specs = [GoalSpec(d) for d in goals] if goals is not None else scenario.goals

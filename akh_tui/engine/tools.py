@@ -1,5 +1,6 @@
-"""The eleven built-in tools (SPEC §5): when offered, input, and what they do. Their declarations
-(names, archetypes, capabilities, danger) live in toolspecs.py, re-exported here.
+"""The eleven built-in tools (SPEC §5), written as plugins of the tool interface (toolapi.py):
+each is a `FunctionTool` of its declaration (toolspecs.py, re-exported here), its offer (when
+offered, base score, input found in the goal), its run, its plan role and the words for its base.
 
 A tool never raises out of `run` on purpose: confinement refusals raise `Refused`, any other
 exception is caught by the agent and becomes a failed result (SPEC §4).
@@ -9,42 +10,19 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from . import confine
 from .context import GoalContext
 from .errors import InputError
 from .kg import Triple, parse_triple_lines
 from .text import normalised_words
+from .toolapi import FunctionTool, Offer, PlanRole, ToolContext, ToolResult  # noqa: F401 (re-exported)
 from .toolspecs import SPEC_BY_NAME, SPECS, TOOL_ARCHETYPES, TOOL_NAMES, ToolSpec  # noqa: F401 (re-exported)
-
-if TYPE_CHECKING:
-    from .agent import Agent
 
 CREATION_WORDS = ("write", "store", "save", "create")
 SIMILARITY_CANDIDATES = 64  # symbols similarity_search compares, most activated first
 GAP_PARENTS, GAP_SIBLINGS, GAP_FACTS = 3, 20, 16  # bounds of gap_analysis's sibling comparison
-
-
-@dataclass
-class Offer:
-    offered: bool
-    base: float = 0.0
-    input: str = ""
-    why_not: str | None = None
-    arg: object = None  # the resolved input (symbol id, path, argv...) for run()
-
-
-@dataclass
-class ToolResult:
-    output: str
-    triples: list[Triple] = field(default_factory=list)
-    symbols: list[int] = field(default_factory=list)  # symbols returned without a triple
-    # Text that counts as evidence for the goal (SPEC §8). Tools whose output merely echoes
-    # their input (the goal's own symbols) or restates returned triples leave it empty, so a
-    # goal is never "found" by the tool repeating the question back.
-    evidence: str = ""
 
 
 def clamp(x: float, lo: float, hi: float) -> float:
@@ -56,13 +34,13 @@ _URL = re.compile(r"https?://[^\s'\"<>`]+")
 _BACKQUOTED = re.compile(r"`([^`]+)`")
 
 
-def _labels(agent: "Agent", ids) -> str:
-    return ", ".join(agent.kg.label(s) for s in ids)
+def _labels(tc: ToolContext, ids) -> str:
+    return ", ".join(tc.kg.label(s) for s in ids)
 
 
 # ---- offers (SPEC §6 base table and §5 inputs) ----------------------------------------------
 
-def offer_kg_query(agent: "Agent", ctx: GoalContext) -> Offer:
+def offer_kg_query(tc: ToolContext, ctx: GoalContext) -> Offer:
     base = 0.8 if ctx.adjacent < 3 else 0.4
     queried = set(ctx.goal.queried)
     ranked = ctx.ranked()
@@ -72,35 +50,35 @@ def offer_kg_query(agent: "Agent", ctx: GoalContext) -> Offer:
     if target is None:
         # no goal symbol: fall back to the first symbol sharing a word with the goal text
         for w in normalised_words(ctx.goal.description + " " + ctx.goal.criteria):
-            hits = agent.kg.by_token(w)
+            hits = tc.kg.by_token(w)
             if hits:
                 target = hits[0]
                 break
     if target is None:
         return Offer(True, base, "", arg=None)
-    return Offer(True, base, agent.kg.label(target), arg=target)
+    return Offer(True, base, tc.kg.label(target), arg=target)
 
 
-def offer_infer_rules(agent: "Agent", ctx: GoalContext) -> Offer:
+def offer_infer_rules(tc: ToolContext, ctx: GoalContext) -> Offer:
     if not ctx.K:
         return Offer(False, why_not="no known triples about the goal")
     bonus = 0.1 if ctx.goal.tool_uses.get("infer_rules", 0) == 0 else 0.0
-    return Offer(True, clamp(0.7 * agent.profile_similarity(ctx.goal, "infer_rules") + bonus, 0.35, 0.75),
-                 f"{agent.rules.pending()} new triples")
+    return Offer(True, clamp(0.7 * tc.similarity(ctx.goal, "infer_rules") + bonus, 0.35, 0.75),
+                 f"{tc.rules.pending()} new triples")
 
 
-def offer_reason(agent: "Agent", ctx: GoalContext) -> Offer:
+def offer_reason(tc: ToolContext, ctx: GoalContext) -> Offer:
     if not ctx.K:
         return Offer(False, why_not="no known triples about the goal")
-    return Offer(True, 0.5, _labels(agent, ctx.symbols), arg=list(ctx.symbols))
+    return Offer(True, 0.5, _labels(tc, ctx.symbols), arg=list(ctx.symbols))
 
 
-def offer_synthesize(agent: "Agent", ctx: GoalContext) -> Offer:
+def offer_synthesize(tc: ToolContext, ctx: GoalContext) -> Offer:
     if not ctx.K:
         return Offer(False, why_not="no known triples about the goal")
     if not ctx.I:
         return Offer(False, why_not="spreading activation found nothing")
-    kg = agent.kg
+    kg = tc.kg
     subj = ctx.symbols[0]
     near = kg.neighbours(subj)  # kg.is_neighbour(subj, ·), the set looked up once
     for sid in ctx.order:
@@ -109,14 +87,14 @@ def offer_synthesize(agent: "Agent", ctx: GoalContext) -> Offer:
     return Offer(False, why_not="every activated symbol is already adjacent to the goal")
 
 
-def offer_gap(agent: "Agent", ctx: GoalContext) -> Offer:
+def offer_gap(tc: ToolContext, ctx: GoalContext) -> Offer:
     bonus = 0.1 if ctx.goal.tool_uses.get("kg_query", 0) >= 2 else 0.0
-    base = clamp(0.7 * agent.profile_similarity(ctx.goal, "gap_analysis") + bonus, 0.3, 0.75)
-    return Offer(True, base, _labels(agent, ctx.symbols), arg=list(ctx.symbols))
+    base = clamp(0.7 * tc.similarity(ctx.goal, "gap_analysis") + bonus, 0.3, 0.75)
+    return Offer(True, base, _labels(tc, ctx.symbols), arg=list(ctx.symbols))
 
 
-def _external(agent: "Agent", ctx: GoalContext, name: str, find: Callable[[str], object], what: str) -> Offer:
-    sim = agent.profile_similarity(ctx.goal, name)
+def _external(tc: ToolContext, ctx: GoalContext, name: str, find: Callable[[str], object], what: str) -> Offer:
+    sim = tc.similarity(ctx.goal, name)
     if sim <= 0.55:
         return Offer(False, why_not=f"goal not similar to the tool (sim {sim:.3f} ≤ 0.55)")
     arg = find(ctx.goal.description)
@@ -126,8 +104,8 @@ def _external(agent: "Agent", ctx: GoalContext, name: str, find: Callable[[str],
     return Offer(True, 0.75 * sim, text, arg=arg)
 
 
-def offer_user(agent: "Agent", ctx: GoalContext) -> Offer:
-    return _external(agent, ctx, "user_interact", lambda text: text, "question")
+def offer_user(tc: ToolContext, ctx: GoalContext) -> Offer:
+    return _external(tc, ctx, "user_interact", lambda text: text, "question")
 
 
 # ---- inputs found in the goal text -----------------------------------------------------------
@@ -268,58 +246,58 @@ def _program(allow: tuple[str, ...], text: str) -> tuple[str, ...] | None:
     return None
 
 
-def offer_file(agent: "Agent", ctx: GoalContext) -> Offer:
-    return _external(agent, ctx, "file_io", find_path, "file path")
+def offer_file(tc: ToolContext, ctx: GoalContext) -> Offer:
+    return _external(tc, ctx, "file_io", find_path, "file path")
 
 
-def offer_http(agent: "Agent", ctx: GoalContext) -> Offer:
-    return _external(agent, ctx, "http_fetch", find_url, "URL")
+def offer_http(tc: ToolContext, ctx: GoalContext) -> Offer:
+    return _external(tc, ctx, "http_fetch", find_url, "URL")
 
 
-def offer_shell(agent: "Agent", ctx: GoalContext) -> Offer:
-    return _external(agent, ctx, "shell_exec", find_program(agent.config.shell_allow), "allow-listed program")
+def offer_shell(tc: ToolContext, ctx: GoalContext) -> Offer:
+    return _external(tc, ctx, "shell_exec", find_program(tc.config.shell_allow), "allow-listed program")
 
 
-def offer_recall(agent: "Agent", ctx: GoalContext) -> Offer:
+def offer_recall(tc: ToolContext, ctx: GoalContext) -> Offer:
     if not ctx.E:
         return Offer(False, why_not="no episode recalled for the goal")
-    return Offer(True, 0.55, _labels(agent, ctx.symbols), arg=list(ctx.symbols))
+    return Offer(True, 0.55, _labels(tc, ctx.symbols), arg=list(ctx.symbols))
 
 
-def offer_similarity(agent: "Agent", ctx: GoalContext) -> Offer:
+def offer_similarity(tc: ToolContext, ctx: GoalContext) -> Offer:
     if not ctx.I:
         return Offer(False, why_not="spreading activation found nothing")
-    return Offer(True, 0.55, _labels(agent, ctx.symbols) or _labels(agent, [ctx.top[0][0]]), arg=list(ctx.symbols))
+    return Offer(True, 0.55, _labels(tc, ctx.symbols) or _labels(tc, [ctx.top[0][0]]), arg=list(ctx.symbols))
 
 
 # ---- runs ----------------------------------------------------------------------------------
 
-def run_kg_query(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
+def run_kg_query(tc: ToolContext, ctx: GoalContext, arg) -> ToolResult:
     if arg is None:
         return ToolResult("nothing to query: no symbol matches the goal's words")
-    kg = agent.kg
+    kg = tc.kg
     if arg not in ctx.goal.queried:
         ctx.goal.queried.append(arg)
-    triples = kg.adjacent(arg, limit=agent.config.query_limit)
+    triples = kg.adjacent(arg, limit=tc.config.query_limit)
     if not triples:
         return ToolResult(f"no triples about {kg.label(arg)}")
     lines = [kg.text(t) for t in triples]
     return ToolResult(f"{len(triples)} triples about {kg.label(arg)}: " + "; ".join(lines), triples)
 
 
-def run_infer_rules(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
-    new = agent.rules.run(agent.cycle)
+def run_infer_rules(tc: ToolContext, ctx: GoalContext, arg) -> ToolResult:
+    new = tc.rules.run(tc.cycle)
     if not new:
         return ToolResult("nothing new to derive")
-    kg = agent.kg
+    kg = tc.kg
     shown = "; ".join(f"{kg.text(t)} [{t.provenance}]" for t in new[:20])
     more = f" (+{len(new) - 20} more)" if len(new) > 20 else ""
     return ToolResult(f"derived {len(new)} triples: {shown}{more}", new)
 
 
-def _ball(agent: "Agent", start: int, hops: int, budget: int) -> list[Triple]:
+def _ball(tc: ToolContext, start: int, hops: int, budget: int) -> list[Triple]:
     """Non-metadata triples within `hops` of start (undirected), reading at most `budget` edges."""
-    kg = agent.kg
+    kg = tc.kg
     seen = {start}
     frontier = [start]
     out: list[Triple] = []
@@ -327,7 +305,7 @@ def _ball(agent: "Agent", start: int, hops: int, budget: int) -> list[Triple]:
     for _ in range(hops):
         nxt = []
         for node in frontier:
-            for t in kg.adjacent(node, limit=agent.config.activation_fanout):
+            for t in kg.adjacent(node, limit=tc.config.activation_fanout):
                 reads += 1
                 if reads > budget:
                     return out
@@ -340,8 +318,8 @@ def _ball(agent: "Agent", start: int, hops: int, budget: int) -> list[Triple]:
     return out
 
 
-def run_reason(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
-    kg = agent.kg
+def run_reason(tc: ToolContext, ctx: GoalContext, arg) -> ToolResult:
+    kg = tc.kg
     symbols: list[int] = arg or []
     lines: list[str] = []
     returned: dict[tuple, Triple] = {}
@@ -353,7 +331,7 @@ def run_reason(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
         # Any path of ≤ 4 hops lies inside the union of the 2-hop balls of its ends.
         sub = nx.Graph()
         for s in symbols:
-            for t in _ball(agent, s, 2, budget=2000):
+            for t in _ball(tc, s, 2, budget=2000):
                 if not sub.has_edge(t.subject, t.object):
                     sub.add_edge(t.subject, t.object, t=t)
         for i, a in enumerate(symbols):
@@ -377,43 +355,43 @@ def run_reason(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
                 lines.append("path: " + " ".join(parts))
     # derivation chains of inferred triples touching the goal's symbols
     for s in symbols:
-        for t in kg.adjacent(s, limit=agent.config.query_limit):
+        for t in kg.adjacent(s, limit=tc.config.query_limit):
             if t.provenance.startswith("inferred:") and t.key not in returned:
                 returned[t.key] = t
-                chain = _derivation(agent, t.key, depth=0)
+                chain = _derivation(tc, t.key, depth=0)
                 lines.append(f"derived: {kg.text(t)} because {chain}")
     if not lines:
         return ToolResult("one goal symbol and no inferred triples: nothing to explain")
     return ToolResult("\n".join(lines), list(returned.values()))
 
 
-def _derivation(agent: "Agent", key: tuple, depth: int) -> str:
-    kg = agent.kg
+def _derivation(tc: ToolContext, key: tuple, depth: int) -> str:
+    kg = tc.kg
     d = kg.derivations.get(key)
     if d is None or depth >= 4:
         t = kg.get(*key)
         return f"({kg.text(t)})" if t else "?"
     rule, premises = d
-    inner = " and ".join(_derivation(agent, p, depth + 1) for p in premises)
+    inner = " and ".join(_derivation(tc, p, depth + 1) for p in premises)
     return f"[{rule}: {inner}]"
 
 
-def run_synthesize(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
+def run_synthesize(tc: ToolContext, ctx: GoalContext, arg) -> ToolResult:
     subj, obj = arg
-    kg = agent.kg
-    t = kg.add(subj, "related-to", obj, 0.7, "tool:synthesize_triple", agent.cycle)
+    kg = tc.kg
+    t = kg.add(subj, "related-to", obj, 0.7, "tool:synthesize_triple", tc.cycle)
     if t is None:
         return ToolResult(f"already known: {kg.label(subj)} related-to {kg.label(obj)}")
     return ToolResult(f"hypothesis added: {kg.text(t)} (confidence 0.7)", [t])
 
 
-def run_gap(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
-    kg = agent.kg
+def run_gap(tc: ToolContext, ctx: GoalContext, arg) -> ToolResult:
+    kg = tc.kg
     isa = kg.lookup("is-a")
     lines: list[str] = []
     shown: list[Triple] = []
     for s in arg or []:
-        have = {(t.predicate, t.object) for t in kg.facts_out(s)[: agent.config.activation_fanout]}
+        have = {(t.predicate, t.object) for t in kg.facts_out(s)[: tc.config.activation_fanout]}
         if not have:
             lines.append(f"dead end: {kg.label(s)} has no outgoing facts")
         if isa is None:
@@ -438,26 +416,26 @@ def run_gap(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
     return ToolResult("\n".join(lines), shown)
 
 
-def run_user(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
-    answer = agent.answer_for(ctx.goal)
+def run_user(tc: ToolContext, ctx: GoalContext, arg) -> ToolResult:
+    answer = tc.answers(ctx.goal)
     if not answer:
         return ToolResult(f"asked: {arg!r}; no answer")
     triples = []
     for n, line in enumerate(answer, start=1):
         parts = line.split()
         if len(parts) == 3:
-            t = agent.kg.add(parts[0], parts[1], parts[2], 1.0, "user", agent.cycle)
+            t = tc.kg.add(parts[0], parts[1], parts[2], 1.0, "user", tc.cycle)
             if t is not None:
                 triples.append(t)
     return ToolResult(f"asked: {arg!r}; answer: " + "; ".join(answer), triples, evidence=" ".join(answer))
 
 
-def run_file(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
-    conf = agent.confinement()
+def run_file(tc: ToolContext, ctx: GoalContext, arg) -> ToolResult:
+    conf = tc.confinement()
     rel = str(arg)
     if any(w in ctx.goal.description.lower().split() for w in CREATION_WORDS):
-        kg = agent.kg
-        lines = [kg.text(t).replace(" ", "\t", 2) for s in ctx.symbols for t in kg.adjacent(s, limit=agent.config.query_limit)]
+        kg = tc.kg
+        lines = [kg.text(t).replace(" ", "\t", 2) for s in ctx.symbols for t in kg.adjacent(s, limit=tc.config.query_limit)]
         size = confine.write_file(conf, rel, "\n".join(lines) + "\n")
         return ToolResult(f"wrote {len(lines)} triples ({size} bytes) to {rel}")
     text = confine.read_file(conf, rel)
@@ -466,38 +444,38 @@ def run_file(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
             parsed = parse_triple_lines(text.split("\n"), rel)  # as read_triple_file: labels may hold \x0c or U+2028
         except InputError as exc:
             raise confine.Refused(f"malformed triple file: {exc}") from None
-        triples = [t for pt in parsed if (t := agent.kg.add(pt.subject, pt.predicate, pt.object, pt.confidence, "tool:file_io", agent.cycle))]
+        triples = [t for pt in parsed if (t := tc.kg.add(pt.subject, pt.predicate, pt.object, pt.confidence, "tool:file_io", tc.cycle))]
         return ToolResult(f"ingested {len(triples)} new triples from {rel}", triples)
     return ToolResult(f"read {rel}: {text}", evidence=text)
 
 
-def run_http(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
-    status, body = confine.http_get(agent.confinement(), str(arg))
+def run_http(tc: ToolContext, ctx: GoalContext, arg) -> ToolResult:
+    status, body = confine.http_get(tc.confinement(), str(arg))
     return ToolResult(f"GET {arg} -> {status}: {body}", evidence=body)
 
 
-def run_shell(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
-    code, out = confine.run_program(agent.confinement(), list(arg))
+def run_shell(tc: ToolContext, ctx: GoalContext, arg) -> ToolResult:
+    code, out = confine.run_program(tc.confinement(), list(arg))
     if code != 0:
         raise confine.Refused(f"{arg[0]} exited with status {code}: {out[:200]}")
     return ToolResult(f"$ {' '.join(arg)}\n{out}", evidence=out)
 
 
-def run_recall(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
-    eps = agent.episodic.recall(arg or [], top_k=5)
+def run_recall(tc: ToolContext, ctx: GoalContext, arg) -> ToolResult:
+    eps = tc.episodic.recall(arg or [], top_k=5)
     if not eps:
         return ToolResult("no episode recalled")
     for ep in eps:
-        agent.wm.push(f"Recalled episode {ep.id}: {ep.summary}", "inference", agent.cycle, ep.learnings[:20], ctx.goal.id)
-    lines = [f"episode {ep.id} (cycle {ep.cycle}): {ep.summary}; learned {_labels(agent, ep.learnings[:10])}" for ep in eps]
+        tc.wm.push(f"Recalled episode {ep.id}: {ep.summary}", "inference", tc.cycle, ep.learnings[:20], ctx.goal.id)
+    lines = [f"episode {ep.id} (cycle {ep.cycle}): {ep.summary}; learned {_labels(tc, ep.learnings[:10])}" for ep in eps]
     syms = list(dict.fromkeys(s for ep in eps for s in ep.learnings))[:50]
     # evidence is what the episodes learned (their symbols), not their summaries, which quote
     # working-memory text and so the goal's own description
-    return ToolResult("\n".join(lines), symbols=syms, evidence=" ".join(agent.kg.label(s) for s in syms))
+    return ToolResult("\n".join(lines), symbols=syms, evidence=" ".join(tc.kg.label(s) for s in syms))
 
 
-def run_similarity(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
-    kg, vsa, sv = agent.kg, agent.vsa, agent.symbol_vectors
+def run_similarity(tc: ToolContext, ctx: GoalContext, arg) -> ToolResult:
+    kg, vsa, sv = tc.kg, tc.vsa, tc.symbol_vectors
     seeds = list(arg) or [ctx.top[0][0]]
     query = sv.vector(seeds[0]) if len(seeds) == 1 else vsa.bundle([sv.vector(s) for s in seeds], tiebreak=vsa.tiebreak)
     # candidates: the most activated symbols within 2 hops (orient's activation), never a scan
@@ -510,31 +488,51 @@ def run_similarity(agent: "Agent", ctx: GoalContext, arg) -> ToolResult:
     if not top:
         return ToolResult("no neighbours to compare")
     text = ", ".join(f"{kg.label(s)} {sim:.3f}" for sim, s in top)
-    return ToolResult(f"similar to {_labels(agent, seeds)}: {text}", symbols=[s for _, s in top],
+    return ToolResult(f"similar to {_labels(tc, seeds)}: {text}", symbols=[s for _, s in top],
                       evidence=" ".join(kg.label(s) for _, s in top))
 
 
-@dataclass(frozen=True)
-class Tool:
-    spec: ToolSpec
-    offer: Callable[["Agent", GoalContext], Offer]
-    run: Callable[["Agent", GoalContext, object], ToolResult]
+Tool = FunctionTool  # the built-ins' kind of tool, by its old name: Tool(spec, offer, run)
 
 
-TOOLS: dict[str, Tool] = {
-    t.spec.name: t
-    for t in (
-        Tool(SPEC_BY_NAME["kg_query"], offer_kg_query, run_kg_query),
-        Tool(SPEC_BY_NAME["infer_rules"], offer_infer_rules, run_infer_rules),
-        Tool(SPEC_BY_NAME["reason"], offer_reason, run_reason),
-        Tool(SPEC_BY_NAME["synthesize_triple"], offer_synthesize, run_synthesize),
-        Tool(SPEC_BY_NAME["gap_analysis"], offer_gap, run_gap),
-        Tool(SPEC_BY_NAME["user_interact"], offer_user, run_user),
-        Tool(SPEC_BY_NAME["file_io"], offer_file, run_file),
-        Tool(SPEC_BY_NAME["http_fetch"], offer_http, run_http),
-        Tool(SPEC_BY_NAME["shell_exec"], offer_shell, run_shell),
-        Tool(SPEC_BY_NAME["memory_recall"], offer_recall, run_recall),
-        Tool(SPEC_BY_NAME["similarity_search"], offer_similarity, run_similarity),
-    )
-}
+def _base_kg_query(base: float) -> str:
+    return "few known triples around the goal" if base >= 0.8 - 1e-12 else "the goal already has ≥ 3 known triples"
+
+
+_SIMILAR = "from how similar the goal is to the tool"
+_EXTERNAL = "0.75 × goal/tool similarity"
+
+
+def _said(text: str) -> Callable[[float], str]:
+    return lambda base: text
+
+
+def _external_role(words: tuple[str, ...], rationale: str) -> PlanRole:
+    return PlanRole("external", words, rationale=rationale)
+
+
+# In SPEC §5's order. The graph tools' plan roles are the strategies themselves (plan.py builds
+# explore-first and reason-first from them); the external tools join a plan by their role.
+BUILTINS: tuple[FunctionTool, ...] = (
+    FunctionTool(SPEC_BY_NAME["kg_query"], offer_kg_query, run_kg_query, explain=_base_kg_query),
+    FunctionTool(SPEC_BY_NAME["infer_rules"], offer_infer_rules, run_infer_rules, explain=_said(_SIMILAR)),
+    FunctionTool(SPEC_BY_NAME["reason"], offer_reason, run_reason, explain=_said("fixed base when triples are known")),
+    FunctionTool(SPEC_BY_NAME["synthesize_triple"], offer_synthesize, run_synthesize,
+                 explain=_said("fixed base when triples and activated symbols are known")),
+    FunctionTool(SPEC_BY_NAME["gap_analysis"], offer_gap, run_gap, explain=_said(_SIMILAR)),
+    FunctionTool(SPEC_BY_NAME["user_interact"], offer_user, run_user, explain=_said(_EXTERNAL)),
+    FunctionTool(SPEC_BY_NAME["file_io"], offer_file, run_file,
+                 _external_role(("file",), "read or write the file the goal names"), explain=_said(_EXTERNAL)),
+    FunctionTool(SPEC_BY_NAME["http_fetch"], offer_http, run_http,
+                 _external_role(("http", "fetch", "download"), "fetch the URL the goal names"), explain=_said(_EXTERNAL)),
+    FunctionTool(SPEC_BY_NAME["shell_exec"], offer_shell, run_shell,
+                 _external_role(("command", "shell"), "run the program the goal names"), explain=_said(_EXTERNAL)),
+    FunctionTool(SPEC_BY_NAME["memory_recall"], offer_recall, run_recall,
+                 explain=_said("fixed base when episodes were recalled")),
+    FunctionTool(SPEC_BY_NAME["similarity_search"], offer_similarity, run_similarity,
+                 explain=_said("fixed base when activation found symbols")),
+)
+# The built-in table by name. A run's tools come from its registry (registry.py), which starts
+# from this table when the agent is made (tests swap an entry to make a tool raise).
+TOOLS: dict[str, FunctionTool] = {t.spec.name: t for t in BUILTINS}
 assert tuple(TOOLS) == TOOL_NAMES

@@ -5,6 +5,7 @@ the tools, the CLI's parsers and the trace readers import nothing heavy."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 DANGER_LEVELS = ("safe", "cautious", "dangerous", "critical")  # ordered
 
@@ -90,9 +91,9 @@ SPEC_BY_NAME = {s.name: s for s in SPECS}
 TOOL_ARCHETYPES = {s.name: s.archetype for s in SPECS}
 
 
-def unknown_tool(name: str) -> str | None:
-    """None for one of the eleven tools, else the message every reader of a tool name gives
-    (breakpoints, the search box, sessions search)."""
-    if name in SPEC_BY_NAME:
+def unknown_tool(name: str, tools: "Sequence[str]" = TOOL_NAMES) -> str | None:
+    """None for one of `tools` (a run's registry; the eleven built-ins by default), else the
+    message every reader of a tool name gives (breakpoints, the search box, sessions search)."""
+    if name in tools:
         return None
-    return f"unknown tool {name!r}: one of {', '.join(TOOL_NAMES)}"
+    return f"unknown tool {name!r}: one of {', '.join(tools)}"

@@ -112,7 +112,7 @@ class Workbench(App):
         self.marks: dict[int, str] = {}  # timeline marks: vetoes and fork points
         self.config_breaks = list(self.user_config.breakpoints)
         self.breakpoint_specs = list(self.config_breaks)
-        self._breaks = [parse_breakpoint(b, field="breakpoints") for b in self.breakpoint_specs]
+        self._breaks = [parse_breakpoint(b, field="breakpoints", tools=None) for b in self.breakpoint_specs]
         self.trace_file = Path(trace_file) if trace_file is not None else None
         self.last_event = ""
         # every run is opened through the engine's door (a corrupt store raises InputError:
@@ -513,7 +513,7 @@ class Workbench(App):
     @guarded
     def action_breakpoints(self) -> None:
         def change(specs: list[str]) -> None:
-            parsed = [parse_breakpoint(b, field="breakpoint") for b in specs]  # refuses a bad one
+            parsed = [parse_breakpoint(b, field="breakpoint", tools=self.ctl.tool_names()) for b in specs]  # refuses a bad one
             self.breakpoint_specs, self._breaks = list(specs), parsed
             self._dirty = True
 

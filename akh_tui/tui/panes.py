@@ -184,8 +184,13 @@ class ScoreTable(DataTable):
         self.zebra_stripes = False
         for col, header, width in zip(SCORE_COLUMNS, SCORE_HEADERS, SCORE_WIDTHS):
             self.add_column(header, key=col, width=width)
+        self._names: list[str] = []
         for name in TOOL_NAMES:
-            self.add_row(*([name] + [""] * (len(SCORE_COLUMNS) - 1)), key=name)
+            self._add_tool_row(name)
+
+    def _add_tool_row(self, name: str) -> None:
+        self._names.append(name)
+        self.add_row(*([name] + [""] * (len(SCORE_COLUMNS) - 1)), key=name)
 
     def show(self, record: dict | None) -> None:
         if record is None:
@@ -194,6 +199,8 @@ class ScoreTable(DataTable):
         act = record["act"]
         for c in record["decide"]["candidates"]:
             name = c["tool"]
+            if name not in self._names:  # a plugin tool: its row comes after the built-ins
+                self._add_tool_row(name)
             if name == chosen:
                 style = "bold reverse red" if act["vetoed"] else "bold reverse"
             elif not c["offered"]:
@@ -230,7 +237,7 @@ class ScoreTable(DataTable):
     def selected_tool(self) -> str | None:
         if self.row_count == 0:
             return None
-        return TOOL_NAMES[min(self.cursor_row, len(TOOL_NAMES) - 1)]
+        return self._names[min(self.cursor_row, len(self._names) - 1)]
 
 
 class WhyPane(Pane):
