@@ -73,9 +73,9 @@ def test_a_scenario_named_tool_is_offered_scored_chosen_explained_and_traced(tmp
     assert cycle["decide"]["tool"] == "tide_table"
     # breakpoints and search know the plugin like a built-in
     run = Run.resume(locs(tmp_path))
-    run.check_breakpoints([parse_breakpoint("tool=tide_table")])
+    run.check_breakpoints([parse_breakpoint("tool=tide_table", tools=None)])
     with pytest.raises(InputError, match="unknown tool 'tidex'"):
-        run.check_breakpoints([parse_breakpoint("tool=tidex")])
+        run.check_breakpoints([parse_breakpoint("tool=tidex", tools=None)])
     assert [r["cycle"] for r in run.search("tool=tide_table")] == [1]
     run.close()
 
