@@ -92,6 +92,10 @@ class Agent:
         self._sims: dict[tuple[int, str], float] = {}
         self._goal_symbols: dict[int, tuple[int, list[int]]] = {}
         self._orient_cache: dict[int, tuple[int, GoalContext]] = {}
+        # a person's decisions for a coming cycle, keyed by its number (recorded inputs:
+        # commands.Verdict and commands.Answer put them here, the cycle's act phase takes them)
+        self.verdicts: dict[int, dict] = {}
+        self.asked: dict[int, list[str]] = {}
 
     # ---- goals -----------------------------------------------------------------------------
     def add_goal(
@@ -224,19 +228,31 @@ class Agent:
 
     # ---- the cycle -------------------------------------------------------------------------
     def step(self) -> dict | None:
-        """Run one OODA cycle; None (and no cycle) when no goal is active."""
+        """Run one OODA cycle; None (and no cycle) when no goal is active. The cycle is its
+        phases run in order (`begin_cycle`): one cycle, one record, whoever steps it."""
+        cycle = self.begin_cycle()
+        if cycle is None:
+            return None
+        while cycle.next_phase is not None:
+            cycle.run_phase()
+        return cycle.finish()
+
+    def begin_cycle(self) -> "Cycle | None":
+        """A cycle in progress, its first phase (observe) not yet run; None when no goal is
+        active. The cycle number is taken here: a cycle dropped half-way must be undone by the
+        caller (the door rewinds to the last recorded state)."""
         if self.pending_psyche is not None:
             self.psyche, self.pending_psyche = self.pending_psyche, None
         focus = self.focus_goal()
         if focus is None:
             return None
         self.cycle += 1
-        cycle = self.cycle
-        wm = self.wm
-        wm.evicted.clear()
-        kg = self.kg
+        self.wm.evicted.clear()
+        return Cycle(self, focus)
 
-        # Observe
+    def phase_observe(self, c: "Cycle") -> dict:
+        """Observe: the active goals, the newest working memory, the episodes they recall."""
+        wm, focus = self.wm, c.focus
         active = self.active_goals()
         recent = wm.recent(5)
         all_symbols: list[int] = []
@@ -251,11 +267,15 @@ class Agent:
         }
         wm.push(
             f"Observe: {len(active)} active goal(s); focus #{focus.id} {focus.description!r}; {len(episodes)} episode(s) recalled",
-            "observation", cycle, self.goal_symbols(focus)[:20], focus.id,
+            "observation", c.number, self.goal_symbols(focus)[:20], focus.id,
         )
+        c.active, c.episodes = active, episodes
+        return observe
 
-        # Orient
-        contexts = {g.id: self.orient_goal(g, [ep for ep in episodes if set(ep.learnings).intersection(self.goal_symbols(g))]) for g in active}
+    def phase_orient(self, c: "Cycle") -> dict:
+        """Orient: each active goal's adjacent triples and spreading activation."""
+        wm, kg, focus, episodes = self.wm, self.kg, c.focus, c.episodes
+        contexts = {g.id: self.orient_goal(g, [ep for ep in episodes if set(ep.learnings).intersection(self.goal_symbols(g))]) for g in c.active}
         ctx = contexts[focus.id]
         learnings = list(dict.fromkeys(s for ep in ctx.episodes for s in ep.learnings))[:10]
         pressure = wm.pressure
@@ -270,19 +290,23 @@ class Agent:
             act_text = ", ".join(f"{kg.label(s)} {a:.2f}" for s, a in ctx.top)
             wm.push(
                 f"Orient: {ctx.adjacent} adjacent triple(s) for #{focus.id}; activated: {act_text or 'none'}",
-                "inference", cycle, [s for s, _ in ctx.top], focus.id,
+                "inference", c.number, [s for s, _ in ctx.top], focus.id,
             )
+        c.ctx, c.pressure = ctx, pressure
+        return orient
 
-        # Decide
+    def phase_decide(self, c: "Cycle") -> dict:
+        """Decide: the score table, the plan's step, the decider's choice (pending until act)."""
+        wm, focus, ctx = self.wm, c.focus, c.ctx
         plan = self.ensure_plan(focus)
-        candidates = self.score(ctx, plan, pressure)
+        candidates = self.score(ctx, plan, c.pressure)
         self._skip_unoffered_steps(plan, candidates)
         chosen = choose(candidates)
         chosen, llm = self.decider.choose(self, focus, ctx, candidates, chosen)
         for e in wm.recent(5):
             e.reference_count += 1
         breakdown = chosen.breakdown()
-        wm.push(f"Decide: {chosen.tool}({chosen.input}) {breakdown}", "decision", cycle, ctx.symbols[:20], focus.id, chosen.tool)
+        wm.push(f"Decide: {chosen.tool}({chosen.input}) {breakdown}", "decision", c.number, ctx.symbols[:20], focus.id, chosen.tool)
         step = plan.current
         decide = {
             "tool": chosen.tool,
@@ -294,80 +318,36 @@ class Agent:
         if llm is not None:
             decide["decider"] = "llm"
             decide["llm"] = llm
+        c.chosen = chosen
+        return decide
 
-        # Act
-        act = self.act(focus, ctx, chosen)
-        self.last_output = act["output"]
-        if not act["success"]:
-            self.recent_failures.append(f"cycle {cycle}: {chosen.tool}: {act['output'][:160]}")
-        self.decider.learn(self, focus, chosen.tool, act)
-        self.last_record = record = {
-            "type": "cycle", "v": 1, "cycle": cycle,
-            "goal": {"id": focus.id, "description": focus.description},
-            "observe": observe, "orient": orient, "decide": decide, "act": act,
-            "goals": [g.summary() for g in sorted(self.goals.values(), key=lambda g: g.id)],
-            "plan": self.plans[focus.id].to_dict() if focus.id in self.plans else None,
-            "wm": {"size": len(wm), "capacity": wm.capacity, "evicted": list(wm.evicted), "consolidated": act.pop("_consolidated", [])},
-            "psyche": self.psyche.snapshot(),
-        }
-        return record
+    def phase_act(self, c: "Cycle") -> dict:
+        """Act: the user's verdict (if one was recorded for this cycle), the shadow's veto
+        check, the chosen tool run; its output goes to working memory."""
+        focus, ctx, chosen = c.focus, c.ctx, c.chosen
+        cycle = c.number
+        verdict = self.verdicts.pop(cycle, None)
+        if verdict is not None and verdict.get("decision") == "edit":
+            from .deciders import back_intent  # the model decider's rule: the goal bounds the input
 
-    def score(self, ctx: GoalContext, plan: Plan, pressure: float) -> list[Candidate]:
-        g = ctx.goal
-        caps = self.config.capabilities
-        step = plan.current if plan.status == "active" else None
-        named = {t for ep in ctx.episodes for t in ep.tags}
-        out = []
-        for name in TOOL_NAMES:
-            spec = SPEC_BY_NAME[name]
-            gated = [c for c in spec.capabilities if not caps.get(c, False)]
-            if name in self.config.disabled_tools:
-                offer_ok, base, text, why, arg = False, 0.0, "", "not offered: disabled for this run", None
-            elif gated:
-                offer_ok, base, text, why, arg = False, 0.0, "", f"not offered: capability {', '.join(gated)} disabled", None
-            else:
-                o = TOOLS[name].offer(self, ctx)
-                offer_ok, base, text, arg = o.offered, o.base, o.input, o.arg
-                why = None if o.offered else f"not offered: {o.why_not}"
-            c = Candidate(
-                name, offer_ok, why, base,
-                recency=g.recency_penalty(name),
-                novelty=0.15 if g.tool_uses.get(name, 0) == 0 else 0.0,
-                episodic=0.2 if name in named else 0.0,
-                pressure=0.2 if name == "memory_recall" and pressure > 0.7 else 0.0,
-                archetype=self.psyche.archetype_bonus(spec.archetype),
-                plan=0.10 if step is not None and step.tool == name else 0.0,
-                input=text,
-                arg=arg,
-            )
-            out.append(c)
-        return out
-
-    @staticmethod
-    def _skip_unoffered_steps(plan: Plan, candidates: list[Candidate]) -> None:
-        """A step whose tool is not offered this cycle is skipped ('-'), so a plan never waits
-        forever on a tool it cannot use; the plan factor follows the step that is current."""
-        offered = {c.tool: c.offered for c in candidates}
-        step = plan.current if plan.status == "active" else None
-        moved = False
-        while step is not None and not offered[step.tool]:
-            plan.skip_current()
-            step = plan.current
-            moved = True
-        if moved:
-            for c in candidates:
-                c.plan = 0.10 if step is not None and c.tool == step.tool else 0.0
-
-    def act(self, focus: Goal, ctx: GoalContext, chosen: Candidate) -> dict:
-        cycle, kg = self.cycle, self.kg
+            edited, why = back_intent(self, chosen, str(verdict.get("input", "")))
+            if edited is None:
+                raise ValueError(f"edited input refused: {why}")
+            c.chosen = chosen = edited
+            c.results["decide"]["input"] = chosen.input
         spec = SPEC_BY_NAME[chosen.tool]
         desc = f"tool={chosen.tool} input={chosen.input}"
         shadow = self.psyche.shadow
-        veto = shadow.check_veto(desc, spec.capabilities, spec.danger)
+        user_veto = verdict is not None and verdict.get("decision") == "reject"
+        veto = None if user_veto else shadow.check_veto(desc, spec.capabilities, spec.danger)
         bias, bias_names = shadow.check_bias(desc, spec.capabilities, spec.danger)
         result: ToolResult | None = None
         failed = False
-        if veto is not None:
+        if user_veto:
+            output = f"VETOED by the user: {verdict.get('why') or 'rejected before act'}"  # type: ignore[union-attr]
+            failed = True
+            self.provenance.append(ProvenanceRecord("UserVeto", cycle, focus.id, chosen.tool, "user"))
+        elif veto is not None:
             output = f"VETOED by shadow pattern '{veto.name}': {veto.explanation}"
             failed = True
             self.psyche.record_shadow_encounter()
@@ -389,7 +369,25 @@ class Agent:
         if result is not None:
             returned_symbols = list(dict.fromkeys([s for t in result.triples for s in (t.subject, t.object)] + result.symbols))[:20]
         self.wm.push(f"Act: {chosen.tool} -> {output[:200]}", "action", cycle, returned_symbols, focus.id, chosen.tool, not failed)
+        c.result, c.failed = result, failed
+        act = {
+            "success": not failed,
+            "vetoed": veto is not None or user_veto,
+            "veto": "user" if user_veto else veto.name if veto is not None else None,
+            "bias": bias,
+            "bias_patterns": bias_names,
+            "output": output,
+        }
+        if verdict is not None:
+            act["approval"] = {k: verdict[k] for k in sorted(verdict) if k != "cycle"}
+        return act
 
+    def phase_learn(self, c: "Cycle") -> dict:
+        """Learn: evaluation (SPEC §8), plan update and backtracking (§7), stall and
+        decomposition (§7), reflection (§10), consolidation; then the decider learns."""
+        focus, chosen, kg, cycle = c.focus, c.chosen, self.kg, c.number
+        failed, result = c.failed, c.result
+        events_before = len(self.pending_events)
         # Evaluate (SPEC §8)
         focus.cycles_worked += 1
         if failed:
@@ -442,23 +440,90 @@ class Agent:
             else:
                 self.decompose(focus)
 
+        # Reflection (SPEC §10) and consolidation
         consolidated: list[int] = []
         if cycle % self.config.reflection_interval == 0:
             consolidated += self.reflect()
         if self.config.auto_consolidate and self.wm.pressure > self.config.consolidation_pressure:
             consolidated += self.consolidate(reason="pressure")
+        act = c.results["act"]
+        act_full = {**act, "progress": progress, "coverage": focus.coverage, "missing": focus.missing()}
+        self.last_output = act["output"]
+        if failed:
+            self.recent_failures.append(f"cycle {cycle}: {chosen.tool}: {act['output'][:160]}")
+        self.decider.learn(self, focus, chosen.tool, act_full)
+        c.consolidated = consolidated
         return {
-            "success": not failed,
-            "vetoed": veto is not None,
-            "veto": veto.name if veto is not None else None,
-            "bias": bias,
-            "bias_patterns": bias_names,
-            "output": output,
-            "progress": progress,
-            "coverage": focus.coverage,
-            "missing": focus.missing(),
-            "_consolidated": consolidated,
+            "progress": progress, "coverage": focus.coverage, "missing": focus.missing(),
+            "consolidated": consolidated,
+            "events": [e.get("type") for e in self.pending_events[events_before:]],
         }
+
+    def finish_cycle(self, c: "Cycle") -> dict:
+        """The cycle's record (SPEC §11), built once every phase has run."""
+        focus, wm = c.focus, self.wm
+        r = c.results
+        act = dict(r["act"])
+        approval = act.pop("approval", None)
+        act.update(progress=r["learn"]["progress"], coverage=r["learn"]["coverage"], missing=r["learn"]["missing"])
+        if approval is not None:  # only a cycle the user decided has it: other records keep their bytes
+            act["approval"] = approval
+        self.last_record = record = {
+            "type": "cycle", "v": 1, "cycle": c.number,
+            "goal": {"id": focus.id, "description": focus.description},
+            "observe": r["observe"], "orient": r["orient"], "decide": r["decide"], "act": act,
+            "goals": [g.summary() for g in sorted(self.goals.values(), key=lambda g: g.id)],
+            "plan": self.plans[focus.id].to_dict() if focus.id in self.plans else None,
+            "wm": {"size": len(wm), "capacity": wm.capacity, "evicted": list(wm.evicted), "consolidated": c.consolidated},
+            "psyche": self.psyche.snapshot(),
+        }
+        return record
+
+    def score(self, ctx: GoalContext, plan: Plan, pressure: float) -> list[Candidate]:
+        g = ctx.goal
+        caps = self.config.capabilities
+        step = plan.current if plan.status == "active" else None
+        named = {t for ep in ctx.episodes for t in ep.tags}
+        out = []
+        for name in TOOL_NAMES:
+            spec = SPEC_BY_NAME[name]
+            gated = [c for c in spec.capabilities if not caps.get(c, False)]
+            if name in self.config.disabled_tools:
+                offer_ok, base, text, why, arg = False, 0.0, "", "not offered: disabled for this run", None
+            elif gated:
+                offer_ok, base, text, why, arg = False, 0.0, "", f"not offered: capability {', '.join(gated)} disabled", None
+            else:
+                o = TOOLS[name].offer(self, ctx)
+                offer_ok, base, text, arg = o.offered, o.base, o.input, o.arg
+                why = None if o.offered else f"not offered: {o.why_not}"
+            c = Candidate(
+                name, offer_ok, why, base,
+                recency=g.recency_penalty(name),
+                novelty=0.15 if g.tool_uses.get(name, 0) == 0 else 0.0,
+                episodic=0.2 if name in named else 0.0,
+                pressure=0.2 if name == "memory_recall" and pressure > 0.7 else 0.0,
+                archetype=self.psyche.archetype_bonus(spec.archetype),
+                plan=0.10 if step is not None and step.tool == name else 0.0,
+                input=text,
+                arg=arg,
+            )
+            out.append(c)
+        return out
+
+    @staticmethod
+    def _skip_unoffered_steps(plan: Plan, candidates: list[Candidate]) -> None:
+        """A step whose tool is not offered this cycle is skipped ('-'), so a plan never waits
+        forever on a tool it cannot use; the plan factor follows the step that is current."""
+        offered = {c.tool: c.offered for c in candidates}
+        step = plan.current if plan.status == "active" else None
+        moved = False
+        while step is not None and not offered[step.tool]:
+            plan.skip_current()
+            step = plan.current
+            moved = True
+        if moved:
+            for c in candidates:
+                c.plan = 0.10 if step is not None and c.tool == step.tool else 0.0
 
     # ---- goal status -----------------------------------------------------------------------
     def _set_status(self, g: Goal, status: str) -> None:
@@ -574,6 +639,10 @@ class Agent:
         )
 
     def answer_for(self, g: Goal) -> list[str]:
+        """The person's answer recorded for this cycle (workbench dialog, `--ask`), else the
+        scenario's headless answers."""
+        if self.cycle in self.asked:
+            return list(self.asked[self.cycle])
         for key in (g.description, "*"):
             if key in self.answers:
                 return self.answers[key]
@@ -582,3 +651,44 @@ class Agent:
     def drain_events(self) -> list[dict]:
         ev, self.pending_events = self.pending_events, []
         return ev
+
+
+PHASES = ("observe", "orient", "decide", "act", "learn")
+
+
+class Cycle:
+    """One cycle in progress: its phases run one at a time (`run_phase`), each leaving its
+    partial result in `results`; `finish()` returns the CycleRecord once all have run."""
+
+    def __init__(self, agent: Agent, focus: Goal) -> None:
+        self.agent = agent
+        self.focus = focus
+        self.number = agent.cycle
+        self.results: dict[str, dict] = {}
+        # what one phase hands the next
+        self.active: list[Goal] = []
+        self.episodes: list = []
+        self.ctx: GoalContext | None = None  # type: ignore[assignment]
+        self.pressure = 0.0
+        self.chosen: Candidate | None = None  # type: ignore[assignment]
+        self.result: ToolResult | None = None
+        self.failed = False
+        self.consolidated: list[int] = []
+
+    @property
+    def next_phase(self) -> str | None:
+        n = len(self.results)
+        return PHASES[n] if n < len(PHASES) else None
+
+    def run_phase(self) -> dict:
+        phase = self.next_phase
+        if phase is None:
+            raise RuntimeError("every phase of this cycle has run: finish() it")
+        out = getattr(self.agent, f"phase_{phase}")(self)
+        self.results[phase] = out
+        return out
+
+    def finish(self) -> dict:
+        if self.next_phase is not None:
+            raise RuntimeError(f"the cycle is not over: {self.next_phase} has not run")
+        return self.agent.finish_cycle(self)
