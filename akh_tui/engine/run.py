@@ -27,11 +27,13 @@ from typing import IO, Any, Callable, Iterator, cast
 from . import history, otel, pin, report
 from .commands import from_input
 from .config import DANGEROUS_CAPABILITIES, SAFE_ENV
-from .agent import Agent
+from .agent import PHASES, Agent, Cycle
+from .approval import DEFAULT_RULES, Rule, answer_lines, check_decision, first_match, parse_rules
 from .breakpoints import first_hit
 from .breakpoints import parse as parse_breakpoint
+from .breakpoints import stop_phases
 from .confine import check_workspace
-from .commands import AddGoal, Command, Consolidate, EditPsyche, MakePlan, Reflect
+from .commands import AddGoal, Answer, Command, Consolidate, EditPsyche, MakePlan, Reflect, Verdict
 from .errors import InputError, parse_toml, read_user_file, toml_error
 from .explain import why_chosen, why_not_text
 from .goals import make_goal
@@ -54,6 +56,7 @@ __all__ = [
     "TOOL_NAMES", "SPECS", "check_goal", "list_scenarios", "PsycheFileChanged", "read_user_file", "toml_error", "parse_toml",
     "GraphOracle", "ThinkLoop", "CycleRecord", "Event", "View", "otel", "pin", "report", "load_scenario",
     "TraceWriter", "DANGEROUS_CAPABILITIES", "SAFE_ENV", "rerun", "check_pin",
+    "PHASES", "Verdict", "Answer", "parse_rules", "answer_lines", "DEFAULT_RULES", "stop_phases",
 ]
 
 Listener = Callable[[dict], None]
@@ -127,6 +130,18 @@ class Run:
         self._psyche_file: Path | None = None
         self._patterns: list[tuple[int, int, int]] = []  # (from cycle, vetoes, biases) configured
         self._vetoes_fired = 0
+        # the cycle in phases (a person in the loop): the cycle in progress, the inputs given
+        # during it (recorded with its record), and what it waits for before act
+        self._cycle: Cycle | None = None
+        self._cycle_inputs: list[tuple[str, Any]] = []
+        self.waiting: dict | None = None
+        self.stop_before: set[str] = set()  # phases the following cycles stop before (step())
+        # off until a front end turns them on (the workbench from the config's [approve],
+        # `agent run --approve`): a script or a pinned rerun never waits for a person
+        self.approve_rules: list[Rule] = []
+        self.approver: Callable[[dict], dict] | None = None  # headless: asks and returns a verdict
+        self.ask_user = False  # user_interact asks the person (workbench, --ask)
+        self.asker: Callable[[dict], list[str] | None] | None = None  # headless --ask
         self._after_open()
 
     # ---- opening ---------------------------------------------------------------------------
@@ -563,24 +578,197 @@ class Run:
 
     # ---- driving -----------------------------------------------------------------------------
     def step(self) -> CycleRecord | None:
-        """One cycle; None when no goal is active (and nothing ran)."""
+        """One cycle (or the rest of the one in progress); None when no goal is active (and
+        nothing ran), or when the cycle stopped part-way: before a phase of `stop_before`, or
+        before act waiting for the user's decision (`in_cycle` and `waiting` say which)."""
         with self.lock:
             a = self._engine()
-            record = a.step()
-            events = a.drain_events()
-            if record is None:
-                self._emit(events)
+            if self._cycle is None and not self._gated() and not self.stop_before:
+                record = a.step()  # the whole cycle at once: the same phases, one call
+                events = a.drain_events()
+                if record is None:
+                    self._emit(events)
+                    return None
+                return self._recorded(record, events)
+            ran = 0
+            while True:
+                if self._cycle is not None and ran and self._cycle.next_phase in self.stop_before:
+                    return None
+                out = self.step_phase()
+                if out is None:
+                    return None
+                ran += 1
+                if out["record"] is not None:
+                    return out["record"]
+                if out["waiting"] is not None:
+                    return None
+
+    @property
+    def in_cycle(self) -> bool:
+        """A cycle is part-way through its phases (not recorded yet)."""
+        return self._cycle is not None
+
+    @property
+    def next_phase(self) -> str:
+        """The phase the next step_phase runs (observe between cycles)."""
+        c = self._cycle
+        return c.next_phase or "observe" if c is not None else "observe"
+
+    def phase_state(self) -> dict | None:
+        """The cycle in progress: its number, the phases run and what each produced, the next
+        phase, and what it waits for (None between cycles)."""
+        with self.lock:
+            c = self._cycle
+            if c is None:
                 return None
-            self.latest = record
-            if record["act"]["vetoed"]:
-                self._vetoes_fired += 1
-            if self.trace is not None:
-                self.trace.write(record)
-            self._emit(events, persist=False)
-            self.store.save(a, record, events)
-            for fn in self._listeners:
-                fn(record)
-            return record
+            return {"cycle": c.number, "results": dict(c.results), "next": c.next_phase, "waiting": self.waiting}
+
+    def _gated(self) -> bool:
+        return bool(self.approve_rules) or self.ask_user
+
+    def _gate(self, c: Cycle) -> dict | None:
+        """What the cycle must wait for before act, or None."""
+        a = self._engine()
+        decide = c.results["decide"]
+        tool = decide["tool"]
+        if c.number in a.verdicts or c.number in a.asked:
+            return None
+        rule = first_match(self.approve_rules, tool)
+        if rule is not None:
+            cand = next((x for x in decide["candidates"] if x["tool"] == tool), {})
+            return {"kind": "approve", "cycle": c.number, "tool": tool, "input": decide["input"],
+                    "score": cand.get("score"), "rule": rule.spec, "goal": c.focus.description,
+                    "why": why_chosen({"decide": decide})}
+        if tool == "user_interact" and self.ask_user:
+            return {"kind": "ask", "cycle": c.number, "tool": tool, "question": decide["input"],
+                    "goal": c.focus.description}
+        return None
+
+    def step_phase(self) -> dict | None:
+        """Run one phase of the cycle (a new one starts at observe) and return what it
+        produced: {"cycle", "phase", "result", "next", "waiting", "record"}. `record` is set
+        when the phase ended the cycle: only then are the store, the trace and the listeners
+        told. Before act, an action the approval rules match (or a question for the person)
+        waits: `waiting` says for what, and `decide_pending`/`answer_pending` (or the headless
+        `approver`/`asker`) give it. None when no goal is active."""
+        with self.lock:
+            a = self._engine()
+            if self._cycle is None:
+                c = a.begin_cycle()
+                if c is None:
+                    self._emit(a.drain_events())
+                    return None
+                self._cycle, self._cycle_inputs, self.waiting = c, [], None
+            c = self._cycle
+            if c.next_phase == "act" and self.waiting is not None:
+                self._ask_headless()
+                if self.waiting is not None:
+                    raise InputError(f"cycle {c.number} waits for your decision before act "
+                                     f"({self.waiting['kind']} {self.waiting['tool']})", field="approval")
+            phase = c.next_phase
+            result = c.run_phase()
+            out: dict = {"cycle": c.number, "phase": phase, "result": result, "next": c.next_phase,
+                         "waiting": None, "record": None}
+            if phase == "decide" and self._gated():
+                self.waiting = self._gate(c)
+                self._ask_headless()
+                out["waiting"] = self.waiting
+            if c.next_phase is None:
+                record = c.finish()
+                self._cycle = None
+                out["record"] = self._recorded(record, a.drain_events(), self._cycle_inputs)
+                self._cycle_inputs = []
+            return out
+
+    def _ask_headless(self) -> None:
+        """A waiting cycle asks the headless callbacks, when the front end gave them."""
+        w = self.waiting
+        if w is None:
+            return
+        if w["kind"] == "approve" and self.approver is not None:
+            v = self.approver(w)
+            self.decide_pending(v["decision"], v.get("input"), v.get("why"))
+        elif w["kind"] == "ask" and self.asker is not None:
+            self.answer_pending(self.asker(w))
+
+    def decide_pending(self, decision: str, input: str | None = None, why: str | None = None) -> None:
+        """The user's verdict on the action waiting for approval: approve, reject (a veto by the
+        user) or edit (`input`: only one the tool could take from the goal; refused otherwise,
+        and the action keeps waiting). Recorded with the cycle: replay and rewind reproduce it."""
+        with self.lock:
+            a, c, w = self._engine(), self._cycle, self.waiting
+            if c is None or w is None or w["kind"] != "approve":
+                raise InputError("no action is waiting for approval", field="approval")
+            check_decision(decision)
+            if decision == "edit":
+                from .deciders import back_intent
+
+                edited, reason = back_intent(a, c.chosen, (input or "").strip())  # type: ignore[arg-type]
+                if edited is None:
+                    raise InputError(f"edit refused: {reason}", field="input")
+                input = edited.input
+            verdict = Verdict(c.number, decision, input if decision == "edit" else None,
+                              why or ("rejected by the user" if decision == "reject" else None))
+            verdict.apply(a)
+            self._cycle_inputs.append((verdict.kind, verdict.payload()))
+            self.waiting = None
+
+    def answer_pending(self, lines: list[str] | str | None) -> None:
+        """The person's answer to the waiting `user_interact` question: `s p o` lines become
+        triples; None or nothing is a skip ("no answer"). Recorded with the cycle."""
+        with self.lock:
+            a, c, w = self._engine(), self._cycle, self.waiting
+            if c is None or w is None or w["kind"] != "ask":
+                raise InputError("no question is waiting for an answer", field="answer")
+            got = answer_lines(lines) if isinstance(lines, str) else list(lines or [])
+            if isinstance(lines, list):
+                answer_lines("\n".join(got))
+            cmd = Answer(c.number, tuple(got))
+            cmd.apply(a)
+            self._cycle_inputs.append((cmd.kind, cmd.payload()))
+            self.waiting = None
+
+    def set_approval(self, specs: list[str] | None) -> list[str]:
+        """Approval rules for the following cycles (None or []: off; a bad rule raises
+        InputError and changes nothing). Returns the rules in force."""
+        rules = parse_rules(specs or [], field="approve")
+        with self.lock:
+            self.approve_rules = rules
+        return [r.spec for r in rules]
+
+    def drop_cycle(self) -> bool:
+        """Drop the cycle in progress: the agent is back at the last recorded state (what the
+        store holds, so resume, fork and switch start from the cycle's start). False when no
+        cycle was in progress."""
+        with self.lock:
+            if self._cycle is None:
+                return False
+            self._cycle, self._cycle_inputs, self.waiting = None, [], None
+            st = self.store
+            b, last = st.current(), st.last_cycle(st.current())
+            agent = history.rewind(st, b, last, self._rebuild)
+            from .commands import replay as replay_inputs
+
+            replay_inputs(agent, st.inputs(b, last, last + 1).get(last, []))
+            agent.drain_events()
+            st.adopt(b, agent)
+            self._adopt(agent)
+            return True
+
+    def _recorded(self, record: dict, events: list[dict], inputs: list | None = None) -> CycleRecord:
+        """A whole cycle: to the trace, the store (with the inputs given during it) and the
+        listeners."""
+        a = self._engine()
+        self.latest = record
+        if record["act"]["vetoed"]:
+            self._vetoes_fired += 1
+        if self.trace is not None:
+            self.trace.write(record)
+        self._emit(events, persist=False)
+        self.store.save(a, record, events, inputs or (), inputs_before=True)
+        for fn in self._listeners:
+            fn(record)
+        return cast(CycleRecord, record)
 
     def run_cycles(self, max_cycles: int, on_record: Callable[[dict], None] | None = None,
                    should_stop: Callable[[dict], bool] | None = None) -> tuple[int, str]:
@@ -588,6 +776,12 @@ class Run:
         n = 0
         while n < max_cycles:
             rec = self.step()
+            if rec is None and self._cycle is not None:  # part-way: stopped before a phase
+                if self.trace is not None:
+                    self.trace.flush()
+                why = f"waiting for a decision before act in cycle {self._cycle.number}" if self.waiting \
+                    else f"stopped before {self._cycle.next_phase} in cycle {self._cycle.number}"
+                return n, why
             if rec is None:
                 return n, "no active goal"
             n += 1
@@ -603,6 +797,7 @@ class Run:
         """Apply a user's command between cycles and record it (rewind replays it). An
         InputError or ValueError changes nothing."""
         with self.lock:
+            self.drop_cycle()  # a command between cycles: one in progress starts again after it
             a = self._engine()
             if isinstance(command, AddGoal):
                 make_goal(0, command.description, command.criteria, command.priority)  # refuse before applying
@@ -687,6 +882,7 @@ class Run:
         """Rewind to `cycle`, apply the edits and continue as branch `name` (now current)."""
         with self.lock:
             self._engine()
+            self.drop_cycle()
             agent, event = history.fork(self.store, self.store.current(), cycle, name, edits, self._rebuild)
             self._adopt(agent)
             self._emit([event], persist=False)
@@ -695,6 +891,8 @@ class Run:
     def switch(self, branch: str | int) -> None:
         """Continue from another branch's newest state (the one left is checkpointed)."""
         with self.lock:
+            self._engine()
+            self.drop_cycle()  # the branch left keeps its last whole cycle
             a = self._engine()
             bid = branch if isinstance(branch, int) else self.store.find_branch(self.run_id, branch)
             self.store.checkpoint(a)
@@ -715,6 +913,8 @@ class Run:
     def reset(self) -> None:
         """A new run of the same scenario, seed and decider in the same store."""
         with self.lock:
+            self._engine()
+            self.drop_cycle()
             a = self._engine()
             self.store.checkpoint(a)
             fresh = Run.start(self.locations, self.scenario, self.meta["seed"], self.meta.get("goals"),  # type: ignore[arg-type]
@@ -750,6 +950,7 @@ class Run:
                 if self.trace is not None:
                     self.trace.close()
                 if self.agent is not None:
+                    self.drop_cycle()  # quitting mid-cycle: a resume starts at the cycle's start
                     self.store.checkpoint(self.agent)
             finally:
                 self.store.close()

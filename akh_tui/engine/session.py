@@ -401,13 +401,16 @@ class SessionStore:
         return run
 
     def save(self, agent: Agent, record: dict | None, events: list[dict], inputs: "list[tuple[str, Any]] | tuple[()]" = (),
-             input_events: bool = False) -> None:
-        """One cycle (record) or one user action (inputs), with its events: one transaction."""
+             input_events: bool = False, inputs_before: bool = False) -> None:
+        """One cycle (record) or one user action (inputs), with its events: one transaction.
+        `inputs_before`: the inputs were given during the cycle (a verdict, an answer) and are
+        stored as following the cycle before it, so a rewind applies them before the cycle runs."""
+        at = agent.cycle - 1 if inputs_before else agent.cycle
         with self._tx():
             self._write(agent, record, events, input_events)
             for kind, payload in inputs:
                 self.db.execute("INSERT INTO inputs (branch, cycle, kind, payload) VALUES (?, ?, ?, ?)",
-                                (self.branch, agent.cycle, kind, _dump(payload)))
+                                (self.branch, at, kind, _dump(payload)))
             if record is not None and record["cycle"] % self.every == 0:
                 self._snapshot(agent)
 
