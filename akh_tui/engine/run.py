@@ -687,7 +687,8 @@ class Run:
             return
         if w["kind"] == "approve" and self.approver is not None:
             v = self.approver(w)
-            self.decide_pending(v["decision"], v.get("input"), v.get("why"))
+            if self.waiting is not None:  # an approver may have decided itself (an accepted edit)
+                self.decide_pending(v["decision"], v.get("input"), v.get("why"))
         elif w["kind"] == "ask" and self.asker is not None:
             self.answer_pending(self.asker(w))
 
