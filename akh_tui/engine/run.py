@@ -393,8 +393,8 @@ class Run:
 
     def last_cycle(self) -> int:
         with self.lock:
-            if self.agent is not None:
-                return self.agent.cycle
+            if self.agent is not None:  # a cycle part-way through its phases is not recorded yet
+                return self.agent.cycle - (1 if self._cycle is not None else 0)
             return self.store.last_cycle(self.store.current())
 
     def finished(self) -> bool:

@@ -357,14 +357,15 @@ class Workbench(PhaseStepping, App):
                 errors = self._replayed_errors(self.replay)
             else:
                 view = self.ctl.view()
-                record = self._phase_record() or record or self.ctl.latest
+                record = record or self.ctl.latest
                 deltas = self.deltas
             self._render_phases()
+            pending = self._phase_record() if self.replay is None else None  # a cycle part-way: its decide
             self.screen_class()
             self.goals_pane.show(view, errors)
             self.plan_pane.show(view)
-            self.score_table.show(record)
-            self.why_pane.show(record, self.score_table.selected_tool())
+            self.score_table.show(pending or record)
+            self.why_pane.show(pending or record, self.score_table.selected_tool())
             pp = self.psyche_pane
             pp.deltas = deltas
             pp.show(view)

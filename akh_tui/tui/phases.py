@@ -55,9 +55,10 @@ def phase_summary(phase: str | None, result: dict | None, waiting: dict | None =
     return t
 
 
-class PhaseDiagram(Widget, can_focus=True):
+class PhaseDiagram(Widget, can_focus=False):
     """observe → orient → decide → act → learn, the next phase marked; a phase chosen (click,
-    or ←/→ and enter while focused) is one the following cycles stop before (■)."""
+    or ←/→ and enter while focused: tab reaches it once shown) is one the following cycles stop
+    before (■). Not focusable while hidden, so the workbench's focus is what it always was."""
 
     DEFAULT_CSS = """
     PhaseDiagram { height: 1; width: 1fr; }
@@ -150,7 +151,9 @@ class PhaseBar(Vertical):
 
     def show(self, next_phase: str, stops: set[str], cycle: int | None, last: tuple[str | None, dict | None],
              waiting: dict | None) -> None:
-        self.query_one(PhaseDiagram).show(next_phase, stops, cycle)
+        diagram = self.query_one(PhaseDiagram)
+        diagram.can_focus = True
+        diagram.show(next_phase, stops, cycle)
         self.query_one("#phase-result", Static).update(phase_summary(last[0], last[1], waiting))
 
 
@@ -348,7 +351,9 @@ class PhaseStepping:
         if state is None or "decide" not in state["results"]:
             return None
         r = state["results"]
-        act = r.get("act") or {"vetoed": False, "veto": None, "success": True, "output": "(pending: act has not run)"}
+        act = {"vetoed": False, "veto": None, "success": True, "bias": 0.0, "bias_patterns": [],
+               "output": "(pending: act has not run)", **(r.get("act") or {}),
+               "progress": "pending (learn has not run)"}
         return {"cycle": state["cycle"], "decide": r["decide"], "act": act, "pending": True}
 
     def _render_phases(self) -> None:
