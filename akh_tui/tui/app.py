@@ -46,6 +46,8 @@ class Workbench(PhaseStepping, App):
     CSS_PATH = "workbench.tcss"
     BINDINGS = [
         Binding("space", "step", "Step", id="step"),
+        Binding("p", "step_phase", "Phase", id="step_phase", show=False),
+        Binding("a", "toggle_approval", "Approval", id="toggle_approval", show=False),
         Binding("r", "toggle_run", "Run/Pause", id="run_pause"),
         Binding("plus,equals_sign", "faster", "Faster", id="faster", key_display="+", show=False),
         Binding("minus", "slower", "Slower", id="slower", key_display="-", show=False),
@@ -66,13 +68,11 @@ class Workbench(PhaseStepping, App):
         Binding("ctrl+r", "reset", "Reset", id="reset", show=False),
         Binding("f1", "help", "Help", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
-        Binding("p", "step_phase", "Phase", id="step_phase", show=False),
-        Binding("a", "toggle_approval", "Approval", id="toggle_approval", show=False),
     ]
     DESCRIPTIONS = {
         "step": "step one cycle",
-        "step_phase": "step one phase of the cycle (observe, orient, decide, act, learn)",
-        "toggle_approval": "approval before act on/off (the config's [approve] when, else danger>=dangerous)",
+        "step_phase": "step one phase: observe, orient, decide, act, learn",
+        "toggle_approval": "approval before act on/off (config: [approve] when)",
         "run_pause": "run / pause",
         "faster": "run faster",
         "slower": "run slower",
