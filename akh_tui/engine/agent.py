@@ -13,6 +13,7 @@ import copy
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from . import confine
 from .config import AgentConfig
@@ -308,7 +309,7 @@ class Agent:
         breakdown = chosen.breakdown()
         wm.push(f"Decide: {chosen.tool}({chosen.input}) {breakdown}", "decision", c.number, ctx.symbols[:20], focus.id, chosen.tool)
         step = plan.current
-        decide = {
+        decide: dict[str, Any] = {
             "tool": chosen.tool,
             "input": chosen.input,
             "breakdown": breakdown,
@@ -370,7 +371,7 @@ class Agent:
             returned_symbols = list(dict.fromkeys([s for t in result.triples for s in (t.subject, t.object)] + result.symbols))[:20]
         self.wm.push(f"Act: {chosen.tool} -> {output[:200]}", "action", cycle, returned_symbols, focus.id, chosen.tool, not failed)
         c.result, c.failed = result, failed
-        act = {
+        act: dict[str, Any] = {
             "success": not failed,
             "vetoed": veto is not None or user_veto,
             "veto": "user" if user_veto else veto.name if veto is not None else None,
@@ -390,7 +391,7 @@ class Agent:
         events_before = len(self.pending_events)
         # Evaluate (SPEC §8)
         focus.cycles_worked += 1
-        if failed:
+        if failed or result is None:
             progress = "failed"
         else:
             rose, new_syms = focus.evaluate(kg, result.triples, result.evidence, self.config.completion_threshold)
@@ -660,17 +661,18 @@ class Cycle:
     """One cycle in progress: its phases run one at a time (`run_phase`), each leaving its
     partial result in `results`; `finish()` returns the CycleRecord once all have run."""
 
+    ctx: GoalContext  # orient's, for decide and act
+    chosen: Candidate  # decide's (an edit by the user replaces it before act)
+
     def __init__(self, agent: Agent, focus: Goal) -> None:
         self.agent = agent
         self.focus = focus
         self.number = agent.cycle
         self.results: dict[str, dict] = {}
-        # what one phase hands the next
+        # what one phase hands the next (ctx from orient, chosen from decide: set before use)
         self.active: list[Goal] = []
         self.episodes: list = []
-        self.ctx: GoalContext | None = None  # type: ignore[assignment]
         self.pressure = 0.0
-        self.chosen: Candidate | None = None  # type: ignore[assignment]
         self.result: ToolResult | None = None
         self.failed = False
         self.consolidated: list[int] = []

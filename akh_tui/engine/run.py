@@ -635,7 +635,7 @@ class Run:
             return None
         rule = first_match(self.approve_rules, tool)
         if rule is not None:
-            cand = next((x for x in decide["candidates"] if x["tool"] == tool), {})
+            cand: dict = next((x for x in decide["candidates"] if x["tool"] == tool), {})
             return {"kind": "approve", "cycle": c.number, "tool": tool, "input": decide["input"],
                     "score": cand.get("score"), "rule": rule.spec, "goal": c.focus.description,
                     "why": why_chosen({"decide": decide})}
@@ -704,7 +704,7 @@ class Run:
             if decision == "edit":
                 from .deciders import back_intent
 
-                edited, reason = back_intent(a, c.chosen, (input or "").strip())  # type: ignore[arg-type]
+                edited, reason = back_intent(a, c.chosen, (input or "").strip())
                 if edited is None:
                     raise InputError(f"edit refused: {reason}", field="input")
                 input = edited.input
