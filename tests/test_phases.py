@@ -207,3 +207,27 @@ def test_approval_rules_in_the_user_config(tmp_path):
     p.write_text('[approve]\nwhen = ["danger>=lethal"]\n')
     cfg = UserConfig.load(p)
     assert "unknown danger level 'lethal'" in cfg.error and "approve.when" in cfg.error and str(p) in cfg.error
+
+
+def test_edit_refused_for_a_tool_that_finds_its_own_input(tmp_path):
+    run = _run(tmp_path)
+    run.set_approval(["tool=synthesize_triple"])
+    assert run.step() is None and run.waiting["tool"] == "synthesize_triple"
+    with pytest.raises(InputError, match="takes its input from the goal itself"):
+        run.decide_pending("edit", "cat is-a fish")
+    with pytest.raises(InputError, match="unknown decision 'maybe'"):
+        run.decide_pending("maybe")
+    run.decide_pending("approve")
+    assert run.step()["act"]["approval"] == {"decision": "approve"}
+    run.close()
+
+
+def test_approval_rules_are_checked():
+    from akh_tui.engine.run import parse_rules
+
+    assert [r.spec for r in parse_rules(["danger >= dangerous", "capability=network"])] == \
+        ["danger >= dangerous", "capability=network"]
+    for bad, words in (("tool=nope", "unknown tool 'nope'"), ("danger>=lethal", "unknown danger level"),
+                       ("tool>=kg_query", "tool takes ="), ("whatever", "cannot read approval rule")):
+        with pytest.raises(InputError, match=words):
+            parse_rules([bad])

@@ -201,3 +201,14 @@ def test_phase_diagram_snapshot(snap_compare, workbench):
 
     assert snap_compare(workbench("zoo"), press=["space", "space", "p", "p", "p"], run_before=setup,
                         terminal_size=SIZE)
+
+
+def test_stop_before_observe_pauses_a_running_workbench_after_each_cycle(workbench):
+    async def script(app, pilot):
+        app.query_one(PhaseBar).show("observe", set(), None, (None, None), None)
+        app.query_one(PhaseDiagram).toggle("observe")
+        await pilot.press("r")  # sync workbench: runs one cycle per command
+        assert not app.running and recorded(app) == 1
+        assert "stopped before observe" in text_of(app.query_one("#status"))
+
+    drive(workbench("zoo"), script)

@@ -704,9 +704,13 @@ class Run:
             if decision == "edit":
                 from .deciders import back_intent
 
-                edited, reason = back_intent(a, c.chosen, (input or "").strip())
+                text = (input or "").strip()
+                edited, reason = back_intent(a, c.chosen, text)
                 if edited is None:
                     raise InputError(f"edit refused: {reason}", field="input")
+                if text and edited.input != text:  # back_intent lets these tools find their own input
+                    raise InputError(f"edit refused: {c.chosen.tool} takes its input from the goal itself "
+                                     f"({c.chosen.input!r}); it cannot be edited", field="input")
                 input = edited.input
             verdict = Verdict(c.number, decision, input if decision == "edit" else None,
                               why or ("rejected by the user" if decision == "reject" else None))

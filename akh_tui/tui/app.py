@@ -264,6 +264,8 @@ class Workbench(PhaseStepping, App):
                     self.until_change = None
                     self.breakpoint_hit = f"cycle {rec['cycle']}: {hit}"
                     self._post_note(f"paused at {self.breakpoint_hit}")
+                elif "observe" in self.ctl.stop_before:  # "stop before observe": after every cycle
+                    self._stopped_between_cycles(rec)
                 elif self.until_change is not None and self._statuses(rec) != self.until_change:
                     self.running = False
                     self.until_change = None

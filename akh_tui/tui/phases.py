@@ -294,6 +294,11 @@ class PhaseStepping:
         else:
             self._post_note(f"cycle {state.get('cycle')}: stopped before {self.ctl.next_phase}")
 
+    def _stopped_between_cycles(self, rec: dict) -> None:
+        self.running = False
+        self.until_change = None
+        self._post_note(f"cycle {rec['cycle']} recorded: stopped before observe")
+
     def _call_ui(self, fn) -> None:
         if self.sync or threading.current_thread() is threading.main_thread():
             fn()
@@ -362,9 +367,15 @@ class PhaseStepping:
         state = self.ctl.phase_state()
         shown = state is not None or bool(self.ctl.stop_before) or self.last_phase[0] is not None
         self.phase_bar.set_class(shown, "-shown")
-        if shown:
-            self.phase_bar.show(self.ctl.next_phase, self.phase_stops, state["cycle"] if state else None,
-                                self.last_phase, self.ctl.waiting)
+        if not shown:
+            return
+        last = self.last_phase
+        latest = self.ctl.latest
+        if state is None and latest is not None:  # between cycles: what the last one learned
+            a = latest["act"]
+            last = ("learn", {"progress": a["progress"], "coverage": a["coverage"], "events": []})
+        self.phase_bar.show(self.ctl.next_phase, self.phase_stops, state["cycle"] if state else None,
+                            last, self.ctl.waiting)
 
     def _phase_status(self, t: Text) -> None:
         if not self.live:
