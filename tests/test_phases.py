@@ -231,3 +231,22 @@ def test_approval_rules_are_checked():
                        ("tool>=kg_query", "tool takes ="), ("whatever", "cannot read approval rule")):
         with pytest.raises(InputError, match=words):
             parse_rules([bad])
+
+
+def test_a_pinned_rerun_reproduces_the_users_decisions(tmp_path):
+    from akh_tui.engine.run import rerun
+
+    run = _run(tmp_path, "shadow")
+    run.set_approval(["tool=shell_exec"])
+    recs = []
+    while len(recs) < 6:
+        rec = run.step()
+        if rec is None:
+            run.decide_pending("reject")
+            continue
+        recs.append(rec)
+    inputs = run.store.inputs(run.store.current(), 0, 6)
+    assert inputs[3] == [("verdict", {"cycle": 4, "decision": "reject", "input": None, "why": "rejected by the user"})]
+    again = list(rerun("shadow", run.seed, None, "utility", inputs, 6))
+    assert _dumps(again) == _dumps(json.loads(json.dumps(r)) for r in recs)
+    run.close()
