@@ -159,7 +159,9 @@ def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console,
     rows: list[dict] = []
     fired: list[str] = []
     previous = [run.latest]
-    run.stop_before = stop_phases(breaks or [])
+    # phase=NAME: stop before that phase of a following cycle; the first cycle of this command
+    # runs whole, so a resume (which drops the unrecorded cycle) still moves on
+    phases = stop_phases(breaks or [])
 
     def should_stop(rec: dict) -> bool:
         hit = first_hit(breaks, rec, previous[0]) if breaks else None
@@ -183,6 +185,7 @@ def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console,
         progress = Progress(TextColumn("cycles"), BarColumn(), MofNCompleteColumn(), console=err, transient=True)
 
     def on_record(rec: dict) -> None:
+        run.stop_before = phases
         row = summarise(rec)
         if as_json or not live:
             rows.append(row)
@@ -200,13 +203,21 @@ def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console,
             n, why = run.run_cycles(max_cycles, on_record, should_stop)
         if fired:
             why = fired[0]
+        # stopped part-way (phase=NAME): what the cycle had produced; closing drops it, and a
+        # resume runs it again from its start
+        partial = run.phase_state()
     finally:
         run.close()
     goals = run.goals()
     if as_json:
         print(json.dumps({"scenario": run.name, "seed": run.seed, "cycles_run": n, "stop": why,
-                          "cycle": run.cycle, "goals": goals, "cycles": rows}))
+                          "cycle": run.cycle, "goals": goals, "cycles": rows,
+                          **({"partial": partial} if partial is not None else {})}))
         return 0
+    if partial is not None and "decide" in partial["results"]:
+        d = partial["results"]["decide"]
+        out.print(Text(f"cycle {partial['cycle']} (not recorded) was about to run {d['tool']}({d['input']}) "
+                       f"{d['breakdown']}", style="yellow"))
     if not live:
         for row in rows[-20:] if len(rows) > 20 else rows:
             _print_row(out, row)

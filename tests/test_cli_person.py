@@ -82,3 +82,16 @@ def test_ask_puts_the_question_to_the_terminal(tmp_path):
 def test_flags_exclude_each_other(tmp_path):
     p = _run(tmp_path, "--approve", "--auto-reject")
     assert p.returncode == 2 and "not allowed with argument" in p.stderr
+
+
+def test_phase_breakpoint_stops_the_next_cycle_before_the_phase_and_resume_goes_on(tmp_path):
+    p = _run(tmp_path, "--max-cycles", "5", "--break", "phase=act", "--json")
+    out = json.loads(p.stdout)
+    assert out["cycles_run"] == 1 and out["stop"] == "stopped before act in cycle 2" and out["cycle"] == 1
+    assert list(out["partial"]["results"]) == ["observe", "orient", "decide"]
+    env = dict(os.environ, AKH_TUI_DATA=str(tmp_path / "data"), COLUMNS="200")
+    again = subprocess.run([sys.executable, "-m", "akh_tui.cli", "agent", "resume", "--max-cycles", "5",
+                            "--break", "phase=act", "--json"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                           timeout=120)
+    nxt = json.loads(again.stdout)
+    assert nxt["cycles"][0]["cycle"] == 2 and nxt["cycles"][0]["tool"] == out["partial"]["results"]["decide"]["tool"]
