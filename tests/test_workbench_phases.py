@@ -212,3 +212,18 @@ def test_stop_before_observe_pauses_a_running_workbench_after_each_cycle(workben
         assert "stopped before observe" in text_of(app.query_one("#status"))
 
     drive(workbench("zoo"), script)
+
+
+def test_escape_leaves_the_action_waiting_and_space_asks_again(workbench, tmp_path):
+    async def script(app, pilot):
+        await pilot.press("space", "space", "space", "space")
+        assert isinstance(app.screen, ApprovalScreen)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, ApprovalScreen) and app.ctl.waiting is not None
+        await pilot.press("space")  # nothing runs unapproved: the dialog comes back
+        assert isinstance(app.screen, ApprovalScreen) and recorded(app) == 3
+        await pilot.click("#approve")
+        await pilot.press("space")
+        assert recorded(app) == 4
+
+    drive(workbench("shadow", config_path=_approval_config(tmp_path)), script)

@@ -594,6 +594,10 @@ class Run:
             while True:
                 if self._cycle is not None and ran and self._cycle.next_phase in self.stop_before:
                     return None
+                if self.waiting is not None:  # still waiting for the user: nothing runs
+                    self._ask_headless()
+                    if self.waiting is not None:
+                        return None
                 out = self.step_phase()
                 if out is None:
                     return None
