@@ -22,6 +22,19 @@ from .engine.errors import InputError, InputWarning
 EXIT_INPUT = 2
 
 
+def _person_flags(p) -> None:
+    """A person in the loop, headless: approval before act and user_interact's questions."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--approve", action="store_true",
+                   help="ask on the terminal before an action the user config's [approve] when rules match "
+                        "(default rule: danger>=dangerous): approve, reject or edit its input")
+    g.add_argument("--auto-approve", action="store_true", help="approve every matching action (scripts); recorded")
+    g.add_argument("--auto-reject", action="store_true",
+                   help="reject every matching action (a veto by the user; scripts); recorded")
+    p.add_argument("--ask", action="store_true",
+                   help="user_interact asks on the terminal instead of using the scenario's [answers]")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import cli_classroom, cli_sessions, cli_sweep, cli_think  # their add_parser functions load no engine
 
@@ -55,12 +68,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--trace", help="write the JSONL trace (SPEC §11) to this file")
     run.add_argument("--fresh", action="store_true", help="start over, ignoring the persisted session")
     run.add_argument("--break", dest="breaks", action="append", default=[], metavar="SPEC",
-                     help="stop when it fires: tool=NAME, veto[=NAME], goal, or '<path> <op> <value>' "
+                     help="stop when it fires: tool=NAME, veto[=NAME], goal, phase=NAME (stop before it), or '<path> <op> <value>' "
                           "(e.g. 'score < 0.3', 'wm.size > 90', 'decide.tool == reason'); repeatable")
     run.add_argument("--decider", metavar="DECIDER",
                      help="who decides: utility (the table; default, or the scenario's decider), scripted (an offline model), "
                           "llm (the model of the user config's [llm] table), or a plugin: an akh_tui.deciders entry point "
                           "name or 'module:attr'")
+    _person_flags(run)
 
     cyc = asub.add_parser("cycle", parents=[common], help="run one cycle, adding the goal if it is new")
     cyc.add_argument("--goal", required=True)
@@ -73,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     res.add_argument("--break", dest="breaks", action="append", default=[], metavar="SPEC",
                      help="stop when it fires (see `agent run --help`); repeatable")
     res.add_argument("--branch", help="continue this branch of the current run (it becomes the current one)")
+    _person_flags(res)
 
     fork = asub.add_parser("fork", parents=[common], help="rewind the current branch to a cycle and start a new branch there, with edits")
     fork.add_argument("--at", type=non_negative, required=True, metavar="CYCLE", help="the cycle to fork after")
@@ -287,3 +302,4 @@ def cmd_psyche_check(args, out: Console) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+

@@ -12,7 +12,8 @@ from rich.table import Table
 from rich.text import Text
 
 from .engine.run import (
-    InputError, Locations, Run, check_goal, first_hit, parse_breakpoint,
+    DEFAULT_RULES, InputError, Locations, Run, UserConfig, answer_lines, check_goal, first_hit, parse_breakpoint,
+    stop_phases,
 )
 
 PROGRESS_FROM = 50  # runs at least this long show a progress bar (on a terminal)
@@ -48,6 +49,74 @@ def _check_trace_path(path: str | None) -> None:
 
 # ---- run / resume / cycle -----------------------------------------------------------------
 
+def _person(run: Run, args, err: Console) -> None:
+    """--approve / --auto-approve / --auto-reject and --ask: the door's headless callbacks."""
+    if args.approve or args.auto_approve or args.auto_reject:
+        cfg = UserConfig.load()
+        if cfg.error:
+            err.print(Text(cfg.error, style="yellow"))
+        run.set_approval(cfg.approve or list(DEFAULT_RULES))
+        if args.auto_approve:
+            run.approver = lambda w: {"decision": "approve"}
+        elif args.auto_reject:
+            run.approver = lambda w: {"decision": "reject", "why": "rejected by --auto-reject"}
+        else:
+            run.approver = lambda w: _ask_verdict(run, w, err)
+    if args.ask:
+        run.ask_user = True
+        run.asker = lambda w: _ask_answer(w, err)
+
+
+def _read(prompt: str, err: Console) -> str | None:
+    err.print(Text(prompt), end="")
+    try:
+        return input()
+    except EOFError:
+        return None
+
+
+def _ask_verdict(run: Run, w: dict, err: Console) -> dict:
+    """Approve, reject or edit on the terminal; end of input rejects (nothing runs unasked)."""
+    err.print(Text(f"cycle {w['cycle']}: {w['tool']}({w['input']}) waits for approval "
+                   f"(rule {w['rule']}; score {w['score']:.2f}; goal {w['goal']!r})", style="bold yellow"))
+    for line in w["why"]:
+        err.print(Text(f"  {line}"))
+    while True:
+        ans = _read("[a]pprove, [r]eject or [e]dit the input? ", err)
+        if ans is None:
+            err.print(Text("no answer (end of input): rejected", style="yellow"))
+            return {"decision": "reject", "why": "no answer on the terminal"}
+        ans = ans.strip().lower()
+        if ans in ("a", "approve"):
+            return {"decision": "approve"}
+        if ans in ("r", "reject"):
+            return {"decision": "reject"}
+        if ans in ("e", "edit"):
+            text = _read("new input: ", err)
+            if text is None:
+                return {"decision": "reject", "why": "no answer on the terminal"}
+            try:
+                run.decide_pending("edit", text)
+            except InputError as exc:
+                err.print(Text(str(exc), style="red"))
+                continue
+            return {"decision": "edited"}  # given above: nothing left to decide
+        err.print(Text("answer a, r or e", style="yellow"))
+
+
+def _ask_answer(w: dict, err: Console) -> list[str]:
+    """user_interact's question on the terminal: 's p o' lines, an empty line ends (none: skip)."""
+    err.print(Text(f"cycle {w['cycle']}: the agent asks: {w['question']}", style="bold yellow"))
+    lines: list[str] = []
+    while True:
+        ln = _read("answer (subject predicate object; empty line ends): ", err)
+        if ln is None or not ln.strip():
+            return lines
+        try:
+            lines += answer_lines(ln)
+        except InputError as exc:
+            err.print(Text(str(exc), style="red"))
+
 def cmd_run(args, out: Console, err: Console) -> int:
     _check_trace_path(args.trace)
     breaks = [parse_breakpoint(b, tools=None) for b in args.breaks]  # before anything runs or is written
@@ -62,6 +131,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
     breaks = run.check_breakpoints(breaks)  # tool=NAME: one of this run's tools, a plugin's included
     if run.note and not args.json:
         err.print(Text(run.note, style="yellow"))
+    _person(run, args, err)
     return _drive(run, args.max_cycles, args.json, out, err, breaks=breaks)
 
 
@@ -73,6 +143,7 @@ def cmd_resume(args, out: Console, err: Console) -> int:
     if not args.json:
         err.print(Text(f"resuming {run.name} (run {run.run_id}, branch {run.branch_name}) at cycle {run.cycle}",
                        style="yellow"))
+    _person(run, args, err)
     return _drive(run, args.max_cycles, args.json, out, err, breaks=breaks)
 
 
@@ -95,6 +166,9 @@ def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console,
     shown = [0]  # cycles summarised in all
     fired: list[str] = []
     previous = [run.latest]
+    # phase=NAME: stop before that phase of a following cycle; the first cycle of this command
+    # runs whole, so a resume (which drops the unrecorded cycle) still moves on
+    phases = stop_phases(breaks or [])
 
     def should_stop(rec: dict) -> bool:
         hit = first_hit(breaks, rec, previous[0]) if breaks else None
@@ -118,6 +192,7 @@ def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console,
         progress = Progress(TextColumn("cycles"), BarColumn(), MofNCompleteColumn(), console=err, transient=True)
 
     def on_record(rec: dict) -> None:
+        run.stop_before = phases
         row = summarise(rec)
         shown[0] += 1
         if as_json or not live:
@@ -136,13 +211,21 @@ def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console,
             n, why = run.run_cycles(max_cycles, on_record, should_stop)
         if fired:
             why = fired[0]
+        # stopped part-way (phase=NAME): what the cycle had produced; closing drops it, and a
+        # resume runs it again from its start
+        partial = run.phase_state()
     finally:
         run.close()
     goals = run.goals()
     if as_json:
         print(json.dumps({"scenario": run.name, "seed": run.seed, "cycles_run": n, "stop": why,
-                          "cycle": run.cycle, "goals": goals, "cycles": list(rows)}))
+                          "cycle": run.cycle, "goals": goals, "cycles": list(rows),
+                          **({"partial": partial} if partial is not None else {})}))
         return 0
+    if partial is not None and "decide" in partial["results"]:
+        d = partial["results"]["decide"]
+        out.print(Text(f"cycle {partial['cycle']} (not recorded) was about to run {d['tool']}({d['input']}) "
+                       f"{d['breakdown']}", style="yellow"))
     if not live:
         for row in rows:
             _print_row(out, row)
@@ -166,7 +249,7 @@ def _print_row(out: Console, row: dict) -> None:
     t.append(f"cov {row['coverage']:.2f} ")
     t.append(row["breakdown"], style="dim")
     if row["vetoed"]:
-        t.append(f"  VETOED by '{row['veto']}'", style="bold red")
+        t.append("  VETOED by the user" if row['veto'] == 'user' else f"  VETOED by '{row['veto']}'", style="bold red")
     llm = row.get("llm")
     if llm is not None:
         t.append(f"  model: {llm['status']}", style="yellow" if llm["status"] != "accepted" else "dim")

@@ -174,6 +174,8 @@ def test_a_tool_that_raises_shows_an_error_never_a_crash(workbench, monkeypatch)
 def test_an_engine_exception_is_shown_and_the_app_stays_up(workbench, monkeypatch):
     async def script(app, pilot):
         monkeypatch.setattr(app.ctl.agent, "step", lambda: (_ for _ in ()).throw(ValueError("engine bug")))
+        # the workbench steps through the cycle's phases (user_interact may ask): the bug there too
+        monkeypatch.setattr(app.ctl.agent, "begin_cycle", lambda: (_ for _ in ()).throw(ValueError("engine bug")))
         await pilot.press("space")
         await pilot.pause()
         assert isinstance(app.screen, ErrorScreen)

@@ -13,6 +13,7 @@ import copy
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from . import confine
 from .config import DEFAULT_CAPABILITIES, AgentConfig
@@ -102,6 +103,10 @@ class Agent:
         self._plan_roles = self.tools.plan_roles()
         self._goal_symbols: dict[int, tuple[int, list[int]]] = {}
         self._orient_cache: dict[int, tuple[int, GoalContext]] = {}
+        # a person's decisions for a coming cycle, keyed by its number (recorded inputs:
+        # commands.Verdict and commands.Answer put them here, the cycle's act phase takes them)
+        self.verdicts: dict[int, dict] = {}
+        self.asked: dict[int, list[str]] = {}
 
     def _add_plugin_gates(self) -> None:
         """Capabilities only plugins declare get a gate like the built-ins' (SPEC §5): on for
@@ -254,19 +259,31 @@ class Agent:
 
     # ---- the cycle -------------------------------------------------------------------------
     def step(self) -> dict | None:
-        """Run one OODA cycle; None (and no cycle) when no goal is active."""
+        """Run one OODA cycle; None (and no cycle) when no goal is active. The cycle is its
+        phases run in order (`begin_cycle`): one cycle, one record, whoever steps it."""
+        cycle = self.begin_cycle()
+        if cycle is None:
+            return None
+        while cycle.next_phase is not None:
+            cycle.run_phase()
+        return cycle.finish()
+
+    def begin_cycle(self) -> "Cycle | None":
+        """A cycle in progress, its first phase (observe) not yet run; None when no goal is
+        active. The cycle number is taken here: a cycle dropped half-way must be undone by the
+        caller (the door rewinds to the last recorded state)."""
         if self.pending_psyche is not None:
             self.psyche, self.pending_psyche = self.pending_psyche, None
         focus = self.focus_goal()
         if focus is None:
             return None
         self.cycle += 1
-        cycle = self.cycle
-        wm = self.wm
-        wm.evicted.clear()
-        kg = self.kg
+        self.wm.evicted.clear()
+        return Cycle(self, focus)
 
-        # Observe
+    def phase_observe(self, c: "Cycle") -> dict:
+        """Observe: the active goals, the newest working memory, the episodes they recall."""
+        wm, focus = self.wm, c.focus
         active = self.active_goals()
         recent = wm.recent(5)
         all_symbols: list[int] = []
@@ -281,11 +298,15 @@ class Agent:
         }
         wm.push(
             f"Observe: {len(active)} active goal(s); focus #{focus.id} {focus.description!r}; {len(episodes)} episode(s) recalled",
-            "observation", cycle, self.goal_symbols(focus)[:20], focus.id,
+            "observation", c.number, self.goal_symbols(focus)[:20], focus.id,
         )
+        c.active, c.episodes = active, episodes
+        return observe
 
-        # Orient
-        contexts = {g.id: self.orient_goal(g, [ep for ep in episodes if set(ep.learnings).intersection(self.goal_symbols(g))]) for g in active}
+    def phase_orient(self, c: "Cycle") -> dict:
+        """Orient: each active goal's adjacent triples and spreading activation."""
+        wm, kg, focus, episodes = self.wm, self.kg, c.focus, c.episodes
+        contexts = {g.id: self.orient_goal(g, [ep for ep in episodes if set(ep.learnings).intersection(self.goal_symbols(g))]) for g in c.active}
         ctx = contexts[focus.id]
         learnings = list(dict.fromkeys(s for ep in ctx.episodes for s in ep.learnings))[:10]
         pressure = wm.pressure
@@ -300,21 +321,25 @@ class Agent:
             act_text = ", ".join(f"{kg.label(s)} {a:.2f}" for s, a in ctx.top)
             wm.push(
                 f"Orient: {ctx.adjacent} adjacent triple(s) for #{focus.id}; activated: {act_text or 'none'}",
-                "inference", cycle, [s for s, _ in ctx.top], focus.id,
+                "inference", c.number, [s for s, _ in ctx.top], focus.id,
             )
+        c.ctx, c.pressure = ctx, pressure
+        return orient
 
-        # Decide
+    def phase_decide(self, c: "Cycle") -> dict:
+        """Decide: the score table, the plan's step, the decider's choice (pending until act)."""
+        wm, focus, ctx = self.wm, c.focus, c.ctx
         plan = self.ensure_plan(focus)
-        candidates = self.score(ctx, plan, pressure)
+        candidates = self.score(ctx, plan, c.pressure)
         self._skip_unoffered_steps(plan, candidates)
         chosen = choose(candidates)
         chosen, llm = self.decider.choose(self, focus, ctx, candidates, chosen)
         for e in wm.recent(5):
             e.reference_count += 1
         breakdown = chosen.breakdown()
-        wm.push(f"Decide: {chosen.tool}({chosen.input}) {breakdown}", "decision", cycle, ctx.symbols[:20], focus.id, chosen.tool)
+        wm.push(f"Decide: {chosen.tool}({chosen.input}) {breakdown}", "decision", c.number, ctx.symbols[:20], focus.id, chosen.tool)
         step = plan.current
-        decide = {
+        decide: dict[str, Any] = {
             "tool": chosen.tool,
             "input": chosen.input,
             "breakdown": breakdown,
@@ -324,20 +349,169 @@ class Agent:
         if llm is not None:
             decide["decider"] = "llm"
             decide["llm"] = llm
+        c.chosen = chosen
+        return decide
 
-        # Act
-        act = self.act(focus, ctx, chosen)
+    def phase_act(self, c: "Cycle") -> dict:
+        """Act: the user's verdict (if one was recorded for this cycle), the shadow's veto
+        check, the chosen tool run; its output goes to working memory."""
+        focus, ctx, chosen = c.focus, c.ctx, c.chosen
+        cycle = c.number
+        verdict = self.verdicts.pop(cycle, None)
+        if verdict is not None and verdict.get("decision") == "edit":
+            from .deciders import back_intent  # the model decider's rule: the goal bounds the input
+
+            edited, why = back_intent(self, chosen, str(verdict.get("input", "")))
+            if edited is None:
+                raise ValueError(f"edited input refused: {why}")
+            c.chosen = chosen = edited
+            c.results["decide"]["input"] = chosen.input
+        entry = self.tools.entries[chosen.tool]
+        spec = entry.spec
+        desc = f"tool={chosen.tool} input={chosen.input}"
+        shadow = self.psyche.shadow
+        user_veto = verdict is not None and verdict.get("decision") == "reject"
+        veto = None if user_veto else shadow.check_veto(desc, spec.capabilities, spec.danger)
+        bias, bias_names = shadow.check_bias(desc, spec.capabilities, spec.danger)
+        result: ToolResult | None = None
+        failed = False
+        if user_veto:
+            output = f"VETOED by the user: {verdict.get('why') or 'rejected before act'}"  # type: ignore[union-attr]
+            failed = True
+            self.provenance.append(ProvenanceRecord("UserVeto", cycle, focus.id, chosen.tool, "user"))
+        elif veto is not None:
+            output = f"VETOED by shadow pattern '{veto.name}': {veto.explanation}"
+            failed = True
+            self.psyche.record_shadow_encounter()
+            self.provenance.append(ProvenanceRecord("ShadowVeto", cycle, focus.id, chosen.tool, veto.name))
+        else:
+            try:
+                if entry.plugin:
+                    result = self.tools.guarded_run(entry, self.tool_context, ctx, chosen.arg)
+                else:
+                    result = entry.tool.run(self.tool_context, ctx, chosen.arg)
+                output = result.output
+            except confine.Refused as exc:
+                failed, output = True, f"refused: {exc}"
+            except PluginError as exc:
+                failed, output = True, f"error: {exc}"
+            except Exception as exc:  # a tool bug is a failed action, never a crashed agent
+                failed, output = True, f"error: {type(exc).__name__}: {exc}"
+        output = output[: self.config.output_chars]
+        focus.record_use(chosen.tool)
+        stats = self.tool_stats.setdefault(chosen.tool, [0, 0])
+        stats[0] += 1
+        stats[1] += 0 if failed else 1
+        returned_symbols = []
+        if result is not None:
+            returned_symbols = list(dict.fromkeys([s for t in result.triples for s in (t.subject, t.object)] + result.symbols))[:20]
+        self.wm.push(f"Act: {chosen.tool} -> {output[:200]}", "action", cycle, returned_symbols, focus.id, chosen.tool, not failed)
+        c.result, c.failed = result, failed
+        act: dict[str, Any] = {
+            "success": not failed,
+            "vetoed": veto is not None or user_veto,
+            "veto": "user" if user_veto else veto.name if veto is not None else None,
+            "bias": bias,
+            "bias_patterns": bias_names,
+            "output": output,
+        }
+        if verdict is not None:
+            act["approval"] = {k: verdict[k] for k in sorted(verdict) if k != "cycle"}
+        return act
+
+    def phase_learn(self, c: "Cycle") -> dict:
+        """Learn: evaluation (SPEC §8), plan update and backtracking (§7), stall and
+        decomposition (§7), reflection (§10), consolidation; then the decider learns."""
+        focus, chosen, kg, cycle = c.focus, c.chosen, self.kg, c.number
+        failed, result = c.failed, c.result
+        events_before = len(self.pending_events)
+        # Evaluate (SPEC §8)
+        focus.cycles_worked += 1
+        if failed or result is None:
+            progress = "failed"
+        else:
+            rose, new_syms = focus.evaluate(kg, result.triples, result.evidence, self.config.completion_threshold)
+            new_syms += [s for s in result.symbols if s not in focus.seen]
+            focus.seen.update(result.symbols)
+            if focus.is_complete(self.config.completion_threshold):
+                progress = "completed"
+            elif rose or new_syms:
+                progress = "advanced"
+            else:
+                progress = "no_change"
+        if progress in ("completed", "advanced"):
+            focus.since_progress = 0
+            focus.last_progress_cycle = cycle
+            focus.progressed_since_reflection = True
+        else:
+            focus.since_progress += 1
+        self.provenance.append(ProvenanceRecord("AgentDecision", cycle, focus.id, chosen.tool, progress))
+
+        # Plan (SPEC §7)
+        plan = self.plans[focus.id]
+        if plan.status == "active":
+            plan.on_result(chosen.tool, failed)
+        if progress == "completed":
+            self._set_status(focus, "completed")
+            if plan.status == "active":
+                plan.status = "completed"
+                credited = False
+                for st in plan.steps:  # the goal is met: the step of the tool that met it is
+                    if st.status in ("pending", "active"):  # done, the others were not needed
+                        if st.tool == chosen.tool and not credited:
+                            st.status, credited = "done", True
+                        else:
+                            st.status = "skipped"
+        elif plan.status == "failed":
+            focus.attempt += 1
+            if focus.attempt >= self.config.max_backtrack_attempts:
+                self._fail(focus, f"{focus.attempt} plans failed (max_backtrack_attempts)")
+            else:
+                self.plans[focus.id] = make_plan(focus.id, focus.description, self.strategy_flags(focus), focus.attempt, failed_tool=chosen.tool, roles=self._plan_roles)
+                self.pending_events.append({"type": "backtrack", "v": 1, "cycle": cycle, "goal": focus.id, "attempt": focus.attempt, "failed_tool": chosen.tool, "strategy": self.plans[focus.id].strategy})
+
+        # Stall (SPEC §7)
+        if focus.status == "active" and focus.since_progress >= focus.stall_threshold:
+            if focus.origin == "decomposition":
+                self._fail(focus, f"stalled for {focus.since_progress} cycles (sub-goals are not decomposed again)")
+            else:
+                self.decompose(focus)
+
+        # Reflection (SPEC §10) and consolidation
+        consolidated: list[int] = []
+        if cycle % self.config.reflection_interval == 0:
+            consolidated += self.reflect()
+        if self.config.auto_consolidate and self.wm.pressure > self.config.consolidation_pressure:
+            consolidated += self.consolidate(reason="pressure")
+        act = c.results["act"]
+        act_full = {**act, "progress": progress, "coverage": focus.coverage, "missing": focus.missing()}
         self.last_output = act["output"]
-        if not act["success"]:
+        if failed:
             self.recent_failures.append(f"cycle {cycle}: {chosen.tool}: {act['output'][:160]}")
-        self.decider.learn(self, focus, chosen.tool, act)
+        self.decider.learn(self, focus, chosen.tool, act_full)
+        c.consolidated = consolidated
+        return {
+            "progress": progress, "coverage": focus.coverage, "missing": focus.missing(),
+            "consolidated": consolidated,
+            "events": [e.get("type") for e in self.pending_events[events_before:]],
+        }
+
+    def finish_cycle(self, c: "Cycle") -> dict:
+        """The cycle's record (SPEC §11), built once every phase has run."""
+        focus, wm = c.focus, self.wm
+        r = c.results
+        act = dict(r["act"])
+        approval = act.pop("approval", None)
+        act.update(progress=r["learn"]["progress"], coverage=r["learn"]["coverage"], missing=r["learn"]["missing"])
+        if approval is not None:  # only a cycle the user decided has it: other records keep their bytes
+            act["approval"] = approval
         self.last_record = record = {
-            "type": "cycle", "v": 1, "cycle": cycle,
+            "type": "cycle", "v": 1, "cycle": c.number,
             "goal": {"id": focus.id, "description": focus.description},
-            "observe": observe, "orient": orient, "decide": decide, "act": act,
+            "observe": r["observe"], "orient": r["orient"], "decide": r["decide"], "act": act,
             "goals": [g.summary() for g in sorted(self.goals.values(), key=lambda g: g.id)],
             "plan": self.plans[focus.id].to_dict() if focus.id in self.plans else None,
-            "wm": {"size": len(wm), "capacity": wm.capacity, "evicted": list(wm.evicted), "consolidated": act.pop("_consolidated", [])},
+            "wm": {"size": len(wm), "capacity": wm.capacity, "evicted": list(wm.evicted), "consolidated": c.consolidated},
             "psyche": self.psyche.snapshot(),
         }
         return record
@@ -390,114 +564,6 @@ class Agent:
         if moved:
             for c in candidates:
                 c.plan = 0.10 if step is not None and c.tool == step.tool else 0.0
-
-    def act(self, focus: Goal, ctx: GoalContext, chosen: Candidate) -> dict:
-        cycle, kg = self.cycle, self.kg
-        entry = self.tools.entries[chosen.tool]
-        spec = entry.spec
-        desc = f"tool={chosen.tool} input={chosen.input}"
-        shadow = self.psyche.shadow
-        veto = shadow.check_veto(desc, spec.capabilities, spec.danger)
-        bias, bias_names = shadow.check_bias(desc, spec.capabilities, spec.danger)
-        result: ToolResult | None = None
-        failed = False
-        if veto is not None:
-            output = f"VETOED by shadow pattern '{veto.name}': {veto.explanation}"
-            failed = True
-            self.psyche.record_shadow_encounter()
-            self.provenance.append(ProvenanceRecord("ShadowVeto", cycle, focus.id, chosen.tool, veto.name))
-        else:
-            try:
-                if entry.plugin:
-                    result = self.tools.guarded_run(entry, self.tool_context, ctx, chosen.arg)
-                else:
-                    result = entry.tool.run(self.tool_context, ctx, chosen.arg)
-                output = result.output
-            except confine.Refused as exc:
-                failed, output = True, f"refused: {exc}"
-            except PluginError as exc:
-                failed, output = True, f"error: {exc}"
-            except Exception as exc:  # a tool bug is a failed action, never a crashed agent
-                failed, output = True, f"error: {type(exc).__name__}: {exc}"
-        output = output[: self.config.output_chars]
-        focus.record_use(chosen.tool)
-        stats = self.tool_stats.setdefault(chosen.tool, [0, 0])
-        stats[0] += 1
-        stats[1] += 0 if failed else 1
-        returned_symbols = []
-        if result is not None:
-            returned_symbols = list(dict.fromkeys([s for t in result.triples for s in (t.subject, t.object)] + result.symbols))[:20]
-        self.wm.push(f"Act: {chosen.tool} -> {output[:200]}", "action", cycle, returned_symbols, focus.id, chosen.tool, not failed)
-
-        # Evaluate (SPEC §8)
-        focus.cycles_worked += 1
-        if failed:
-            progress = "failed"
-        else:
-            rose, new_syms = focus.evaluate(kg, result.triples, result.evidence, self.config.completion_threshold)
-            new_syms += [s for s in result.symbols if s not in focus.seen]
-            focus.seen.update(result.symbols)
-            if focus.is_complete(self.config.completion_threshold):
-                progress = "completed"
-            elif rose or new_syms:
-                progress = "advanced"
-            else:
-                progress = "no_change"
-        if progress in ("completed", "advanced"):
-            focus.since_progress = 0
-            focus.last_progress_cycle = cycle
-            focus.progressed_since_reflection = True
-        else:
-            focus.since_progress += 1
-        self.provenance.append(ProvenanceRecord("AgentDecision", cycle, focus.id, chosen.tool, progress))
-
-        # Plan (SPEC §7)
-        plan = self.plans[focus.id]
-        if plan.status == "active":
-            plan.on_result(chosen.tool, failed)
-        if progress == "completed":
-            self._set_status(focus, "completed")
-            if plan.status == "active":
-                plan.status = "completed"
-                credited = False
-                for st in plan.steps:  # the goal is met: the step of the tool that met it is
-                    if st.status in ("pending", "active"):  # done, the others were not needed
-                        if st.tool == chosen.tool and not credited:
-                            st.status, credited = "done", True
-                        else:
-                            st.status = "skipped"
-        elif plan.status == "failed":
-            focus.attempt += 1
-            if focus.attempt >= self.config.max_backtrack_attempts:
-                self._fail(focus, f"{focus.attempt} plans failed (max_backtrack_attempts)")
-            else:
-                self.plans[focus.id] = make_plan(focus.id, focus.description, self.strategy_flags(focus), focus.attempt, failed_tool=chosen.tool, roles=self._plan_roles)
-                self.pending_events.append({"type": "backtrack", "v": 1, "cycle": cycle, "goal": focus.id, "attempt": focus.attempt, "failed_tool": chosen.tool, "strategy": self.plans[focus.id].strategy})
-
-        # Stall (SPEC §7)
-        if focus.status == "active" and focus.since_progress >= focus.stall_threshold:
-            if focus.origin == "decomposition":
-                self._fail(focus, f"stalled for {focus.since_progress} cycles (sub-goals are not decomposed again)")
-            else:
-                self.decompose(focus)
-
-        consolidated: list[int] = []
-        if cycle % self.config.reflection_interval == 0:
-            consolidated += self.reflect()
-        if self.config.auto_consolidate and self.wm.pressure > self.config.consolidation_pressure:
-            consolidated += self.consolidate(reason="pressure")
-        return {
-            "success": not failed,
-            "vetoed": veto is not None,
-            "veto": veto.name if veto is not None else None,
-            "bias": bias,
-            "bias_patterns": bias_names,
-            "output": output,
-            "progress": progress,
-            "coverage": focus.coverage,
-            "missing": focus.missing(),
-            "_consolidated": consolidated,
-        }
 
     # ---- goal status -----------------------------------------------------------------------
     def _set_status(self, g: Goal, status: str) -> None:
@@ -613,6 +679,10 @@ class Agent:
         )
 
     def answer_for(self, g: Goal) -> list[str]:
+        """The person's answer recorded for this cycle (workbench dialog, `--ask`), else the
+        scenario's headless answers."""
+        if self.cycle in self.asked:
+            return list(self.asked[self.cycle])
         for key in (g.description, "*"):
             if key in self.answers:
                 return self.answers[key]
@@ -621,3 +691,45 @@ class Agent:
     def drain_events(self) -> list[dict]:
         ev, self.pending_events = self.pending_events, []
         return ev
+
+
+PHASES = ("observe", "orient", "decide", "act", "learn")
+
+
+class Cycle:
+    """One cycle in progress: its phases run one at a time (`run_phase`), each leaving its
+    partial result in `results`; `finish()` returns the CycleRecord once all have run."""
+
+    ctx: GoalContext  # orient's, for decide and act
+    chosen: Candidate  # decide's (an edit by the user replaces it before act)
+
+    def __init__(self, agent: Agent, focus: Goal) -> None:
+        self.agent = agent
+        self.focus = focus
+        self.number = agent.cycle
+        self.results: dict[str, dict] = {}
+        # what one phase hands the next (ctx from orient, chosen from decide: set before use)
+        self.active: list[Goal] = []
+        self.episodes: list = []
+        self.pressure = 0.0
+        self.result: ToolResult | None = None
+        self.failed = False
+        self.consolidated: list[int] = []
+
+    @property
+    def next_phase(self) -> str | None:
+        n = len(self.results)
+        return PHASES[n] if n < len(PHASES) else None
+
+    def run_phase(self) -> dict:
+        phase = self.next_phase
+        if phase is None:
+            raise RuntimeError("every phase of this cycle has run: finish() it")
+        out = getattr(self.agent, f"phase_{phase}")(self)
+        self.results[phase] = out
+        return out
+
+    def finish(self) -> dict:
+        if self.next_phase is not None:
+            raise RuntimeError(f"the cycle is not over: {self.next_phase} has not run")
+        return self.agent.finish_cycle(self)

@@ -4,6 +4,8 @@ condition over the cycle record holds. Conditions are parsed, never eval-ed:
     tool=shell_exec          the chosen tool
     veto  |  veto=NAME       any veto, or the named pattern, fires
     goal                     a goal's status changed this cycle
+    phase=NAME               stop before phase NAME (observe, orient, decide, act, learn) of
+                             every cycle: the door's `stop_before` (never fires on a record)
     <path> <op> <value>      e.g. `score < 0.3`, `coverage >= 0.5`, `wm.size > 90`,
                              `decide.tool == reason`; op one of < <= > >= == !=; path is dotted
                              keys into the cycle record (SPEC §11), list items by index, plus
@@ -86,12 +88,13 @@ OPS: dict[str, Callable[[Any, Any], bool]] = {
 }
 _CONDITION = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(<=|>=|==|!=|<|>)\s*(\S+)\s*$")
 _PATH_PART = re.compile(r"^[A-Za-z_]\w*$|^\d+$")
+PHASE_NAMES = ("observe", "orient", "decide", "act", "learn")  # agent.PHASES (no engine import cycle here)
 
 
 @dataclass(frozen=True)
 class Breakpoint:
     spec: str
-    kind: str  # tool | veto | goal | condition
+    kind: str  # tool | veto | goal | phase | condition
     name: str | None = None
     path: tuple[str, ...] = ()
     op: str | None = None
@@ -99,6 +102,8 @@ class Breakpoint:
 
     def check(self, record: dict, previous: dict | None) -> str | None:
         """Why this breakpoint fires on `record`, or None."""
+        if self.kind == "phase":
+            return None  # a phase breakpoint stops part-way through a cycle: see `stop_phases`
         if self.kind == "tool":
             tool = record["decide"]["tool"]
             return f"{tool} was chosen" if tool == self.name else None
@@ -160,7 +165,10 @@ def parse(spec: str, field: str = "--break", tools: "Sequence[str] | None" = TOO
 
     if not text:
         raise InputError("empty breakpoint", field=field)
-    m = re.fullmatch(r"(tool|veto)\s*=\s*([\w.-]+)", text)  # a single '=': not the == of a condition
+    m = re.fullmatch(r"(tool|veto|phase)\s*=\s*([\w.-]+)", text)  # a single '=': not the == of a condition
+    if m and m.group(1) == "phase" and m.group(2) not in PHASE_NAMES:
+        raise InputError(f"unknown phase {m.group(2)!r} in breakpoint {spec!r}: one of {', '.join(PHASE_NAMES)}",
+                         field=field)
     if m:
         if m.group(1) == "tool" and unknown(m.group(2)):
             raise InputError(f"{unknown(m.group(2))} in breakpoint {spec!r}", field=field)
@@ -170,7 +178,7 @@ def parse(spec: str, field: str = "--break", tools: "Sequence[str] | None" = TOO
     m = _CONDITION.match(text)
     if not m:
         raise InputError(
-            f"cannot read breakpoint {spec!r}: use tool=NAME, veto, veto=NAME, goal, or '<path> <op> <value>' "
+            f"cannot read breakpoint {spec!r}: use tool=NAME, veto, veto=NAME, goal, phase=NAME, or '<path> <op> <value>' "
             f"with op one of < <= > >= == !=", field=field)
     path = tuple(m.group(1).split("."))
     if not all(_PATH_PART.match(p) for p in path):
@@ -210,3 +218,8 @@ def first_hit(breakpoints: list[Breakpoint], record: dict, previous: dict | None
         if why is not None:
             return f"breakpoint '{bp.spec}' fired: {why}"
     return None
+
+
+def stop_phases(breakpoints: list[Breakpoint]) -> set[str]:
+    """The phases `phase=NAME` breakpoints stop before."""
+    return {bp.name for bp in breakpoints if bp.kind == "phase" and bp.name}

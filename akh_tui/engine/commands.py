@@ -133,7 +133,44 @@ class ForkEdits:
         return done
 
 
-Command = Union[AddGoal, EditPsyche, Reflect, Consolidate, MakePlan, ForkEdits]
+@dataclass(frozen=True)
+class Verdict:
+    """The user's decision on the action chosen in cycle `cycle`, given before its act phase:
+    approve, reject (a veto by the user) or edit (the input; only one the tool could take from
+    the goal). Recorded just before that cycle, so a rewind hands it to the cycle again."""
+
+    cycle: int
+    decision: str
+    input: str | None = None
+    why: str | None = None
+    kind: ClassVar[str] = "verdict"
+
+    def payload(self) -> Any:
+        return {"cycle": self.cycle, "decision": self.decision, "input": self.input, "why": self.why}
+
+    def apply(self, agent: "Agent") -> list[str]:
+        agent.verdicts[self.cycle] = {k: v for k, v in self.payload().items() if v is not None}
+        return [f"{self.decision} for cycle {self.cycle}"]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The person's answer to `user_interact` in cycle `cycle`: `s p o` lines (none: skipped,
+    "no answer"). Recorded just before that cycle, like a verdict."""
+
+    cycle: int
+    lines: tuple[str, ...] = ()
+    kind: ClassVar[str] = "answer"
+
+    def payload(self) -> Any:
+        return {"cycle": self.cycle, "lines": list(self.lines)}
+
+    def apply(self, agent: "Agent") -> list[str]:
+        agent.asked[self.cycle] = list(self.lines)
+        return [f"answer for cycle {self.cycle}"]
+
+
+Command = Union[AddGoal, EditPsyche, Reflect, Consolidate, MakePlan, ForkEdits, Verdict, Answer]
 
 
 def from_input(kind: str, payload: Any) -> Command:
@@ -150,6 +187,10 @@ def from_input(kind: str, payload: Any) -> Command:
         return Consolidate()
     if kind == "plan":
         return MakePlan(payload)
+    if kind == "verdict":
+        return Verdict(int(payload["cycle"]), payload["decision"], payload.get("input"), payload.get("why"))
+    if kind == "answer":
+        return Answer(int(payload["cycle"]), tuple(payload.get("lines") or ()))
     raise ValueError(f"unknown user input {kind!r} in the history")
 
 

@@ -205,7 +205,9 @@ def why_chosen(record: dict) -> list[str]:
         else:
             lines.append("  every factor is equal")
     act = record.get("act") or {}
-    if act.get("vetoed"):
+    if act.get("vetoed") and act.get("veto") == "user" and "approval" in act:
+        lines.append(f"rejected by the user before act: {chosen['tool']} was chosen but did not run")
+    elif act.get("vetoed"):
         lines.append(f"vetoed by shadow pattern '{act.get('veto')}': {chosen['tool']} was chosen but did not run")
     return lines
 

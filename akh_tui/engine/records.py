@@ -59,6 +59,7 @@ class Act(TypedDict, total=False):
     progress: Progress
     coverage: float
     missing: list[str]
+    approval: dict[str, Any]  # only in a cycle the user decided before act: decision, input, why
 
 
 class CycleRecord(TypedDict):

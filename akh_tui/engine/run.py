@@ -27,11 +27,13 @@ from typing import IO, Any, Callable, Iterator, Mapping, cast
 from . import history, otel, pin, report, writelock
 from .commands import from_input
 from .config import DANGEROUS_CAPABILITIES, SAFE_ENV
-from .agent import Agent
+from .agent import PHASES, Agent, Cycle
+from .approval import DEFAULT_RULES, Rule, answer_lines, check_decision, first_match, parse_rules
 from .breakpoints import first_hit
 from .breakpoints import parse as parse_breakpoint
+from .breakpoints import stop_phases
 from .confine import check_workspace
-from .commands import AddGoal, Command, Consolidate, EditPsyche, MakePlan, Reflect
+from .commands import AddGoal, Answer, Command, Consolidate, EditPsyche, MakePlan, Reflect, Verdict
 from .errors import InputError, StoreBusy, StoreDamaged, StoreLost, StoreWriteError, parse_toml, read_user_file, toml_error
 from .explain import why_chosen, why_not_text
 from .goals import make_goal
@@ -56,6 +58,7 @@ __all__ = [
     "GraphOracle", "ThinkLoop", "CycleRecord", "Event", "View", "otel", "pin", "report", "load_scenario",
     "TraceWriter", "DANGEROUS_CAPABILITIES", "SAFE_ENV", "rerun", "check_pin", "StoreWriteError", "StoreBusy",
     "StoreDamaged", "StoreLost",
+    "PHASES", "Verdict", "Answer", "parse_rules", "answer_lines", "DEFAULT_RULES", "stop_phases",
 ]
 
 Listener = Callable[[Any], None]  # gets each CycleRecord and Event
@@ -137,6 +140,18 @@ class Run:
         self._patterns: list[tuple[int, int, int]] = []  # (from cycle, vetoes, biases) configured
         self._vetoes_fired = 0
         self._lock_file: Path | None = None  # the writer's lock of this run (writelock.py)
+        # the cycle in phases (a person in the loop): the cycle in progress, the inputs given
+        # during it (recorded with its record), and what it waits for before act
+        self._cycle: Cycle | None = None
+        self._cycle_inputs: list[tuple[str, Any]] = []
+        self.waiting: dict | None = None
+        self.stop_before: set[str] = set()  # phases the following cycles stop before (step())
+        # off until a front end turns them on (the workbench from the config's [approve],
+        # `agent run --approve`): a script or a pinned rerun never waits for a person
+        self.approve_rules: list[Rule] = []
+        self.approver: Callable[[dict], dict] | None = None  # headless: asks and returns a verdict
+        self.ask_user = False  # user_interact asks the person (workbench, --ask)
+        self.asker: Callable[[dict], list[str] | None] | None = None  # headless --ask
         self._after_open()
 
     # ---- opening ---------------------------------------------------------------------------
@@ -319,12 +334,12 @@ class Run:
         self._lock_file = lock
 
     def _record(self, record: Mapping[str, Any] | None, events: list[dict], inputs: "list | tuple" = (),
-                input_events: bool = False, text: str | None = None) -> None:
+                input_events: bool = False, text: str | None = None, inputs_before: bool = False) -> None:
         """Save to the store; when that fails, put the engine back to what the store holds
         (engine and store never diverge) and raise StoreWriteError saying so."""
         a = self._engine()
         try:
-            self.store.save(a, record, events, inputs, input_events=input_events, text=text)
+            self.store.save(a, record, events, inputs, input_events=input_events, text=text, inputs_before=inputs_before)
         except StoreLost:
             raise  # committed and durable: the engine agrees with the store; no more writes
         except StoreWriteError as exc:
@@ -439,8 +454,8 @@ class Run:
 
     def last_cycle(self) -> int:
         with self.lock:
-            if self.agent is not None:
-                return self.agent.cycle
+            if self.agent is not None:  # a cycle part-way through its phases is not recorded yet
+                return self.agent.cycle - (1 if self._cycle is not None else 0)
             return self.store.last_cycle(self.store.current())
 
     def finished(self) -> bool:
@@ -713,31 +728,213 @@ class Run:
 
     # ---- driving -----------------------------------------------------------------------------
     def step(self) -> CycleRecord | None:
-        """One cycle; None when no goal is active (and nothing ran)."""
+        """One cycle (or the rest of the one in progress); None when no goal is active (and
+        nothing ran), or when the cycle stopped part-way: before a phase of `stop_before`, or
+        before act waiting for the user's decision (`in_cycle` and `waiting` say which)."""
         with self.lock:
             a = self._engine()
-            record = cast("CycleRecord | None", a.step())
-            events = a.drain_events()
-            if record is None:
-                self._emit(events)
+            if self._cycle is None and not self._gated() and not self.stop_before:
+                record = a.step()  # the whole cycle at once: the same phases, one call
+                events = a.drain_events()
+                if record is None:
+                    self._emit(events)
+                    return None
+                return self._recorded(record, events)
+            ran = 0
+            while True:
+                if self._cycle is not None and ran and self._cycle.next_phase in self.stop_before:
+                    return None
+                if self.waiting is not None:  # still waiting for the user: nothing runs
+                    self._ask_headless()
+                    if self.waiting is not None:
+                        return None
+                out = self.step_phase()
+                if out is None:
+                    return None
+                ran += 1
+                if out["record"] is not None:
+                    return out["record"]
+                if out["waiting"] is not None:
+                    return None
+
+    @property
+    def in_cycle(self) -> bool:
+        """A cycle is part-way through its phases (not recorded yet)."""
+        return self._cycle is not None
+
+    @property
+    def next_phase(self) -> str:
+        """The phase the next step_phase runs (observe between cycles)."""
+        c = self._cycle
+        return c.next_phase or "observe" if c is not None else "observe"
+
+    def phase_state(self) -> dict | None:
+        """The cycle in progress: its number, the phases run and what each produced, the next
+        phase, and what it waits for (None between cycles)."""
+        with self.lock:
+            c = self._cycle
+            if c is None:
                 return None
-            text = dumps(record)  # encoded once, for both sinks
-            lost: StoreLost | None = None
-            try:
-                self._record(record, events, text=text)  # first: a cycle not recorded is not kept either
-            except StoreLost as exc:
-                lost = exc  # this cycle is durable: report it, then say writing stopped
-            self.latest = record
-            if record["act"]["vetoed"]:
-                self._vetoes_fired += 1
-            if self.trace is not None:
-                self.trace.write_line(text)
-            self._emit(events, persist=False)
-            for fn in self._listeners:
-                fn(record)
-            if lost is not None:
-                raise lost
-            return record
+            return {"cycle": c.number, "results": dict(c.results), "next": c.next_phase, "waiting": self.waiting}
+
+    def _gated(self) -> bool:
+        return bool(self.approve_rules) or self.ask_user
+
+    def _gate(self, c: Cycle) -> dict | None:
+        """What the cycle must wait for before act, or None."""
+        a = self._engine()
+        decide = c.results["decide"]
+        tool = decide["tool"]
+        if c.number in a.verdicts or c.number in a.asked:
+            return None
+        rule = first_match(self.approve_rules, tool)
+        if rule is not None:
+            cand: dict = next((x for x in decide["candidates"] if x["tool"] == tool), {})
+            return {"kind": "approve", "cycle": c.number, "tool": tool, "input": decide["input"],
+                    "score": cand.get("score"), "rule": rule.spec, "goal": c.focus.description,
+                    "why": why_chosen({"decide": decide})}
+        if tool == "user_interact" and self.ask_user:
+            return {"kind": "ask", "cycle": c.number, "tool": tool, "question": decide["input"],
+                    "goal": c.focus.description}
+        return None
+
+    def step_phase(self) -> dict | None:
+        """Run one phase of the cycle (a new one starts at observe) and return what it
+        produced: {"cycle", "phase", "result", "next", "waiting", "record"}. `record` is set
+        when the phase ended the cycle: only then are the store, the trace and the listeners
+        told. Before act, an action the approval rules match (or a question for the person)
+        waits: `waiting` says for what, and `decide_pending`/`answer_pending` (or the headless
+        `approver`/`asker`) give it. None when no goal is active."""
+        with self.lock:
+            a = self._engine()
+            if self._cycle is None:
+                c = a.begin_cycle()
+                if c is None:
+                    self._emit(a.drain_events())
+                    return None
+                self._cycle, self._cycle_inputs, self.waiting = c, [], None
+            c = self._cycle
+            if c.next_phase == "act" and self.waiting is not None:
+                self._ask_headless()
+                if self.waiting is not None:
+                    raise InputError(f"cycle {c.number} waits for your decision before act "
+                                     f"({self.waiting['kind']} {self.waiting['tool']})", field="approval")
+            phase = c.next_phase
+            result = c.run_phase()
+            out: dict = {"cycle": c.number, "phase": phase, "result": result, "next": c.next_phase,
+                         "waiting": None, "record": None}
+            if phase == "decide" and self._gated():
+                self.waiting = self._gate(c)
+                self._ask_headless()
+                out["waiting"] = self.waiting
+            if c.next_phase is None:
+                record = c.finish()
+                self._cycle = None
+                out["record"] = self._recorded(record, a.drain_events(), self._cycle_inputs)
+                self._cycle_inputs = []
+            return out
+
+    def _ask_headless(self) -> None:
+        """A waiting cycle asks the headless callbacks, when the front end gave them."""
+        w = self.waiting
+        if w is None:
+            return
+        if w["kind"] == "approve" and self.approver is not None:
+            v = self.approver(w)
+            if self.waiting is not None:  # an approver may have decided itself (an accepted edit)
+                self.decide_pending(v["decision"], v.get("input"), v.get("why"))
+        elif w["kind"] == "ask" and self.asker is not None:
+            self.answer_pending(self.asker(w))
+
+    def decide_pending(self, decision: str, input: str | None = None, why: str | None = None) -> None:
+        """The user's verdict on the action waiting for approval: approve, reject (a veto by the
+        user) or edit (`input`: only one the tool could take from the goal; refused otherwise,
+        and the action keeps waiting). Recorded with the cycle: replay and rewind reproduce it."""
+        with self.lock:
+            a, c, w = self._engine(), self._cycle, self.waiting
+            if c is None or w is None or w["kind"] != "approve":
+                raise InputError("no action is waiting for approval", field="approval")
+            check_decision(decision)
+            if decision == "edit":
+                from .deciders import back_intent
+
+                text = (input or "").strip()
+                edited, reason = back_intent(a, c.chosen, text)
+                if edited is None:
+                    raise InputError(f"edit refused: {reason}", field="input")
+                if text and edited.input != text:  # back_intent lets these tools find their own input
+                    raise InputError(f"edit refused: {c.chosen.tool} takes its input from the goal itself "
+                                     f"({c.chosen.input!r}); it cannot be edited", field="input")
+                input = edited.input
+            verdict = Verdict(c.number, decision, input if decision == "edit" else None,
+                              why or ("rejected by the user" if decision == "reject" else None))
+            verdict.apply(a)
+            self._cycle_inputs.append((verdict.kind, verdict.payload()))
+            self.waiting = None
+
+    def answer_pending(self, lines: list[str] | str | None) -> None:
+        """The person's answer to the waiting `user_interact` question: `s p o` lines become
+        triples; None or nothing is a skip ("no answer"). Recorded with the cycle."""
+        with self.lock:
+            a, c, w = self._engine(), self._cycle, self.waiting
+            if c is None or w is None or w["kind"] != "ask":
+                raise InputError("no question is waiting for an answer", field="answer")
+            got = answer_lines(lines) if isinstance(lines, str) else list(lines or [])
+            if isinstance(lines, list):
+                answer_lines("\n".join(got))
+            cmd = Answer(c.number, tuple(got))
+            cmd.apply(a)
+            self._cycle_inputs.append((cmd.kind, cmd.payload()))
+            self.waiting = None
+
+    def set_approval(self, specs: list[str] | None) -> list[str]:
+        """Approval rules for the following cycles (None or []: off; a bad rule raises
+        InputError and changes nothing). Returns the rules in force."""
+        rules = parse_rules(specs or [], field="approve")
+        with self.lock:
+            self.approve_rules = rules
+        return [r.spec for r in rules]
+
+    def drop_cycle(self) -> bool:
+        """Drop the cycle in progress: the agent is back at the last recorded state (what the
+        store holds, so resume, fork and switch start from the cycle's start). False when no
+        cycle was in progress."""
+        with self.lock:
+            if self._cycle is None:
+                return False
+            self._cycle, self._cycle_inputs, self.waiting = None, [], None
+            st = self.store
+            b, last = st.current(), st.last_cycle(st.current())
+            agent = history.rewind(st, b, last, self._rebuild)
+            from .commands import replay as replay_inputs
+
+            replay_inputs(agent, st.inputs(b, last, last + 1).get(last, []))
+            agent.drain_events()
+            st.adopt(b, agent)
+            self._adopt(agent)
+            return True
+
+    def _recorded(self, record: dict, events: list[dict], inputs: list | None = None) -> CycleRecord:
+        """A whole cycle: to the store first (with the inputs given during it; a cycle that
+        cannot be recorded is not kept in the engine either), then the trace and the listeners.
+        The record is encoded once, for both sinks."""
+        text = dumps(record)
+        lost: StoreLost | None = None
+        try:
+            self._record(record, events, inputs or (), text=text, inputs_before=True)
+        except StoreLost as exc:
+            lost = exc  # this cycle is durable: report it, then say writing stopped
+        self.latest = cast(CycleRecord, record)
+        if record["act"]["vetoed"]:
+            self._vetoes_fired += 1
+        if self.trace is not None:
+            self.trace.write_line(text)
+        self._emit(events, persist=False)
+        for fn in self._listeners:
+            fn(record)
+        if lost is not None:
+            raise lost
+        return cast(CycleRecord, record)
 
     def run_cycles(self, max_cycles: int, on_record: Callable[[Any], None] | None = None,
                    should_stop: Callable[[Any], bool] | None = None) -> tuple[int, str]:
@@ -745,6 +942,12 @@ class Run:
         n = 0
         while n < max_cycles:
             rec = self.step()
+            if rec is None and self._cycle is not None:  # part-way: stopped before a phase
+                if self.trace is not None:
+                    self.trace.flush()
+                why = f"waiting for a decision before act in cycle {self._cycle.number}" if self.waiting \
+                    else f"stopped before {self._cycle.next_phase} in cycle {self._cycle.number}"
+                return n, why
             if rec is None:
                 return n, "no active goal"
             n += 1
@@ -760,6 +963,7 @@ class Run:
         """Apply a user's command between cycles and record it (rewind replays it). An
         InputError or ValueError changes nothing."""
         with self.lock:
+            self.drop_cycle()  # a command between cycles: one in progress starts again after it
             a = self._engine()
             if isinstance(command, AddGoal):
                 make_goal(0, command.description, command.criteria, command.priority)  # refuse before applying
@@ -844,6 +1048,7 @@ class Run:
         """Rewind to `cycle`, apply the edits and continue as branch `name` (now current)."""
         with self.lock:
             self._engine()
+            self.drop_cycle()
             agent, event = history.fork(self.store, self.store.current(), cycle, name, edits, self._rebuild)
             self._adopt(agent)
             self._emit([event], persist=False)
@@ -852,6 +1057,8 @@ class Run:
     def switch(self, branch: str | int) -> None:
         """Continue from another branch's newest state (the one left is checkpointed)."""
         with self.lock:
+            self._engine()
+            self.drop_cycle()  # the branch left keeps its last whole cycle
             a = self._engine()
             bid = branch if isinstance(branch, int) else self.store.find_branch(self.run_id, branch)
             self.store.checkpoint(a)
@@ -874,6 +1081,8 @@ class Run:
     def reset(self) -> None:
         """A new run of the same scenario, seed and decider in the same store."""
         with self.lock:
+            self._engine()
+            self.drop_cycle()
             a = self._engine()
             self.store.checkpoint(a)
             fresh = Run.start(self.locations, self.scenario, self.meta["seed"], self.meta.get("goals"),  # type: ignore[arg-type]
@@ -911,6 +1120,7 @@ class Run:
                 if self.trace is not None:
                     self.trace.close()
                 if self.agent is not None:
+                    self.drop_cycle()  # quitting mid-cycle: a resume starts at the cycle's start
                     try:
                         self.store.checkpoint(self.agent)
                     except StoreWriteError:

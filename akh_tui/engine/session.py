@@ -700,14 +700,17 @@ class SessionStore:
         return run
 
     def save(self, agent: Agent, record: Mapping[str, Any] | None, events: list[dict], inputs: "list[tuple[str, Any]] | tuple[()]" = (),
-             input_events: bool = False, text: str | None = None) -> None:
+             input_events: bool = False, text: str | None = None, inputs_before: bool = False) -> None:
         """One cycle (record) or one user action (inputs), with its events: one transaction.
-        `text` is the record's JSON when the caller has it already (the trace's line)."""
+        `text` is the record's JSON when the caller has it already (the trace's line).
+        `inputs_before`: the inputs were given during the cycle (a verdict, an answer) and are
+        stored as following the cycle before it, so a rewind applies them before the cycle runs."""
+        at = agent.cycle - 1 if inputs_before else agent.cycle
         with self._tx():
             self._write(agent, record, events, input_events, text)
             for kind, payload in inputs:
                 self.db.execute("INSERT INTO inputs (branch, cycle, kind, payload) VALUES (?, ?, ?, ?)",
-                                (self.branch, agent.cycle, kind, _dump(payload)))
+                                (self.branch, at, kind, _dump(payload)))
             if record is not None and record["cycle"] % self.every == 0:
                 self._snapshot(agent)
 

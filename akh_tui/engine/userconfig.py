@@ -1,5 +1,6 @@
 """The user's config file (where: engine/paths.py): remapped keys, the chosen theme, the llm endpoint
-and breakpoints (`[breakpoints] stop = ["veto", "score < 0.3"]`, checked as the workbench runs).
+and breakpoints (`[breakpoints] stop = ["veto", "score < 0.3"]`, checked as the workbench runs),
+and which chosen actions wait for approval in the workbench (`[approve] when = ["danger>=dangerous"]`).
 
 Read with parse_toml (tomllib behind the size and nesting guards every TOML input has);
 written with tomlkit so the user's own comments and layout survive when the workbench records
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import tomlkit
 
+from .approval import parse_rule
 from .breakpoints import parse as parse_breakpoint
 from .errors import InputError, parse_toml
 from .paths import default_config_file as config_path
@@ -25,6 +27,7 @@ class UserConfig:
     keymap: dict[str, str] = field(default_factory=dict)
     llm: dict = field(default_factory=dict)  # the llm decider's endpoint: base_url, model, api_key_env, ...
     breakpoints: list[str] = field(default_factory=list)  # specs of engine/breakpoints.py
+    approve: list[str] = field(default_factory=list)  # [approve] when: rules of engine/approval.py
     error: str | None = None  # a config that cannot be read is reported, and defaults are used
 
     @classmethod
@@ -38,8 +41,9 @@ class UserConfig:
             # RecursionError, and the workbench did not start at all)
             data = parse_toml(path.read_text(encoding="utf-8"), str(path))
             for key in data:
-                if key not in ("theme", "keymap", "llm", "breakpoints"):
-                    raise InputError(f"unknown key '{key}' (known: theme, keymap, llm, breakpoints)", file=str(path), field=key)
+                if key not in ("theme", "keymap", "llm", "breakpoints", "approve"):
+                    raise InputError(f"unknown key '{key}' (known: theme, keymap, llm, breakpoints, approve)",
+                                     file=str(path), field=key)
             theme = data.get("theme")
             if theme is not None and not isinstance(theme, str):
                 raise InputError("must be a theme name", file=str(path), field="theme")
@@ -59,6 +63,17 @@ class UserConfig:
                     parse_breakpoint(spec)
                 except InputError as exc:
                     raise InputError(exc.message, file=str(path), field="breakpoints.stop") from None
+            ap = data.get("approve", {})
+            when = ap.get("when", []) if isinstance(ap, dict) else None
+            if not isinstance(when, list) or not all(isinstance(x, str) for x in when) or set(ap) - {"when"}:
+                raise InputError('must be a table with when = ["danger>=dangerous", "tool=shell_exec", ...]',
+                                 file=str(path), field="approve")
+            for spec in when:
+                try:
+                    parse_rule(spec)
+                except InputError as exc:
+                    raise InputError(exc.message, file=str(path), field="approve.when") from None
+            cfg.approve = list(when)
             cfg.theme, cfg.keymap, cfg.llm, cfg.breakpoints = theme, dict(keymap), dict(llm), list(stop)
         except (InputError, OSError, UnicodeDecodeError) as exc:
             cfg.error = f"config ignored: {exc}"

@@ -34,6 +34,7 @@ from .dialogs import AddGoalScreen, HelpScreen, guarded, show_error
 from .panes import ERROR_WIDTH, GoalsPane, MemoryPane, PlanPane, PsychePane, ScoreTable, WhyPane
 from .themes import load_themes
 from .travel import BranchesScreen, BreakpointsScreen, CompareScreen, ForkScreen, Scrubber, SearchScreen
+from .phases import PhaseBar, PhaseStepping
 
 SPEEDS = (1, 2, 5, 10, 20, 50, 100, 0)  # cycles per second; 0 = as fast as the engine goes
 DRAIN_HZ = 30  # at most this many redraws a second
@@ -41,11 +42,13 @@ FAST_FRAME_EVERY = 6  # at full speed draw every 6th tick (5 a second): drawing 
 MAX_MARKS = 2000  # veto and fork marks kept for the timeline (it has about a hundred cells)
 
 
-class Workbench(App):
+class Workbench(PhaseStepping, App):
     TITLE = "akh-tui"
     CSS_PATH = "workbench.tcss"
     BINDINGS = [
         Binding("space", "step", "Step", id="step"),
+        Binding("p", "step_phase", "Phase", id="step_phase", show=False),
+        Binding("a", "toggle_approval", "Approval", id="toggle_approval", show=False),
         Binding("r", "toggle_run", "Run/Pause", id="run_pause"),
         Binding("plus,equals_sign", "faster", "Faster", id="faster", key_display="+", show=False),
         Binding("minus", "slower", "Slower", id="slower", key_display="-", show=False),
@@ -69,6 +72,8 @@ class Workbench(App):
     ]
     DESCRIPTIONS = {
         "step": "step one cycle",
+        "step_phase": "step one phase: observe, orient, decide, act, learn",
+        "toggle_approval": "approval before act on/off (config: [approve] when)",
         "run_pause": "run / pause",
         "faster": "run faster",
         "slower": "run slower",
@@ -159,6 +164,7 @@ class Workbench(App):
     def compose(self) -> ComposeResult:
         yield Static(id="status")
         yield Scrubber(id="scrubber")
+        yield PhaseBar(id="phase-bar")
         with Horizontal(id="top"):
             with Vertical(id="goals-box", classes="box"):
                 yield GoalsPane(id="goals")
@@ -187,6 +193,9 @@ class Workbench(App):
         self.memory_pane = self.query_one(MemoryPane)
         self.status_bar = self.query_one("#status", Static)
         self.scrubber = self.query_one(Scrubber)
+        self.phase_bar = self.query_one(PhaseBar)
+        if self.live:
+            self._person_in_the_loop()
         for theme in load_themes():
             self.register_theme(theme)
         wanted = self.user_config.theme or "akh-dark"
@@ -246,7 +255,9 @@ class Workbench(App):
                 previous = self.ctl.latest
                 rec = self.ctl.step()
                 hit = first_hit(self._breaks, rec, previous) if rec is not None and self._breaks else None
-                if rec is None:
+                if rec is None and self.ctl.in_cycle:  # part-way: before a chosen phase, or waiting
+                    self._stopped_mid_cycle()
+                elif rec is None:
                     self.running = False
                     self._post_note("no active goal: the run is finished (g adds a goal, ctrl+r resets)")
                 elif hit is not None:
@@ -254,6 +265,8 @@ class Workbench(App):
                     self.until_change = None
                     self.breakpoint_hit = f"cycle {rec['cycle']}: {hit}"
                     self._post_note(f"paused at {self.breakpoint_hit}")
+                elif "observe" in self.ctl.stop_before:  # "stop before observe": after every cycle
+                    self._stopped_between_cycles(rec)
                 elif self.until_change is not None and self._statuses(rec) != self.until_change:
                     self.running = False
                     self.until_change = None
@@ -352,11 +365,13 @@ class Workbench(App):
                 view = self.ctl.view()
                 record = record or self.ctl.latest
                 deltas = self.deltas
+            self._render_phases()
+            pending = self._phase_record() if self.replay is None else None  # a cycle part-way: its decide
             self.screen_class()
             self.goals_pane.show(view, errors)
             self.plan_pane.show(view)
-            self.score_table.show(record)
-            self.why_pane.show(record, self.score_table.selected_tool())
+            self.score_table.show(pending or record)
+            self.why_pane.show(pending or record, self.score_table.selected_tool())
             pp = self.psyche_pane
             pp.deltas = deltas
             pp.show(view)
@@ -401,6 +416,7 @@ class Workbench(App):
             t.append(f" · {'max' if speed == 0 else speed}/s · goals {done}/{top} done")
             if self.breakpoint_specs:
                 t.append(f" · {len(self.breakpoint_specs)} breakpoint(s)")
+            self._phase_status(t)
         if self.last_event and self.replay is None:  # the live run's news, not the replayed cycle's
             t.append(f" · {self.last_event}", style="dim")
         self.status_bar.update(t)
@@ -515,6 +531,8 @@ class Workbench(App):
         def change(specs: list[str]) -> None:
             parsed = [parse_breakpoint(b, field="breakpoint", tools=self.ctl.tool_names()) for b in specs]  # refuses a bad one
             self.breakpoint_specs, self._breaks = list(specs), parsed
+            if self.live:
+                self._apply_stops()  # phase=NAME breakpoints stop before that phase
             self._dirty = True
 
         self.push_screen(BreakpointsScreen(list(self.breakpoint_specs), change, self.config_breaks))
