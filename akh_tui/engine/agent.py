@@ -137,7 +137,9 @@ class Agent:
         g.symbol = self.kg.symbol(f"goal:{g.id}", "goal")
         self.kg.add(g.symbol, "agent:description", f"desc:{g.description}", provenance="user" if origin == "user" else "tool:decompose", cycle=self.cycle)
         if parent is not None:
-            self.kg.add(g.symbol, "agent:parent_goal", self.goals[parent].symbol, cycle=self.cycle)
+            parent_symbol = self.goals[parent].symbol
+            assert parent_symbol is not None  # every goal gets its symbol when it is added
+            self.kg.add(g.symbol, "agent:parent_goal", parent_symbol, cycle=self.cycle)
         self.goals[g.id] = g
         if emit and origin == "user":
             self.pending_events.append({
@@ -527,6 +529,7 @@ class Agent:
         for name, entry in registry.entries.items():
             spec = entry.spec
             gated = [c for c in spec.capabilities if not caps.get(c, False)]
+            why: str | None
             if name in self.config.disabled_tools:
                 offer_ok, base, text, why, arg = False, 0.0, "", "not offered: disabled for this run", None
             elif gated:
