@@ -42,7 +42,7 @@ from .paths import Locations
 from .psyche import Psyche
 from .records import CycleRecord, Event, View
 from .replay import parse_search
-from .scenario import Scenario, build_agent, list_scenarios, load_psyche, load_scenario
+from .scenario import Scenario, build_agent, list_scenarios, load_psyche, load_scenario, parse_base
 from .session import SessionStore
 from .text import normalised_words
 from .thinkloop import GraphOracle, ThinkLoop
@@ -301,6 +301,8 @@ class Run:
     # ---- internals ---------------------------------------------------------------------------
     _custom_rebuild: Callable[[], Agent] | None = None
     replay_divergence: str | None = None  # what the last rewind found replaying differently
+    _base: "tuple[list, Any] | None" = None
+    _psyche_base: Psyche | None = None
 
     def _rebuild(self) -> Agent:
         """A fresh agent of this run's scenario (no goals): what restores start from."""
@@ -308,8 +310,11 @@ class Run:
             return self._custom_rebuild()
         if self.scenario is None:
             raise InputError("this run has no scenario to rebuild from: it can be replayed, not rewound")
-        agent = build_agent(self.scenario, self.meta["seed"], None, None, psyche=self._base_psyche(), add_goals=False,
-                            decider=self._live_decider())
+        if self._base is None:  # parsed once per run: a rewind does not read the scenario's files again
+            self._base = parse_base(self.scenario)
+            self._psyche_base = self._base_psyche()
+        agent = build_agent(self.scenario, self.meta["seed"], None, None, psyche=self._psyche_base.copy(),  # type: ignore[union-attr]
+                            add_goals=False, decider=self._live_decider(), base=self._base)
         agent.workspace = self.workspace
         return agent
 

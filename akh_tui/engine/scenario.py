@@ -18,7 +18,7 @@ from .config import DEFAULT_CAPABILITIES, AgentConfig, served_config
 from .errors import InputError, parse_toml, read_user_file
 from .paths import bundled_data_dir
 from .goals import make_goal
-from .kg import KnowledgeGraph
+from .kg import KnowledgeGraph, read_triple_files
 from .psyche import Psyche
 from .registry import ToolRegistry
 from .rules import RuleSet, load_rules
@@ -213,9 +213,21 @@ def load_psyche(scenario: Scenario) -> Psyche:
     return Psyche.default()
 
 
-def build_kg(scenario: Scenario) -> KnowledgeGraph:
-    """A bad line loads nothing: the graph is new, and dropped when a line is refused."""
-    return KnowledgeGraph.from_files(scenario.kg)
+def build_kg(scenario: Scenario, parsed: list | None = None) -> KnowledgeGraph:
+    """A bad line loads nothing: the graph is new, and dropped when a line is refused.
+    `parsed`: the files parsed already (a run's rewinds rebuild from them, not from disk);
+    without it the files stream into the graph (a million triples in well under a gigabyte)."""
+    if parsed is None:
+        return KnowledgeGraph.from_files(scenario.kg)
+    kg = KnowledgeGraph()
+    kg.load_parsed(parsed)
+    return kg
+
+
+def parse_base(scenario: Scenario) -> "tuple[list, RuleSet]":
+    """The scenario's triple files parsed and its rules loaded: what every rebuild of its agent
+    starts from (a RuleSet is never changed by an agent: each wraps it in its own engine)."""
+    return list(read_triple_files(scenario.kg)), build_rules(scenario)
 
 
 def build_rules(scenario: Scenario) -> RuleSet:
@@ -233,10 +245,12 @@ def build_agent(
     psyche: Psyche | None = None,
     add_goals: bool = True,
     decider=None,
+    base: "tuple[list, RuleSet] | None" = None,
 ) -> Agent:
-    """A fresh agent for the scenario; `goals` (descriptions) replace the scenario's goals."""
-    kg = build_kg(scenario)
-    rules = build_rules(scenario)
+    """A fresh agent for the scenario; `goals` (descriptions) replace the scenario's goals.
+    `base`: its triple files parsed and its rules loaded already (see `parse_base`)."""
+    kg = build_kg(scenario, base[0] if base is not None else None)
+    rules = base[1] if base is not None else build_rules(scenario)
     agent = Agent(
         kg, rules, psyche if psyche is not None else load_psyche(scenario), scenario.config,
         scenario.seed if seed is None else seed, workspace, scenario.answers, decider,

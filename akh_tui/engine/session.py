@@ -63,6 +63,7 @@ CREATE INDEX cycles_vetoed ON cycles (branch, cycle) WHERE vetoed;
 CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT, branch INTEGER NOT NULL, cycle INTEGER NOT NULL,
     input INTEGER NOT NULL, event TEXT NOT NULL, crc INTEGER, type TEXT);
 CREATE INDEX events_by_branch ON events (branch, cycle);
+CREATE INDEX events_by_type ON events (branch, type);  -- resume reads the psyche edits only
 CREATE TABLE inputs (seq INTEGER PRIMARY KEY AUTOINCREMENT, branch INTEGER NOT NULL, cycle INTEGER NOT NULL,
     kind TEXT NOT NULL, payload TEXT NOT NULL);
 CREATE INDEX inputs_by_branch ON inputs (branch, cycle);
@@ -97,6 +98,7 @@ ALTER TABLE heads ADD COLUMN crc INTEGER;
 ALTER TABLE events ADD COLUMN crc INTEGER;
 ALTER TABLE events ADD COLUMN type TEXT;
 UPDATE events SET type = json_extract(event, '$.type');
+CREATE INDEX events_by_type ON events (branch, type);
 """
 
 
