@@ -62,6 +62,7 @@ class Workbench(App):
         Binding("b", "branches", "Branches", id="branches"),
         Binding("k", "breakpoints", "Breaks", id="breakpoints"),
         Binding("slash", "search", "Search", id="search", key_display="/"),
+        Binding("p", "plots", "Plots", id="plots"),
         Binding("ctrl+r", "reset", "Reset", id="reset", show=False),
         Binding("f1", "help", "Help", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
@@ -86,6 +87,7 @@ class Workbench(App):
         "branches": "list the run's branches: switch to one, compare two",
         "breakpoints": "breakpoints: stop the run when a tool is chosen, a veto fires, ...",
         "search": "search the history (tool=, veto, goal=, progress=, words) and jump to a cycle",
+        "plots": "plots over time: tool × cycle grid, archetype weights, goal coverage, working memory",
         "help": "this help",
         "quit": "quit",
     }
@@ -518,6 +520,16 @@ class Workbench(App):
     @guarded
     def action_search(self) -> None:
         self.push_screen(SearchScreen(self.ctl.search, self._seek))
+
+    @guarded
+    def action_plots(self) -> None:
+        if self.last_cycle() == 0:
+            self.notify("nothing recorded yet: step first", markup=False)
+            return
+        from .plots import PlotsScreen  # plotext is loaded when the plots are first asked for
+
+        cursor = self.replay if self.replay is not None else self.last_cycle()
+        self.push_screen(PlotsScreen(self.ctl, cursor, self._seek, sync=self.sync))
 
     # ---- actions ---------------------------------------------------------------------------
     @guarded
