@@ -37,6 +37,7 @@ PAGE = 2000  # cycles read per page from the store (each page is drawn as it arr
 MAX_POINTS = 160  # a line plot's points at most: longer series are averaged in bins (plotext
 # draws two points a cell with half blocks, and its build time grows with the points: 300 points
 # cost 130 ms a plot, 80 cost 15)
+PLOT_EVERY = 3  # while a long branch is read, the plots are redrawn every third page
 MAX_VLINES = 40  # event marks drawn as vertical lines; more are counted in the title
 MAX_GOALS = 8  # coverage lines drawn (the newest goals beyond are counted)
 SHADES = " ░▒▓█"
@@ -79,6 +80,20 @@ class Series:
             self.consolidated.append(s["consolidated"])
             for gid, cov in s["coverage"].items():
                 self.coverage.setdefault(int(gid), []).append((s["cycle"], cov))
+
+    def merge(self, part: "Series") -> None:
+        """Append a later page's series (made off the UI thread: this is only list appends)."""
+        self.cycles += part.cycles
+        self.tool += part.tool
+        self.vetoed += part.vetoed
+        self.scores += part.scores
+        for a, ws in part.archetypes.items():
+            self.archetypes.setdefault(a, []).extend(ws)
+        self.wm_size += part.wm_size
+        self.wm_capacity += part.wm_capacity
+        self.consolidated += part.consolidated
+        for gid, pts in part.coverage.items():
+            self.coverage.setdefault(gid, []).extend(pts)
 
     def position(self, cycle: int) -> int | None:
         """Index of `cycle` in the lists (cycles are consecutive from the first)."""
@@ -210,6 +225,8 @@ class ToolGrid(Widget, can_focus=True):
         for ti, name in enumerate(TOOL_NAMES):
             chosen_here = s.tool[s.position(self.cursor) or 0] == ti
             t.append(f"{name:<{LABEL - 1}} ", style="bold" if chosen_here else "")
+            run, run_style = [], ""  # cells of one style go in one span: a span a cell made
+            # every redraw of a 100-column grid cost the compositor a third of a second
             for i in range(lo, hi):
                 at_cursor = s.cycles[i] == self.cursor
                 score = s.scores[i][ti]
@@ -224,7 +241,14 @@ class ToolGrid(Widget, can_focus=True):
                     shade = SHADES[min(len(SHADES) - 1, int(min(1.0, max(0.0, score or 0.0)) * (len(SHADES) - 1) + 0.5))] \
                         if score is not None else " "
                     ch = (shade + ch + shade)[:w] if ch in "●✗" else ch * w
-                t.append(ch, style=style + (" reverse" if at_cursor else ""))
+                style += " reverse" if at_cursor else ""
+                if style != run_style and run:
+                    t.append("".join(run), style=run_style)
+                    run = []
+                run.append(ch)
+                run_style = style
+            if run:
+                t.append("".join(run), style=run_style)
             t.append("\n")
         i = s.position(self.cursor)
         if i is not None:
@@ -260,6 +284,7 @@ class PlotsScreen(Screen[None]):
         self._sync = sync
         self.grid = ToolGrid(self.series, cursor, id="tool-grid")
         self._redraw = None
+        self._pages = 0
 
     def compose(self) -> ComposeResult:
         yield Static(id="plots-title")
@@ -279,7 +304,9 @@ class PlotsScreen(Screen[None]):
         if self._sync:  # tests and snapshots: the same pages, read on this thread
             self.series.events = self.ctl.branch_events()
             for a in range(1, self.total + 1, PAGE):
-                self._add_page(self.ctl.summaries(a, min(self.total, a + PAGE - 1)))
+                part = Series()
+                part.extend(self.ctl.summaries(a, min(self.total, a + PAGE - 1)))
+                self._add_page(part)
         else:
             self._read()
 
@@ -289,14 +316,21 @@ class PlotsScreen(Screen[None]):
         events = self.ctl.branch_events()
         self.app.call_from_thread(setattr, self.series, "events", events)
         for a in range(1, self.total + 1, PAGE):
-            page = self.ctl.summaries(a, min(self.total, a + PAGE - 1))
-            self.app.call_from_thread(self._add_page, page)
+            part = Series()  # compacted here: the UI thread only appends lists
+            part.extend(self.ctl.summaries(a, min(self.total, a + PAGE - 1)))
+            self.app.call_from_thread(self._add_page, part)
 
-    def _add_page(self, page: list[dict]) -> None:
-        self.series.extend(page)
+    def _add_page(self, part: Series) -> None:
+        had_window = self.series.position(self.grid.cursor) is not None
+        self.series.merge(part)
         self._title()
-        self.grid.refresh()
-        self.draw_plots()
+        if not had_window:  # the grid only changes once its window's cycles have arrived
+            self.grid.refresh()
+        # the line plots once the branch is read (a long branch's partial plots are redrawn
+        # at most every PLOT_EVERY pages: each draw costs the UI thread tens of milliseconds)
+        self._pages += 1
+        if len(self.series.cycles) >= self.total or self._pages % PLOT_EVERY == 1:
+            self.draw_plots()
 
     def _title(self) -> None:
         n = len(self.series.cycles)
