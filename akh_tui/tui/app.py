@@ -38,6 +38,10 @@ SPEEDS = (1, 2, 5, 10, 20, 50, 100, 0)  # cycles per second; 0 = as fast as the 
 DRAIN_HZ = 30  # at most this many redraws a second
 FAST_FRAME_EVERY = 6  # at full speed draw every 6th tick (5 a second): drawing holds the GIL
 MAX_MARKS = 2000  # veto and fork marks kept for the timeline (it has about a hundred cells)
+MIN_SIZE = (80, 24)  # below this the panes cannot show their numbers: the screen says so
+NARROW = 100  # under this many columns: the narrow layout (workbench.tcss `.-narrow`)
+TOO_SMALL = (f"The terminal is too small for the workbench: it needs {MIN_SIZE[0]}×{MIN_SIZE[1]}.\n"
+             "Make the window larger (q quits).")
 
 
 class Workbench(App):
@@ -175,6 +179,7 @@ class Workbench(App):
         with Horizontal(id="bottom"):
             with Vertical(id="memory-box", classes="box"):
                 yield MemoryPane(id="memory")
+        yield Static(TOO_SMALL, id="too-small")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -188,6 +193,7 @@ class Workbench(App):
         self.memory_pane = self.query_one(MemoryPane)
         self.status_bar = self.query_one("#status", Static)
         self.scrubber = self.query_one(Scrubber)
+        self._fit(self.size.width, self.size.height)
         for theme in load_themes():
             self.register_theme(theme)
         wanted = self.user_config.theme or "akh-dark"
@@ -207,6 +213,20 @@ class Workbench(App):
         if self.trace_file is not None:
             self.last_event = f"replaying {self.trace_file.name}: , . move, / searches (no engine)"
         self._render_all(None)
+
+    def on_resize(self, event) -> None:
+        self._fit(event.size.width, event.size.height)
+
+    def _fit(self, width: int, height: int) -> None:
+        """The layout for the terminal's size: narrow under NARROW columns, and below MIN_SIZE
+        a notice instead of panes cut past reading."""
+        if not hasattr(self, "score_table"):
+            return
+        main = self.goals_pane.screen
+        main.set_class(width < NARROW, "-narrow")
+        main.set_class(width < MIN_SIZE[0] or height < MIN_SIZE[1], "-too-small")
+        self.score_table.set_narrow(width < NARROW)
+        self._dirty = True
 
     def _remember_theme(self, theme) -> None:
         try:

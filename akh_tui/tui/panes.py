@@ -92,7 +92,8 @@ class GoalsPane(Tree):
             self._goal_nodes = {}
 
             def add(parent_node, g):
-                node = parent_node.add(self._label(g, view["focus"], shown_errors.get(g["id"])), data=g["id"], expand=True)
+                node = parent_node.add(self._label(g, view["focus"], shown_errors.get(g["id"]), self._compact()),
+                                       data=g["id"], expand=True)
                 self._goal_nodes[g["id"]] = node
                 for cid in g["children"]:
                     add(node, by_id[cid])
@@ -105,19 +106,28 @@ class GoalsPane(Tree):
         else:
             for g in goals:
                 node = self._goal_nodes[g["id"]]
-                label = self._label(g, view["focus"], shown_errors.get(g["id"]))
+                label = self._label(g, view["focus"], shown_errors.get(g["id"]), self._compact())
                 if label != node.label:
                     node.set_label(label)
 
+    def _compact(self) -> bool:
+        """Under 70 cells the label keeps status, id and coverage before the text; priority and
+        the error sparkline are in the goal detail (enter)."""
+        return 0 < self.size.width < 70
+
+    def on_resize(self, event) -> None:
+        self._shape = ()  # relabel at the new width (the next show rebuilds the tree)
+
     @staticmethod
-    def _label(g: dict, focus: int | None, errors: list[float] | None = None) -> Text:
+    def _label(g: dict, focus: int | None, errors: list[float] | None = None, compact: bool = False) -> Text:
         t = Text()
         t.append("▶ " if g["id"] == focus else "  ", style="bold yellow")
         t.append(STATUS_ICON[g["status"]] + " ", style=STATUS_STYLE[g["status"]])
-        t.append(f"#{g['id']} p{g['priority']} ", style="dim")
+        t.append(f"#{g['id']} " if compact else f"#{g['id']} p{g['priority']} ", style="dim")
         t.append(bar(g["coverage"], 4), style="green" if g["coverage"] >= 1 else "cyan")
         t.append(f"{g['coverage']:>4.0%} ", style="dim")
-        t.append(f"{spark(errors or [], 0.0, 1.0, ERROR_WIDTH):<{ERROR_WIDTH}} ", style="dim red")
+        if not compact:
+            t.append(f"{spark(errors or [], 0.0, 1.0, ERROR_WIDTH // 2):<{ERROR_WIDTH // 2}} ", style="dim red")
         # the description last, so a narrow pane cuts the text and not the numbers
         t.append(g["description"], style=STATUS_STYLE[g["status"]] if g["status"] != "active" else "")
         if g["fail_reason"]:
@@ -150,6 +160,8 @@ SCORE_COLUMNS = ("tool", "base", "recency", "novelty", "episodic", "pressure", "
 # short headers keep all eleven rows and every factor visible at 120 columns
 SCORE_HEADERS = ("tool", "base", "rec", "nov", "epi", "pres", "arch", "plan", "total", "note")
 SCORE_WIDTHS = (19, 5, 6, 6, 6, 6, 7, 6, 6, 40)  # one cell of padding each, set below
+# under 100 columns the table keeps what answers "which tool, and why not the others"
+NARROW_COLUMNS = ("tool", "total", "note", "base", "archetype")
 
 
 def short_reason(why_not: str | None) -> str:
@@ -162,8 +174,8 @@ def short_reason(why_not: str | None) -> str:
     if m:
         return f"sim {float(m.group(1)):.2f} ≤ 0.55"
     m = re.search(r"\((K|I|E) is false\)", text)
-    if m:
-        return f"{m.group(1)} false"
+    if m:  # Orient's flags in words: known triples, inferable symbols, an episode recalled
+        return {"K": "no known triples", "I": "activation found nothing", "E": "no episode recalled"}[m.group(1)]
     if text.startswith("no input"):
         return "no input in goal"
     return text[:24]
@@ -173,16 +185,36 @@ class ScoreTable(DataTable):
     """All eleven tools of the latest cycle; cells are updated in place, never rebuilt."""
 
     _cells: dict
+    narrow = False
 
     def on_mount(self) -> None:
-        self._cells = {}
         self.cursor_type = "row"
         self.cell_padding = 0
         self.zebra_stripes = False
-        for col, header, width in zip(SCORE_COLUMNS, SCORE_HEADERS, SCORE_WIDTHS):
+        self._build()
+
+    def _build(self) -> None:
+        self._cells = {}
+        spec = list(zip(SCORE_COLUMNS, SCORE_HEADERS, SCORE_WIDTHS))
+        if self.narrow:
+            by_key = {c[0]: c for c in spec}
+            spec = [by_key[k] for k in NARROW_COLUMNS]
+            spec[2] = ("note", "note", 19)
+        self.columns_shown = [c[0] for c in spec]
+        for col, header, width in spec:
             self.add_column(header, key=col, width=width)
         for name in TOOL_NAMES:
-            self.add_row(*([name] + [""] * (len(SCORE_COLUMNS) - 1)), key=name)
+            self.add_row(*([name] + [""] * (len(spec) - 1)), key=name)
+
+    def set_narrow(self, narrow: bool) -> None:
+        """Switch column sets (the workbench calls this when the terminal crosses 100 columns)."""
+        if narrow == self.narrow:
+            return
+        row = self.cursor_row
+        self.narrow = narrow
+        self.clear(columns=True)
+        self._build()
+        self.move_cursor(row=row)
 
     def show(self, record: dict | None) -> None:
         if record is None:
@@ -219,6 +251,8 @@ class ScoreTable(DataTable):
                 note = short_reason(c["why_not"])
             cells["note"] = note
             for col, value in cells.items():
+                if col not in self.columns_shown:
+                    continue
                 key = (name, col)
                 if self._cells.get(key) != (value, style):  # repaint only what changed
                     self._cells[key] = (value, style)
@@ -282,18 +316,20 @@ class PsychePane(Pane):
     def show(self, view: dict) -> None:
         p = view["psyche"]
         dom = p["dominant"]
+        # the gauges take what the names and numbers leave (12 cells at most, 4 at least)
+        bw = max(4, min(12, (self.size.width or 34) - 22))
         t = Text()
         t.append(f"{p['persona']}", style="bold")
         t.append(f" · dominant {dom}\n", style="dim")
         for a in ARCHETYPES:
             w = p["archetypes"][a]
             t.append(("★ " if a == dom else "  ") + f"{a:<9}", style="bold yellow" if a == dom else "")
-            t.append(bar(w, 12), style="yellow" if a == dom else "cyan")
+            t.append(bar(w, bw), style="yellow" if a == dom else "cyan")
             t.append(f" {w:.2f}")
             d = self.deltas.get(a, 0.0)
             t.append(f" {d:+.2f}\n" if d else "      \n", style="green" if d > 0 else "red" if d < 0 else "dim")
         t.append(f"  {'self':<9}", style="")
-        t.append(bar(p["individuation"], 12), style="magenta")
+        t.append(bar(p["individuation"], bw), style="magenta")
         t.append(f" {p['individuation']:.2f}\n")
         # vetoes fired (the run's) and the patterns configured (the psyche's, on the border), the
         # same live, replayed and opened from a trace
