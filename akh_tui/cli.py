@@ -108,6 +108,18 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--query", required=True)
     rec.add_argument("--top-k", type=positive, default=5)
 
+    exp = asub.add_parser("explain", parents=[common], help="why a goal is not done: each criterion found or missing, "
+                                                           "and what would find it")
+    exp.add_argument("--goal", required=True, metavar="N", help="the goal's number")
+    why = asub.add_parser("why", parents=[common], help="why a cycle's tool was chosen, or why another was not "
+                                                       "(from the record)")
+    why.add_argument("--cycle", type=positive, required=True)
+    why.add_argument("--tool", help="explain why this tool was not chosen, and what change could have made it win")
+    syn = asub.add_parser("synthesize", parents=[common], help="a goal's findings in the persona's grammar")
+    syn.add_argument("--goal", required=True, metavar="N", help="the goal's number")
+    syn.add_argument("--grammar", help="narrative, formal, terse, or a grammar TOML file (default: the persona's "
+                                       "grammar_preference)")
+
     cli_sessions.add_parser(sub, common)
 
     tools = sub.add_parser("tools", help="list the eleven tools")

@@ -25,6 +25,7 @@ def dispatch(args, out: Console, err: Console) -> int:
     fn = {
         "run": cmd_run, "cycle": cmd_cycle, "resume": cmd_resume, "plan": cmd_plan,
         "reflect": cmd_reflect, "consolidate": cmd_consolidate, "recall": cmd_recall, "fork": cmd_fork,
+        "explain": cmd_explain, "why": cmd_why, "synthesize": cmd_synthesize,
     }[args.agent_command]
     return fn(args, out, err)
 
@@ -285,4 +286,62 @@ def cmd_fork(args, out: Console, err: Console) -> int:
     out.print(Text(f"branch {event['branch']} forked from {event['parent']} after cycle {event['cycle']}"
                    f" ({', '.join(event['edits']) or 'no edits'}); it is now the current branch: "
                    f"`akh-tui agent resume` continues it"))
+    return 0
+
+
+# ---- explanations (issue 13) ----------------------------------------------------------------
+
+def _goal_id(text: str) -> int:
+    t = text.strip().lstrip("#")
+    if not t.isdigit():
+        raise InputError(f"expected a goal number, e.g. 2, got {text!r}", field="--goal")
+    return int(t)
+
+
+def _print_lines(out: Console, lines: list[str]) -> None:
+    for line in lines:
+        out.print(Text(line), soft_wrap=True)
+
+
+def cmd_explain(args, out: Console, err: Console) -> int:
+    """Why a goal is (not) done, per criterion."""
+    gid = _goal_id(args.goal)
+    run = Run.resume(locations(args))
+    try:
+        info = run.explain_goal(gid)
+    finally:
+        run.close()
+    if args.json:
+        print(json.dumps(info))
+    else:
+        _print_lines(out, info["lines"])
+    return 0
+
+
+def cmd_why(args, out: Console, err: Console) -> int:
+    """Why the cycle's tool was chosen, or why --tool was not: from the record alone."""
+    run = Run.resume(locations(args))
+    try:
+        info = run.why(args.cycle, args.tool)
+    finally:
+        run.close()
+    if args.json:
+        print(json.dumps(info))
+    else:
+        _print_lines(out, info["lines"])
+    return 0
+
+
+def cmd_synthesize(args, out: Console, err: Console) -> int:
+    """A goal's findings in the persona's grammar (or --grammar)."""
+    gid = _goal_id(args.goal)
+    run = Run.resume(locations(args))
+    try:
+        info = run.synthesize(gid, args.grammar)
+    finally:
+        run.close()
+    if args.json:
+        print(json.dumps(info))
+    else:
+        out.print(Text(info["text"]), soft_wrap=True)
     return 0

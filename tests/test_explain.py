@@ -16,6 +16,7 @@ from akh_tui.engine.explain import (
 )
 from akh_tui.engine.scenario import build_agent, load_scenario
 from akh_tui.engine.scoring import FACTORS, Candidate, choose
+from akh_tui.engine.toolspecs import SPEC_BY_NAME
 from tests.test_engine import run
 
 ORDER = ("kg_query", "infer_rules", "reason", "synthesize_triple", "gap_analysis", "user_interact",
@@ -112,15 +113,18 @@ def test_archetype_needed_weight_within_cap():
 def test_base_closer_possible_and_impossible():
     rec = base_record()
     b = closer(why_not(rec, "similarity_search"), "base")
-    assert b["possible"] is True and b["needed"] == pytest.approx(0.745 + TIE_EPS, abs=1e-12)
-    assert b["text"] == "base 0.75 (now 0.55) would do it"
-    assert wins(rec, "similarity_search", "base", b["needed"])
+    # similarity_search's base is fixed at 0.55 (its declared rule): a base of 0.75 cannot happen
+    assert b["possible"] is False and b["needed"] == pytest.approx(0.745 + TIE_EPS, abs=1e-12)
+    assert b["text"] == ("base would need 0.75; its rule gives only 0.55 "
+                         "(0.55 when spreading activation found symbols (I))")
+    assert wins(rec, "similarity_search", "base", b["needed"])  # it would win, but no rule gives it
     assert not wins(rec, "similarity_search", "base", 0.745)  # a tie goes to kg_query, which comes first
 
     g = closer(why_not(rec, "gap_analysis"), "base")
     assert g["possible"] is False
     assert g["needed"] == pytest.approx(1.18, abs=1e-6)
-    assert g["text"] == "base would need 1.18; base is at most 1.0"
+    assert g["text"] == ("base would need 1.18; its rule gives at most 0.75 "
+                         "(clamp(0.7·sim + 0.1 if kg_query was used twice on this goal, 0.3, 0.75))")
 
 
 def test_recency_closer():
@@ -133,8 +137,9 @@ def test_recency_closer():
                  cand("synthesize_triple", base=0.7, recency=0.4, archetype=SAGE, plan=0.1))  # 0.43
     r = closer(why_not(rec, "synthesize_triple"), "recency")
     assert r["possible"] is True
-    assert r["needed"] == pytest.approx(0.15 - TIE_EPS, abs=1e-12)
-    assert r["text"].startswith("recency would need to be −0.15 instead of −0.40")
+    # the penalty is 0.4, 0.2, 0.1 or none: −0.15 cannot happen, −0.10 (ran three cycles ago) can
+    assert r["needed"] == pytest.approx(0.1, abs=1e-12)
+    assert r["text"] == "recency would need to be −0.10 instead of −0.40 (if it had last run three cycles ago)"
     assert wins(rec, "synthesize_triple", "recency", r["needed"])
     assert not wins(rec, "synthesize_triple", "recency", 0.15)  # exactly the margin only ties
 
@@ -174,7 +179,7 @@ def test_tie_order_earlier_tool_needs_only_the_margin():
     # the plan bonus (exactly +0.10) ties: enough for the earlier tool, not for the later one
     assert closer(early, "plan")["possible"] is True
     assert closer(late, "plan")["possible"] is False
-    assert closer(early, "base")["needed"] == pytest.approx(0.5, abs=1e-12)
+    assert closer(early, "base")["needed"] == pytest.approx(0.8, abs=1e-12)  # kg_query's base is 0.4 or 0.8
     assert closer(late, "base")["needed"] == pytest.approx(0.53 + TIE_EPS, abs=1e-12)
     assert wins(rec, "kg_query", "plan", 0.1)
     assert not wins(rec, "gap_analysis", "plan", 0.1)
@@ -194,7 +199,7 @@ def test_chosen_wins_a_tie():
     assert lines[1] == "kg_query tied reason at 0.68 and won the tie (earlier in the tool order):"
     text = why_not_text(rec, "reason")
     assert text[0] == "reason tied kg_query at 0.68; kg_query comes first in the tool order"
-    assert "  base: the smallest rise in base (now 0.50) would do it" in text
+    assert "  base: base would need to rise above 0.50; its rule gives only 0.50 (0.5 when triples are known (K))" in text
 
 
 def test_not_offered():
@@ -250,7 +255,8 @@ def test_why_not_text_layout():
     assert text[0] == "similarity_search lost to kg_query by 0.20 (0.79 vs 0.98)"
     assert text[1] == "any one of these would have made it win:"
     assert "  archetype: guardian weight would need 1.70; the cap is 0.95" in text
-    assert text.index("not enough alone:") > text.index("  base: base 0.75 (now 0.55) would do it")
+    assert text.index("not enough alone:") < text.index(
+        "  base: base would need 0.75; its rule gives only 0.55 (0.55 when spreading activation found symbols (I))")
 
 
 def test_record_is_not_mutated_and_output_deterministic():
@@ -319,9 +325,26 @@ def test_zoo_why_chosen_consistent_with_candidates(zoo_records):
             sum(chosen[f] for f in FACTORS) - 2 * chosen["recency"] - sum(other[f] for f in FACTORS) + 2 * other["recency"])
 
 
+def wins_weight(rec, tool, weight):
+    """Does `tool` win once its archetype's weight is `weight`? The weight lifts every tool of
+    that archetype (bonus = (weight - 0.5) * 0.15), as a real psyche would."""
+    arch = SPEC_BY_NAME[tool].archetype
+    cands = []
+    for c in rec["decide"]["candidates"]:
+        vals = {f: c[f] for f in FACTORS}
+        if SPEC_BY_NAME[c["tool"]].archetype == arch:
+            vals["archetype"] = (weight - 0.5) * 0.15
+        cands.append(Candidate(c["tool"], c["offered"], c["why_not"], **vals))
+    return choose(cands).tool == tool
+
+
+def base_limit(tool):
+    spec = SPEC_BY_NAME[tool]
+    return spec.base_range[1] if spec.base_range else max(spec.base_values)
+
+
 @pytest.mark.parametrize("scenario", ["zoo", "shadow", "solar"])
 def test_real_closers_really_close_the_gap(scenario):
-    limits = {"base": 1.0, "recency": 0.0, "archetype": 0.95}
     for rec in real_records(scenario, 10):
         chosen = rec["decide"]["tool"]
         order = [c["tool"] for c in rec["decide"]["candidates"]]
@@ -335,15 +358,22 @@ def test_real_closers_really_close_the_gap(scenario):
                 continue
             earlier = order.index(c["tool"]) < order.index(chosen)
             slack = 1e-12 if earlier else 0.0  # an exact tie is a float coin-flip; nudge it our way
+            limits = {"base": base_limit(c["tool"]), "recency": 0.0, "archetype": 0.95}
             for x in info["closers"]:
                 f = x["factor"]
-                to_value = (lambda w: (w - 0.5) * 0.15) if f == "archetype" else (lambda v: v)
                 if x["possible"]:
                     v = x["needed"] - slack if f == "recency" else x["needed"] + slack
-                    assert wins(rec, c["tool"], f, to_value(v)), (c["tool"], x)
-                elif f in limits:  # even the factor's limit is not enough
+                    if f == "archetype":
+                        assert wins_weight(rec, c["tool"], v), (c["tool"], x)
+                    else:
+                        assert wins(rec, c["tool"], f, v), (c["tool"], x)
+                elif f == "archetype":  # even the cap is not enough
+                    assert not wins_weight(rec, c["tool"], 0.95), (c["tool"], x)
+                elif f in limits:  # even the factor's limit (its rule's largest base) is not enough
                     if not (f == "recency" and c["recency"] == 0):
-                        assert not wins(rec, c["tool"], f, to_value(limits[f])), (c["tool"], x)
+                        assert not wins(rec, c["tool"], f, limits[f]), (c["tool"], x)
+                elif f == "novelty" and c["recency"] > 0:  # it ran recently: "never used" cannot hold
+                    assert "never used on this goal, but" in x["text"]
                 elif c[f] == 0:  # a fixed bonus it lacks, and gaining it is not enough
                     assert not wins(rec, c["tool"], f, {"novelty": 0.15, "plan": 0.1}.get(f, 0.2)), (c["tool"], x)
             assert why_not_text(rec, c["tool"])

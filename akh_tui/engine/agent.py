@@ -193,11 +193,13 @@ class Agent:
         self._orient_cache[g.id] = (version, ctx)
         return ctx
 
-    def spread(self, seeds: list[int]) -> dict[int, float]:
+    def spread(self, seeds: list[int], walked: list | None = None) -> dict[int, float]:
         """Spreading activation (SPEC §4): max over paths, ≤ 2 hops, decay 0.5, floor 0.1.
 
         At most `activation_fanout` edges per node and ACTIVATION_BUDGET edges in all are read,
-        nearest and strongest first, so hubs cannot make a cycle's cost grow with the graph."""
+        nearest and strongest first, so hubs cannot make a cycle's cost grow with the graph.
+        `walked`, when given, receives (hop, from, triple, value, raised) for every edge read:
+        the orient view shows the walk exactly as this computed it."""
         kg = self.kg
         act: dict[int, float] = {s: 1.0 for s in seeds}
         frontier = list(seeds)
@@ -214,9 +216,12 @@ class Agent:
                 for t in edges:
                     other = t.object if t.subject == node else t.subject
                     value = parent * t.confidence * ACTIVATION_DECAY
-                    if value >= ACTIVATION_FLOOR and value > act.get(other, 0.0):
+                    raised = value >= ACTIVATION_FLOOR and value > act.get(other, 0.0)
+                    if raised:
                         act[other] = value
                         nxt[other] = value
+                    if walked is not None:
+                        walked.append((_hop + 1, node, t, value, raised))
             frontier = sorted(nxt, key=lambda s: (-act[s], s))
         for s in seeds:
             act.pop(s, None)

@@ -6,8 +6,10 @@ works the same on a live record and on one replayed from a trace file.
 - `runner_up(record)`: the best offered candidate other than the chosen one.
 - `why_chosen(record)`: the chosen tool's breakdown, then how it beat the runner-up, factor by
   factor, largest contribution to the margin first.
-- `why_not(record, tool)` / `why_not_text(record, tool)`: why a candidate lost, and which single
-  factor change ("closer") would have made it win.
+- `why_not(record, tool)` / `why_not_text(record, tool)`: why a candidate lost, which single
+  factor change ("closer") would have made it win (only changes the tool's declared rules can
+  produce), and when none can, the smallest pair of changes that would.
+- `wins(record, tool, changes)`: SPEC §6's choice replayed with changed factors.
 
 Tie rule (SPEC §6): ties go to the earlier tool in the candidates' order, so a candidate that
 comes after the chosen one must beat it strictly (by `TIE_EPS`), an earlier one only match it.
@@ -216,6 +218,18 @@ def chosen_breakdown(c: dict) -> str:
 
 
 # -- why_not -------------------------------------------------------------------------------
+#
+# Honest advice (issue 13 §3): a change is proposed only if it could happen. A base only where
+# the tool's declared base rule can produce it (ToolSpec.base_values / base_range), a recency
+# penalty only at a value the rule gives (0.4, 0.2, 0.1, none), an archetype weight only inside
+# the evolve clamp and never when a tool of the same archetype stands in the way (the weight
+# lifts both alike), the novelty bonus only when the tool has not run recently on the goal.
+# Every change is checked by `wins`, which applies it to the recorded factors (a weight to every
+# tool of its archetype) and replays SPEC §6's choice. When no single change wins, the smallest
+# pair that does is given.
+
+RECENCY_VALUES = (0.4, 0.2, 0.1, 0.0)
+CHANGE_MIN = 1e-9  # a proposed change must move its factor by more than float noise
 
 
 def _rise_text(what: str, need: float, now: float) -> str:
@@ -226,73 +240,296 @@ def _rise_text(what: str, need: float, now: float) -> str:
 
 def _closer(factor: str, needed: float | None, possible: bool, text: str) -> dict:
     return {"factor": factor, "needed": needed, "possible": possible, "text": text}
+RECENCY_WHEN = {0.0: "it had not run in the last three cycles", 0.1: "it had last run three cycles ago",
+                0.2: "it had last run two cycles ago"}
 
 
-def _closers(c: dict, gap: float) -> list[dict]:
-    """One entry per factor: the value that factor alone would need for c to win, and whether
-    it can reach it. `gap` is how much c's total must rise (tie rule included)."""
+def _offered_scores(record: dict) -> list[tuple[int, dict, float]]:
+    return [(j, c, _effective_raw(c)) for j, c in enumerate(_candidates(record)) if c["offered"]]
+
+
+def wins(record: dict, tool: str, changes: dict[str, float]) -> bool:
+    """Would `tool` win SPEC §6's choice with `changes` applied to the recorded factors?
+    `changes` maps a factor to its new value; "archetype" is a weight, applied to every tool of
+    the tool's archetype (bonus = (weight − 0.5) × 0.15). Totals are summed as
+    scoring.Candidate sums them; ties go to the earlier tool."""
+    i = _index_of(record, tool)
+    if not _candidates(record)[i]["offered"]:
+        return False
+    arch = _archetype_of(tool)
+    bonus = (changes["archetype"] - 0.5) * ARCHETYPE_SCALE if "archetype" in changes else None
+    best, best_j = -1.0, -1
+    for j, c in enumerate(_candidates(record)):
+        if not c["offered"]:
+            continue
+        if j == i or (bonus is not None and _archetype_of(c["tool"]) == arch):
+            d = dict(c)
+            if j == i:
+                d.update({f: v for f, v in changes.items() if f != "archetype"})
+            if bonus is not None:
+                d["archetype"] = bonus
+            score = max(0.0, _raw(d))
+        else:
+            score = c["score"]
+        if score > best:
+            best, best_j = score, j
+    return best_j == i
+
+
+def _required(record: dict, i: int, skip_arch: str | None = None) -> float:
+    """The total tool i must reach to win against every other offered tool (tie rule), leaving
+    out the tools of archetype `skip_arch` (they would rise with it)."""
+    need = 0.0
+    for j, other, _raw_j in _offered_scores(record):
+        if j == i or (skip_arch is not None and _archetype_of(other["tool"]) == skip_arch):
+            continue
+        need = max(need, other["score"] + (TIE_EPS if j < i else 0.0))
+    return need
+
+
+def _settle(record: dict, tool: str, changes: dict[str, float], factor: str, value: float, up: bool = True) -> float:
+    """`value` nudged by float steps (at most a few) until the change wins."""
+    import math
+
+    for _ in range(8):
+        if wins(record, tool, changes | {factor: value}):
+            return value
+        value = math.nextafter(value, math.inf if up else -math.inf)
+    return value
+
+
+def _base_options(c: dict) -> tuple[list[float], tuple[float, float] | None]:
+    spec = SPEC_BY_NAME.get(c["tool"])
+    if spec is None:
+        return [], (c["base"], BASE_MAX)
+    values = sorted(v for v in spec.base_values if v > c["base"] + TOL)
+    rng = spec.base_range
+    return values, (rng if rng is not None and rng[1] > c["base"] + TOL else None)
+
+
+def _base_rule(tool: str) -> str:
+    spec = SPEC_BY_NAME.get(tool)
+    return spec.base_rule if spec is not None and spec.base_rule else "its base rule"
+
+
+def _base_limits_text(c: dict) -> str:
+    spec = SPEC_BY_NAME.get(c["tool"])
+    if spec is None:
+        return f"base is at most {BASE_MAX:.1f}"
+    if spec.base_range is not None:
+        return f"its rule gives at most {spec.base_range[1]:.2f} ({spec.base_rule})"
+    vals = " or ".join(f"{v:.2f}" for v in spec.base_values)
+    return f"its rule gives only {vals} ({spec.base_rule})"
+
+
+def _options(record: dict, c: dict, factor: str) -> list[tuple[float | None, str]]:
+    """Discrete new values for `factor` that could happen ((None, ...) marks a continuous factor
+    solved per case), each with the condition that would give it."""
     tool = c["tool"]
+    if factor == "base":
+        values, rng = _base_options(c)
+        out: list[tuple[float | None, str]] = [(v, _base_rule(tool)) for v in values]
+        if rng is not None:
+            out.append((None, _base_rule(tool)))
+        return out
+    if factor == "recency":
+        return [(v, RECENCY_WHEN[v]) for v in RECENCY_VALUES if v < c["recency"] - TOL]
+    if factor == "archetype":
+        return [(None, "weights stay within [0.10, 0.95]")]
+    value, condition = BONUSES[factor]
+    if factor == "pressure" and tool != "memory_recall":
+        return []
+    if c[factor] > 0:
+        return []
+    return [(value, condition.format(tool=tool))]
+
+
+def _solve(record: dict, c: dict, factor: str, rest: dict[str, float]) -> float | None:
+    """The smallest value of continuous `factor` (base in its range, or the archetype weight)
+    that wins together with the changes `rest`; None if none within the limits."""
+    tool = c["tool"]
+    i = _index_of(record, tool)
+    others = 0.0
+    for f, v in rest.items():
+        others += (c["recency"] - v) if f == "recency" else (v - c[f])
+    if factor == "base":
+        _values, rng = _base_options(c)
+        if rng is None:
+            return None
+        need = max(rng[0], c["base"] + _required(record, i) - _effective_raw(c) - others)
+        if need <= c["base"] + CHANGE_MIN or need > rng[1] + TOL:
+            return None
+        need = _settle(record, tool, rest, "base", need)
+        return need if need <= rng[1] + TOL and wins(record, tool, rest | {"base": need}) else None
+    arch = _archetype_of(tool)
+    bonus = c["archetype"] + _required(record, i, skip_arch=arch) - _effective_raw(c) - others
+    now = _weight(c["archetype"])
+    need = max(now, _weight(bonus))
+    if need <= now + CHANGE_MIN:
+        return None  # no rise: not a change (the other changes win alone)
+    if need > WEIGHT_MAX + TOL:
+        return None
+    need = _settle(record, tool, rest, "archetype", max(WEIGHT_MIN, need))
+    return need if need <= WEIGHT_MAX + TOL and wins(record, tool, rest | {"archetype": need}) else None
+
+
+def _rise(c: dict, factor: str, value: float) -> float:
+    """How much a change raises the tool's total."""
+    if factor == "recency":
+        return c["recency"] - value
+    if factor == "archetype":
+        return (value - 0.5) * ARCHETYPE_SCALE - c["archetype"]
+    return value - c[factor]
+
+
+def _valid(c: dict, changes: dict[str, float]) -> bool:
+    """Changes that can hold together: the novelty bonus means the tool never ran on the goal,
+    so it cannot keep a recency penalty."""
+    if "novelty" in changes and changes.get("recency", c["recency"]) > 0:
+        return False
+    return True
+
+
+def _change_text(c: dict, factor: str, value: float, why: str, part: bool = False) -> str:
+    """A change in words; `part`: one of a pair (it does not win alone)."""
+    tool = c["tool"]
+    if part:
+        if factor == "base":
+            return f"base {value:.2f} (now {c['base']:.2f}): {why}"
+        if factor == "recency":
+            return f"recency {_penalty(value)} instead of {_penalty(c['recency'])} (if {why})"
+        if factor == "archetype":
+            return f"{_archetype_of(tool)} weight {value:.2f} (now {_weight(c['archetype']):.2f})"
+        return f"the {factor} bonus ({_signed(BONUSES[factor][0])}): {why}"
+    if factor == "base":
+        return f"base {value:.2f} (now {c['base']:.2f}) would do it: {why}"
+    if factor == "recency":
+        pen = c["recency"]
+        if value <= 0:
+            return f"no recency penalty (now {_penalty(pen)}) would do it (if {why})"
+        return f"recency would need to be {_penalty(value)} instead of {_penalty(pen)} (if {why})"
+    if factor == "archetype":
+        return _rise_text(f"{_archetype_of(tool)} weight", value, _weight(c["archetype"]))
+    bonus = BONUSES[factor][0]
+    return f"the {factor} bonus ({_signed(bonus)}) would close it: {why}"
+
+
+def _closers(record: dict, c: dict, gap: float) -> list[dict]:
+    """One entry per factor: the change to that factor alone that would make c win, or why
+    none could. `gap` is how much c's total must rise against the best other tool (tie rule
+    included)."""
+    tool = c["tool"]
+    i = _index_of(record, tool)
     out: list[dict] = []
 
+    # base
+    best: tuple[float, str] | None = None
+    for v, why in _options(record, c, "base"):
+        value = v if v is not None else _solve(record, c, "base", {})
+        if value is not None and wins(record, tool, {"base": value}):
+            best = (value, why)
+            break
     need = c["base"] + gap
-    if need > BASE_MAX + TOL:
-        out.append(_closer("base", need, False, f"base would need {need:.2f}; base is at most 1.0"))
+    if best is not None:
+        out.append(_closer("base", best[0], True, _change_text(c, "base", best[0], best[1])))
     else:
-        out.append(_closer("base", need, True, _rise_text("base", need, c["base"])))
+        short = (f"base would need to rise above {c['base']:.2f}" if f"{need:.2f}" == f"{c['base']:.2f}"
+                 else f"base would need {need:.2f}")
+        out.append(_closer("base", need, False, f"{short}; {_base_limits_text(c)}"))
 
+    # recency
     pen = c["recency"]
     need = pen - gap
     if pen <= 0:
         out.append(_closer("recency", need, False, f"no recency penalty to remove (now {_penalty(pen)})"))
-    elif need < -TOL:
-        out.append(_closer("recency", need, False,
-                           f"even no recency penalty (now {_penalty(pen)}) would leave it {_amount(-need)} short"))
     else:
-        need = max(0.0, need)
-        if need < 0.1:
-            when = "it had not run in the last three cycles"
-        elif need < 0.2:
-            when = "it had last run three cycles ago"
+        hit = next(((v, why) for v, why in _options(record, c, "recency") if wins(record, tool, {"recency": v})), None)
+        if hit is not None:
+            out.append(_closer("recency", hit[0], True, _change_text(c, "recency", hit[0], hit[1])))
         else:
-            when = "it had last run two cycles ago"
-        if f"{need:.2f}" == f"{pen:.2f}":
-            text = f"the smallest cut in the recency penalty (now {_penalty(pen)}) would do it"
-        else:
-            text = f"recency would need to be {_penalty(need)} instead of {_penalty(pen)}"
-        out.append(_closer("recency", need, True, f"{text} (e.g. if {when})"))
+            out.append(_closer("recency", need, False,
+                               f"even no recency penalty (now {_penalty(pen)}) would leave it {_amount(-need)} short"))
 
+    # fixed bonuses
     for factor, (value, condition) in BONUSES.items():
         if factor == "pressure" and tool != "memory_recall":
             continue  # only memory_recall can earn it
-        cond = condition.format(tool=tool)
         have = c[factor]
         if have > 0:
-            out.append(_closer(factor, have + gap, False,
-                               f"already has the {factor} bonus ({_signed(have)})"))
+            out.append(_closer(factor, have + gap, False, f"already has the {factor} bonus ({_signed(have)})"))
             continue
         need = have + gap
-        if value >= need - TOL:
-            out.append(_closer(factor, need, True, f"the {factor} bonus ({_signed(value)}) would close it: {cond}"))
-        else:
+        if factor == "novelty" and pen > 0:
             out.append(_closer(factor, need, False,
-                               f"the {factor} bonus ({_signed(value)}) would not be enough:"
-                               f" it would need {_signed(need)}"))
+                               f"the novelty bonus needs {tool} never used on this goal, but {_recency_reason(c)}"))
+        elif wins(record, tool, {factor: value}):
+            out.append(_closer(factor, value, True, _change_text(c, factor, value, condition.format(tool=tool))))
+        else:
+            more = (f"just over {_signed(need)} (ties go to the earlier tool)" if f"{need:.2f}" == f"{value:.2f}"
+                    else _signed(need))
+            out.append(_closer(factor, need, False,
+                               f"the {factor} bonus ({_signed(value)}) would not be enough: it would need {more}"))
 
+    # archetype weight
     arch = _archetype_of(tool)
-    now = _weight(c["archetype"])
-    need = _weight(c["archetype"] + gap)
-    if need > WEIGHT_MAX + TOL:
+    blockers = [o["tool"] for j, o, raw in _offered_scores(record) if j != i and _archetype_of(o["tool"]) == arch
+                and (o["score"] > max(0.0, _effective_raw(c)) or (o["score"] == max(0.0, _effective_raw(c)) and j < i))]
+    value = _solve(record, c, "archetype", {})
+    if value is not None:
+        out.append(_closer("archetype", value, True, _change_text(c, "archetype", value, "")))
+    elif blockers:
+        out.append(_closer("archetype", None, False,
+                           f"{blockers[0]} is a {arch} tool too: a {arch} weight lifts both alike"))
+    else:
+        need = _weight(c["archetype"] + _required(record, i, skip_arch=arch) - _effective_raw(c))
         out.append(_closer("archetype", need, False,
                            f"{arch} weight would need {need:.2f}; the cap is {WEIGHT_MAX:.2f}"))
-    else:
-        out.append(_closer("archetype", need, True, _rise_text(f"{arch} weight", need, now)))
     return out
+
+
+PAIR_FACTORS = ("base", "recency", "novelty", "episodic", "pressure", "plan", "archetype")
+
+
+def smallest_pair(record: dict, tool: str) -> list[dict] | None:
+    """The pair of changes (to two factors) that makes `tool` win with the smallest total rise,
+    each reachable by its rule; None when no pair can. Ties go to the earlier factors."""
+    c = _candidates(record)[_index_of(record, tool)]
+    best: tuple[float, list[dict]] | None = None
+    for a_i, fa in enumerate(PAIR_FACTORS):
+        for fb in PAIR_FACTORS[a_i + 1:]:
+            for va, why_a in _options(record, c, fa):
+                for vb, why_b in _options(record, c, fb):
+                    if va is None and vb is None:
+                        continue  # two continuous factors: one of them taken at a discrete value covers it
+                    if va is None:
+                        got = _solve(record, c, fa, {fb: vb})  # type: ignore[dict-item]
+                        if got is None:
+                            continue
+                        ch = {fa: got, fb: vb}
+                    elif vb is None:
+                        got = _solve(record, c, fb, {fa: va})
+                        if got is None:
+                            continue
+                        ch = {fa: va, fb: got}
+                    else:
+                        ch = {fa: va, fb: vb}
+                    if (not _valid(c, ch) or min(_rise(c, f, v) for f, v in ch.items()) <= CHANGE_MIN
+                            or wins(record, tool, {fa: ch[fa]}) or wins(record, tool, {fb: ch[fb]})
+                            or not wins(record, tool, ch)):
+                        continue
+                    cost = _rise(c, fa, ch[fa]) + _rise(c, fb, ch[fb])
+                    if best is None or cost < best[0] - TOL:
+                        pair = [_closer(fa, ch[fa], True, _change_text(c, fa, ch[fa], why_a, part=True)),
+                                _closer(fb, ch[fb], True, _change_text(c, fb, ch[fb], why_b, part=True))]
+                        best = (cost, pair)
+    return best[1] if best is not None else None
 
 
 def why_not(record: dict, tool: str) -> dict:
     """Why `tool` was not chosen: its margin behind the chosen tool and, if it was offered, the
-    single-factor changes (`closers`) that would have made it win. Raises KeyError for a tool
-    that is not among the candidates."""
+    single-factor changes (`closers`) that would have made it win (only changes its rules could
+    produce), and, when none could, the smallest `pair` that would (else None). Raises KeyError
+    for a tool that is not among the candidates."""
     cands = _candidates(record)
     i = _index_of(record, tool)
     ci = _chosen_index(record)
@@ -303,6 +540,7 @@ def why_not(record: dict, tool: str) -> dict:
         "why_not": c.get("why_not"),
         "margin": max(0.0, chosen["score"] - c["score"]),
         "closers": [],
+        "pair": None,
         "chosen": chosen["tool"],
         "score": c["score"],
         "chosen_score": chosen["score"],
@@ -314,9 +552,10 @@ def why_not(record: dict, tool: str) -> dict:
         if not result["why_not"]:
             result["why_not"] = "not offered"
         return result
-    eps = TIE_EPS if i > ci else 0.0
-    gap = chosen["score"] + eps - _effective_raw(c)
-    result["closers"] = _closers(c, gap)
+    gap = _required(record, i) - _effective_raw(c)
+    result["closers"] = _closers(record, c, gap)
+    if not any(x["possible"] for x in result["closers"]):
+        result["pair"] = smallest_pair(record, tool)
     return result
 
 
@@ -345,6 +584,11 @@ def why_not_text(record: dict, tool: str) -> list[str]:
         lines.extend(f"  {x['factor']}: {x['text']}" for x in can)
     else:
         lines.append("no single factor change could have made it win")
+        if info["pair"]:
+            lines.append("the smallest pair of changes that would, together:")
+            lines.extend(f"  {x['factor']}: {x['text']}" for x in info["pair"])
+        else:
+            lines.append("nor could any pair of changes")
     if cannot:
         lines.append("not enough alone:")
         lines.extend(f"  {x['factor']}: {x['text']}" for x in cannot)

@@ -568,6 +568,83 @@ class Run:
     def tool_names(self) -> tuple[str, ...]:
         return TOOL_NAMES
 
+    # ---- looking closer (issue 13) ---------------------------------------------------------
+    def orient(self, goal_id: int | None = None, symbol: str | None = None) -> dict:
+        """What Orient saw, now: for goal `goal_id` (default the focus goal) or from `symbol`.
+        {"cycle", "goal", "symbols", "activation": {"nodes", "edges", "edges_read"}, "K",
+        "adjacent", "added"} (engine/orient_view.py). Only the neighbourhood is read.
+        InputError for an unknown goal or symbol, or a replayed trace (no graph)."""
+        from . import orient_view
+
+        with self.lock:
+            a = self._engine()
+            try:
+                return orient_view.orient(a, goal_id, symbol)
+            except KeyError as exc:
+                raise InputError(str(exc.args[0]), field="symbol" if symbol is not None else "goal") from None
+
+    def symbol(self, label: str) -> dict:
+        """A symbol inspector: {"symbol", "kind", "triples" (each with provenance and, when
+        inferred, its "derivation" tree), "total", "shown"} (engine/orient_view.py)."""
+        from . import orient_view
+
+        with self.lock:
+            a = self._engine()
+            try:
+                return orient_view.symbol_info(a, label)
+            except KeyError as exc:
+                raise InputError(str(exc.args[0]), field="symbol") from None
+
+    def why(self, cycle: int, tool: str | None = None) -> dict:
+        """A recorded cycle's Decide explained from its record alone: {"cycle", "chosen",
+        "why_chosen": lines, "tool", "why_not": engine/explain.why_not's dict or None,
+        "lines": what to print (why_not_text for `tool`, else why_chosen)}. InputError for an
+        unrecorded cycle or a tool that is not a candidate."""
+        from .explain import why_not
+
+        rec = self.record(cycle)
+        if rec is None:
+            raise InputError(f"cycle {cycle} is not recorded (recorded: 1..{self.last_cycle()})", field="--cycle")
+        chosen = rec["decide"]["tool"]
+        out: dict[str, Any] = {"cycle": cycle, "chosen": chosen, "why_chosen": why_chosen(dict(rec)), "tool": tool,
+                               "why_not": None}
+        if tool is None:
+            out["lines"] = out["why_chosen"]
+            return out
+        try:
+            out["why_not"] = why_not(dict(rec), tool)
+        except KeyError as exc:
+            raise InputError(str(exc.args[0]), field="--tool") from None
+        out["lines"] = why_not_text(dict(rec), tool)
+        return out
+
+    def explain_goal(self, goal_id: int) -> dict:
+        """Why goal `goal_id` is (not) done: each criterion found (cycle, tool, evidence) or
+        missing (in the graph since when and from where; which tool and input would return it),
+        and "lines", the explanation as text (engine/goal_explain.py)."""
+        from .goal_explain import explain_goal
+
+        with self.lock:
+            a = self._engine()
+            files = list(self.scenario.kg) if self.scenario is not None else []
+            try:
+                return explain_goal(a, list(self.records()), goal_id, files)
+            except KeyError as exc:
+                raise InputError(str(exc.args[0]), field="--goal") from None
+
+    def synthesize(self, goal_id: int, grammar: str | None = None) -> dict:
+        """A goal's findings (its evidence triples, never hypotheses) in a grammar: `narrative`,
+        `formal`, `terse`, or a path to a grammar TOML; default the persona's
+        `grammar_preference`. {"goal", "grammar", "facts", "text"} (engine/synthesis.py).
+        InputError names file, line and field of a bad grammar file."""
+        from .synthesis import synthesize
+
+        with self.lock:
+            a = self._engine()
+            if goal_id not in a.goals:
+                raise InputError(f"no goal #{goal_id}", field="--goal")
+            return synthesize(a, goal_id, grammar)
+
     def _engine(self) -> Agent:
         if self.agent is None:
             raise InputError("this run was imported from a trace: it can be replayed, not changed")
