@@ -67,6 +67,7 @@ class Workbench(App):
         Binding("k", "breakpoints", "Breaks", id="breakpoints"),
         Binding("slash", "search", "Search", id="search", key_display="/"),
         Binding("p", "plots", "Plots", id="plots"),
+        Binding("o", "orient", "Orient", id="orient", show=False),
         Binding("ctrl+r", "reset", "Reset", id="reset", show=False),
         Binding("f1", "help", "Help", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
@@ -92,6 +93,7 @@ class Workbench(App):
         "breakpoints": "breakpoints: stop the run when a tool is chosen, a veto fires, ...",
         "search": "search the history (tool=, veto, goal=, progress=, words) and jump to a cycle",
         "plots": "plots over time: tool × cycle grid, archetype weights, goal coverage, working memory",
+        "orient": "what Orient saw for the focus goal: activation neighbourhood, triples, symbol inspector",
         "help": "this help",
         "quit": "quit",
     }
@@ -194,6 +196,7 @@ class Workbench(App):
         self.status_bar = self.query_one("#status", Static)
         self.scrubber = self.query_one(Scrubber)
         self._fit(self.size.width, self.size.height)
+        self.score_table.focus()  # the goals pane takes focus with tab or a click
         for theme in load_themes():
             self.register_theme(theme)
         wanted = self.user_config.theme or "akh-dark"
@@ -382,6 +385,9 @@ class Workbench(App):
             mem.show(view, record, max(1, mem.size.height - 1) if mem.size.height else 8)
             self.scrubber.show(1 if self.last_cycle() else 0, self.last_cycle(), self.replay, self.marks)
             self._render_status(view)
+            hook = getattr(self.screen, "on_workbench_update", None)
+            if hook is not None:  # a view over the run (the findings) follows it
+                hook()
         except Exception as exc:
             show_error(self, f"Drawing failed: {type(exc).__name__}", exc)
 
@@ -540,6 +546,40 @@ class Workbench(App):
     @guarded
     def action_search(self) -> None:
         self.push_screen(SearchScreen(self.ctl.search, self._seek))
+
+    # ---- views of one goal: detail, Orient, findings ------------------------------------------
+    @guarded
+    def on_tree_node_selected(self, event) -> None:
+        if event.node.data is not None:
+            self.open_goal(int(event.node.data))
+
+    def open_goal(self, goal_id: int) -> None:
+        from .goal_detail import GoalDetailScreen
+
+        view = self.ctl.view(self.replay) if self.replay is not None else self.ctl.view()
+        goal = next((g for g in view["goals"] if g["id"] == goal_id), None)
+        if goal is None:
+            return
+        errors = (self._replayed_errors(self.replay) if self.replay is not None else self.goals_pane.errors).get(goal_id)
+        self.push_screen(GoalDetailScreen(self.ctl, goal, view["plans"].get(goal_id), errors,
+                                          lambda gid: self.action_orient(gid), self.open_findings))
+
+    @guarded
+    def action_orient(self, goal_id: int | None = None) -> None:
+        if not self.live:
+            self.notify("a trace file has no graph to show", markup=False)
+            return
+        from .orient_view import OrientScreen
+
+        self.push_screen(OrientScreen(self.ctl, goal_id))
+
+    def open_findings(self, goal_id: int) -> None:
+        if not self.live:
+            self.notify("a trace file has no graph to synthesise from", markup=False)
+            return
+        from .findings import FindingsScreen
+
+        self.push_screen(FindingsScreen(self.ctl, goal_id))
 
     @guarded
     def action_plots(self) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from rich.text import Text
+from textual.binding import Binding
 from textual.widgets import DataTable, Static, Tree
 
 from ..engine.run import TOOL_NAMES, why_chosen, why_not_text
@@ -58,11 +59,17 @@ def bar(fraction: float, width: int) -> str:
     return ("█" * full + partial).ljust(width, "·")
 
 
-class GoalsPane(Tree):
-    """Goals as a tree of sub-goals: status, priority, coverage bar; the focus goal marked."""
+class GoalsPane(Tree, inherit_bindings=False):
+    """Goals as a tree of sub-goals: status, priority, coverage bar; the focus goal marked.
+    It takes focus (tab, a click) and scrolls; enter or a click opens the goal's detail. Only
+    the keys below are its own: space still steps the run."""
 
     DEFAULT_CSS = "GoalsPane { scrollbar-size-vertical: 1; }"
-    can_focus = False  # a display: space and enter belong to the workbench, not to the tree
+    BINDINGS = [
+        Binding("enter", "select_cursor", "Goal detail", id="goals.detail"),
+        Binding("up", "cursor_up", "Up", show=False, id="goals.up"),
+        Binding("down", "cursor_down", "Down", show=False, id="goals.down"),
+    ]
 
     def __init__(self, **kw) -> None:
         super().__init__("goals", **kw)
