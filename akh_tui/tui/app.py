@@ -30,7 +30,7 @@ from textual.widgets import Footer, Static
 
 from ..engine.run import AddGoal, InputError, Locations, Psyche, Run, UserConfig, first_hit, parse_breakpoint
 from .dialogs import AddGoalScreen, HelpScreen, guarded, show_error
-from .panes import ERROR_WIDTH, GoalsPane, MemoryPane, PlanPane, PsychePane, ScoreTable, WhyPane
+from .panes import ERROR_WIDTH, GoalsPane, MemoryList, MemoryPane, PlanPane, PsychePane, ScoreTable, WhyPane
 from .themes import load_themes
 from .travel import BranchesScreen, BreakpointsScreen, CompareScreen, ForkScreen, Scrubber, SearchScreen
 
@@ -180,7 +180,9 @@ class Workbench(App):
                 yield WhyPane(id="why")
         with Horizontal(id="bottom"):
             with Vertical(id="memory-box", classes="box"):
-                yield MemoryPane(id="memory")
+                entries = MemoryList(id="memory-entries")
+                yield MemoryPane(entries, id="memory")
+                yield entries
         yield Static(TOO_SMALL, id="too-small")
         yield Footer()
 
@@ -370,7 +372,7 @@ class Workbench(App):
                 deltas: dict[str, float] = {}
                 errors = self._replayed_errors(self.replay)
             else:
-                view = self.ctl.view()
+                view = self.ctl.view(wm_rows=100)  # the memory list scrolls back over all of it
                 record = record or self.ctl.latest
                 deltas = self.deltas
             self.screen_class()
@@ -552,6 +554,13 @@ class Workbench(App):
     def on_tree_node_selected(self, event) -> None:
         if event.node.data is not None:
             self.open_goal(int(event.node.data))
+
+    @guarded
+    def on_option_list_option_selected(self, event) -> None:
+        if isinstance(event.option_list, MemoryList):
+            from .dialogs import EntryScreen
+
+            self.push_screen(EntryScreen(event.option_list.entries[event.option_index]))
 
     def open_goal(self, goal_id: int) -> None:
         from .goal_detail import GoalDetailScreen

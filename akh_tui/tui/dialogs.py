@@ -90,6 +90,32 @@ class HelpScreen(ModalScreen[None]):
             yield Static(t)
 
 
+class EntryScreen(ModalScreen[None]):
+    """One working-memory entry in full (enter on it in the memory list)."""
+
+    BINDINGS = [Binding("escape,enter,q", "dismiss", "Close", id="entry.close")]
+    DEFAULT_CSS = """
+    EntryScreen { align: center middle; }
+    EntryScreen > VerticalScroll { width: 100; max-width: 100%; height: auto; max-height: 80%; border: thick $primary;
+                                   background: $surface; padding: 0 1; }
+    """
+
+    def __init__(self, entry: dict) -> None:
+        super().__init__()
+        self.entry = entry
+
+    def compose(self) -> ComposeResult:
+        e = self.entry
+        t = Text()
+        t.append(f"{e['kind']}", style="bold")
+        t.append(f" · cycle {e['cycle']} · relevance {e['relevance']:.2f} · referenced {e['refs']} time(s)\n\n",
+                 style="dim")
+        t.append(e["content"])
+        t.append("\n\nescape closes", style="dim")
+        with VerticalScroll():
+            yield Static(t)
+
+
 class ErrorScreen(ModalScreen[None]):
     """Shown instead of crashing: what failed, and that the run is paused."""
 

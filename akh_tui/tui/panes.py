@@ -8,7 +8,8 @@ import re
 
 from rich.text import Text
 from textual.binding import Binding
-from textual.widgets import DataTable, Static, Tree
+from textual.widgets import DataTable, OptionList, Static, Tree
+from textual.widgets.option_list import Option
 
 from ..engine.run import TOOL_NAMES, why_chosen, why_not_text
 
@@ -144,14 +145,14 @@ class GoalsPane(Tree, inherit_bindings=False):
 
 class PlanPane(Pane):
     def show(self, view: dict) -> None:
+        # only the focus goal's plan: a completed or failed goal's plan is not shown once the
+        # focus has moved on (its detail, enter on the goal, still shows it)
         focus = view["focus"]
         plan = view["plans"].get(focus) if focus is not None else None
-        if plan is None:
-            last = [g for g in view["goals"] if g["id"] in view["plans"]]
-            plan = view["plans"][last[-1]["id"]] if last else None
         t = Text()
         if plan is None:
-            t.append("no plan yet: the first cycle on a goal makes one", style="dim")
+            t.append(f"goal #{focus}: no plan yet\n(its next cycle makes one)" if focus is not None
+                     else "no active goal: nothing planned", style="dim")
             self.show_text(t)
             return
         t.append(f"goal #{plan['goal']} · plan {plan['status']} · attempt {plan['attempt']}\n", style="bold")
@@ -358,9 +359,12 @@ class MemoryPane(Pane):
     """Working memory, newest last; the header shows capacity, pressure, evictions and
     consolidations of the latest cycle."""
 
-    def __init__(self, **kw) -> None:
+    DEFAULT_CSS = "MemoryPane { height: auto; }"
+
+    def __init__(self, entries: "MemoryList | None" = None, **kw) -> None:
         super().__init__(**kw)
         self.last_consolidation: str = ""
+        self.entries = entries
 
     def show(self, view: dict, record: dict | None, rows: int) -> None:
         wm = view["wm"]
@@ -375,18 +379,58 @@ class MemoryPane(Pane):
             if record["wm"]["consolidated"]:
                 self.last_consolidation = f" · consolidated {len(record['wm']['consolidated'])} at cycle {record['cycle']}"
         t.append(self.last_consolidation, style="magenta")
-        t.append("\n")
+        if self.entries is None or view.get("model_memory"):
+            t.append("\n")
         if view.get("model_memory"):
             # the structured memory the model is shown, above the agent's own entries
             lines = view["model_memory"].splitlines()[:4]
-            for ln in lines:
+            for i, ln in enumerate(lines):
                 t.append("  model ", style="bold yellow")
-                t.append(ln[:200] + "\n")
+                t.append(ln[:200] + ("\n" if i < len(lines) - 1 or self.entries is None else ""))
             rows -= len(lines)
-        for e in wm["entries"][-max(1, rows):]:
-            t.append(f"{e['cycle']:>4} ", style="dim")
-            t.append(f"{e['kind'][:5]:<6}", style=KIND_STYLE.get(e["kind"], ""))
-            t.append(f"{e['relevance']:.1f} r{e['refs']:<2} ", style="dim")
-            t.append(e["content"].replace("\n", " ")[:200] + "\n", style="")
+        if self.entries is None:  # no list beside it (a pane on its own): the newest entries here
+            for e in wm["entries"][-max(1, rows):]:
+                t.append_text(entry_line(e))
+                t.append("\n")
+        else:
+            self.entries.show(wm["entries"])
         self.show_text(t)
+
+
+def entry_line(e: dict) -> Text:
+    t = Text(no_wrap=True, overflow="ellipsis")
+    t.append(f"{e['cycle']:>4} ", style="dim")
+    t.append(f"{e['kind'][:5]:<6}", style=KIND_STYLE.get(e["kind"], ""))
+    t.append(f"{e['relevance']:.1f} r{e['refs']:<2} ", style="dim")
+    t.append(e["content"].replace("\n", " ")[:200])
+    return t
+
+
+class MemoryList(OptionList):
+    """Working-memory entries, newest last: it scrolls back (focus it with tab or a click) and
+    enter opens an entry in full. Unfocused it follows the newest entry."""
+
+    DEFAULT_CSS = """MemoryList { height: 1fr; border: none; padding: 0; scrollbar-size-vertical: 1;
+                               text-wrap: nowrap; text-overflow: ellipsis; }"""
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.entries: list[dict] = []
+        self._ids: tuple = ()
+
+    def show(self, entries: list[dict]) -> None:
+        ids = tuple((e["id"], e["refs"]) for e in entries)
+        if ids == self._ids:
+            return
+        self._ids = ids
+        keep = self.entries[self.highlighted]["id"] if self.has_focus and self.highlighted is not None \
+            and self.highlighted < len(self.entries) else None
+        self.entries = list(entries)
+        self.clear_options()
+        self.add_options([Option(entry_line(e)) for e in entries])
+        if keep is not None:
+            self.highlighted = next((i for i, e in enumerate(entries) if e["id"] == keep), len(entries) - 1)
+        elif entries:
+            self.highlighted = len(entries) - 1
+            self.scroll_end(animate=False)
 
