@@ -65,3 +65,58 @@ def test_a_bad_breakpoint_changes_nothing(cli, tmp_path):
     proc = cli("agent", "run", "--break", "score < high", check_rc=2)
     assert "--break" in proc.stderr
     assert not (tmp_path / "data" / "session.db").exists()
+
+
+# -- one validator, everywhere (issue 13 §6) ----------------------------------------------------
+
+@pytest.mark.parametrize("bad, reason", [
+    ("tool=nonexistent", "unknown tool 'nonexistent'"),
+    ("foo.bar > 1", "the cycle record has no 'foo'"),
+    ("wm.sise > 10", "wm has no 'sise'"),
+    ("decide.tool > 1", "decide.tool is text"),
+    ("decide.tool == teleport", "unknown tool 'teleport'"),
+    ("wm.size == lots", "wm.size is a number"),
+    ("goals.first.coverage > 0", "goals is a list"),
+    ("act > 1", "act is a table"),
+])
+def test_typos_are_refused_with_the_reason(bad, reason):
+    with pytest.raises(InputError) as err:
+        parse(bad)
+    assert reason in err.value.message and err.value.field == "--break"
+
+
+@pytest.mark.parametrize("good", ["tool=kg_query", "goals.0.coverage > 0.5", "orient.adjacent.2 > 3",
+                                  "psyche.archetypes.sage > 0.8", "act.vetoed == true", "decide.plan_step == reason",
+                                  "decide.candidates.3.score >= 0.5", "decide.llm.model == x"])
+def test_real_paths_are_accepted(good):
+    assert parse(good).spec == good
+
+
+def test_search_and_breakpoints_refuse_the_same_tool(cli):
+    from akh_tui.engine.replay import parse_search
+
+    with pytest.raises(ValueError) as search_err:
+        parse_search("tool=nonexistent")
+    with pytest.raises(InputError) as break_err:
+        parse("tool=nonexistent")
+    assert "unknown tool 'nonexistent'" in str(search_err.value) and "unknown tool 'nonexistent'" in break_err.value.message
+    r = cli("agent", "run", "--max-cycles", "2", "--break", "foo.bar > 1", check_rc=2)
+    assert r.returncode == 2 and "foo" in r.stderr and "--break" in r.stderr
+
+
+def test_the_config_refuses_a_typo_with_file_and_field(tmp_path):
+    from akh_tui.engine.userconfig import UserConfig
+
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[breakpoints]\nstop = ["tool=nonexistent"]\n')
+    loaded = UserConfig.load(cfg)
+    assert loaded.error and "unknown tool 'nonexistent'" in loaded.error and "breakpoints.stop" in loaded.error
+
+
+def test_a_condition_fires_when_it_becomes_true_not_while_it_stays_true():
+    zoo = records("zoo", 20)
+    bp = parse("wm.size > 10")
+    fired = [r["cycle"] for prev, r in zip([None] + zoo, zoo) if bp.check(r, prev)]
+    holds = [r["cycle"] for r in zoo if r["wm"]["size"] > 10]
+    assert len(holds) > 1  # it stays true for several cycles ...
+    assert fired == [holds[0]]  # ... and fires once, when it became true

@@ -8,6 +8,11 @@ condition over the cycle record holds. Conditions are parsed, never eval-ed:
                              `decide.tool == reason`; op one of < <= > >= == !=; path is dotted
                              keys into the cycle record (SPEC §11), list items by index, plus
                              the shorthands `score` (the chosen candidate's) and `coverage`.
+
+One validator (`parse`) serves the command line (`--break`), the user config and the
+workbench: an unknown tool, a path the cycle record does not have, or an order comparison on
+text is refused with the reason, never accepted to silently never fire. A condition fires when
+it becomes true (it did not hold on the previous cycle), not on every cycle while it holds.
 """
 
 from __future__ import annotations
@@ -19,6 +24,62 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .errors import InputError
+from .toolspecs import TOOL_NAMES, unknown_tool
+
+# The cycle record's shape (SPEC §11), for checking a condition's path before it is used:
+# a dict maps keys to their shape; "*" matches any key; a one-item list is a list of that
+# shape; "n" a number, "s" text, "b" true/false, "?" anything (free-form).
+_CANDIDATE = {"tool": "s", "offered": "b", "why_not": "s", "score": "n", "base": "n", "recency": "n",
+              "novelty": "n", "episodic": "n", "pressure": "n", "archetype": "n", "plan": "n", "input": "s"}
+_GOAL = {"id": "n", "description": "s", "status": "s", "priority": "n", "parent": "n", "coverage": "n"}
+RECORD_SHAPE: dict = {
+    "type": "s", "v": "n", "cycle": "n",
+    "goal": {"id": "n", "description": "s"},
+    "observe": {"goals": ["n"], "wm_size": "n", "recent": [{"id": "n", "kind": "s", "content": "s"}],
+                "episodes": ["n"]},
+    "orient": {"adjacent": {"*": "n"}, "activated": [{"symbol": "s", "activation": "n"}], "learnings": ["s"],
+               "pressure": "n", "K": "b", "I": "b", "E": "b"},
+    "decide": {"tool": "s", "input": "s", "breakdown": "s", "plan_step": "s", "candidates": [_CANDIDATE],
+               "decider": "s", "llm": "?"},
+    "act": {"success": "b", "vetoed": "b", "veto": "s", "bias": "n", "bias_patterns": ["s"], "output": "s",
+            "progress": "s", "coverage": "n", "missing": ["s"]},
+    "goals": [_GOAL],
+    "plan": {"goal": "n", "attempt": "n", "strategy": "s", "status": "s",
+             "steps": [{"index": "n", "tool": "s", "rationale": "s", "status": "s", "marker": "s"}]},
+    "wm": {"size": "n", "capacity": "n", "evicted": ["n"], "consolidated": ["n"]},
+    "psyche": {"archetypes": {"sage": "n", "healer": "n", "explorer": "n", "guardian": "n"}, "individuation": "n",
+               "shadow_encounters": "n", "dominant": "s", "persona": "s"},
+    "score": "n",  # shorthands
+    "coverage": "n",
+}
+TOOL_FIELDS = (("decide", "tool"), ("decide", "plan_step"))  # paths whose value is a tool name
+
+
+def path_kind(path: tuple[str, ...]) -> str:
+    """The kind of value at `path` ("n", "s", "b", "?"), or ValueError naming the first part
+    the record does not have."""
+    shape: object = RECORD_SHAPE
+    for depth, part in enumerate(path):
+        where = ".".join(path[:depth]) or "the cycle record"
+        if shape == "?":
+            return "?"
+        if isinstance(shape, list):
+            if not part.isdigit():
+                raise ValueError(f"{where} is a list: use an index (e.g. {where}.0), not {part!r}")
+            shape = shape[0]
+        elif isinstance(shape, dict):
+            if part in shape:
+                shape = shape[part]
+            elif "*" in shape:
+                shape = shape["*"]
+            else:
+                raise ValueError(f"{where} has no {part!r} (it has: {', '.join(k for k in shape if k != '*')})")
+        else:
+            raise ValueError(f"{where} is a value, not a table: nothing under it is called {part!r}")
+    if isinstance(shape, (dict, list)):
+        raise ValueError(f"{'.'.join(path)} is a {'list' if isinstance(shape, list) else 'table'}: "
+                         f"compare one of its values")
+    return str(shape)
 
 OPS: dict[str, Callable[[Any, Any], bool]] = {
     "<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt,
@@ -51,18 +112,24 @@ class Breakpoint:
             changed = [f"#{g['id']} {before.get(g['id'], 'new')} → {g['status']}" for g in record["goals"]
                        if before.get(g["id"]) != g["status"] and (previous is not None or g["status"] != "active")]
             return "goal status changed: " + ", ".join(changed) if changed else None
+        if previous is not None and self._holds(previous):
+            return None  # it already held: a condition fires when it becomes true
+        if not self._holds(record):
+            return None
+        actual = resolve(record, self.path)
+        return f"{'.'.join(self.path)} = {actual!r} ({self.spec})"
+
+    def _holds(self, record: dict) -> bool:
         actual = resolve(record, self.path)
         if actual is None or isinstance(actual, (dict, list)) or self.op is None:
-            return None
+            return False
         if isinstance(self.value, float):
             if isinstance(actual, bool) or not isinstance(actual, (int, float)):
-                return None
-            hit = OPS[self.op](float(actual), self.value)
-        else:
-            if self.op not in ("==", "!="):
-                return None
-            hit = OPS[self.op](str(actual).lower() if isinstance(actual, bool) else str(actual), self.value)
-        return f"{'.'.join(self.path)} = {actual!r} ({self.spec})" if hit else None
+                return False
+            return OPS[self.op](float(actual), self.value)
+        if self.op not in ("==", "!="):
+            return False
+        return OPS[self.op](str(actual).lower() if isinstance(actual, bool) else str(actual), self.value)
 
 
 def resolve(record: dict, path: tuple[str, ...]) -> Any:
@@ -88,6 +155,8 @@ def parse(spec: str, field: str = "--break") -> Breakpoint:
         raise InputError("empty breakpoint", field=field)
     m = re.fullmatch(r"(tool|veto)\s*=\s*([\w.-]+)", text)  # a single '=': not the == of a condition
     if m:
+        if m.group(1) == "tool" and unknown_tool(m.group(2)):
+            raise InputError(f"{unknown_tool(m.group(2))} in breakpoint {spec!r}", field=field)
         return Breakpoint(text, m.group(1), name=m.group(2))
     if text in ("veto", "goal"):
         return Breakpoint(text, text)
@@ -99,6 +168,10 @@ def parse(spec: str, field: str = "--break") -> Breakpoint:
     path = tuple(m.group(1).split("."))
     if not all(_PATH_PART.match(p) for p in path):
         raise InputError(f"bad path {m.group(1)!r} in breakpoint {spec!r}", field=field)
+    try:
+        kind = path_kind(path)
+    except ValueError as exc:
+        raise InputError(f"{exc} in breakpoint {spec!r}", field=field) from None
     op, raw = m.group(2), m.group(3)
     value: float | str
     try:
@@ -110,6 +183,16 @@ def parse(spec: str, field: str = "--break") -> Breakpoint:
         if op not in ("==", "!="):
             raise InputError(f"{op} needs a number, got {raw!r} in breakpoint {spec!r}", field=field) from None
         value = raw
+    if kind == "s" and op not in ("==", "!="):
+        raise InputError(f"{'.'.join(path)} is text: compare it with == or !=, not {op}, in breakpoint {spec!r}",
+                         field=field)
+    if kind == "n" and isinstance(value, str):
+        raise InputError(f"{'.'.join(path)} is a number: compare it with a number, not {raw!r}, in breakpoint "
+                         f"{spec!r}", field=field)
+    if kind == "b" and str(value).lower() not in ("true", "false"):
+        raise InputError(f"{'.'.join(path)} is true or false, not {raw!r}, in breakpoint {spec!r}", field=field)
+    if path in TOOL_FIELDS and isinstance(value, str) and unknown_tool(value):
+        raise InputError(f"{unknown_tool(value)} in breakpoint {spec!r}", field=field)
     return Breakpoint(text, "condition", path=path, op=op, value=value)
 
 

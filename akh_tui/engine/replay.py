@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .toolspecs import TOOL_NAMES
+from .toolspecs import unknown_tool
 
 PROGRESS = ("completed", "advanced", "no_change", "failed")
 
@@ -32,8 +32,8 @@ def parse_search(text: str) -> dict:
         elif not value:
             raise ValueError(f"{key}= needs a value: {word!r}")
         elif key == "tool":
-            if value not in TOOL_NAMES:
-                raise ValueError(f"unknown tool {value!r} in {word!r}: one of {', '.join(TOOL_NAMES)}")
+            if unknown_tool(value):
+                raise ValueError(f"{unknown_tool(value)} in {word!r}")
             put("tool", value)
         elif key == "veto":
             put("veto", value)

@@ -220,6 +220,10 @@ def synthesize(agent: "Agent", goal_id: int, grammar: str | None = None) -> dict
     base = Path(source).parent if source else None
     gram = resolve_grammar(name, base)
     ts = findings(agent, goal_id)
+    first = {}
+    for t in ts:  # facts in the order every grammar tells them: grouped by subject, oldest first
+        first.setdefault(t.subject, len(first))
+    ts = sorted(ts, key=lambda t: (first[t.subject], t.seq))
     labels = [(kg.label(t.subject), kg.label(t.predicate), kg.label(t.object)) for t in ts]
     return {
         "goal": {"id": g.id, "description": g.description},

@@ -85,7 +85,7 @@ def offer_kg_query(agent: "Agent", ctx: GoalContext) -> Offer:
 
 def offer_infer_rules(agent: "Agent", ctx: GoalContext) -> Offer:
     if not ctx.K:
-        return Offer(False, why_not="no known triples about the goal (K is false)")
+        return Offer(False, why_not="no known triples about the goal")
     bonus = 0.1 if ctx.goal.tool_uses.get("infer_rules", 0) == 0 else 0.0
     return Offer(True, clamp(0.7 * agent.profile_similarity(ctx.goal, "infer_rules") + bonus, 0.35, 0.75),
                  f"{agent.rules.pending()} new triples")
@@ -93,15 +93,15 @@ def offer_infer_rules(agent: "Agent", ctx: GoalContext) -> Offer:
 
 def offer_reason(agent: "Agent", ctx: GoalContext) -> Offer:
     if not ctx.K:
-        return Offer(False, why_not="no known triples about the goal (K is false)")
+        return Offer(False, why_not="no known triples about the goal")
     return Offer(True, 0.5, _labels(agent, ctx.symbols), arg=list(ctx.symbols))
 
 
 def offer_synthesize(agent: "Agent", ctx: GoalContext) -> Offer:
     if not ctx.K:
-        return Offer(False, why_not="no known triples about the goal (K is false)")
+        return Offer(False, why_not="no known triples about the goal")
     if not ctx.I:
-        return Offer(False, why_not="spreading activation found nothing (I is false)")
+        return Offer(False, why_not="spreading activation found nothing")
     kg = agent.kg
     subj = ctx.symbols[0]
     for sid in ctx.order:
@@ -281,13 +281,13 @@ def offer_shell(agent: "Agent", ctx: GoalContext) -> Offer:
 
 def offer_recall(agent: "Agent", ctx: GoalContext) -> Offer:
     if not ctx.E:
-        return Offer(False, why_not="no episode recalled for the goal (E is false)")
+        return Offer(False, why_not="no episode recalled for the goal")
     return Offer(True, 0.55, _labels(agent, ctx.symbols), arg=list(ctx.symbols))
 
 
 def offer_similarity(agent: "Agent", ctx: GoalContext) -> Offer:
     if not ctx.I:
-        return Offer(False, why_not="spreading activation found nothing (I is false)")
+        return Offer(False, why_not="spreading activation found nothing")
     return Offer(True, 0.55, _labels(agent, ctx.symbols) or _labels(agent, [ctx.top[0][0]]), arg=list(ctx.symbols))
 
 

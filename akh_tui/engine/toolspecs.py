@@ -88,3 +88,11 @@ SPECS: tuple[ToolSpec, ...] = (
 TOOL_NAMES = tuple(s.name for s in SPECS)
 SPEC_BY_NAME = {s.name: s for s in SPECS}
 TOOL_ARCHETYPES = {s.name: s.archetype for s in SPECS}
+
+
+def unknown_tool(name: str) -> str | None:
+    """None for one of the eleven tools, else the message every reader of a tool name gives
+    (breakpoints, the search box, sessions search)."""
+    if name in SPEC_BY_NAME:
+        return None
+    return f"unknown tool {name!r}: one of {', '.join(TOOL_NAMES)}"

@@ -181,9 +181,12 @@ def short_reason(why_not: str | None) -> str:
     m = re.search(r"sim ([0-9.]+) ≤ 0\.55", text)
     if m:
         return f"sim {float(m.group(1)):.2f} ≤ 0.55"
-    m = re.search(r"\((K|I|E) is false\)", text)
-    if m:  # Orient's flags in words: known triples, inferable symbols, an episode recalled
-        return {"K": "no known triples", "I": "activation found nothing", "E": "no episode recalled"}[m.group(1)]
+    # plain words, never SPEC's letters (K/I/E); "(K is false)" is how older traces put it
+    for pattern, note in ((r"no known triples|\(K is false\)", "no known triples"),
+                          (r"no episode recalled|\(E is false\)", "no episode recalled"),
+                          (r"activation found nothing|\(I is false\)", "nothing activated")):
+        if re.search(pattern, text):
+            return note
     if text.startswith("no input"):
         return "no input in goal"
     return text[:24]
