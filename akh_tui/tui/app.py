@@ -151,8 +151,46 @@ class Workbench(App):
         self._ticks = 0
         self.cycles_drawn = 0
         self.breakpoint_hit: str | None = None
+        self.keymap_refusals: list[str] = []
         if self.user_config.keymap:
-            self.set_keymap(self.user_config.keymap)
+            self._apply_keymap()
+
+    def _apply_keymap(self) -> None:
+        """The user's keymap, checked first (an unknown id, or a key that another binding of
+        the same screen uses, is refused with the reason and shown on start). The main
+        screen's bindings are rebuilt in their own order with the new keys, so a remapped key
+        keeps its place on the footer (Textual's keymap appends it at the end, past the edge);
+        the dialogs' ids go through Textual's keymap."""
+        from textual.binding import BindingsMap
+
+        defaults = {b.id: b.key for b in self.all_bindings() if b.id}
+        self.keymap_refusals = self.user_config.check_keymap(defaults)
+        keymap = self.user_config.keymap
+        mine = {b.id for b in self.BINDINGS}
+        self._bindings = BindingsMap([b.with_key(keymap[b.id], key_display=None) if b.id in keymap else b
+                                      for b in self.BINDINGS])
+        self.set_keymap({k: v for k, v in keymap.items() if k not in mine})
+
+    @classmethod
+    def all_bindings(cls) -> list[Binding]:
+        """Every binding with an id: the main screen's, then each dialog's and view's."""
+        from .dialogs import AddGoalScreen, EntryScreen, ErrorScreen, HelpScreen
+        from .findings import FindingsScreen
+        from .goal_detail import GoalDetailScreen
+        from .orient_view import OrientScreen
+        from .psyche_editor import PsycheEditorScreen
+        from .think_screen import ThinkScreen
+        from .travel import BranchesScreen, BreakpointsScreen, CompareScreen, ForkScreen, SearchScreen
+
+        out = list(cls.BINDINGS) + list(GoalsPane.BINDINGS)
+        for screen in (GoalDetailScreen, OrientScreen, FindingsScreen, PsycheEditorScreen, ThinkScreen, AddGoalScreen,
+                       ForkScreen, BranchesScreen, CompareScreen, BreakpointsScreen, SearchScreen, EntryScreen,
+                       HelpScreen, ErrorScreen):
+            out += [b for b in screen.BINDINGS if isinstance(b, Binding)]
+        from .plots import PlotsScreen, ToolGrid  # loads plotext: only with a keymap, or for the help
+
+        out += list(PlotsScreen.BINDINGS) + list(ToolGrid.BINDINGS)
+        return [b for b in out if isinstance(b, Binding) and b.id]
 
     @staticmethod
     def speed_levels() -> tuple[int, ...]:
@@ -210,6 +248,8 @@ class Workbench(App):
             self.query_one(f"#{wid}").border_title = title
         if self.user_config.error:
             self.notify(self.user_config.error, severity="warning", timeout=8, markup=False)
+        for refusal in self.keymap_refusals:
+            self.notify(refusal, title="Keymap entry refused", severity="warning", timeout=10, markup=False)
         for w in self.ctl.warnings:
             self.notify(w, title="Scenario settings", severity="warning", timeout=10, markup=False)
         self.set_interval(1 / DRAIN_HZ, self._drain)
@@ -712,16 +752,43 @@ class Workbench(App):
 
     @guarded
     def action_help(self) -> None:
-        keymap = self.user_config.keymap
-        rows = []
-        for b in self.BINDINGS:
-            keys = keymap.get(b.id, b.key) if b.id else b.key
-            rows.append((key_label(keys), self.DESCRIPTIONS.get(b.id, b.description), b.id or ""))
+        from .findings import FindingsScreen
+        from .goal_detail import GoalDetailScreen
+        from .orient_view import OrientScreen
+        from .plots import PlotsScreen, ToolGrid
         from .psyche_editor import PsycheEditorScreen
+        from .think_screen import ThinkScreen
+        from .travel import BranchesScreen, BreakpointsScreen, CompareScreen, ForkScreen, SearchScreen
 
-        editor_rows = [(keymap.get(b.id, b.key) if b.id else b.key, b.description, b.id or "")
-                       for b in PsycheEditorScreen.BINDINGS if isinstance(b, Binding)]
-        self.push_screen(HelpScreen(rows, f"Remap any key in {self.user_config.path} under [keymap], e.g. step = \"n\".", editor_rows))
+        keymap = self.user_config.keymap
+
+        def rows(bindings, descriptions: dict[str, str] | None = None) -> list[tuple[str, str, str]]:
+            out = []
+            for b in bindings:
+                if not isinstance(b, Binding):
+                    continue
+                keys = keymap.get(b.id, b.key) if b.id else b.key
+                out.append((key_label(keys), (descriptions or {}).get(b.id, b.description), b.id or ""))
+            return out
+
+        sections = [
+            ("in the goals pane (tab or a click focuses it)", rows(GoalsPane.BINDINGS)),
+            ("in the working-memory list", [("enter", "open the highlighted entry in full", "")]),
+            ("in a goal's detail", rows(GoalDetailScreen.BINDINGS)),
+            ("in the Orient view (o)", rows(OrientScreen.BINDINGS) + [("↑ / ↓", "move between nodes", "")]),
+            ("in the findings", rows(FindingsScreen.BINDINGS)),
+            ("in the plots (p)", rows(list(ToolGrid.BINDINGS) + list(PlotsScreen.BINDINGS))),
+            ("in the ThinkLoop view (t)", rows(ThinkScreen.BINDINGS)),
+            ("in the add-goal dialog (g)", rows(AddGoalScreen.BINDINGS) + [("enter", "add the goal", "")]),
+            ("in the fork dialog (f)", rows(ForkScreen.BINDINGS)),
+            ("in the branches list (b)", rows(BranchesScreen.BINDINGS)),
+            ("in the comparison", rows(CompareScreen.BINDINGS)),
+            ("in the breakpoints (k)", rows(BreakpointsScreen.BINDINGS) + [("enter", "add the breakpoint typed", "")]),
+            ("in the search (/)", rows(SearchScreen.BINDINGS) + [("enter", "jump to the highlighted hit", "")]),
+        ]
+        self.push_screen(HelpScreen(rows(self.BINDINGS, self.DESCRIPTIONS),
+                                    f"Remap any key in {self.user_config.path} under [keymap], e.g. step = \"n\".",
+                                    rows(PsycheEditorScreen.BINDINGS), sections))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

@@ -56,38 +56,44 @@ class AddGoalScreen(ModalScreen[None]):
 
 
 class HelpScreen(ModalScreen[None]):
-    """Every action: its key (after the user's keymap), what it does, and its binding id."""
+    """Every action: its key (after the user's keymap), what it does, and its binding id; the
+    main screen's first, then each dialog's and view's. A table, so a long description wraps in
+    its column instead of running into the id."""
 
     BINDINGS = [Binding("escape,f1,q", "dismiss", "Close", id="help.close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 100; max-width: 100%; height: auto; max-height: 90%; border: thick $primary; background: $surface; padding: 0 1; }
+    HelpScreen > VerticalScroll { width: 110; max-width: 100%; height: auto; max-height: 90%; border: thick $primary; background: $surface; padding: 0 1; }
     """
 
     def __init__(self, rows: list[tuple[str, str, str]], config_note: str,
-                 editor_rows: list[tuple[str, str, str]] = ()) -> None:
+                 editor_rows: list[tuple[str, str, str]] = (),
+                 sections: list[tuple[str, list[tuple[str, str, str]]]] = ()) -> None:
         super().__init__()
         self._rows = rows
-        self._editor_rows = list(editor_rows)
+        self._sections = ([("in the psyche editor", list(editor_rows))] if editor_rows else []) + list(sections)
         self._note = config_note
 
+    @staticmethod
+    def _table(rows: list[tuple[str, str, str]]):
+        from rich.table import Table
+
+        table = Table(box=None, show_header=False, padding=(0, 2, 0, 0), expand=True)
+        table.add_column("key", style="bold", width=14, no_wrap=True)
+        table.add_column("action", ratio=1)
+        table.add_column("binding id", style="dim", no_wrap=True, width=22)
+        for key, desc, bid in rows:
+            table.add_row(Text(key), Text(desc), Text(bid))
+        return table
+
     def compose(self) -> ComposeResult:
-        t = Text()
-        t.append("akh-tui keys\n\n", style="bold")
-        for key, desc, bid in self._rows:
-            t.append(f"{key:<14}", style="bold")
-            t.append(f"{desc:<54}")
-            t.append(f"{bid}\n", style="dim")
-        if self._editor_rows:
-            t.append("\nin the psyche editor\n", style="bold")
-            for key, desc, bid in self._editor_rows:
-                t.append(f"{key:<14}", style="bold")
-                t.append(f"{desc:<54}")
-                t.append(f"{bid}\n", style="dim")
-        t.append(f"\n{self._note}\n", style="dim")
-        t.append("ctrl+p opens the command palette: every action, and themes.", style="dim")
         with VerticalScroll():
-            yield Static(t)
+            yield Static(Text("akh-tui keys", style="bold"))
+            yield Static(self._table(self._rows))
+            for title, rows in self._sections:
+                yield Static(Text(f"\n{title}", style="bold"))
+                yield Static(self._table(rows))
+            yield Static(Text(f"\n{self._note}\nctrl+p opens the command palette: every action, and themes.", style="dim"))
 
 
 class EntryScreen(ModalScreen[None]):
