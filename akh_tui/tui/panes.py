@@ -169,7 +169,7 @@ SCORE_COLUMNS = ("tool", "base", "recency", "novelty", "episodic", "pressure", "
 SCORE_HEADERS = ("tool", "base", "rec", "nov", "epi", "pres", "arch", "plan", "total", "note")
 SCORE_WIDTHS = (19, 5, 6, 6, 6, 6, 7, 6, 6, 40)  # one cell of padding each, set below
 # under 100 columns the table keeps what answers "which tool, and why not the others"
-NARROW_COLUMNS = ("tool", "total", "note", "base", "archetype")
+NARROW_COLUMNS = ("tool", "total", "note", "base")
 
 
 def short_reason(why_not: str | None) -> str:
@@ -210,7 +210,7 @@ class ScoreTable(DataTable):
         if self.narrow:
             by_key = {c[0]: c for c in spec}
             spec = [by_key[k] for k in NARROW_COLUMNS]
-            spec[2] = ("note", "note", 19)
+            spec[2] = ("note", "note", 20)
         self.columns_shown = [c[0] for c in spec]
         for col, header, width in spec:
             self.add_column(header, key=col, width=width)
