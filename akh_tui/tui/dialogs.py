@@ -63,7 +63,7 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,f1,q", "dismiss", "Close", id="help.close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 110; max-width: 100%; height: auto; max-height: 90%; border: thick $primary; background: $surface; padding: 0 1; }
+    HelpScreen > VerticalScroll { width: 104; max-width: 100%; height: auto; max-height: 90%; border: thick $primary; background: $surface; padding: 0 1; }
     """
 
     def __init__(self, rows: list[tuple[str, str, str]], config_note: str,
@@ -74,26 +74,31 @@ class HelpScreen(ModalScreen[None]):
         self._sections = ([("in the psyche editor", list(editor_rows))] if editor_rows else []) + list(sections)
         self._note = config_note
 
-    @staticmethod
-    def _table(rows: list[tuple[str, str, str]]):
-        from rich.table import Table
+    KEY, DESC, ID = 14, 62, 22  # column widths: a description wraps inside its own column
 
-        table = Table(box=None, show_header=False, padding=(0, 2, 0, 0), expand=True)
-        table.add_column("key", style="bold", width=14, no_wrap=True)
-        table.add_column("action", ratio=1)
-        table.add_column("binding id", style="dim", no_wrap=True, width=22)
+    @classmethod
+    def _rows_text(cls, t: Text, rows: list[tuple[str, str, str]]) -> None:
+        import textwrap
+
         for key, desc, bid in rows:
-            table.add_row(Text(key), Text(desc), Text(bid))
-        return table
+            lines = textwrap.wrap(desc, cls.DESC) or [""]
+            t.append(f"{key:<{cls.KEY}}", style="bold")
+            t.append(f"{lines[0]:<{cls.DESC}}  ")
+            t.append(f"{bid}\n", style="dim")
+            for more in lines[1:]:
+                t.append(" " * cls.KEY + more + "\n")
 
     def compose(self) -> ComposeResult:
+        t = Text()
+        t.append("akh-tui keys\n\n", style="bold")
+        self._rows_text(t, self._rows)
+        for title, rows in self._sections:
+            t.append(f"\n{title}\n", style="bold")
+            self._rows_text(t, rows)
+        t.append(f"\n{self._note}\n", style="dim")
+        t.append("ctrl+p opens the command palette: every action, and themes.", style="dim")
         with VerticalScroll():
-            yield Static(Text("akh-tui keys", style="bold"))
-            yield Static(self._table(self._rows))
-            for title, rows in self._sections:
-                yield Static(Text(f"\n{title}", style="bold"))
-                yield Static(self._table(rows))
-            yield Static(Text(f"\n{self._note}\nctrl+p opens the command palette: every action, and themes.", style="dim"))
+            yield Static(t)
 
 
 class EntryScreen(ModalScreen[None]):

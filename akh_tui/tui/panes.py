@@ -119,8 +119,8 @@ class GoalsPane(Tree, inherit_bindings=False):
                     node.set_label(label)
 
     def _compact(self) -> bool:
-        """Under 70 cells the label keeps status, id and coverage before the text; priority and
-        the error sparkline are in the goal detail (enter)."""
+        """Under 70 cells the label keeps status, id, coverage bar and error sparkline before the
+        text; the priority and coverage figure are in the goal detail (enter)."""
         return 0 < self.size.width < 70
 
     def on_resize(self, event) -> None:
@@ -132,10 +132,10 @@ class GoalsPane(Tree, inherit_bindings=False):
         t.append("▶ " if g["id"] == focus else "  ", style="bold yellow")
         t.append(STATUS_ICON[g["status"]] + " ", style=STATUS_STYLE[g["status"]])
         t.append(f"#{g['id']} " if compact else f"#{g['id']} p{g['priority']} ", style="dim")
-        t.append(bar(g["coverage"], 4), style="green" if g["coverage"] >= 1 else "cyan")
-        t.append(f"{g['coverage']:>4.0%} ", style="dim")
-        if not compact:
-            t.append(f"{spark(errors or [], 0.0, 1.0, ERROR_WIDTH // 2):<{ERROR_WIDTH // 2}} ", style="dim red")
+        t.append(bar(g["coverage"], 4) + (" " if compact else ""), style="green" if g["coverage"] >= 1 else "cyan")
+        if not compact:  # the bar says the coverage; the figure where there is room
+            t.append(f"{g['coverage']:>4.0%} ", style="dim")
+        t.append(f"{spark(errors or [], 0.0, 1.0, ERROR_WIDTH // 2):<{ERROR_WIDTH // 2}} ", style="dim red")
         # the description last, so a narrow pane cuts the text and not the numbers
         t.append(g["description"], style=STATUS_STYLE[g["status"]] if g["status"] != "active" else "")
         if g["fail_reason"]:
