@@ -210,7 +210,7 @@ class ScoreTable(DataTable):
         if self.narrow:
             by_key = {c[0]: c for c in spec}
             spec = [by_key[k] for k in NARROW_COLUMNS]
-            spec[2] = ("note", "note", 20)
+            spec[2] = ("note", "note", 18)  # the table's scrollbar takes two of the 50 cells
         self.columns_shown = [c[0] for c in spec]
         for col, header, width in spec:
             self.add_column(header, key=col, width=width)
