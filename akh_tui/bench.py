@@ -253,6 +253,64 @@ def store_figures(quick: bool, folder: Path) -> dict:
             "soak": {"cycles": soak_n, "seconds": soak_s, "bytes": size, "projected_1m_gb": size / soak_n * 1e6 / 1e9,
                      "list_s": spread(list_s), "resume_s": spread(resume_s), "export_peak_mb": spread(exp_mb),
                      "export_s": spread(exp_s), "export_s_projected_1m": statistics.median(exp_s) * 1e6 / soak_n}}
+def plots_figures(db: Path, rounds: int = 3) -> dict:
+    """Issue 13's plots screen on a long branch (the history figures' store): reading the
+    branch's figures from the store (all pages), and in a headless workbench the time until
+    every page is drawn, the longest the UI's event loop waited meanwhile (what a user feels
+    as a frozen screen), and a plot redraw (the cursor moved)."""
+    import asyncio
+
+    from .engine.run import Locations, UserConfig
+    from .tui.app import Workbench
+    from .tui.plots import PlotsScreen
+
+    st = SessionStore(db)
+    run_id = st.runs()[-1]["id"]
+    st.use(st.branches(run_id)[0]["id"])
+    ctl = Run(Locations.resolve(), st, None, None, st.run_meta(run_id))  # replay-only, as `akh-tui open` does
+    cycles = ctl.last_cycle()
+    reads = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        n = sum(len(ctl.summaries(a, min(cycles, a + 1999))) for a in range(1, cycles + 1, 2000))
+        reads.append(time.perf_counter() - t0)
+    assert n == cycles
+    out: dict = {"cycles": cycles, "read_s": spread(reads)}
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["AKH_TUI_CONFIG"] = str(Path(tmp) / "config.toml")
+        locations = Locations(Path(tmp) / "data", Path(tmp) / "config.toml")
+        app = Workbench("zoo", config=UserConfig.load(locations.config_file), locations=locations)
+        loads, gaps, redraws = [], [], []
+
+        async def drive() -> None:
+            async with app.run_test(size=(120, 36)) as pilot:
+                await pilot.pause()
+                for _ in range(rounds):
+                    t0 = last = time.perf_counter()
+                    screen = PlotsScreen(ctl, cycles, lambda c: None)
+                    app.push_screen(screen)
+                    worst = 0.0
+                    while len(screen.series.cycles) < cycles:
+                        await asyncio.sleep(0.005)
+                        now = time.perf_counter()
+                        worst, last = max(worst, now - last), now
+                    await pilot.pause()
+                    loads.append(time.perf_counter() - t0)
+                    gaps.append(worst * 1000)
+                    for _ in range(3):
+                        t1 = time.perf_counter()
+                        screen.draw_plots()
+                        for plot in screen.query("PlotextPlot"):
+                            plot.render()
+                        screen.grid.render()
+                        redraws.append((time.perf_counter() - t1) * 1000)
+                    app.pop_screen()
+                    await pilot.pause()
+
+        asyncio.run(drive())
+    ctl.close()
+    out.update(load_s=spread(loads), ui_wait_ms=spread(gaps), redraw_ms=spread(redraws))
+    return out
 
 
 def spread(xs: list[float]) -> dict:
@@ -420,6 +478,7 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
     with tempfile.TemporaryDirectory() as tmp:
         results["history"] = history_figures(1000 if quick else 10_000, Path(tmp))
         results["store"] = store_figures(quick, Path(tmp))
+        results["plots"] = plots_figures(Path(tmp) / "history.db")
         trace = Path(tmp) / "trace.jsonl"
         demo = time_cycles(demo_agent(), n_timed, trace)
         results["demo"] = {"cycles": len(demo), "median_ms": statistics.median(demo), "p99_ms": pct(demo, 99),
@@ -499,6 +558,15 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
               "≤ 200 MB (constant)")
     t.add_row("`sessions export` time (1M cycles, projected)", f"{k['export_s']['median']:.1f} s "
               f"({k['export_s_projected_1m']:.0f} s)", "")
+    pf = results["plots"]
+
+    def mmm_s(d: dict, unit: str = "s", digits: int = 2) -> str:
+        return f"{d['min']:.{digits}f} / {d['median']:.{digits}f} / {d['max']:.{digits}f} {unit}"
+
+    t.add_row(f"plots screen, {pf['cycles']:,}-cycle branch: store read, min / median / max", mmm_s(pf["read_s"]), "")
+    t.add_row("plots screen: open until every page is drawn", mmm_s(pf["load_s"]), "")
+    t.add_row("plots screen: longest UI wait while loading", mmm_s(pf["ui_wait_ms"], "ms", 0), "≤ 250 ms")
+    t.add_row("plots screen: redraw (cursor moved)", mmm_s(pf["redraw_ms"], "ms", 0), "")
     for label, f in results["startup_s"].items():
         cpu = f" (cpu {f['cpu_median']:.3f} s)" if f["cpu_median"] is not None else ""
         t.add_row(f"start-up: {label}, min / median / max of {f['runs']}",

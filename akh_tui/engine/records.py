@@ -77,6 +77,22 @@ class CycleRecord(TypedDict):
     psyche: dict[str, Any]
 
 
+class CycleSummary(TypedDict):
+    """The few figures of one cycle the plots screen draws (Run.summaries): read from the store
+    without decoding the whole record, so a 10,000-cycle branch stays quick."""
+    cycle: int
+    tool: str
+    vetoed: bool
+    veto: str | None
+    goal: int
+    archetypes: dict[str, float]
+    wm_size: int
+    wm_capacity: int
+    consolidated: int
+    scores: dict[str, float | None]  # None: not offered
+    coverage: dict[int, float]  # goal id -> coverage
+
+
 class Event(TypedDict, total=False):
     type: EventType
     v: int

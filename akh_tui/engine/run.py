@@ -40,7 +40,7 @@ from .goals import make_goal
 from .memory import KIND_RELEVANCE
 from .paths import Locations
 from .psyche import Psyche
-from .records import CycleRecord, Event, View
+from .records import CycleRecord, CycleSummary, Event, View
 from .replay import parse_search
 from .scenario import Scenario, build_agent, list_scenarios, load_psyche, load_scenario, parse_base
 from .session import SessionStore
@@ -55,7 +55,7 @@ __all__ = [
     "Run", "Sessions", "Locations", "InputError", "UserConfig", "Psyche", "AddGoal", "EditPsyche", "Reflect",
     "Consolidate", "MakePlan", "parse_breakpoint", "first_hit", "parse_search", "why_chosen", "why_not_text",
     "TOOL_NAMES", "SPECS", "check_goal", "list_scenarios", "PsycheFileChanged", "read_user_file", "toml_error", "parse_toml",
-    "GraphOracle", "ThinkLoop", "CycleRecord", "Event", "View", "otel", "pin", "report", "load_scenario",
+    "GraphOracle", "ThinkLoop", "CycleRecord", "CycleSummary", "Event", "View", "otel", "pin", "report", "load_scenario",
     "TraceWriter", "DANGEROUS_CAPABILITIES", "SAFE_ENV", "rerun", "check_pin", "StoreWriteError", "StoreBusy",
     "StoreDamaged", "StoreLost",
     "PHASES", "Verdict", "Answer", "parse_rules", "answer_lines", "DEFAULT_RULES", "stop_phases",
@@ -479,6 +479,18 @@ class Run:
         with self.lock:
             return cast("list[CycleRecord]",
                         list(self.store.records(self.store.current(), start, end if end is not None else self.last_cycle())))
+
+    def summaries(self, start: int = 1, end: int | None = None) -> list[CycleSummary]:
+        """The plots' figures of cycles [start, end] of the branch shown (session.summaries):
+        a page of a long branch, read without decoding whole records."""
+        with self.lock:
+            last = end if end is not None else self.last_cycle()
+            return cast("list[CycleSummary]", list(self.store.summaries(self.store.current(), start, last)))
+
+    def branch_events(self, kinds: tuple[str, ...] = ("reflection", "consolidation")) -> list[tuple[int, str]]:
+        """(cycle, type) of the branch's events of these kinds, in order (the plots mark them)."""
+        with self.lock:
+            return [(c, str(e.get("type"))) for c, e in self.store.events(self.store.current()) if e.get("type") in kinds]
 
     def marks(self) -> dict[int, str]:
         with self.lock:

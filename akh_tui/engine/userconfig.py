@@ -79,6 +79,37 @@ class UserConfig:
             cfg.error = f"config ignored: {exc}"
         return cfg
 
+    def check_keymap(self, defaults: dict[str, str]) -> list[str]:
+        """Refuse the keymap entries a front end cannot honour, with the reason, and drop them
+        (the others still apply): an id no binding has, and a key another binding of the same
+        screen already uses (`step = "q"` would take q from quit). `defaults`: binding id ->
+        its keys; an id's screen is the part before a dot (none: the main screen)."""
+        def scope(bid: str) -> str:
+            return bid.split(".", 1)[0] if "." in bid else ""
+
+        refusals: list[str] = []
+        for bid in sorted(set(self.keymap) - set(defaults)):
+            near = sorted(k for k in defaults if scope(k) == scope(bid))
+            refusals.append(f"{self.path}: keymap.{bid}: no binding has this id (known: {', '.join(near)})")
+            del self.keymap[bid]
+        effective = {bid: self.keymap.get(bid, keys) for bid, keys in defaults.items()}
+        for bid in sorted(self.keymap):
+            mine = {k.strip() for k in self.keymap[bid].split(",") if k.strip()}
+            if not mine:
+                refusals.append(f"{self.path}: keymap.{bid}: no key given")
+                del self.keymap[bid]
+                continue
+            taken = sorted((k, other) for other, keys in effective.items()
+                           if other != bid and scope(other) == scope(bid)
+                           for k in (x.strip() for x in keys.split(",")) if k in mine)
+            if taken:
+                k, other = taken[0]
+                refusals.append(f"{self.path}: keymap.{bid} = {self.keymap[bid]!r}: {k} is {other}'s key "
+                                f"(remap {other} too, or choose another key)")
+                del self.keymap[bid]
+                effective[bid] = defaults[bid]
+        return refusals
+
     def save_theme(self, theme: str) -> None:
         """Record the theme, keeping whatever else the file says."""
         if self.error:

@@ -31,7 +31,7 @@ from textual.widgets import Footer, Static
 from ..engine.run import (AddGoal, InputError, Locations, Psyche, Run, StoreWriteError, UserConfig, first_hit,
                           parse_breakpoint)
 from .dialogs import AddGoalScreen, HelpScreen, guarded, show_error
-from .panes import ERROR_WIDTH, GoalsPane, MemoryPane, PlanPane, PsychePane, ScoreTable, WhyPane
+from .panes import ERROR_WIDTH, GoalsPane, MemoryList, MemoryPane, PlanPane, PsychePane, ScoreTable, WhyPane
 from .themes import load_themes
 from .travel import BranchesScreen, BreakpointsScreen, CompareScreen, ForkScreen, Scrubber, SearchScreen
 from .phases import PhaseBar, PhaseStepping
@@ -40,6 +40,10 @@ SPEEDS = (1, 2, 5, 10, 20, 50, 100, 0)  # cycles per second; 0 = as fast as the 
 DRAIN_HZ = 30  # at most this many redraws a second
 FAST_FRAME_EVERY = 6  # at full speed draw every 6th tick (5 a second): drawing holds the GIL
 MAX_MARKS = 2000  # veto and fork marks kept for the timeline (it has about a hundred cells)
+MIN_SIZE = (80, 24)  # below this the panes cannot show their numbers: the screen says so
+NARROW = 100  # under this many columns: the narrow layout (workbench.tcss `.-narrow`)
+TOO_SMALL = (f"The terminal is too small for the workbench: it needs {MIN_SIZE[0]}×{MIN_SIZE[1]}.\n"
+             "Make the window larger (q quits).")
 
 
 class Workbench(PhaseStepping, App):
@@ -66,6 +70,8 @@ class Workbench(PhaseStepping, App):
         Binding("b", "branches", "Branches", id="branches"),
         Binding("k", "breakpoints", "Breaks", id="breakpoints"),
         Binding("slash", "search", "Search", id="search", key_display="/"),
+        Binding("P", "plots", "Plots", id="plots", key_display="P"),
+        Binding("o", "orient", "Orient", id="orient", show=False),
         Binding("ctrl+r", "reset", "Reset", id="reset", show=False),
         Binding("f1", "help", "Help", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
@@ -92,6 +98,8 @@ class Workbench(PhaseStepping, App):
         "branches": "list the run's branches: switch to one, compare two",
         "breakpoints": "breakpoints: stop the run when a tool is chosen, a veto fires, ...",
         "search": "search the history (tool=, veto, goal=, progress=, words) and jump to a cycle",
+        "plots": "plots over time: tool × cycle grid, archetype weights, goal coverage, working memory",
+        "orient": "what Orient saw for the focus goal: activation neighbourhood, triples, symbol inspector",
         "help": "this help",
         "quit": "quit",
     }
@@ -149,8 +157,46 @@ class Workbench(PhaseStepping, App):
         self._ticks = 0
         self.cycles_drawn = 0
         self.breakpoint_hit: str | None = None
+        self.keymap_refusals: list[str] = []
         if self.user_config.keymap:
-            self.set_keymap(self.user_config.keymap)
+            self._apply_keymap()
+
+    def _apply_keymap(self) -> None:
+        """The user's keymap, checked first (an unknown id, or a key that another binding of
+        the same screen uses, is refused with the reason and shown on start). The main
+        screen's bindings are rebuilt in their own order with the new keys, so a remapped key
+        keeps its place on the footer (Textual's keymap appends it at the end, past the edge);
+        the dialogs' ids go through Textual's keymap."""
+        from textual.binding import BindingsMap
+
+        defaults = {b.id: b.key for b in self.all_bindings() if b.id}
+        self.keymap_refusals = self.user_config.check_keymap(defaults)
+        keymap = self.user_config.keymap
+        mine = {b.id for b in self.BINDINGS}
+        self._bindings = BindingsMap([b.with_key(keymap[b.id], key_display=None) if b.id in keymap else b
+                                      for b in self.BINDINGS])
+        self.set_keymap({k: v for k, v in keymap.items() if k not in mine})
+
+    @classmethod
+    def all_bindings(cls) -> list[Binding]:
+        """Every binding with an id: the main screen's, then each dialog's and view's."""
+        from .dialogs import AddGoalScreen, EntryScreen, ErrorScreen, HelpScreen
+        from .findings import FindingsScreen
+        from .goal_detail import GoalDetailScreen
+        from .orient_view import OrientScreen
+        from .psyche_editor import PsycheEditorScreen
+        from .think_screen import ThinkScreen
+        from .travel import BranchesScreen, BreakpointsScreen, CompareScreen, ForkScreen, SearchScreen
+
+        out = list(cls.BINDINGS) + list(GoalsPane.BINDINGS)
+        for screen in (GoalDetailScreen, OrientScreen, FindingsScreen, PsycheEditorScreen, ThinkScreen, AddGoalScreen,
+                       ForkScreen, BranchesScreen, CompareScreen, BreakpointsScreen, SearchScreen, EntryScreen,
+                       HelpScreen, ErrorScreen):
+            out += [b for b in screen.BINDINGS if isinstance(b, Binding)]
+        from .plots import PlotsScreen, ToolGrid  # loads plotext: only with a keymap, or for the help
+
+        out += list(PlotsScreen.BINDINGS) + list(ToolGrid.BINDINGS)
+        return [b for b in out if isinstance(b, Binding) and b.id]
 
     @staticmethod
     def speed_levels() -> tuple[int, ...]:
@@ -179,7 +225,10 @@ class Workbench(PhaseStepping, App):
                 yield WhyPane(id="why")
         with Horizontal(id="bottom"):
             with Vertical(id="memory-box", classes="box"):
-                yield MemoryPane(id="memory")
+                entries = MemoryList(id="memory-entries")
+                yield MemoryPane(entries, id="memory")
+                yield entries
+        yield Static(TOO_SMALL, id="too-small")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -196,6 +245,8 @@ class Workbench(PhaseStepping, App):
         self.phase_bar = self.query_one(PhaseBar)
         if self.live:
             self._person_in_the_loop()
+        self._fit(self.size.width, self.size.height)
+        self.score_table.focus()  # the goals pane takes focus with tab or a click
         for theme in load_themes():
             self.register_theme(theme)
         wanted = self.user_config.theme or "akh-dark"
@@ -207,6 +258,8 @@ class Workbench(PhaseStepping, App):
             self.query_one(f"#{wid}").border_title = title
         if self.user_config.error:
             self.notify(self.user_config.error, severity="warning", timeout=8, markup=False)
+        for refusal in self.keymap_refusals:
+            self.notify(refusal, title="Keymap entry refused", severity="warning", timeout=10, markup=False)
         for w in self.ctl.warnings:
             self.notify(w, title="Scenario settings", severity="warning", timeout=10, markup=False)
         self.set_interval(1 / DRAIN_HZ, self._drain)
@@ -215,6 +268,20 @@ class Workbench(PhaseStepping, App):
         if self.trace_file is not None:
             self.last_event = f"replaying {self.trace_file.name}: , . move, / searches (no engine)"
         self._render_all(None)
+
+    def on_resize(self, event) -> None:
+        self._fit(event.size.width, event.size.height)
+
+    def _fit(self, width: int, height: int) -> None:
+        """The layout for the terminal's size: narrow under NARROW columns, and below MIN_SIZE
+        a notice instead of panes cut past reading."""
+        if not hasattr(self, "score_table"):
+            return
+        main = self.goals_pane.screen
+        main.set_class(width < NARROW, "-narrow")
+        main.set_class(width < MIN_SIZE[0] or height < MIN_SIZE[1], "-too-small")
+        self.score_table.set_narrow(width < NARROW)
+        self._dirty = True
 
     def _remember_theme(self, theme) -> None:
         try:
@@ -362,7 +429,7 @@ class Workbench(PhaseStepping, App):
                 deltas: dict[str, float] = {}
                 errors = self._replayed_errors(self.replay)
             else:
-                view = self.ctl.view()
+                view = self.ctl.view(wm_rows=100)  # the memory list scrolls back over all of it
                 record = record or self.ctl.latest
                 deltas = self.deltas
             self._render_phases()
@@ -379,6 +446,9 @@ class Workbench(PhaseStepping, App):
             mem.show(view, record, max(1, mem.size.height - 1) if mem.size.height else 8)
             self.scrubber.show(1 if self.last_cycle() else 0, self.last_cycle(), self.replay, self.marks)
             self._render_status(view)
+            hook = getattr(self.screen, "on_workbench_update", None)
+            if hook is not None:  # a view over the run (the findings) follows it
+                hook()
         except Exception as exc:
             show_error(self, f"Drawing failed: {type(exc).__name__}", exc)
 
@@ -541,6 +611,57 @@ class Workbench(PhaseStepping, App):
     def action_search(self) -> None:
         self.push_screen(SearchScreen(self.ctl.search, self._seek))
 
+    # ---- views of one goal: detail, Orient, findings ------------------------------------------
+    @guarded
+    def on_tree_node_selected(self, event) -> None:
+        if event.node.data is not None:
+            self.open_goal(int(event.node.data))
+
+    @guarded
+    def on_option_list_option_selected(self, event) -> None:
+        if isinstance(event.option_list, MemoryList):
+            from .dialogs import EntryScreen
+
+            self.push_screen(EntryScreen(event.option_list.entries[event.option_index]))
+
+    def open_goal(self, goal_id: int) -> None:
+        from .goal_detail import GoalDetailScreen
+
+        view = self.ctl.view(self.replay) if self.replay is not None else self.ctl.view()
+        goal = next((g for g in view["goals"] if g["id"] == goal_id), None)
+        if goal is None:
+            return
+        errors = (self._replayed_errors(self.replay) if self.replay is not None else self.goals_pane.errors).get(goal_id)
+        self.push_screen(GoalDetailScreen(self.ctl, goal, view["plans"].get(goal_id), errors,
+                                          lambda gid: self.action_orient(gid), self.open_findings))
+
+    @guarded
+    def action_orient(self, goal_id: int | None = None) -> None:
+        if not self.live:
+            self.notify("a trace file has no graph to show", markup=False)
+            return
+        from .orient_view import OrientScreen
+
+        self.push_screen(OrientScreen(self.ctl, goal_id))
+
+    def open_findings(self, goal_id: int) -> None:
+        if not self.live:
+            self.notify("a trace file has no graph to synthesise from", markup=False)
+            return
+        from .findings import FindingsScreen
+
+        self.push_screen(FindingsScreen(self.ctl, goal_id))
+
+    @guarded
+    def action_plots(self) -> None:
+        if self.last_cycle() == 0:
+            self.notify("nothing recorded yet: step first", markup=False)
+            return
+        from .plots import PlotsScreen  # plotext is loaded when the plots are first asked for
+
+        cursor = self.replay if self.replay is not None else self.last_cycle()
+        self.push_screen(PlotsScreen(self.ctl, cursor, self._seek, sync=self.sync))
+
     # ---- actions ---------------------------------------------------------------------------
     @guarded
     def action_step(self) -> None:
@@ -653,16 +774,43 @@ class Workbench(PhaseStepping, App):
 
     @guarded
     def action_help(self) -> None:
-        keymap = self.user_config.keymap
-        rows = []
-        for b in self.BINDINGS:
-            keys = keymap.get(b.id, b.key) if b.id else b.key
-            rows.append((key_label(keys), self.DESCRIPTIONS.get(b.id, b.description), b.id or ""))
+        from .findings import FindingsScreen
+        from .goal_detail import GoalDetailScreen
+        from .orient_view import OrientScreen
+        from .plots import PlotsScreen, ToolGrid
         from .psyche_editor import PsycheEditorScreen
+        from .think_screen import ThinkScreen
+        from .travel import BranchesScreen, BreakpointsScreen, CompareScreen, ForkScreen, SearchScreen
 
-        editor_rows = [(keymap.get(b.id, b.key) if b.id else b.key, b.description, b.id or "")
-                       for b in PsycheEditorScreen.BINDINGS if isinstance(b, Binding)]
-        self.push_screen(HelpScreen(rows, f"Remap any key in {self.user_config.path} under [keymap], e.g. step = \"n\".", editor_rows))
+        keymap = self.user_config.keymap
+
+        def rows(bindings, descriptions: dict[str, str] | None = None) -> list[tuple[str, str, str]]:
+            out = []
+            for b in bindings:
+                if not isinstance(b, Binding):
+                    continue
+                keys = keymap.get(b.id, b.key) if b.id else b.key
+                out.append((key_label(keys), (descriptions or {}).get(b.id, b.description), b.id or ""))
+            return out
+
+        sections = [
+            ("in the goals pane (tab or a click focuses it)", rows(GoalsPane.BINDINGS)),
+            ("in the working-memory list", [("enter", "open the highlighted entry in full", "")]),
+            ("in a goal's detail", rows(GoalDetailScreen.BINDINGS)),
+            ("in the Orient view (o)", rows(OrientScreen.BINDINGS) + [("↑ / ↓", "move between nodes", "")]),
+            ("in the findings", rows(FindingsScreen.BINDINGS)),
+            ("in the plots (p)", rows(list(ToolGrid.BINDINGS) + list(PlotsScreen.BINDINGS))),
+            ("in the ThinkLoop view (t)", rows(ThinkScreen.BINDINGS)),
+            ("in the add-goal dialog (g)", rows(AddGoalScreen.BINDINGS) + [("enter", "add the goal", "")]),
+            ("in the fork dialog (f)", rows(ForkScreen.BINDINGS)),
+            ("in the branches list (b)", rows(BranchesScreen.BINDINGS)),
+            ("in the comparison", rows(CompareScreen.BINDINGS)),
+            ("in the breakpoints (k)", rows(BreakpointsScreen.BINDINGS) + [("enter", "add the breakpoint typed", "")]),
+            ("in the search (/)", rows(SearchScreen.BINDINGS) + [("enter", "jump to the highlighted hit", "")]),
+        ]
+        self.push_screen(HelpScreen(rows(self.BINDINGS, self.DESCRIPTIONS),
+                                    f"Remap any key in {self.user_config.path} under [keymap], e.g. step = \"n\".",
+                                    rows(PsycheEditorScreen.BINDINGS), sections))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

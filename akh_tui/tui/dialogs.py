@@ -56,36 +56,73 @@ class AddGoalScreen(ModalScreen[None]):
 
 
 class HelpScreen(ModalScreen[None]):
-    """Every action: its key (after the user's keymap), what it does, and its binding id."""
+    """Every action: its key (after the user's keymap), what it does, and its binding id; the
+    main screen's first, then each dialog's and view's. A table, so a long description wraps in
+    its column instead of running into the id."""
 
     BINDINGS = [Binding("escape,f1,q", "dismiss", "Close", id="help.close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 100; max-width: 100%; height: auto; max-height: 90%; border: thick $primary; background: $surface; padding: 0 1; }
+    HelpScreen > VerticalScroll { width: 104; max-width: 100%; height: auto; max-height: 90%; border: thick $primary; background: $surface; padding: 0 1; }
     """
 
     def __init__(self, rows: list[tuple[str, str, str]], config_note: str,
-                 editor_rows: list[tuple[str, str, str]] = ()) -> None:
+                 editor_rows: list[tuple[str, str, str]] = (),
+                 sections: list[tuple[str, list[tuple[str, str, str]]]] = ()) -> None:
         super().__init__()
         self._rows = rows
-        self._editor_rows = list(editor_rows)
+        self._sections = ([("in the psyche editor", list(editor_rows))] if editor_rows else []) + list(sections)
         self._note = config_note
+
+    KEY, DESC, ID = 14, 62, 22  # column widths: a description wraps inside its own column
+
+    @classmethod
+    def _rows_text(cls, t: Text, rows: list[tuple[str, str, str]]) -> None:
+        import textwrap
+
+        for key, desc, bid in rows:
+            lines = textwrap.wrap(desc, cls.DESC) or [""]
+            t.append(f"{key:<{cls.KEY}}", style="bold")
+            t.append(f"{lines[0]:<{cls.DESC}}  ")
+            t.append(f"{bid}\n", style="dim")
+            for more in lines[1:]:
+                t.append(" " * cls.KEY + more + "\n")
 
     def compose(self) -> ComposeResult:
         t = Text()
         t.append("akh-tui keys\n\n", style="bold")
-        for key, desc, bid in self._rows:
-            t.append(f"{key:<14}", style="bold")
-            t.append(f"{desc:<54}")
-            t.append(f"{bid}\n", style="dim")
-        if self._editor_rows:
-            t.append("\nin the psyche editor\n", style="bold")
-            for key, desc, bid in self._editor_rows:
-                t.append(f"{key:<14}", style="bold")
-                t.append(f"{desc:<54}")
-                t.append(f"{bid}\n", style="dim")
+        self._rows_text(t, self._rows)
+        for title, rows in self._sections:
+            t.append(f"\n{title}\n", style="bold")
+            self._rows_text(t, rows)
         t.append(f"\n{self._note}\n", style="dim")
         t.append("ctrl+p opens the command palette: every action, and themes.", style="dim")
+        with VerticalScroll():
+            yield Static(t)
+
+
+class EntryScreen(ModalScreen[None]):
+    """One working-memory entry in full (enter on it in the memory list)."""
+
+    BINDINGS = [Binding("escape,enter,q", "dismiss", "Close", id="entry.close")]
+    DEFAULT_CSS = """
+    EntryScreen { align: center middle; }
+    EntryScreen > VerticalScroll { width: 100; max-width: 100%; height: auto; max-height: 80%; border: thick $primary;
+                                   background: $surface; padding: 0 1; }
+    """
+
+    def __init__(self, entry: dict) -> None:
+        super().__init__()
+        self.entry = entry
+
+    def compose(self) -> ComposeResult:
+        e = self.entry
+        t = Text()
+        t.append(f"{e['kind']}", style="bold")
+        t.append(f" · cycle {e['cycle']} · relevance {e['relevance']:.2f} · referenced {e['refs']} time(s)\n\n",
+                 style="dim")
+        t.append(e["content"])
+        t.append("\n\nescape closes", style="dim")
         with VerticalScroll():
             yield Static(t)
 

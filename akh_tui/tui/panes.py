@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 
 from rich.text import Text
-from textual.widgets import DataTable, Static, Tree
+from textual.binding import Binding
+from textual.widgets import DataTable, OptionList, Static, Tree
+from textual.widgets.option_list import Option
 
 from ..engine.run import TOOL_NAMES, why_chosen, why_not_text
 
@@ -58,11 +60,17 @@ def bar(fraction: float, width: int) -> str:
     return ("█" * full + partial).ljust(width, "·")
 
 
-class GoalsPane(Tree):
-    """Goals as a tree of sub-goals: status, priority, coverage bar; the focus goal marked."""
+class GoalsPane(Tree, inherit_bindings=False):
+    """Goals as a tree of sub-goals: status, priority, coverage bar; the focus goal marked.
+    It takes focus (tab, a click) and scrolls; enter or a click opens the goal's detail. Only
+    the keys below are its own: space still steps the run."""
 
     DEFAULT_CSS = "GoalsPane { scrollbar-size-vertical: 1; }"
-    can_focus = False  # a display: space and enter belong to the workbench, not to the tree
+    BINDINGS = [
+        Binding("enter", "select_cursor", "Goal detail", id="goals.detail"),
+        Binding("up", "cursor_up", "Up", show=False, id="goals.up"),
+        Binding("down", "cursor_down", "Down", show=False, id="goals.down"),
+    ]
 
     def __init__(self, **kw) -> None:
         super().__init__("goals", **kw)
@@ -92,7 +100,8 @@ class GoalsPane(Tree):
             self._goal_nodes = {}
 
             def add(parent_node, g):
-                node = parent_node.add(self._label(g, view["focus"], shown_errors.get(g["id"])), data=g["id"], expand=True)
+                node = parent_node.add(self._label(g, view["focus"], shown_errors.get(g["id"]), self._compact()),
+                                       data=g["id"], expand=True)
                 self._goal_nodes[g["id"]] = node
                 for cid in g["children"]:
                     add(node, by_id[cid])
@@ -105,19 +114,28 @@ class GoalsPane(Tree):
         else:
             for g in goals:
                 node = self._goal_nodes[g["id"]]
-                label = self._label(g, view["focus"], shown_errors.get(g["id"]))
+                label = self._label(g, view["focus"], shown_errors.get(g["id"]), self._compact())
                 if label != node.label:
                     node.set_label(label)
 
+    def _compact(self) -> bool:
+        """Under 70 cells the label keeps status, id, coverage bar and error sparkline before the
+        text; the priority and coverage figure are in the goal detail (enter)."""
+        return 0 < self.size.width < 70
+
+    def on_resize(self, event) -> None:
+        self._shape = ()  # relabel at the new width (the next show rebuilds the tree)
+
     @staticmethod
-    def _label(g: dict, focus: int | None, errors: list[float] | None = None) -> Text:
+    def _label(g: dict, focus: int | None, errors: list[float] | None = None, compact: bool = False) -> Text:
         t = Text()
         t.append("▶ " if g["id"] == focus else "  ", style="bold yellow")
         t.append(STATUS_ICON[g["status"]] + " ", style=STATUS_STYLE[g["status"]])
-        t.append(f"#{g['id']} p{g['priority']} ", style="dim")
-        t.append(bar(g["coverage"], 4), style="green" if g["coverage"] >= 1 else "cyan")
-        t.append(f"{g['coverage']:>4.0%} ", style="dim")
-        t.append(f"{spark(errors or [], 0.0, 1.0, ERROR_WIDTH):<{ERROR_WIDTH}} ", style="dim red")
+        t.append(f"#{g['id']} " if compact else f"#{g['id']} p{g['priority']} ", style="dim")
+        t.append(bar(g["coverage"], 4) + (" " if compact else ""), style="green" if g["coverage"] >= 1 else "cyan")
+        if not compact:  # the bar says the coverage; the figure where there is room
+            t.append(f"{g['coverage']:>4.0%} ", style="dim")
+        t.append(f"{spark(errors or [], 0.0, 1.0, ERROR_WIDTH // 2):<{ERROR_WIDTH // 2}} ", style="dim red")
         # the description last, so a narrow pane cuts the text and not the numbers
         t.append(g["description"], style=STATUS_STYLE[g["status"]] if g["status"] != "active" else "")
         if g["fail_reason"]:
@@ -127,14 +145,14 @@ class GoalsPane(Tree):
 
 class PlanPane(Pane):
     def show(self, view: dict) -> None:
+        # only the focus goal's plan: a completed or failed goal's plan is not shown once the
+        # focus has moved on (its detail, enter on the goal, still shows it)
         focus = view["focus"]
         plan = view["plans"].get(focus) if focus is not None else None
-        if plan is None:
-            last = [g for g in view["goals"] if g["id"] in view["plans"]]
-            plan = view["plans"][last[-1]["id"]] if last else None
         t = Text()
         if plan is None:
-            t.append("no plan yet: the first cycle on a goal makes one", style="dim")
+            t.append(f"goal #{focus}: no plan yet\n(its next cycle makes one)" if focus is not None
+                     else "no active goal: nothing planned", style="dim")
             self.show_text(t)
             return
         t.append(f"goal #{plan['goal']} · plan {plan['status']} · attempt {plan['attempt']}\n", style="bold")
@@ -150,6 +168,8 @@ SCORE_COLUMNS = ("tool", "base", "recency", "novelty", "episodic", "pressure", "
 # short headers keep all eleven rows and every factor visible at 120 columns
 SCORE_HEADERS = ("tool", "base", "rec", "nov", "epi", "pres", "arch", "plan", "total", "note")
 SCORE_WIDTHS = (19, 5, 6, 6, 6, 6, 7, 6, 6, 40)  # one cell of padding each, set below
+# under 100 columns the table keeps what answers "which tool, and why not the others"
+NARROW_COLUMNS = ("tool", "total", "note", "base")
 
 
 def short_reason(why_not: str | None) -> str:
@@ -176,21 +196,43 @@ class ScoreTable(DataTable):
     """All eleven tools of the latest cycle; cells are updated in place, never rebuilt."""
 
     _cells: dict
+    narrow = False
 
     def on_mount(self) -> None:
-        self._cells = {}
         self.cursor_type = "row"
         self.cell_padding = 0
         self.zebra_stripes = False
-        for col, header, width in zip(SCORE_COLUMNS, SCORE_HEADERS, SCORE_WIDTHS):
+        self._build()
+
+    def _build(self) -> None:
+        self._cells = {}
+        spec = list(zip(SCORE_COLUMNS, SCORE_HEADERS, SCORE_WIDTHS))
+        if self.narrow:
+            by_key = {c[0]: c for c in spec}
+            spec = [by_key[k] for k in NARROW_COLUMNS]
+            spec[2] = ("note", "note", 18)  # the table's scrollbar takes two of the 50 cells
+        self.columns_shown = [c[0] for c in spec]
+        for col, header, width in spec:
             self.add_column(header, key=col, width=width)
+        # the run's tools (a plugin's rows were added as they came): kept across a rebuild
+        names = list(getattr(self, "_names", None) or TOOL_NAMES)
         self._names: list[str] = []
-        for name in TOOL_NAMES:
+        for name in names:
             self._add_tool_row(name)
 
     def _add_tool_row(self, name: str) -> None:
         self._names.append(name)
-        self.add_row(*([name] + [""] * (len(SCORE_COLUMNS) - 1)), key=name)
+        self.add_row(*([name] + [""] * (len(self.columns_shown) - 1)), key=name)
+
+    def set_narrow(self, narrow: bool) -> None:
+        """Switch column sets (the workbench calls this when the terminal crosses 100 columns)."""
+        if narrow == self.narrow:
+            return
+        row = self.cursor_row
+        self.narrow = narrow
+        self.clear(columns=True)
+        self._build()
+        self.move_cursor(row=row)
 
     def show(self, record: dict | None) -> None:
         if record is None:
@@ -229,6 +271,8 @@ class ScoreTable(DataTable):
                 note = short_reason(c["why_not"])
             cells["note"] = note
             for col, value in cells.items():
+                if col not in self.columns_shown:
+                    continue
                 key = (name, col)
                 if self._cells.get(key) != (value, style):  # repaint only what changed
                     self._cells[key] = (value, style)
@@ -292,18 +336,20 @@ class PsychePane(Pane):
     def show(self, view: dict) -> None:
         p = view["psyche"]
         dom = p["dominant"]
+        # the gauges take what the names and numbers leave (12 cells at most, 4 at least)
+        bw = max(4, min(12, (self.size.width or 34) - 22))
         t = Text()
         t.append(f"{p['persona']}", style="bold")
         t.append(f" · dominant {dom}\n", style="dim")
         for a in ARCHETYPES:
             w = p["archetypes"][a]
             t.append(("★ " if a == dom else "  ") + f"{a:<9}", style="bold yellow" if a == dom else "")
-            t.append(bar(w, 12), style="yellow" if a == dom else "cyan")
+            t.append(bar(w, bw), style="yellow" if a == dom else "cyan")
             t.append(f" {w:.2f}")
             d = self.deltas.get(a, 0.0)
             t.append(f" {d:+.2f}\n" if d else "      \n", style="green" if d > 0 else "red" if d < 0 else "dim")
         t.append(f"  {'self':<9}", style="")
-        t.append(bar(p["individuation"], 12), style="magenta")
+        t.append(bar(p["individuation"], bw), style="magenta")
         t.append(f" {p['individuation']:.2f}\n")
         # vetoes fired (the run's) and the patterns configured (the psyche's, on the border), the
         # same live, replayed and opened from a trace
@@ -325,9 +371,12 @@ class MemoryPane(Pane):
     """Working memory, newest last; the header shows capacity, pressure, evictions and
     consolidations of the latest cycle."""
 
-    def __init__(self, **kw) -> None:
+    DEFAULT_CSS = "MemoryPane { height: auto; }"
+
+    def __init__(self, entries: "MemoryList | None" = None, **kw) -> None:
         super().__init__(**kw)
         self.last_consolidation: str = ""
+        self.entries = entries
 
     def show(self, view: dict, record: dict | None, rows: int) -> None:
         wm = view["wm"]
@@ -342,18 +391,58 @@ class MemoryPane(Pane):
             if record["wm"]["consolidated"]:
                 self.last_consolidation = f" · consolidated {len(record['wm']['consolidated'])} at cycle {record['cycle']}"
         t.append(self.last_consolidation, style="magenta")
-        t.append("\n")
+        if self.entries is None or view.get("model_memory"):
+            t.append("\n")
         if view.get("model_memory"):
             # the structured memory the model is shown, above the agent's own entries
             lines = view["model_memory"].splitlines()[:4]
-            for ln in lines:
+            for i, ln in enumerate(lines):
                 t.append("  model ", style="bold yellow")
-                t.append(ln[:200] + "\n")
+                t.append(ln[:200] + ("\n" if i < len(lines) - 1 or self.entries is None else ""))
             rows -= len(lines)
-        for e in wm["entries"][-max(1, rows):]:
-            t.append(f"{e['cycle']:>4} ", style="dim")
-            t.append(f"{e['kind'][:5]:<6}", style=KIND_STYLE.get(e["kind"], ""))
-            t.append(f"{e['relevance']:.1f} r{e['refs']:<2} ", style="dim")
-            t.append(e["content"].replace("\n", " ")[:200] + "\n", style="")
+        if self.entries is None:  # no list beside it (a pane on its own): the newest entries here
+            for e in wm["entries"][-max(1, rows):]:
+                t.append_text(entry_line(e))
+                t.append("\n")
+        else:
+            self.entries.show(wm["entries"])
         self.show_text(t)
+
+
+def entry_line(e: dict) -> Text:
+    t = Text(no_wrap=True, overflow="ellipsis")
+    t.append(f"{e['cycle']:>4} ", style="dim")
+    t.append(f"{e['kind'][:5]:<6}", style=KIND_STYLE.get(e["kind"], ""))
+    t.append(f"{e['relevance']:.1f} r{e['refs']:<2} ", style="dim")
+    t.append(e["content"].replace("\n", " ")[:200])
+    return t
+
+
+class MemoryList(OptionList):
+    """Working-memory entries, newest last: it scrolls back (focus it with tab or a click) and
+    enter opens an entry in full. Unfocused it follows the newest entry."""
+
+    DEFAULT_CSS = """MemoryList { height: 1fr; border: none; padding: 0; scrollbar-size-vertical: 1;
+                               text-wrap: nowrap; text-overflow: ellipsis; }"""
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.entries: list[dict] = []
+        self._ids: tuple = ()
+
+    def show(self, entries: list[dict]) -> None:
+        ids = tuple((e["id"], e["refs"]) for e in entries)
+        if ids == self._ids:
+            return
+        self._ids = ids
+        keep = self.entries[self.highlighted]["id"] if self.has_focus and self.highlighted is not None \
+            and self.highlighted < len(self.entries) else None
+        self.entries = list(entries)
+        self.clear_options()
+        self.add_options([Option(entry_line(e)) for e in entries])
+        if keep is not None:
+            self.highlighted = next((i for i, e in enumerate(entries) if e["id"] == keep), len(entries) - 1)
+        elif entries:
+            self.highlighted = len(entries) - 1
+            self.scroll_end(animate=False)
 

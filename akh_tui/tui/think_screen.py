@@ -31,6 +31,7 @@ class ThinkScreen(Screen):
     ThinkScreen #think-steps { width: 2fr; border: round $primary 50%; padding: 0 1; }
     ThinkScreen #think-memory { width: 1fr; border: round $primary 50%; padding: 0 1; }
     ThinkScreen Static { text-wrap: nowrap; text-overflow: ellipsis; }
+    ThinkScreen #think-title { text-wrap: wrap; height: auto; background: $panel; padding: 0 1; }
     """
 
     def __init__(self, scenario: str, goal: str) -> None:
@@ -41,6 +42,13 @@ class ThinkScreen(Screen):
         self._goal = goal
 
     def compose(self) -> ComposeResult:
+        title = Text()
+        title.append(" ThinkLoop ", style="bold reverse")
+        title.append(" seed 003's feedback controller: each step queries the graph, the error is how far the answer's "
+                     "words are from the query's (1 − Jaccard), the gain grows with the summed error; it stops when "
+                     "the error falls below the threshold (converged), the reward keeps falling, or at the step cap. "
+                     "space steps · ctrl+a runs all · escape returns", style="dim")
+        yield Static(title, id="think-title")
         yield Input(value=self._goal, placeholder="goal (enter starts a new loop)", id="think-goal")
         yield Static(id="think-plots")
         with Horizontal(id="think-body"):
