@@ -54,7 +54,7 @@ def test_enter_on_the_grid_replays_that_cycle(workbench):
     async def script(app, pilot):
         for _ in range(8):
             await pilot.press("space")
-        await pilot.press("p")
+        await pilot.press("P")
         assert isinstance(app.screen, PlotsScreen)
         grid = app.screen.query_one(ToolGrid)
         assert grid.cursor == 8 and len(app.screen.series.cycles) == 8
@@ -70,7 +70,7 @@ def test_enter_on_the_grid_replays_that_cycle(workbench):
 
 def test_plots_with_nothing_recorded_say_so(workbench):
     async def script(app, pilot):
-        await pilot.press("p")
+        await pilot.press("P")
         assert not isinstance(app.screen, PlotsScreen)
 
     drive(workbench("zoo"), script)

@@ -7,7 +7,7 @@ SIZE = (120, 36)
 
 def test_plots_screen(snap_compare, workbench):
     # solar, 14 cycles: reflections at 5 and 10, a stalled goal decomposed; the cursor on cycle 10
-    assert snap_compare(workbench("solar"), press=["space"] * 14 + ["p"] + ["left"] * 4, terminal_size=SIZE)
+    assert snap_compare(workbench("solar"), press=["space"] * 14 + ["P"] + ["left"] * 4, terminal_size=SIZE)
 
 
 def _solar_goal(goal_id: int, then: list[str]):

@@ -568,22 +568,15 @@ class SessionStore:
     def summaries(self, branch: int, start: int = 1, end: int = INF) -> Iterator[dict]:
         """The few figures of each cycle in [start, end] that the plots draw (oldest first): the
         tool chosen, the veto, each tool's score (None when not offered), the archetype weights,
-        working-memory size and consolidations, each goal's coverage. SQLite's json_extract picks
-        them out, so Python decodes about a third of each record (a 10,000-cycle branch is read
-        in a second, not two)."""
-        sql = ("SELECT cycle, json_extract(record, '$.decide.tool'), json_extract(record, '$.act.vetoed'), "
-               "json_extract(record, '$.act.veto'), json_extract(record, '$.goal.id'), "
-               "json_extract(record, '$.psyche.archetypes'), json_extract(record, '$.wm.size'), "
-               "json_extract(record, '$.wm.capacity'), json_array_length(record, '$.wm.consolidated'), "
-               "json_extract(record, '$.decide.candidates'), json_extract(record, '$.goals') "
-               "FROM cycles WHERE branch=? AND cycle>=? AND cycle<? ORDER BY cycle")
-        decode = json.JSONDecoder().decode
-        for (cycle, tool, vetoed, veto, goal, arch, size, cap, cons, cands,
-             goals) in self._ranged(branch, "cycles", sql, start, min(end, INF - 1) + 1):
-            yield {"cycle": cycle, "tool": tool, "vetoed": bool(vetoed), "veto": veto, "goal": goal,
-                   "archetypes": decode(arch), "wm_size": size, "wm_capacity": cap, "consolidated": cons or 0,
-                   "scores": {c["tool"]: (c["score"] if c["offered"] else None) for c in decode(cands)},
-                   "coverage": {g["id"]: g["coverage"] for g in decode(goals)}}
+        working-memory size and consolidations, each goal's coverage. Records are stored
+        compressed and checksummed, so each is read through `records` (checked) and picked here."""
+        for rec in self.records(branch, start, end):
+            act, decide, wm = rec["act"], rec["decide"], rec["wm"]
+            yield {"cycle": rec["cycle"], "tool": decide["tool"], "vetoed": bool(act["vetoed"]), "veto": act.get("veto"),
+                   "goal": rec["goal"]["id"], "archetypes": rec["psyche"]["archetypes"], "wm_size": wm["size"],
+                   "wm_capacity": wm["capacity"], "consolidated": len(wm.get("consolidated") or []),
+                   "scores": {c["tool"]: (c["score"] if c["offered"] else None) for c in decide["candidates"]},
+                   "coverage": {g["id"]: g["coverage"] for g in rec["goals"]}}
 
     def shared_cycles(self, a: int, b: int) -> int:
         """The first cycle whose record two branches may not share: below it both read the very
