@@ -354,7 +354,7 @@ class PsychePane(Pane):
         # vetoes fired (the run's) and the patterns configured (the psyche's, on the border), the
         # same live, replayed and opened from a trace
         t.append(f"vetoes fired {p['vetoes_fired']}", style="red" if p["vetoes_fired"] else "dim")
-        t.append(f" · shadow encounters {p['shadow_encounters']}", style="dim")
+        t.append(f" · encounters {p['shadow_encounters']}", style="dim")  # shadow encounters (SPEC §9)
         if self.parent is not None:
             self.parent.border_subtitle = patterns_line(p)
         if p["pending"]:
