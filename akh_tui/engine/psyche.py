@@ -24,7 +24,7 @@ from tomlkit.items import AoT, Comment, Null, Table, Whitespace
 from .errors import InputError, parse_toml, read_user_file, toml_error
 from .tomlpos import TomlLocator
 from .toolspecs import DANGER_LEVELS, danger_index
-from .triggers import PatternIndex, list_key
+from .triggers import PatternIndex, clause_holds, list_key
 
 ARCHETYPES = ("sage", "healer", "explorer", "guardian")  # also the tie order for dominant
 CAPABILITIES = (
@@ -150,17 +150,7 @@ class ShadowPattern:
         desc = action_desc.lower()
         if any(t.lower() in desc for t in self.triggers):
             return True
-        if self.capability_triggers:
-            caps = set(capabilities)
-            if not any(c in caps for c in self.capability_triggers):
-                return False
-        elif self.danger_level_threshold is None:
-            # Neither a capability nor a danger condition: the clause would hold for every
-            # tool, which would turn an empty pattern into "veto everything".
-            return False
-        if self.danger_level_threshold is None:
-            return True
-        return _danger_index(danger) >= _danger_index(self.danger_level_threshold)
+        return clause_holds(self, tuple(capabilities), danger)
 
     def to_dict(self) -> dict[str, Any]:
         """The pattern as written in TOML; absent optional fields are left out."""
@@ -174,7 +164,6 @@ class ShadowPattern:
         return d
 
 
-_danger_index = danger_index
 
 
 @dataclass

@@ -102,6 +102,8 @@ def clause_holds(p: "ShadowPattern", caps: tuple[str, ...], danger: str) -> bool
         if not any(c in have for c in p.capability_triggers):
             return False
     elif p.danger_level_threshold is None:
+        # Neither a capability nor a danger condition: the clause would hold for every tool,
+        # which would turn an empty pattern into "veto everything".
         return False
     if p.danger_level_threshold is None:
         return True
