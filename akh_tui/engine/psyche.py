@@ -23,7 +23,7 @@ from tomlkit.items import AoT, Comment, Null, Table, Whitespace
 
 from .errors import InputError, parse_toml, read_user_file, toml_error
 from .tomlpos import TomlLocator
-from .toolspecs import DANGER_LEVELS, danger_index
+from .toolspecs import DANGER_LEVELS
 from .triggers import PatternIndex, clause_holds, list_key
 
 ARCHETYPES = ("sage", "healer", "explorer", "guardian")  # also the tie order for dominant
@@ -162,8 +162,6 @@ class ShadowPattern:
         d["severity"] = self.severity
         d["explanation"] = self.explanation
         return d
-
-
 
 
 @dataclass
