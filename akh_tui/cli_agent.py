@@ -323,12 +323,17 @@ def cmd_consolidate(args, out: Console, err: Console) -> int:
     return 0
 
 
-def cmd_recall(args, out: Console, err: Console) -> int:
+def _only_read(args, ask):
+    """`ask(run)` on the current run, which is only read: closed without a checkpoint."""
     run = Run.resume(locations(args))
     try:
-        found = run.recall(args.query, args.top_k)
+        return ask(run)
     finally:
-        run.store.close()  # a read: no checkpoint
+        run.close(checkpoint=False)
+
+
+def cmd_recall(args, out: Console, err: Console) -> int:
+    found = _only_read(args, lambda run: run.recall(args.query, args.top_k))
     if args.json:
         print(json.dumps(found))
         return 0
@@ -397,11 +402,7 @@ def _print_lines(out: Console, lines: list[str]) -> None:
 def cmd_explain(args, out: Console, err: Console) -> int:
     """Why a goal is (not) done, per criterion."""
     gid = _goal_id(args.goal)
-    run = Run.resume(locations(args))
-    try:
-        info = run.explain_goal(gid)
-    finally:
-        run.close()
+    info = _only_read(args, lambda run: run.explain_goal(gid))
     if args.json:
         print(json.dumps(info))
     else:
@@ -411,11 +412,7 @@ def cmd_explain(args, out: Console, err: Console) -> int:
 
 def cmd_why(args, out: Console, err: Console) -> int:
     """Why the cycle's tool was chosen, or why --tool was not: from the record alone."""
-    run = Run.resume(locations(args))
-    try:
-        info = run.why(args.cycle, args.tool)
-    finally:
-        run.close()
+    info = _only_read(args, lambda run: run.why(args.cycle, args.tool))
     if args.json:
         print(json.dumps(info))
     else:
@@ -426,11 +423,7 @@ def cmd_why(args, out: Console, err: Console) -> int:
 def cmd_synthesize(args, out: Console, err: Console) -> int:
     """A goal's findings in the persona's grammar (or --grammar)."""
     gid = _goal_id(args.goal)
-    run = Run.resume(locations(args))
-    try:
-        info = run.synthesize(gid, args.grammar)
-    finally:
-        run.close()
+    info = _only_read(args, lambda run: run.synthesize(gid, args.grammar))
     if args.json:
         print(json.dumps(info))
     else:

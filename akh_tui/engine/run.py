@@ -1130,13 +1130,14 @@ class Run:
             return self.store.search(self.store.current(), **filters)
 
     # ---- closing -----------------------------------------------------------------------------
-    def close(self) -> None:
-        """Checkpoint the branch (a later resume starts here) and close the store and trace."""
+    def close(self, checkpoint: bool = True) -> None:
+        """Checkpoint the branch (a later resume starts here) and close the store and trace.
+        `checkpoint=False` after a command that only read the run: nothing is written."""
         with self.lock:
             try:
                 if self.trace is not None:
                     self.trace.close()
-                if self.agent is not None:
+                if self.agent is not None and checkpoint:
                     self.drop_cycle()  # quitting mid-cycle: a resume starts at the cycle's start
                     try:
                         self.store.checkpoint(self.agent)
