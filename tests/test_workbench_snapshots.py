@@ -32,7 +32,13 @@ def test_small_terminal_still_usable(snap_compare, workbench):
 
 def test_help_screen(snap_compare, workbench):
     app = workbench("zoo", config_path=Path("/home/you/.config/akh-tui/config.toml"))
-    assert snap_compare(app, press=["f1"], terminal_size=SIZE)
+
+    async def drawn(pilot):  # the panes behind the help are drawn before it opens (a race under load)
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+    assert snap_compare(app, press=["f1"], run_before=drawn, terminal_size=SIZE)
 
 
 def test_light_theme(snap_compare, workbench):
