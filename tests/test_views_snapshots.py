@@ -29,8 +29,8 @@ def test_goal_detail_says_why_the_moons_of_mars_are_not_found(snap_compare, work
 
 
 def test_orient_view_with_the_symbol_inspector(snap_compare, workbench):
-    # from goal #2's detail: o, then down twice to phobos (its inferred is-a moon and derivation)
-    assert snap_compare(workbench("solar"), run_before=_solar_goal(2, ["o", "down", "down"]), terminal_size=SIZE)
+    # from goal #2's detail: o, then down to phobos (its inferred is-a moon and derivation)
+    assert snap_compare(workbench("solar"), run_before=_solar_goal(2, ["o", "down"]), terminal_size=SIZE)
 
 
 def _findings(grammar_key: str):
