@@ -127,8 +127,9 @@ def cmd_run(args, out: Console, err: Console) -> int:
             raise InputError("no goal descriptions given", field="--goals")
         for g in goals:
             check_goal(g, "--goals")
-    run = Run.continue_or_start(locations(args), args.scenario, args.seed, goals, args.decider, args.fresh, args.trace)
-    breaks = run.check_breakpoints(breaks)  # tool=NAME: one of this run's tools, a plugin's included
+    run = Run.continue_or_start(locations(args), args.scenario, args.seed, goals, args.decider, args.fresh, args.trace,
+                                breaks=breaks)  # tool=NAME: one of the run's tools, checked before a run is made
+    breaks = run.check_breakpoints(breaks)
     if run.note and not args.json:
         err.print(Text(run.note, style="yellow"))
     _person(run, args, err)

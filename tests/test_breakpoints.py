@@ -67,6 +67,18 @@ def test_a_bad_breakpoint_changes_nothing(cli, tmp_path):
     assert not (tmp_path / "data" / "session.db").exists()
 
 
+@pytest.mark.parametrize("bad", ["tool=nonexistent", "decide.tool == teleport"])
+def test_an_unknown_tool_breakpoint_makes_no_run(cli, tmp_path, bad):
+    # tool names are known once the scenario's plugins are loaded, but still before a run is made
+    proc = cli("agent", "run", "--break", bad, check_rc=2)
+    assert "--break" in proc.stderr and "unknown tool" in proc.stderr
+    assert not (tmp_path / "data" / "session.db").exists()
+    cli("agent", "run", "--max-cycles", "2")
+    cli("agent", "run", "--fresh", "--break", bad, check_rc=2)
+    runs = json.loads(cli("sessions", "list", "--json").stdout)
+    assert len(runs) == 1
+
+
 # -- one validator, everywhere (issue 13 §6) ----------------------------------------------------
 
 @pytest.mark.parametrize("bad, reason", [

@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator, Mapping, cast
+from typing import IO, Any, Callable, Iterator, Mapping, Sequence, cast
 
 from . import history, otel, pin, report, writelock
 from .commands import from_input
 from .config import DANGEROUS_CAPABILITIES, SAFE_ENV
 from .agent import PHASES, Agent, Cycle
 from .approval import DEFAULT_RULES, Rule, answer_lines, check_decision, first_match, parse_rules
-from .breakpoints import first_hit
+from .breakpoints import Breakpoint, first_hit
 from .breakpoints import parse as parse_breakpoint
 from .breakpoints import stop_phases
 from .confine import check_workspace
@@ -159,17 +159,18 @@ class Run:
     def start(cls, locations: Locations, scenario: str | Scenario = "zoo", seed: int | None = None,
               goals: list[str] | None = None, decider: str | None = None, trace: str | Path | IO[str] | None = None,
               store: "str | Path | SessionStore | None" = None, config: UserConfig | None = None, workbench: bool = False,
-              note: str = "", psyche: Psyche | None = None) -> "Run":
+              note: str = "", psyche: Psyche | None = None, breaks: "Sequence[Breakpoint]" = ()) -> "Run":
         """A new run of the scenario (earlier runs stay in the store). `goals` (descriptions)
         replace the scenario's. Its psyche is the one last saved for this scenario in the data
-        dir, if any (the note says so), else the scenario's; `psyche` (a sweep's point) overrides both."""
+        dir, if any (the note says so), else the scenario's; `psyche` (a sweep's point) overrides both.
+        `breaks` are checked against the run's tools (its plugins included) before the store is
+        opened: a breakpoint that could never fire leaves no run behind."""
         sc = load_scenario(scenario) if isinstance(scenario, str) else scenario
         for g in goals or []:
             check_goal(g, "--goals")
         decider = decider or sc.decider or "utility"  # the caller's, else the scenario's
         dec = _decider(decider, config, sc.path.parent)
         writer = TraceWriter(trace) if trace is not None else None  # an unusable --trace fails first
-        st = _open_store(locations, store)
         saved = locations.saved_psyche(sc.name)
         disk = None
         if psyche is None and saved.is_file():
@@ -181,6 +182,9 @@ class Run:
             psyche.source = str(saved)
             note = (note + "; " if note else "") + f"psyche from {saved} (saved earlier for {sc.name})"
         agent = build_agent(sc, seed, goals, None, psyche=psyche, decider=dec)
+        for bp in breaks:
+            parse_breakpoint(bp.spec, tools=agent.tool_names)
+        st = _open_store(locations, store)
         meta = {"scenario": str(sc.path), "name": sc.name, "seed": agent.seed, "goals": goals, "decider": decider,
                 "config": agent.config.to_dict(), "psyche": _psyche_header(agent.psyche)}
         if workbench:
@@ -231,9 +235,11 @@ class Run:
     @classmethod
     def continue_or_start(cls, locations: Locations, scenario: str = "zoo", seed: int | None = None,
                           goals: list[str] | None = None, decider: str | None = None, fresh: bool = False,
-                          trace: str | Path | IO[str] | None = None, config: UserConfig | None = None) -> "Run":
+                          trace: str | Path | IO[str] | None = None, config: UserConfig | None = None,
+                          breaks: "Sequence[Breakpoint]" = ()) -> "Run":
         """`agent run`: continue the store's current run when it is this scenario, seed, goals
-        and decider and still has an active goal; otherwise (or `fresh`) start a new one."""
+        and decider and still has an active goal; otherwise (or `fresh`) start a new one
+        (`breaks` are checked before it is made: see `start`)."""
         sc = load_scenario(scenario)
         decider = decider or sc.decider or "utility"
         for g in goals or []:
@@ -252,7 +258,7 @@ class Run:
                 if r.trace is not None:
                     r.trace.close()
                 r.store.close()
-        return cls.start(locations, sc, seed, goals, decider, trace, config=config)
+        return cls.start(locations, sc, seed, goals, decider, trace, config=config, breaks=breaks)
 
     @classmethod
     def open_or_new(cls, locations: Locations, scenario: str | None = None,
