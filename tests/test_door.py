@@ -4,20 +4,18 @@ psyche is saved where the next run finds it, and the small counts read the same 
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
 from akh_tui.engine.paths import bundled_data_dir
 from akh_tui.engine.run import Locations, Run
 from akh_tui.engine.trace import read_trace
-from akh_tui.tui.app import Workbench
 from akh_tui.tui.panes import PsychePane
 from akh_tui.tui.psyche_editor import PsycheEditorScreen
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = bundled_data_dir()
-SIZE = (120, 36)
+from tests.helpers import drive
 
 
 def no_veto_psyche() -> str:
@@ -25,16 +23,6 @@ def no_veto_psyche() -> str:
     text = (DATA / "psyche" / "default.toml").read_text()
     a, b = text.index("[[shadow.veto_patterns]]"), text.index("# A bias lets")
     return text[:a].replace("[shadow]\n", "[shadow]\nveto_patterns = []\n", 1) + text[b:]
-
-
-def drive(app: Workbench, script) -> Workbench:
-    async def main() -> None:
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            await script(app, pilot)
-
-    asyncio.run(main())
-    return app
 
 
 def offered(rec: dict, tool: str) -> bool:

@@ -248,7 +248,7 @@ def test_a_long_goal_is_refused_by_the_cli_and_in_a_scenario_file(tmp_path):
 
 def test_the_workbench_add_goal_dialog_refuses_a_long_goal(workbench):
     from akh_tui.tui.app import Workbench  # noqa: F401  (the fixture builds one)
-    from tests.test_workbench import drive
+    from tests.helpers import drive
 
     async def script(app, pilot):
         before = len(app.ctl.view()["goals"])
@@ -356,7 +356,7 @@ def test_nesting_is_refused_before_it_reaches_tomllib():
 
 
 def test_a_deeply_nested_user_config_is_ignored_and_the_workbench_says_why(tmp_path, monkeypatch):
-    from tests.test_workbench import drive
+    from tests.helpers import drive
     from akh_tui.tui.app import Workbench
     from akh_tui.engine.userconfig import UserConfig
 

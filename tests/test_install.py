@@ -2,31 +2,22 @@
 fresh virtual environment and run from another directory, runs the demo, lists the tools, checks
 the bundled psyche and opens the workbench.
 
-Offline and quick: the wheel is built without build isolation, installed with --no-deps, and
-the new environment borrows this interpreter's site-packages for the dependencies through a
-.pth file (a .pth line only adds a folder to sys.path; the .pth files inside it, such as an
-editable install of this checkout, are not run, so `akh_tui` can only come from the wheel).
+Offline and quick (`tests.helpers.venv_with`): the environment borrows this interpreter's
+site-packages for the dependencies only, so `akh_tui` can only come from the wheel.
 """
 
 import json
 import os
 import shutil
 import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
 
 from akh_tui.startup import first_frame
+from tests.helpers import build_wheel, run, venv_with
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def run(argv, **kw) -> subprocess.CompletedProcess:
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, **kw)
-    assert proc.returncode == 0, f"{argv} exited {proc.returncode}\nstdout:\n{proc.stdout[-2000:]}\nstderr:\n{proc.stderr[-2000:]}"
-    return proc
 
 
 @pytest.fixture(scope="module")
@@ -39,18 +30,9 @@ def installed(tmp_path_factory):
     shutil.copytree(ROOT / "akh_tui", src / "akh_tui", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, src / name)
-    wheels = tmp / "wheels"
-    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q",
-         "-w", str(wheels), str(src)])
-    (wheel,) = wheels.glob("akh_tui-*.whl")
-
+    wheel = build_wheel(src, tmp / "wheels", "akh_tui-*.whl")
     venv = tmp / "venv"
-    run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
-    py = venv / "bin" / "python"
-    site = Path(run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
-    deps = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
-    (site / "zz-borrowed-deps.pth").write_text("".join(f"{d}\n" for d in deps), encoding="utf-8")
-    run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "--no-index", "-q", str(wheel)])
+    py, site = venv_with(wheel, venv)
 
     elsewhere = tmp / "elsewhere"
     elsewhere.mkdir()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from akh_tui.engine.run import TOOL_NAMES
 from akh_tui.tui.plots import PlotsScreen, Series, ToolGrid, bin_series
-from tests.test_workbench import drive
+from tests.helpers import drive
 
 
 def test_summaries_carry_what_the_records_say(workbench):

@@ -1,27 +1,20 @@
 """The example plugin package installed for real (issue 12): `pip wheel` of
 examples/akh-tui-tides, installed with pip into a fresh virtual environment (never the shared
-one) that borrows this interpreter's site-packages and this checkout through a .pth file. The
+one) that borrows this checkout and this interpreter's site-packages (`tests.helpers.venv_with`). The
 installed entry point is listed by `akh-tui tools`, and its scenario completes headless with
 the plugin tool chosen, scored and traced like a built-in."""
 
 import json
 import os
 import shutil
-import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import build_wheel, run, venv_with
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "akh-tui-tides"
-
-
-def run(argv, **kw) -> subprocess.CompletedProcess:
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=180, **kw)
-    assert proc.returncode == 0, f"{argv} exited {proc.returncode}\nstdout:\n{proc.stdout[-2000:]}\nstderr:\n{proc.stderr[-2000:]}"
-    return proc
 
 
 @pytest.fixture(scope="module")
@@ -29,18 +22,9 @@ def venv(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("plugin")
     src = tmp / "src"
     shutil.copytree(EXAMPLE, src, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "build", "*.egg-info"))
-    wheels = tmp / "wheels"
-    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q",
-         "-w", str(wheels), str(src)])
-    (wheel,) = wheels.glob("akh_tui_tides-*.whl")
-    env_dir = tmp / "venv"
-    run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)])
-    py = env_dir / "bin" / "python"
-    site = Path(run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
+    wheel = build_wheel(src, tmp / "wheels", "akh_tui_tides-*.whl")
     # this checkout's akh_tui first, then the shared environment's dependencies
-    deps = dict.fromkeys([str(ROOT), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
-    (site / "zz-borrowed.pth").write_text("".join(f"{d}\n" for d in deps), encoding="utf-8")
-    run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "--no-index", "-q", str(wheel)])
+    py, site = venv_with(wheel, tmp / "venv", first=[str(ROOT)])
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     env.update(PYTHONNOUSERSITE="1", AKH_TUI_DATA=str(tmp / "data"), AKH_TUI_CONFIG=str(tmp / "config.toml"),
                HOME=str(tmp / "home"), COLUMNS="200")

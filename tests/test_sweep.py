@@ -410,7 +410,7 @@ def test_the_report_gives_means_intervals_a_heatmap_and_extremes(folder, grid, t
 def test_every_run_opens_for_replay(folder, grid, tmp_path, akh):
     from akh_tui.tui.app import Workbench
     from akh_tui.engine.userconfig import UserConfig
-    from tests.test_workbench import drive
+    from tests.helpers import drive
 
     sweep, rows, traces = grid
     rid = rows[4]["run_id"]

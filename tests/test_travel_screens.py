@@ -23,7 +23,7 @@ from akh_tui.tui.panes import GoalsPane, MemoryPane, PlanPane, PsychePane
 from akh_tui.tui.travel import (BranchesScreen, BreakpointsScreen, CompareScreen, ForkScreen, Scrubber,
                                 SearchScreen)
 from tests.test_engine import run  # one cycle loop for the suite
-from tests.test_workbench import SIZE, drive  # the workbench tests' size and Pilot driver
+from tests.helpers import SIZE, drive
 
 
 class Host(App):

@@ -14,7 +14,7 @@ from akh_tui.tui.goal_detail import GoalDetailScreen
 from akh_tui.tui.orient_view import OrientScreen
 from akh_tui.tui.panes import GoalsPane, MemoryList, PlanPane, ScoreTable
 from akh_tui.tui.travel import BreakpointsScreen
-from tests.test_workbench import drive
+from tests.helpers import drive
 
 
 def notes(app) -> list[str]:

@@ -16,25 +16,11 @@ from akh_tui.tui.panes import GoalsPane, ScoreTable, WhyPane
 from akh_tui.tui.psyche_editor import PsycheEditorScreen, PsycheTextArea
 from akh_tui.engine.userconfig import UserConfig
 
-SIZE = (120, 36)
-
-
-def drive(app: Workbench, script) -> Workbench:
-    async def main() -> None:
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            await script(app, pilot)
-
-    asyncio.run(main())
-    return app
+from tests.helpers import drive, text_of
 
 
 def cell(app: Workbench, tool: str, col: str) -> str:
     return str(app.query_one(ScoreTable).get_cell(tool, col))
-
-
-def text_of(widget) -> str:
-    return str(widget.render())
 
 
 def test_space_steps_one_cycle_and_every_pane_fills(workbench):

@@ -4,29 +4,14 @@ question in the workbench; a snapshot of the phase diagram."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from akh_tui.engine.run import PHASES
 from akh_tui.tui.phases import ApprovalScreen, PhaseBar, PhaseDiagram, QuestionScreen
 from akh_tui.tui.panes import ScoreTable
 
-SIZE = (120, 36)
+from tests.helpers import SIZE, drive, text_of
 ASK_GOAL = "Ask user: tell me about whale answer question"
-
-
-def drive(app, script):
-    async def main() -> None:
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            await script(app, pilot)
-
-    asyncio.run(main())
-    return app
-
-
-def text_of(widget) -> str:
-    return str(widget.render())
 
 
 def recorded(app) -> int:

@@ -15,7 +15,7 @@ from akh_tui.tui.app import Workbench
 from akh_tui.tui.panes import ScoreTable
 from akh_tui.tui.travel import BranchesScreen, BreakpointsScreen, CompareScreen, ForkScreen, Scrubber, SearchScreen
 from akh_tui.engine.userconfig import UserConfig
-from tests.test_workbench import drive, text_of
+from tests.helpers import drive, text_of
 
 
 def chosen_row(app) -> str:
