@@ -676,6 +676,7 @@ class SessionStore:
         if kind is not None:
             typed = " AND type=?" if self.schema != "2" else " AND json_extract(event, '$.type')=?"
         crc = self._crc_col()
+        bound: tuple[int, ...]  # the segment's last seq (all events), or nothing (one type)
         for i, seg in enumerate(segs):
             lo, hi = seg.lo["events"], seg.hi["events"]
             fork = i < len(segs) - 1
