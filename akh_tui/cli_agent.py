@@ -325,8 +325,10 @@ def cmd_consolidate(args, out: Console, err: Console) -> int:
 
 
 def _only_read(args, ask):
-    """`ask(run)` on the current run, which is only read: closed without a checkpoint."""
-    run = Run.resume(locations(args))
+    """`ask(run)` on the current run, which is only read: opened read-only with no writer's
+    lock (it works while the workbench or `agent run` writes the run, and on a read-only file
+    system) and closed without a checkpoint."""
+    run = Run.open_readonly(locations(args))
     try:
         return ask(run)
     finally:

@@ -233,6 +233,38 @@ class Run:
             raise
 
     @classmethod
+    def open_readonly(cls, locations: Locations, branch: str | None = None, config: UserConfig | None = None) -> "Run":
+        """The store's current run (its current branch, or `branch`) to read, not to drive:
+        the store is opened read-only and no writer's lock is taken, so it works while the
+        workbench or `agent run` writes the run, and on a read-only file system. The engine's
+        state is rebuilt in memory (the head, or the last snapshot and the cycles after it
+        replayed); nothing is written, not even the workspace folder. Close it with
+        `close(checkpoint=False)`; stepping it is refused by the store."""
+        if not locations.has_store():
+            raise InputError(f"no session in {locations.data_dir} (start one with `akh-tui agent run` or `akh-tui`)",
+                             field="--data-dir")
+        st = SessionStore(locations.session_db, readonly=True)
+        try:
+            meta = st.meta()
+            if meta is None or not st.has_session():
+                raise InputError(f"no session in {locations.data_dir} (start one with `akh-tui agent run` "
+                                 f"or `akh-tui`)", field="--data-dir")
+            if meta.get("imported_from"):
+                raise InputError(f"the current run was imported from {meta['imported_from']}: replay it with "
+                                 f"`akh-tui open`", file=st.where)
+            r = cls(locations, st, load_scenario(meta["scenario"]), None, meta, None, config)
+            if branch is not None:  # current for this reader only: the store's own choice is not written
+                st.branch = st.find_branch(meta["id"], branch)
+                r._after_open()
+            agent = history.resume(st, r._rebuild, st.branch)
+            agent.workspace = r.workspace  # named, never made: a reader creates nothing
+            r.agent, r.latest = agent, cast("CycleRecord | None", agent.last_record)
+            return r
+        except BaseException:
+            st.close()
+            raise
+
+    @classmethod
     def continue_or_start(cls, locations: Locations, scenario: str = "zoo", seed: int | None = None,
                           goals: list[str] | None = None, decider: str | None = None, fresh: bool = False,
                           trace: str | Path | IO[str] | None = None, config: UserConfig | None = None,

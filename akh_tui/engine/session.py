@@ -675,17 +675,34 @@ class SessionStore:
         typed = ""
         if kind is not None:
             typed = " AND type=?" if self.schema != "2" else " AND json_extract(event, '$.type')=?"
+        crc = self._crc_col()
+        bound: tuple[int, ...]  # the segment's last seq (all events), or nothing (one type)
         for i, seg in enumerate(segs):
             lo, hi = seg.lo["events"], seg.hi["events"]
-            at_fork = "OR (cycle=? AND input=0)" if i < len(segs) - 1 else ""
-            sql = (f"SELECT seq, cycle, event, {self._crc_col()} FROM events WHERE branch=? AND seq>? "
-                   f"AND ((cycle>=? AND cycle<?) {at_fork}){typed} ORDER BY seq LIMIT {self.PAGE}")
-            after = -1
+            fork = i < len(segs) - 1
+            args = (seg.branch, lo, hi) + ((hi,) if fork else ()) + ((kind,) if kind else ())
+            at_fork = " OR (cycle=? AND input=0)" if fork else ""
+            if kind is None:
+                # every event of the segment, paged along seq itself, the table's own order. Through
+                # the (branch, cycle) index every page sorted all the branch's later events again
+                # (an export's time grew with the square of its events); the unary + keeps the
+                # planner off that index. The range is the segment's first and last event.
+                first, last = self._query(f"SELECT MIN(seq), MAX(seq) FROM events WHERE branch=? "
+                                          f"AND ((cycle>=? AND cycle<?){at_fork})", args)[0]
+                if first is None:
+                    continue
+                sql = (f"SELECT seq, cycle, event, {crc} FROM events WHERE seq>? AND seq<=? AND +branch=? "
+                       f"AND ((+cycle>=? AND +cycle<?){' OR (+cycle=? AND input=0)' if fork else ''}) "
+                       f"ORDER BY seq LIMIT {self.PAGE}")
+                after, bound = first - 1, (last,)
+            else:  # a few events of one type (resume reads the psyche edits): its own index
+                sql = (f"SELECT seq, cycle, event, {crc} FROM events WHERE seq>? AND branch=? "
+                       f"AND ((cycle>=? AND cycle<?){at_fork}){typed} ORDER BY seq LIMIT {self.PAGE}")
+                after, bound = -1, ()
             while True:
-                args = (seg.branch, after, lo, hi) + ((hi,) if at_fork else ()) + ((kind,) if kind else ())
-                rows = self._query(sql, args)
-                for _seq, cyc, ev, crc in rows:
-                    yield cyc, self._text(seg.branch, "event", cyc, ev, crc)
+                rows = self._query(sql, (after, *bound, *args))
+                for _seq, cyc, ev, c in rows:
+                    yield cyc, self._text(seg.branch, "event", cyc, ev, c)
                 if len(rows) < self.PAGE:
                     break
                 after = rows[-1][0]

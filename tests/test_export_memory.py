@@ -1,0 +1,112 @@
+"""`sessions export` streams in constant memory (issue 17: ≤ 200 MB on a million cycles), and
+`akh-tui bench` reports the export's own peak.
+
+The bench once printed 76 MB after a 5,000-cycle soak and 235 MB after 200,000 cycles: the
+export itself peaked at 47 MB on both (and on 50,000). The figure was the child's ru_maxrss,
+which Linux carries across fork + exec from the parent, so it was the benchmark's own peak."""
+
+from __future__ import annotations
+
+import sqlite3
+import tracemalloc
+from pathlib import Path
+
+from akh_tui.bench import export_peak_mb
+from akh_tui.engine import session as session_mod
+from akh_tui.engine.paths import Locations
+from akh_tui.engine.run import Run, Sessions
+
+GOAL = "Explore the ocean and find plankton"
+RECORDED = 20
+
+
+def _store(tmp_path: Path, copies: int) -> Locations:
+    """A run of RECORDED real cycles whose records and events are repeated `copies` times
+    under later cycle numbers: a long branch in milliseconds, exported like any other."""
+    loc = Locations(tmp_path / f"data-{copies}", tmp_path / "config.toml")
+    r = Run.start(loc, "zoo", goals=[GOAL])
+    r.run_cycles(RECORDED)
+    r.close()
+    con = sqlite3.connect(loc.session_db)
+    with con:
+        for k in range(1, copies):
+            con.execute("INSERT INTO cycles SELECT branch, cycle + ?, record, crc, tool, vetoed, veto, goal, progress "
+                        "FROM cycles WHERE branch=1 AND cycle BETWEEN 1 AND ?", (k * RECORDED, RECORDED))
+            con.execute("INSERT INTO events (branch, cycle, input, event, crc, type) SELECT branch, cycle + ?, input, "
+                        "event, crc, type FROM events WHERE branch=1 AND cycle BETWEEN 1 AND ? ORDER BY seq",
+                        (k * RECORDED, RECORDED))
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    return loc
+
+
+def _export_peak(loc: Locations, out: Path) -> tuple[int, int]:
+    """(cycles written, Python's peak traced memory in bytes while exporting)."""
+    s = Sessions(loc)
+    try:
+        tracemalloc.start()
+        try:
+            n = s.export(1, "main", out)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    finally:
+        s.close()
+    return n, peak
+
+
+def test_export_memory_does_not_grow_with_the_number_of_cycles(tmp_path, monkeypatch):
+    # pages of 16 rows: both branches fill many pages of records and of events, so the
+    # difference is only how many pages there are
+    monkeypatch.setattr(session_mod.SessionStore, "PAGE", 16)
+    short, long = _store(tmp_path, 10), _store(tmp_path, 200)
+    n_short, peak_short = _export_peak(short, tmp_path / "short.jsonl")
+    n_long, peak_long = _export_peak(long, tmp_path / "long.jsonl")
+    assert (n_short, n_long) == (10 * RECORDED, 200 * RECORDED)
+    size = (tmp_path / "long.jsonl").stat().st_size
+    # 20 times the records: holding them (or their events) would cost megabytes more; a
+    # page at a time costs the same on both
+    assert peak_long < peak_short * 1.5 + 256 * 1024, (peak_short, peak_long)
+    assert peak_long < size / 4, (peak_long, size)
+
+
+def _export_steps(loc: Locations, out: Path) -> int:
+    """SQLite's virtual-machine steps (in hundreds) of one export: the work of its queries."""
+    s = Sessions(loc)
+    steps = [0]
+
+    def tick() -> int:
+        steps[0] += 1
+        return 0  # go on
+
+    try:
+        s.store.db.set_progress_handler(tick, 100)
+        s.export(1, "main", out)
+    finally:
+        s.close()
+    return steps[0]
+
+
+def test_export_work_grows_in_step_with_the_branch(tmp_path, monkeypatch):
+    """Each page of events once sorted every later event of the branch again: 20 times the
+    cycles cost over 100 times the work (at a million cycles, seconds)."""
+    monkeypatch.setattr(session_mod.SessionStore, "PAGE", 16)
+    short, long = _store(tmp_path, 10), _store(tmp_path, 200)
+    work_short = _export_steps(short, tmp_path / "short.jsonl")
+    work_long = _export_steps(long, tmp_path / "long.jsonl")
+    assert work_long < 30 * work_short, (work_short, work_long)
+
+
+def test_the_bench_reports_the_exports_own_peak_not_the_benchmarks(tmp_path):
+    loc = Locations(tmp_path / "data", tmp_path / "config.toml")
+    r = Run.start(loc, "zoo", goals=[GOAL])
+    r.run_cycles(3)
+    r.close()
+    ballast = bytearray(320 * 1024 * 1024)  # the benchmark's own peak, as after a long soak
+    ballast[::4096] = b"\1" * len(range(0, len(ballast), 4096))  # touched: resident
+    try:
+        mb, seconds = export_peak_mb(loc.data_dir)
+    finally:
+        del ballast
+    assert 0 < mb < 200, mb  # ru_maxrss said ≥ 320 here
+    assert seconds > 0
