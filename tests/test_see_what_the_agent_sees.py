@@ -26,6 +26,17 @@ def solar(tmp_path_factory):
 
 # -- §2 why is this goal not done --------------------------------------------------------------
 
+def test_an_explanation_reads_only_its_goals_cycles_and_says_the_same(solar):
+    from akh_tui.engine.goal_explain import explain_goal
+
+    whole = solar.records()  # what it read before: every record of the branch
+    for gid in sorted(solar.agent.goals):
+        kids = solar.agent.goals[gid].children
+        picked = list(solar.store.goal_records(solar.store.current(), [gid, *kids]))
+        assert [r["cycle"] for r in picked] == [r["cycle"] for r in whole if r["goal"]["id"] in (gid, *kids)]
+        assert solar.explain_goal(gid) == explain_goal(solar.agent, whole, gid, list(solar.scenario.kg))
+
+
 def test_the_moons_of_mars_say_what_the_issue_says(solar):
     info = solar.explain_goal(2)
     text = "\n".join(info["lines"])

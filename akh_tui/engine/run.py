@@ -758,8 +758,11 @@ class Run:
         with self.lock:
             a = self._engine()
             files = list(self.scenario.kg) if self.scenario is not None else []
+            g = a.goals.get(goal_id)
+            # only the cycles of this goal and its sub-goals are read: a long run's others never are
+            records = list(self.store.goal_records(self.store.current(), [goal_id, *g.children])) if g else []
             try:
-                return explain_goal(a, self.records(), goal_id, files)
+                return explain_goal(a, records, goal_id, files)
             except KeyError as exc:
                 raise InputError(str(exc.args[0]), field="--goal") from None
 

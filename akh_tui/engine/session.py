@@ -578,6 +578,17 @@ class SessionStore:
                    "scores": {c["tool"]: (c["score"] if c["offered"] else None) for c in decide["candidates"]},
                    "coverage": {g["id"]: g["coverage"] for g in rec["goals"]}}
 
+    def goal_records(self, branch: int, goals: "list[int]") -> Iterator[dict]:
+        """The branch's records of the cycles that worked on these goals, oldest first: picked
+        by the goal column, so a long branch's other cycles are neither read nor decoded."""
+        if not goals:
+            return
+        sql = (f"SELECT cycle, record, {self._crc_col()} FROM cycles WHERE branch=? AND cycle>=? AND cycle<? "
+               f"AND {self._col('goal')} IN ({', '.join('?' * len(goals))}) ORDER BY cycle")
+        for seg in self.lineage(branch):
+            for c, rec, crc in self._query(sql, (seg.branch, seg.lo["cycles"], seg.hi["cycles"], *goals)):
+                yield self._decode(seg.branch, "cycle record", c, rec, crc)
+
     def shared_cycles(self, a: int, b: int) -> int:
         """The first cycle whose record two branches may not share: below it both read the very
         same rows (their common ancestry), so a comparison can start there."""
