@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import IO, Any, Callable, Iterator, Mapping, cast
 
 from . import history, otel, pin, report, writelock
+from .basegraph import BaseGraph
+from .kg import KnowledgeGraph
 from .commands import from_input
 from .config import DANGEROUS_CAPABILITIES, SAFE_ENV
 from .agent import PHASES, Agent, Cycle
@@ -42,7 +44,7 @@ from .paths import Locations
 from .psyche import Psyche
 from .records import CycleRecord, CycleSummary, Event, View
 from .replay import parse_search
-from .scenario import Scenario, build_agent, list_scenarios, load_psyche, load_scenario, parse_base
+from .scenario import Scenario, build_agent, build_kg, list_scenarios, load_psyche, load_scenario, parse_base
 from .session import SessionStore
 from .text import normalised_words
 from .thinkloop import GraphOracle, ThinkLoop
@@ -302,21 +304,35 @@ class Run:
     _custom_rebuild: Callable[[], Agent] | None = None
     replay_divergence: str | None = None  # what the last rewind found replaying differently
     _base: "tuple[list, Any] | None" = None
+    _graphs: BaseGraph | None = None  # the base graph lent to rewinds (basegraph.py)
     _psyche_base: Psyche | None = None
 
-    def _rebuild(self) -> Agent:
-        """A fresh agent of this run's scenario (no goals): what restores start from."""
+    def _rebuild(self, kg: KnowledgeGraph | None = None) -> Agent:
+        """A fresh agent of this run's scenario (no goals): what restores start from. `kg`:
+        a graph lent by `_base_graph()` (the base, maybe with the first of a branch's additions)."""
         if self._custom_rebuild is not None:
             return self._custom_rebuild()
-        if self.scenario is None:
-            raise InputError("this run has no scenario to rebuild from: it can be replayed, not rewound")
-        if self._base is None:  # parsed once per run: a rewind does not read the scenario's files again
-            self._base = parse_base(self.scenario)
-            self._psyche_base = self._base_psyche()
-        agent = build_agent(self.scenario, self.meta["seed"], None, None, psyche=self._psyche_base.copy(),  # type: ignore[union-attr]
-                            add_goals=False, decider=self._live_decider(), base=self._base)
+        graphs = self._base_graph()
+        agent = build_agent(self.scenario, self.meta["seed"], None, None, psyche=self._psyche_base.copy(),  # type: ignore[arg-type, union-attr]
+                            add_goals=False, decider=self._live_decider(), base=self._base,
+                            kg=kg if kg is not None else graphs.lend())
+        agent.base_symbols, agent.base_triples = graphs.base  # type: ignore[misc]  # not the lent graph's size
         agent.workspace = self.workspace
         return agent
+
+    def _base_graph(self) -> BaseGraph | None:
+        """The scenario's parsed files and base graph, kept for the run's rewinds (None for a
+        run over an agent built elsewhere: its own rebuild makes each one)."""
+        if self._custom_rebuild is not None:
+            return None
+        if self.scenario is None:
+            raise InputError("this run has no scenario to rebuild from: it can be replayed, not rewound")
+        if self._graphs is None:  # parsed once per run: a rewind does not read the scenario's files again
+            sc, base = self.scenario, parse_base(self.scenario)
+            self._base = base
+            self._graphs = BaseGraph(lambda: build_kg(sc, base[0]))
+            self._psyche_base = self._base_psyche()
+        return self._graphs
 
     def _base_psyche(self) -> Psyche:
         # a restore overwrites the psyche with the saved state's: this one only has to load
@@ -1086,7 +1102,8 @@ class Run:
         live run is not changed: fork continues from a rewound state)."""
         with self.lock:
             self._engine()
-            agent = history.rewind(self.store, self.store.current(), cycle, self._rebuild)
+            graphs = self._base_graph()
+            agent = history.rewind(self.store, self.store.current(), cycle, self._rebuild, graphs)
             # a cycle that replayed differently from its record is named, never silent
             self.replay_divergence = agent.replay_divergence
             saved, self.agent = self.agent, agent
@@ -1094,6 +1111,8 @@ class Run:
                 return self._live_view(40)
             finally:
                 self.agent = saved
+                if graphs is not None:
+                    graphs.give_back(agent)  # only its view is kept: the next rewind reuses its graph
 
     def reset(self) -> None:
         """A new run of the same scenario, seed and decider in the same store."""

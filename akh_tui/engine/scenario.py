@@ -246,10 +246,13 @@ def build_agent(
     add_goals: bool = True,
     decider=None,
     base: "tuple[list, RuleSet] | None" = None,
+    kg: KnowledgeGraph | None = None,
 ) -> Agent:
     """A fresh agent for the scenario; `goals` (descriptions) replace the scenario's goals.
-    `base`: its triple files parsed and its rules loaded already (see `parse_base`)."""
-    kg = build_kg(scenario, base[0] if base is not None else None)
+    `base`: its triple files parsed and its rules loaded already (see `parse_base`); `kg`:
+    its base graph built already (a rewind's, basegraph.py)."""
+    if kg is None:
+        kg = build_kg(scenario, base[0] if base is not None else None)
     rules = base[1] if base is not None else build_rules(scenario)
     agent = Agent(
         kg, rules, psyche if psyche is not None else load_psyche(scenario), scenario.config,

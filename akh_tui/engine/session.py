@@ -824,15 +824,17 @@ class SessionStore:
 
     # ---- restoring -------------------------------------------------------------------------
     def _restore(self, branch: int, state: dict, agent: Agent) -> Agent:
-        """Load a core state of `branch` into a fresh agent of its scenario."""
+        """Load a core state of `branch` into a fresh agent of its scenario. Its graph holds
+        the scenario's base, or that and the first of the branch's additions (a rewind's
+        graph, basegraph.py): the additions are read from where the graph ends."""
         try:
             n_sym, n_tri = state["kg_size"]
             symbols = [[r[0], r[1]] for r in self._ranged(
                 branch, "symbols", "SELECT label, kind FROM symbols WHERE branch=? AND id>=? AND id<? ORDER BY id",
-                agent.base_symbols, n_sym)]
+                len(agent.kg.symbols), n_sym)]
             triples = [json.loads(r[0]) for r in self._ranged(
                 branch, "triples", "SELECT payload FROM triples WHERE branch=? AND seq>=? AND seq<? ORDER BY seq",
-                agent.base_triples, n_tri)]
+                len(agent.kg.log), n_tri)]
             cap = agent.config.episodic_capacity
             nxt = state["episodes_next_id"]
             em = EpisodicMemory(cap)
