@@ -66,3 +66,92 @@ def test_truncate_refuses_sizes_that_are_not_a_point_of_its_history():
         assert "still has triples" in str(exc)
     else:
         raise AssertionError("truncate kept a triple of a removed symbol")
+
+
+# ---- rewinds over the lent graph -------------------------------------------------------------
+import json
+import random
+
+from akh_tui.bench import generated_tsv
+from akh_tui.engine import history
+from akh_tui.engine.paths import Locations
+from akh_tui.engine.run import Run
+from akh_tui.engine.scenario import build_agent, load_scenario
+from akh_tui.engine.session import SessionStore
+from akh_tui.engine.state import snapshot
+
+
+def big_run(tmp_path, cycles: int = 90) -> Run:
+    """A scenario on disk with a generated 3,000-triple file, run through the door with a
+    snapshot every 7 cycles, goals added at cycles 20 and 45; then a fork at 40 with edits (a
+    goal of its own: other symbols and triples where main has its cycle-45 goal's), run 25
+    cycles; main is shown again."""
+    generated_tsv(tmp_path / "big.tsv", 3000)
+    (tmp_path / "big.rules.toml").write_text('transitive = ["is-a"]\ninherit = ["has-property"]\n')
+    (tmp_path / "big.toml").write_text(
+        'name = "big"\nseed = 3\nkg = ["big.tsv"]\nrules = ["big.rules.toml"]\n[config]\nstall_threshold = 1000000\n'
+        '[[goals]]\ndescription = "Find whale properties"\ncriteria = "whale plankton"\n'
+        '[[goals]]\ndescription = "Classify entity-3"\ncriteria = "entity-3 plankton"\n')
+    ctl = Run.start(Locations(tmp_path / "data", tmp_path / "config.toml"), str(tmp_path / "big.toml"),
+                    store=SessionStore(":memory:", every=7))
+    for _ in range(cycles):
+        if ctl.cycle in (20, 45):
+            ctl.add_goal(f"Find entity-{ctl.cycle} habitats", f"entity-{ctl.cycle} plankton", 200)
+        ctl.step()
+    ctl.fork(40, "edited", {"archetypes": {"explorer": 0.95}, "goals": ["Find entity-9 habitats"]})
+    ctl.run_cycles(25)
+    ctl.switch("main")
+    return ctl
+
+
+def dumps(records) -> list[str]:
+    return [json.dumps(r, sort_keys=True) for r in records]
+
+
+def test_rewinds_over_the_lent_graph_are_fresh_rewinds_and_go_on_like_the_run(tmp_path):
+    ctl = big_run(tmp_path)
+    store = ctl.store
+    sc = load_scenario(str(tmp_path / "big.toml"))
+    branches = {b["name"]: b["id"] for b in ctl.branches()}
+    graphs = ctl._base_graph()
+    built = []
+    build = graphs._build
+    graphs._build = lambda: built.append(1) or build()
+    # back and forth in time, across the two branches: each rewind gets the graph the one
+    # before it gave back (with cycles stepped on it after the rewind, and the other branch's
+    # additions and edits)
+    order = [("main", c) for c in range(1, 90, 4)] + [("edited", c) for c in range(41, 66, 6)]
+    random.Random(5).shuffle(order)
+    for name, c in order:
+        b = branches[name]
+        agent = history.rewind(store, b, c, ctl._rebuild, graphs)
+        fresh = history.rewind(store, b, c, lambda: build_agent(sc, add_goals=False))
+        assert fingerprint(agent.kg) == fingerprint(fresh.kg), (name, c)
+        assert json.dumps(snapshot(agent), sort_keys=True) == json.dumps(snapshot(fresh), sort_keys=True)
+        last = store.last_cycle(b)
+        ahead = min(3, last - c)
+        inputs = store.inputs(b, c, c + ahead)
+        went_on = []
+        for k in range(ahead):  # the rewound agent goes on as the run did (inputs included)
+            history.replay(agent, inputs.get(c + k, []))
+            went_on.append(agent.step())
+        assert dumps(went_on) == dumps(store.records(b, c + 1, c + ahead)), (name, c)
+        graphs.give_back(agent)
+    assert len(built) == 1  # the first rewind's graph (the fork and the switch kept theirs), then reused
+
+
+def test_the_door_rewinds_reuse_one_graph_and_a_fork_after_them_reproduces_the_run(tmp_path):
+    ctl = big_run(tmp_path, cycles=60)
+    graphs = ctl._base_graph()
+    built = []
+    build = graphs._build
+    graphs._build = lambda: built.append(1) or build()
+    views = [ctl.rewind(c) for c in (59, 12, 33, 34, 2, 60)]
+    assert [v["cycle"] for v in views] == [59, 12, 33, 34, 2, 60]
+    assert views[-1]["goals"] == ctl.view()["goals"]  # the last cycle rewound is the live state
+    assert len(built) == 1  # the first rewind's, then the one given back each time
+    main = dumps(ctl.records(1, 60))
+    ctl.fork(50, "again")  # over the graph the rewinds gave back, undone to the base
+    ctl.run_cycles(10)
+    assert dumps(ctl.records(1, 60)) == main
+    assert ctl.rewind(45)["cycle"] == 45 and len(built) == 2  # the fork kept that graph: a new one
