@@ -186,8 +186,8 @@ def store_figures(quick: bool, folder: Path) -> dict:
 
     sc = load_scenario("zoo")
 
-    def fresh() -> Agent:
-        return Agent(build_kg(sc), build_rules(sc), Psyche.default(), endless_config(), 7)
+    def fresh(kg: KnowledgeGraph | None = None) -> Agent:  # `kg`: the door lends its rewinds the base graph
+        return Agent(kg if kg is not None else build_kg(sc), build_rules(sc), Psyche.default(), endless_config(), 7)
 
     n = 600 if quick else 3000
     medians, p99s, per_cycle, rw_med, rw_max = [], [], [], [], []
@@ -201,11 +201,10 @@ def store_figures(quick: bool, folder: Path) -> dict:
             ts.append((time.process_time() - t0) * 1000)
         medians.append(statistics.median(ts))
         p99s.append(pct(ts, 99))
-        tl = ctl.timeline()
         rw = []
         for c in range(n - 1, 0, -max(1, n // 30)):
             t0 = time.process_time()
-            tl.rewind(c)
+            ctl.rewind(c)  # the door's rewind, as the workbench and `agent rewind` call it
             rw.append((time.process_time() - t0) * 1000)
         rw_med.append(statistics.median(rw))
         rw_max.append(max(rw))
@@ -256,7 +255,7 @@ def store_figures(quick: bool, folder: Path) -> dict:
 def rewind_big_figures(quick: bool, folder: Path, runs: int = 3) -> dict:
     """Rewinding a long run on a big graph the way users get it (issue 16): a scenario on disk
     with a generated triple file, started through the door (`Run.start`, recorded to a
-    session store on disk), then `timeline().rewind(c)` to 30 cycles spread over the run.
+    session store on disk), then the door's `rewind(c)` to 30 cycles spread over the run.
     Each run records its own store; min / median / max over `runs` of each run's median and
     max rewind (CPU time). The rewinds restore from what the run loaded once, not from the
     scenario's files."""
@@ -281,11 +280,10 @@ def rewind_big_figures(quick: bool, folder: Path, runs: int = 3) -> dict:
             if ctl.step() is None:
                 raise RuntimeError("the big rewind run ran out of goals")
         record_s.append(time.process_time() - t0)
-        tl = ctl.timeline()
         rw = []
         for c in range(n_cycles - 1, 0, -max(1, n_cycles // 30)):
             t0 = time.process_time()
-            tl.rewind(c)
+            ctl.rewind(c)  # the door's rewind, as the workbench and `agent rewind` call it
             rw.append((time.process_time() - t0) * 1000)
         firsts.append(rw[0])
         medians.append(statistics.median(rw))

@@ -20,6 +20,8 @@ guards the agent and the store's connection.
 
 from __future__ import annotations
 
+import gc
+import inspect
 import threading
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator, Mapping, cast
@@ -284,14 +286,17 @@ class Run:
 
     @classmethod
     def over(cls, agent: Agent, name: str, store: SessionStore | None = None, trace: TraceWriter | None = None,
-             rebuild: Callable[[], Agent] | None = None) -> "Run":
+             rebuild: Callable[..., Agent] | None = None) -> "Run":
         """A run of an agent built elsewhere (the benchmark's generated graphs, tests),
-        recorded like any other; `rebuild` makes a fresh one for rewinds."""
+        recorded like any other; `rebuild` makes a fresh one for rewinds. A `rebuild` that
+        takes a `kg` argument (None: build one) is lent the run's base graph by the door's
+        rewinds (basegraph.py), as a scenario's run is."""
         st = store or SessionStore(":memory:")
         run_id = st.start(agent, {"name": name, "seed": agent.seed, "goals": None, "decider": agent.decider.kind,
                                   "config": agent.config.to_dict(), "psyche": _psyche_header(agent.psyche)})
         r = cls(Locations.resolve(), st, None, None, st.run_meta(run_id), trace)
         r._custom_rebuild = rebuild
+        r._custom_lends = rebuild is not None and "kg" in inspect.signature(rebuild).parameters
         r.agent, r.latest = agent, cast("CycleRecord | None", agent.last_record)
         r._after_open()
         return r
@@ -301,7 +306,8 @@ class Run:
         return history.Timeline(self.store, self.store.current(), self._rebuild)
 
     # ---- internals ---------------------------------------------------------------------------
-    _custom_rebuild: Callable[[], Agent] | None = None
+    _custom_rebuild: Callable[..., Agent] | None = None
+    _custom_lends = False  # the custom rebuild takes a lent graph (`kg`)
     replay_divergence: str | None = None  # what the last rewind found replaying differently
     _base: "tuple[list, Any] | None" = None
     _graphs: BaseGraph | None = None  # the base graph lent to rewinds (basegraph.py)
@@ -310,9 +316,13 @@ class Run:
     def _rebuild(self, kg: KnowledgeGraph | None = None) -> Agent:
         """A fresh agent of this run's scenario (no goals): what restores start from. `kg`:
         a graph lent by `_base_graph()` (the base, maybe with the first of a branch's additions)."""
-        if self._custom_rebuild is not None:
-            return self._custom_rebuild()
         graphs = self._base_graph()
+        if self._custom_rebuild is not None:
+            if kg is None:
+                return self._custom_rebuild()
+            agent = self._custom_rebuild(kg=kg)
+            agent.base_symbols, agent.base_triples = graphs.base  # type: ignore[misc, union-attr]
+            return agent
         agent = build_agent(self.scenario, self.meta["seed"], None, None, psyche=self._psyche_base.copy(),  # type: ignore[arg-type, union-attr]
                             add_goals=False, decider=self._live_decider(), base=self._base,
                             kg=kg if kg is not None else graphs.lend())
@@ -324,7 +334,10 @@ class Run:
         """The scenario's parsed files and base graph, kept for the run's rewinds (None for a
         run over an agent built elsewhere: its own rebuild makes each one)."""
         if self._custom_rebuild is not None:
-            return None
+            if self._custom_lends and self._graphs is None:
+                custom = self._custom_rebuild
+                self._graphs = BaseGraph(lambda: _bare(custom().kg))
+            return self._graphs
         if self.scenario is None:
             raise InputError("this run has no scenario to rebuild from: it can be replayed, not rewound")
         if self._graphs is None:  # parsed once per run: a rewind does not read the scenario's files again
@@ -1102,17 +1115,31 @@ class Run:
         live run is not changed: fork continues from a rewound state)."""
         with self.lock:
             self._engine()
-            graphs = self._base_graph()
-            agent = history.rewind(self.store, self.store.current(), cycle, self._rebuild, graphs)
-            # a cycle that replayed differently from its record is named, never silent
-            self.replay_divergence = agent.replay_divergence
-            saved, self.agent = self.agent, agent
+            # A rewind makes a whole agent and drops it, and nothing of it is left in a reference
+            # cycle (its one, agent <-> tool context, is broken below): reference counting frees
+            # it all. So the collector is paused meanwhile: its passes over the heap, with nothing
+            # of the rewind's to free, were the slowest rewinds (a full pass 20 ms on the demo).
+            collecting = gc.isenabled()
+            gc.disable()
             try:
-                return self._live_view(40)
+                return self._rewound_view(cycle)
             finally:
-                self.agent = saved
-                if graphs is not None:
-                    graphs.give_back(agent)  # only its view is kept: the next rewind reuses its graph
+                if collecting:
+                    gc.enable()
+
+    def _rewound_view(self, cycle: int) -> View:
+        graphs = self._base_graph()
+        agent = history.rewind(self.store, self.store.current(), cycle, self._rebuild, graphs)
+        # a cycle that replayed differently from its record is named, never silent
+        self.replay_divergence = agent.replay_divergence
+        saved, self.agent = self.agent, agent
+        try:
+            return self._live_view(40)
+        finally:
+            self.agent = saved
+            if graphs is not None:
+                graphs.give_back(agent)  # only its view is kept: the next rewind reuses its graph
+            agent.tool_context = None  # type: ignore[assignment]  # the cycle named above
 
     def reset(self) -> None:
         """A new run of the same scenario, seed and decider in the same store."""
@@ -1179,6 +1206,12 @@ class Run:
         for e in events:
             for fn in self._listeners:
                 fn(e)
+
+
+def _bare(kg: KnowledgeGraph) -> KnowledgeGraph:
+    """A graph taken from an agent built only for it: without that agent's listeners."""
+    kg.listeners.clear()
+    return kg
 
 
 def _observed_entries(record: dict) -> list[dict]:
