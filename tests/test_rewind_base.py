@@ -137,7 +137,7 @@ def test_rewinds_over_the_lent_graph_are_fresh_rewinds_and_go_on_like_the_run(tm
             went_on.append(agent.step())
         assert dumps(went_on) == dumps(store.records(b, c + 1, c + ahead)), (name, c)
         graphs.give_back(agent)
-    assert len(built) == 1  # the first rewind's graph (the fork and the switch kept theirs), then reused
+    assert built == []  # the graph the switch to main left (the fork's live agent's), undone, then each given back
 
 
 def test_the_door_rewinds_reuse_one_graph_and_a_fork_after_them_reproduces_the_run(tmp_path):
@@ -149,9 +149,9 @@ def test_the_door_rewinds_reuse_one_graph_and_a_fork_after_them_reproduces_the_r
     views = [ctl.rewind(c) for c in (59, 12, 33, 34, 2, 60)]
     assert [v["cycle"] for v in views] == [59, 12, 33, 34, 2, 60]
     assert views[-1]["goals"] == ctl.view()["goals"]  # the last cycle rewound is the live state
-    assert len(built) == 1  # the first rewind's, then the one given back each time
+    assert built == []  # the one the switch to main left, then the one given back each time
     main = dumps(ctl.records(1, 60))
     ctl.fork(50, "again")  # over the graph the rewinds gave back, undone to the base
     ctl.run_cycles(10)
     assert dumps(ctl.records(1, 60)) == main
-    assert ctl.rewind(45)["cycle"] == 45 and len(built) == 2  # the fork kept that graph: a new one
+    assert ctl.rewind(45)["cycle"] == 45 and built == []  # the fork kept its graph; main's live one, undone

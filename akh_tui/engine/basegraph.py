@@ -13,8 +13,8 @@ here and is lent to the next rewind, undone (kg.truncate, exact) to what that re
 - on any other branch, the scenario's base alone.
 
 Only a graph whose agent is finished comes back: a forked, resumed or switched-to agent keeps
-its graph, and the next rewind builds another; so nothing of one rewound state (a fork's edits,
-a later cycle's triples) reaches another.
+its graph until the run leaves it (a later fork or switch: `take_over`, undone to the base);
+so nothing of one rewound state (a fork's edits, a later cycle's triples) reaches another.
 """
 
 from __future__ import annotations
@@ -59,6 +59,22 @@ class BaseGraph:
                 return self.lend(branch, size)
         self._lent = (kg, branch, (int(size[0]), int(size[1])) if size is not None else keep)
         return kg
+
+    def take_over(self, agent: Agent) -> None:
+        """`agent`, whose graph was not lent here (the run's live agent, left by a fork or a
+        switch), will not be used again: its graph, undone to the base, is the next one lent
+        (when no other is waiting). Nothing it added is kept: none of it is checked against
+        the stored rows."""
+        if self._spare is not None or self.base is None or (agent.base_symbols, agent.base_triples) != self.base:
+            return
+        kg = agent.kg
+        kg.listeners.clear()
+        try:
+            kg.truncate(*self.base)
+        except ValueError:
+            return
+        agent.tool_context = None  # type: ignore[assignment]  # its reference cycle: freed at once
+        self._spare = (kg, None, self.base)
 
     def give_back(self, agent: Agent) -> None:
         """`agent`, restored over a graph lent here, will not be used again: its graph is the

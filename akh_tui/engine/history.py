@@ -97,14 +97,15 @@ def resume(store: SessionStore, rebuild: Rebuild, branch: int | None = None) -> 
 
 
 def fork(store: SessionStore, branch: int, cycle: int, name: str, edits: dict | None,
-         rebuild: Rebuild) -> tuple[Agent, dict]:
+         rebuild: Rebuild, graphs: BaseGraph | None = None) -> tuple[Agent, dict]:
     """Rewind `branch` to `cycle`, apply the edits and start branch `name` from there (it
-    becomes the store's current branch). Returns the new branch's agent and its fork event."""
+    becomes the store's current branch). Returns the new branch's agent and its fork event
+    (the agent keeps the graph `graphs` lent it: see `rewind`)."""
     name = name.strip()
     if not name:
         raise ValueError("a branch needs a name")
     command = ForkEdits({k: v for k, v in (edits or {}).items() if v})
-    agent = rewind(store, branch, cycle, rebuild)
+    agent = rewind(store, branch, cycle, rebuild, graphs)
     command.check(agent.tool_names)  # a bad edit is refused before anything is written (plugin tools known)
     sizes = [len(agent.kg.symbols), len(agent.kg.log), agent.episodic.next_id]
     applied = command.apply(agent)

@@ -392,10 +392,13 @@ class Run:
 
     def _adopt(self, agent: Agent) -> None:
         """`agent` is the run's live state from now on (after resume, fork, switch)."""
-        if self.agent is not None:
-            agent.decider = self.agent.decider
+        old = self.agent
+        if old is not None:
+            agent.decider = old.decider
         agent.workspace = self.workspace
         self.agent = agent
+        if old is not None and old is not agent and self._graphs is not None:
+            self._graphs.take_over(old)  # the agent left is done with: its graph, undone, serves the next rewind
         self.latest = cast("CycleRecord | None", agent.last_record)
         self._after_open()
 
@@ -1095,7 +1098,8 @@ class Run:
         with self.lock:
             self._engine()
             self.drop_cycle()
-            agent, event = history.fork(self.store, self.store.current(), cycle, name, edits, self._rebuild)
+            agent, event = history.fork(self.store, self.store.current(), cycle, name, edits, self._rebuild,
+                                        self._base_graph())
             self._adopt(agent)
             self._emit([event], persist=False)
             return cast(Event, event)
