@@ -317,17 +317,18 @@ class Run:
         """A fresh agent of this run's scenario (no goals): what restores start from. `kg`:
         a graph lent by `_base_graph()` (the base, maybe with the first of a branch's additions)."""
         graphs = self._base_graph()
+        if self._custom_rebuild is not None and kg is None:
+            return self._custom_rebuild()
+        assert graphs is not None  # a scenario's run, or a custom rebuild that is lent graphs
         if self._custom_rebuild is not None:
-            if kg is None:
-                return self._custom_rebuild()
             agent = self._custom_rebuild(kg=kg)
-            agent.base_symbols, agent.base_triples = graphs.base  # type: ignore[misc, union-attr]
-            return agent
-        agent = build_agent(self.scenario, self.meta["seed"], None, None, psyche=self._psyche_base.copy(),  # type: ignore[arg-type, union-attr]
-                            add_goals=False, decider=self._live_decider(), base=self._base,
-                            kg=kg if kg is not None else graphs.lend())
-        agent.base_symbols, agent.base_triples = graphs.base  # type: ignore[misc]  # not the lent graph's size
-        agent.workspace = self.workspace
+        else:
+            agent = build_agent(self.scenario, self.meta["seed"], None, None, psyche=self._psyche_base.copy(),  # type: ignore[arg-type, union-attr]
+                                add_goals=False, decider=self._live_decider(), base=self._base,
+                                kg=kg if kg is not None else graphs.lend())
+            agent.workspace = self.workspace
+        assert graphs.base is not None  # set by the first graph lent
+        agent.base_symbols, agent.base_triples = graphs.base  # the scenario's, not the lent graph's size
         return agent
 
     def _base_graph(self) -> BaseGraph | None:
