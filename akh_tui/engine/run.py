@@ -323,9 +323,13 @@ class Run:
         if self._custom_rebuild is not None:
             agent = self._custom_rebuild(kg=kg)
         else:
-            agent = build_agent(self.scenario, self.meta["seed"], None, None, psyche=self._psyche_base.copy(),  # type: ignore[arg-type, union-attr]
-                                add_goals=False, decider=self._live_decider(), base=self._base,
-                                kg=kg if kg is not None else graphs.lend())
+            sc = self.scenario
+            assert sc is not None
+            kg = kg if kg is not None else graphs.lend()
+            seed = sc.seed if self.meta["seed"] is None else self.meta["seed"]
+            agent = build_agent(sc, seed, None, None, psyche=self._psyche_base.copy(),  # type: ignore[union-attr]
+                                add_goals=False, decider=self._live_decider(), base=self._base, kg=kg,
+                                caches=graphs.caches(kg, seed, sc.config.vsa_dim))
             agent.workspace = self.workspace
         assert graphs.base is not None  # set by the first graph lent
         agent.base_symbols, agent.base_triples = graphs.base  # the scenario's, not the lent graph's size

@@ -19,6 +19,7 @@ from .errors import InputError, parse_toml, read_user_file
 from .paths import bundled_data_dir
 from .goals import make_goal
 from .kg import KnowledgeGraph, read_triple_files
+from .vsa import VSA, SymbolVectors
 from .psyche import Psyche
 from .registry import ToolRegistry
 from .rules import RuleSet, load_rules
@@ -247,10 +248,11 @@ def build_agent(
     decider=None,
     base: "tuple[list, RuleSet] | None" = None,
     kg: KnowledgeGraph | None = None,
+    caches: "tuple[VSA, SymbolVectors | None] | None" = None,
 ) -> Agent:
     """A fresh agent for the scenario; `goals` (descriptions) replace the scenario's goals.
     `base`: its triple files parsed and its rules loaded already (see `parse_base`); `kg`:
-    its base graph built already (a rewind's, basegraph.py)."""
+    its base graph built already (a rewind's, basegraph.py), and `caches` its vector caches."""
     if kg is None:
         kg = build_kg(scenario, base[0] if base is not None else None)
     rules = base[1] if base is not None else build_rules(scenario)
@@ -258,6 +260,7 @@ def build_agent(
         kg, rules, psyche if psyche is not None else load_psyche(scenario), scenario.config,
         scenario.seed if seed is None else seed, workspace, scenario.answers, decider,
         tools=scenario.tool_registry() if scenario.tools else None,
+        vsa=caches[0] if caches is not None else None, symbol_vectors=caches[1] if caches is not None else None,
     )
     if add_goals:
         specs = [GoalSpec(d) for d in goals] if goals is not None else scenario.goals

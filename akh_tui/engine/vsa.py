@@ -121,7 +121,21 @@ class SymbolVectors:
         self.vsa = vsa
         self._cache: OrderedDict[int, list] = OrderedDict()  # sid -> [counts, n, packed|None]
         self._cache_size = cache_size
-        kg.listeners.append(self._on_triple)
+        self.listen()
+
+    def listen(self) -> None:
+        """Keep cached counts up to date as triples are added (a new agent's cache, or one
+        carried over to the next agent of the same graph: basegraph.py)."""
+        self.kg.listeners.append(self._on_triple)
+
+    def forget(self, removed: list[Triple], n_symbols: int) -> None:
+        """The graph was truncated (kg.truncate): drop the vectors it changed, those of the
+        removed triples' subjects and of the removed symbols. The rest are still exact."""
+        cache = self._cache
+        for t in removed:
+            cache.pop(t.subject, None)
+        for sid in [sid for sid in cache if sid >= n_symbols]:
+            del cache[sid]
 
     def _bound(self, t: Triple) -> np.ndarray:
         kg, vsa = self.kg, self.vsa
