@@ -271,7 +271,7 @@ def rewind_big_figures(quick: bool, folder: Path, runs: int = 3) -> dict:
         f'[config]\nstall_threshold = {10**9}\n'
         '[[goals]]\ndescription = "Find whale properties"\ncriteria = "whale plankton"\n'
         '[[goals]]\ndescription = "Classify entity-3"\ncriteria = "entity-3 plankton"\n')
-    medians, maxes, firsts, record_s = [], [], [], []
+    medians, maxes, firsts, later_maxes, record_s = [], [], [], [], []
     for i in range(runs):
         loc = Locations(sc_dir / f"data-{i}", folder / "config.toml")
         ctl = Run.start(loc, str(sc_dir / "big.toml"), trace=os.devnull)
@@ -285,12 +285,14 @@ def rewind_big_figures(quick: bool, folder: Path, runs: int = 3) -> dict:
             t0 = time.process_time()
             ctl.rewind(c)  # the door's rewind, as the workbench and `agent rewind` call it
             rw.append((time.process_time() - t0) * 1000)
-        firsts.append(rw[0])
+        firsts.append(rw[0])  # the run's first rewind also builds the base graph its rewinds share
+        later_maxes.append(max(rw[1:]))
         medians.append(statistics.median(rw))
         maxes.append(max(rw))
         ctl.close()
     return {"triples": n_triples, "cycles": n_cycles, "rewinds": len(rw), "rewind_ms_median": spread(medians),
-            "rewind_ms_max": spread(maxes), "rewind_ms_first": spread(firsts), "record_s": spread(record_s)}
+            "rewind_ms_max": spread(maxes), "rewind_ms_first": spread(firsts),
+            "rewind_ms_max_after_first": spread(later_maxes), "record_s": spread(record_s)}
 
 
 def plots_figures(db: Path, rounds: int = 3) -> dict:
@@ -594,6 +596,9 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
               mm(rb["rewind_ms_median"], "ms", ".1f"), "")
     t.add_row(f"rewind, {rb['triples']:,}-triple scenario, max: min / median / max", mm(rb["rewind_ms_max"], "ms", ".1f"),
               "≤ 50 ms (was 3.4–6.0 s)")
+    t.add_row("  its first rewind (builds the base graph, once a run): min / median / max",
+              mm(rb["rewind_ms_first"], "ms", ".1f"), "")
+    t.add_row("  max of the later rewinds: min / median / max", mm(rb["rewind_ms_max_after_first"], "ms", ".1f"), "≤ 50 ms")
     k = x["soak"]
     t.add_row(f"soak into a store: {k['cycles']:,} cycles", f"{k['seconds']:.0f} s, {k['bytes'] / 1e6:.0f} MB "
               f"(1M cycles ≈ {k['projected_1m_gb']:.2f} GB)", "")

@@ -9,6 +9,7 @@ its stem) and `decider = "name"` or `"pkg.module:make"` picks the decider (regis
 
 from __future__ import annotations
 
+import gc
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -221,7 +222,15 @@ def build_kg(scenario: Scenario, parsed: list | None = None) -> KnowledgeGraph:
     if parsed is None:
         return KnowledgeGraph.from_files(scenario.kg)
     kg = KnowledgeGraph()
-    kg.load_parsed(parsed)
+    # the loader from_files uses (the same indexes as adding each triple, tests/test_kg.py),
+    # and without the collector walking the growing graph: a run's first rewind builds this
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        kg.load_rows((p.subject, p.predicate, p.object, p.confidence, p.line) for p in parsed)
+    finally:
+        if was_enabled:
+            gc.enable()
     return kg
 
 
