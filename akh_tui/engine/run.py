@@ -316,9 +316,11 @@ class Run:
     def _rebuild(self, kg: KnowledgeGraph | None = None) -> Agent:
         """A fresh agent of this run's scenario (no goals): what restores start from. `kg`:
         a graph lent by `_base_graph()` (the base, maybe with the first of a branch's additions)."""
-        graphs = self._base_graph()
         if self._custom_rebuild is not None and kg is None:
             return self._custom_rebuild()
+        if self.scenario is None and self._custom_rebuild is None:
+            raise InputError("this run has no scenario to rebuild from: it can be replayed, not rewound")
+        graphs = self._base_graph()
         assert graphs is not None  # a scenario's run, or a custom rebuild that is lent graphs
         if self._custom_rebuild is not None:
             agent = self._custom_rebuild(kg=kg)
@@ -337,14 +339,14 @@ class Run:
 
     def _base_graph(self) -> BaseGraph | None:
         """The scenario's parsed files and base graph, kept for the run's rewinds (None for a
-        run over an agent built elsewhere: its own rebuild makes each one)."""
+        run over an agent built elsewhere whose rebuild takes no graph, or of no scenario)."""
         if self._custom_rebuild is not None:
             if self._custom_lends and self._graphs is None:
                 custom = self._custom_rebuild
                 self._graphs = BaseGraph(lambda: _bare(custom().kg))
             return self._graphs
         if self.scenario is None:
-            raise InputError("this run has no scenario to rebuild from: it can be replayed, not rewound")
+            return None  # a replayed trace: `_rebuild` says it cannot be rewound
         if self._graphs is None:  # parsed once per run: a rewind does not read the scenario's files again
             sc, base = self.scenario, parse_base(self.scenario)
             self._base = base
