@@ -186,8 +186,10 @@ def store_figures(quick: bool, folder: Path) -> dict:
 
     sc = load_scenario("zoo")
 
+    rules = build_rules(sc)  # loaded once, as a scenario's run does (an agent never changes its RuleSet)
+
     def fresh(kg: KnowledgeGraph | None = None) -> Agent:  # `kg`: the door lends its rewinds the base graph
-        return Agent(kg if kg is not None else build_kg(sc), build_rules(sc), Psyche.default(), endless_config(), 7)
+        return Agent(kg if kg is not None else build_kg(sc), rules, Psyche.default(), endless_config(), 7)
 
     n = 600 if quick else 3000
     medians, p99s, per_cycle, rw_med, rw_max = [], [], [], [], []
