@@ -59,13 +59,25 @@ class Agent:
         answers: dict[str, list[str]] | None = None,
         decider=None,
         tools: ToolRegistry | None = None,
+        vsa: VSA | None = None,
+        symbol_vectors: SymbolVectors | None = None,
     ) -> None:
         # each agent owns its config: forks edit theirs (disabled tools) without touching others
         self.config = copy.deepcopy(config) if config is not None else AgentConfig()
         self.seed = seed
         self.kg = kg
-        self.vsa = VSA(seed, self.config.vsa_dim)
-        self.symbol_vectors = SymbolVectors(kg, self.vsa)
+        # `vsa`, `symbol_vectors`: caches kept across a run's rewinds (basegraph.py); a VSA
+        # is a pure function of (seed, dimension, label), a symbol's vector of the graph
+        if vsa is not None and (vsa.seed, vsa.dim) != (seed, self.config.vsa_dim):
+            raise ValueError("the VSA given is not of this agent's seed and dimension")
+        self.vsa = vsa if vsa is not None else VSA(seed, self.config.vsa_dim)
+        if symbol_vectors is not None and (symbol_vectors.kg is not kg or symbol_vectors.vsa is not self.vsa):
+            raise ValueError("the symbol vectors given are not of this agent's graph and VSA")
+        if symbol_vectors is not None:
+            symbol_vectors.listen()
+            self.symbol_vectors = symbol_vectors
+        else:
+            self.symbol_vectors = SymbolVectors(kg, self.vsa)
         self.rules = RuleEngine(kg, rules)
         self.psyche = psyche
         self.workspace = workspace

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Callable, Iterable, Iterator
 
 from .agent import Agent
+from .basegraph import BaseGraph
 from .commands import ForkEdits, replay
 from .scoring import FACTORS
 from .session import SessionStore
@@ -24,13 +25,18 @@ from .session import SessionStore
 Rebuild = Callable[[], Agent]  # a fresh agent of the run's scenario, no goals added
 
 
-def rewind(store: SessionStore, branch: int, cycle: int, rebuild: Rebuild) -> Agent:
+def rewind(store: SessionStore, branch: int, cycle: int, rebuild: Rebuild, graphs: BaseGraph | None = None) -> Agent:
     """A new agent in the exact state right after `cycle` of `branch` (before the user inputs
     that followed it): the nearest earlier snapshot, then the recorded inputs and cycles
     replayed (the engine is deterministic, so the state is the same). A model decider is not
-    asked again: its recorded answers are replayed."""
+    asked again: its recorded answers are replayed. `graphs`: the run's base graph to restore
+    over (basegraph.py; `rebuild` then takes the graph it lends), else `rebuild()` builds one."""
     base_cycle, state = store.snapshot_before(branch, cycle)
-    agent = store.restore(branch, state, rebuild())
+    if graphs is None:
+        fresh = rebuild()
+    else:
+        fresh = rebuild(graphs.lend(branch, state["kg_size"]))  # type: ignore[call-arg]
+    agent = store.restore(branch, state, fresh)
     inputs = store.inputs(branch, base_cycle, cycle)
     live = agent.decider
     stored = {r["cycle"]: r for r in store.records(branch, base_cycle + 1, cycle)} if cycle > base_cycle else {}
@@ -91,14 +97,15 @@ def resume(store: SessionStore, rebuild: Rebuild, branch: int | None = None) -> 
 
 
 def fork(store: SessionStore, branch: int, cycle: int, name: str, edits: dict | None,
-         rebuild: Rebuild) -> tuple[Agent, dict]:
+         rebuild: Rebuild, graphs: BaseGraph | None = None) -> tuple[Agent, dict]:
     """Rewind `branch` to `cycle`, apply the edits and start branch `name` from there (it
-    becomes the store's current branch). Returns the new branch's agent and its fork event."""
+    becomes the store's current branch). Returns the new branch's agent and its fork event
+    (the agent keeps the graph `graphs` lent it: see `rewind`)."""
     name = name.strip()
     if not name:
         raise ValueError("a branch needs a name")
     command = ForkEdits({k: v for k, v in (edits or {}).items() if v})
-    agent = rewind(store, branch, cycle, rebuild)
+    agent = rewind(store, branch, cycle, rebuild, graphs)
     command.check(agent.tool_names)  # a bad edit is refused before anything is written (plugin tools known)
     sizes = [len(agent.kg.symbols), len(agent.kg.log), agent.episodic.next_id]
     applied = command.apply(agent)

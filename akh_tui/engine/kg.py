@@ -63,6 +63,21 @@ def _find(cur: Any, o: int) -> "Triple | None":
     return cur.get(o)
 
 
+def _pop(index: dict, key, value: int) -> None:
+    """Undo the last `_push(index, key, value)`: value is the newest id of key."""
+    cur = index[key]
+    if cur.__class__ is list:
+        if cur[-1] != value:
+            raise ValueError(f"index out of order: {value} is not the newest id of {key!r}")
+        cur.pop()
+        if len(cur) == 1:
+            index[key] = cur[0]
+    elif cur == value:
+        del index[key]
+    else:
+        raise ValueError(f"index out of order: {value} is not the newest id of {key!r}")
+
+
 def _ids(value: Any) -> list[int]:
     if value is None:
         return _EMPTY
@@ -417,6 +432,86 @@ class KnowledgeGraph:
             nb = self._nbrs.get(o)
             if nb is not None:
                 nb.add(s)
+
+    # ---- undo ----------------------------------------------------------------------------
+    def truncate(self, n_symbols: int, n_triples: int) -> list[Triple]:
+        """Undo every addition after the first `n_symbols` symbols and `n_triples` triples,
+        newest first, leaving each index exactly as a graph that never had them (the same
+        representations: an int, a Triple, a short list). A rewind restores the scenario's
+        base graph this way instead of loading it again (history.py). Derivations of the
+        removed triples go with them; neighbour sets they touched are dropped (rebuilt when
+        asked). Listeners are not told. Returns the removed triples, oldest first."""
+        if not 0 <= n_symbols <= len(self.symbols) or not 0 <= n_triples <= len(self.log):
+            raise ValueError(f"cannot truncate {len(self.symbols)} symbols and {len(self.log)} triples "
+                             f"to {n_symbols} and {n_triples}")
+        removed = self.log[n_triples:]
+        for t in reversed(removed):
+            self._unindex(t)
+        del self.log[n_triples:]
+        for sid in range(len(self.symbols) - 1, n_symbols - 1, -1):
+            self._unsymbol(sid)
+        if removed or len(self.symbols) != n_symbols:
+            self.symbol_version += 1  # never back: a goal-symbol cache of the longer graph is stale
+        return removed
+
+    def _unindex(self, t: Triple) -> None:
+        """Undo `_store` and `_index` of t, the newest triple."""
+        s, p, o = t[0], t[1], t[2]
+        k = (s << _SHIFT) | p
+        cur = self._sp[k]
+        cls = cur.__class__
+        if cls is Triple:
+            del self._sp[k]
+        elif cls is list:
+            cur.pop()
+            if len(cur) == 1:
+                self._sp[k] = cur[0]
+        else:
+            del cur[o]
+            if len(cur) == _SMALL:  # it became a dict when the (_SMALL + 1)th object came
+                self._sp[k] = list(cur.values())
+        self._count -= 1
+        _pop(self._po, (p << _SHIFT) | o, s)
+        lst = self._by_p[p]
+        lst.pop()  # type: ignore[union-attr]
+        if not lst:
+            self._by_p[p] = None
+        meta = self._meta_ids
+        if meta and (s in meta or p in meta or o in meta):
+            for index, sid in ((self._meta_out, s), (self._meta_in, o)):
+                lst = index[sid]
+                lst.pop()
+                if not lst:
+                    del index[sid]
+        else:
+            self.non_meta_count -= 1
+            for index2, sid in ((self._out, s), (self._in, o)):
+                lst = index2[sid]
+                lst.pop()  # type: ignore[union-attr]
+                if not lst:
+                    index2[sid] = None
+        self._nbrs.pop(s, None)
+        self._nbrs.pop(o, None)
+        self.derivations.pop((s, p, o), None)
+
+    def _unsymbol(self, sid: int) -> None:
+        """Undo `symbol` of sid, the newest symbol (its triples removed already)."""
+        if self._out[sid] or self._in[sid] or self._by_p[sid] or sid in self._meta_out or sid in self._meta_in:
+            raise ValueError(f"symbol {sid} still has triples: the sizes do not match the graph's history")
+        sym = self.symbols.pop()
+        del self._by_label[sym.label]
+        self._out.pop()
+        self._in.pop()
+        self._by_p.pop()
+        self._nbrs.pop(sid, None)
+        if sym.meta:
+            self._meta_ids.discard(sid)
+            return
+        if sym.kind == "entity":
+            _pop(self._by_key, sym.key, sid)
+        words = normalised_words(sym.label)
+        for tok in (dict.fromkeys(words) if len(words) > 1 else words):
+            _pop(self._by_token, tok, sid)
 
     def get(self, s: int, p: int, o: int) -> Triple | None:
         cur = self._sp.get((s << _SHIFT) | p)

@@ -20,11 +20,15 @@ guards the agent and the store's connection.
 
 from __future__ import annotations
 
+import gc
+import inspect
 import threading
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator, Mapping, Sequence, cast
 
 from . import history, otel, pin, report, writelock
+from .basegraph import BaseGraph
+from .kg import KnowledgeGraph
 from .commands import from_input
 from .config import DANGEROUS_CAPABILITIES, SAFE_ENV
 from .agent import PHASES, Agent, Cycle
@@ -42,7 +46,7 @@ from .paths import Locations
 from .psyche import Psyche
 from .records import CycleRecord, CycleSummary, Event, View
 from .replay import parse_search
-from .scenario import Scenario, build_agent, list_scenarios, load_psyche, load_scenario, parse_base
+from .scenario import Scenario, build_agent, build_kg, list_scenarios, load_psyche, load_scenario, parse_base
 from .session import SessionStore
 from .text import normalised_words
 from .thinkloop import GraphOracle, ThinkLoop
@@ -320,14 +324,17 @@ class Run:
 
     @classmethod
     def over(cls, agent: Agent, name: str, store: SessionStore | None = None, trace: TraceWriter | None = None,
-             rebuild: Callable[[], Agent] | None = None) -> "Run":
+             rebuild: Callable[..., Agent] | None = None) -> "Run":
         """A run of an agent built elsewhere (the benchmark's generated graphs, tests),
-        recorded like any other; `rebuild` makes a fresh one for rewinds."""
+        recorded like any other; `rebuild` makes a fresh one for rewinds. A `rebuild` that
+        takes a `kg` argument (None: build one) is lent the run's base graph by the door's
+        rewinds (basegraph.py), as a scenario's run is."""
         st = store or SessionStore(":memory:")
         run_id = st.start(agent, {"name": name, "seed": agent.seed, "goals": None, "decider": agent.decider.kind,
                                   "config": agent.config.to_dict(), "psyche": _psyche_header(agent.psyche)})
         r = cls(Locations.resolve(), st, None, None, st.run_meta(run_id), trace)
         r._custom_rebuild = rebuild
+        r._custom_lends = rebuild is not None and "kg" in inspect.signature(rebuild).parameters
         r.agent, r.latest = agent, cast("CycleRecord | None", agent.last_record)
         r._after_open()
         return r
@@ -337,24 +344,53 @@ class Run:
         return history.Timeline(self.store, self.store.current(), self._rebuild)
 
     # ---- internals ---------------------------------------------------------------------------
-    _custom_rebuild: Callable[[], Agent] | None = None
+    _custom_rebuild: Callable[..., Agent] | None = None
+    _custom_lends = False  # the custom rebuild takes a lent graph (`kg`)
     replay_divergence: str | None = None  # what the last rewind found replaying differently
     _base: "tuple[list, Any] | None" = None
+    _graphs: BaseGraph | None = None  # the base graph lent to rewinds (basegraph.py)
     _psyche_base: Psyche | None = None
 
-    def _rebuild(self) -> Agent:
-        """A fresh agent of this run's scenario (no goals): what restores start from."""
-        if self._custom_rebuild is not None:
+    def _rebuild(self, kg: KnowledgeGraph | None = None) -> Agent:
+        """A fresh agent of this run's scenario (no goals): what restores start from. `kg`:
+        a graph lent by `_base_graph()` (the base, maybe with the first of a branch's additions)."""
+        if self._custom_rebuild is not None and kg is None:
             return self._custom_rebuild()
-        if self.scenario is None:
+        if self.scenario is None and self._custom_rebuild is None:
             raise InputError("this run has no scenario to rebuild from: it can be replayed, not rewound")
-        if self._base is None:  # parsed once per run: a rewind does not read the scenario's files again
-            self._base = parse_base(self.scenario)
-            self._psyche_base = self._base_psyche()
-        agent = build_agent(self.scenario, self.meta["seed"], None, None, psyche=self._psyche_base.copy(),  # type: ignore[union-attr]
-                            add_goals=False, decider=self._live_decider(), base=self._base)
-        agent.workspace = self.workspace
+        graphs = self._base_graph()
+        assert graphs is not None  # a scenario's run, or a custom rebuild that is lent graphs
+        if self._custom_rebuild is not None:
+            agent = self._custom_rebuild(kg=kg)
+        else:
+            sc = self.scenario
+            assert sc is not None
+            kg = kg if kg is not None else graphs.lend()
+            seed = sc.seed if self.meta["seed"] is None else self.meta["seed"]
+            agent = build_agent(sc, seed, None, None, psyche=self._psyche_base.copy(),  # type: ignore[union-attr]
+                                add_goals=False, decider=self._live_decider(), base=self._base, kg=kg,
+                                caches=graphs.caches(kg, seed, sc.config.vsa_dim))
+            agent.workspace = self.workspace
+        assert graphs.base is not None  # set by the first graph lent
+        agent.base_symbols, agent.base_triples = graphs.base  # the scenario's, not the lent graph's size
         return agent
+
+    def _base_graph(self) -> BaseGraph | None:
+        """The scenario's parsed files and base graph, kept for the run's rewinds (None for a
+        run over an agent built elsewhere whose rebuild takes no graph, or of no scenario)."""
+        if self._custom_rebuild is not None:
+            if self._custom_lends and self._graphs is None:
+                custom = self._custom_rebuild
+                self._graphs = BaseGraph(lambda: _bare(custom().kg))
+            return self._graphs
+        if self.scenario is None:
+            return None  # a replayed trace: `_rebuild` says it cannot be rewound
+        if self._graphs is None:  # parsed once per run: a rewind does not read the scenario's files again
+            sc, base = self.scenario, parse_base(self.scenario)
+            self._base = base
+            self._graphs = BaseGraph(lambda: build_kg(sc, base[0]))
+            self._psyche_base = self._base_psyche()
+        return self._graphs
 
     def _base_psyche(self) -> Psyche:
         # a restore overwrites the psyche with the saved state's: this one only has to load
@@ -401,10 +437,13 @@ class Run:
 
     def _adopt(self, agent: Agent) -> None:
         """`agent` is the run's live state from now on (after resume, fork, switch)."""
-        if self.agent is not None:
-            agent.decider = self.agent.decider
+        old = self.agent
+        if old is not None:
+            agent.decider = old.decider
         agent.workspace = self.workspace
         self.agent = agent
+        if old is not None and old is not agent and self._graphs is not None:
+            self._graphs.take_over(old)  # the agent left is done with: its graph, undone, serves the next rewind
         self.latest = cast("CycleRecord | None", agent.last_record)
         self._after_open()
 
@@ -1107,7 +1146,8 @@ class Run:
         with self.lock:
             self._engine()
             self.drop_cycle()
-            agent, event = history.fork(self.store, self.store.current(), cycle, name, edits, self._rebuild)
+            agent, event = history.fork(self.store, self.store.current(), cycle, name, edits, self._rebuild,
+                                        self._base_graph())
             self._adopt(agent)
             self._emit([event], persist=False)
             return cast(Event, event)
@@ -1127,14 +1167,31 @@ class Run:
         live run is not changed: fork continues from a rewound state)."""
         with self.lock:
             self._engine()
-            agent = history.rewind(self.store, self.store.current(), cycle, self._rebuild)
-            # a cycle that replayed differently from its record is named, never silent
-            self.replay_divergence = agent.replay_divergence
-            saved, self.agent = self.agent, agent
+            # A rewind makes a whole agent and drops it, and nothing of it is left in a reference
+            # cycle (its one, agent <-> tool context, is broken below): reference counting frees
+            # it all. So the collector is paused meanwhile: its passes over the heap, with nothing
+            # of the rewind's to free, were the slowest rewinds (a full pass 20 ms on the demo).
+            collecting = gc.isenabled()
+            gc.disable()
             try:
-                return self._live_view(40)
+                return self._rewound_view(cycle)
             finally:
-                self.agent = saved
+                if collecting:
+                    gc.enable()
+
+    def _rewound_view(self, cycle: int) -> View:
+        graphs = self._base_graph()
+        agent = history.rewind(self.store, self.store.current(), cycle, self._rebuild, graphs)
+        # a cycle that replayed differently from its record is named, never silent
+        self.replay_divergence = agent.replay_divergence
+        saved, self.agent = self.agent, agent
+        try:
+            return self._live_view(40)
+        finally:
+            self.agent = saved
+            if graphs is not None:
+                graphs.give_back(agent)  # only its view is kept: the next rewind reuses its graph
+            agent.tool_context = None  # type: ignore[assignment]  # the cycle named above
 
     def reset(self) -> None:
         """A new run of the same scenario, seed and decider in the same store."""
@@ -1201,6 +1258,12 @@ class Run:
         for e in events:
             for fn in self._listeners:
                 fn(e)
+
+
+def _bare(kg: KnowledgeGraph) -> KnowledgeGraph:
+    """A graph taken from an agent built only for it: without that agent's listeners."""
+    kg.listeners.clear()
+    return kg
 
 
 def _observed_entries(record: dict) -> list[dict]:

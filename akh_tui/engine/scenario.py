@@ -9,6 +9,7 @@ its stem) and `decider = "name"` or `"pkg.module:make"` picks the decider (regis
 
 from __future__ import annotations
 
+import gc
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from .errors import InputError, parse_toml, read_user_file
 from .paths import bundled_data_dir
 from .goals import make_goal
 from .kg import KnowledgeGraph, read_triple_files
+from .vsa import VSA, SymbolVectors
 from .psyche import Psyche
 from .registry import ToolRegistry
 from .rules import RuleSet, load_rules
@@ -220,7 +222,15 @@ def build_kg(scenario: Scenario, parsed: list | None = None) -> KnowledgeGraph:
     if parsed is None:
         return KnowledgeGraph.from_files(scenario.kg)
     kg = KnowledgeGraph()
-    kg.load_parsed(parsed)
+    # the loader from_files uses (the same indexes as adding each triple, tests/test_kg.py),
+    # and without the collector walking the growing graph: a run's first rewind builds this
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        kg.load_rows((p.subject, p.predicate, p.object, p.confidence, p.line) for p in parsed)
+    finally:
+        if was_enabled:
+            gc.enable()
     return kg
 
 
@@ -246,15 +256,20 @@ def build_agent(
     add_goals: bool = True,
     decider=None,
     base: "tuple[list, RuleSet] | None" = None,
+    kg: KnowledgeGraph | None = None,
+    caches: "tuple[VSA, SymbolVectors | None] | None" = None,
 ) -> Agent:
     """A fresh agent for the scenario; `goals` (descriptions) replace the scenario's goals.
-    `base`: its triple files parsed and its rules loaded already (see `parse_base`)."""
-    kg = build_kg(scenario, base[0] if base is not None else None)
+    `base`: its triple files parsed and its rules loaded already (see `parse_base`); `kg`:
+    its base graph built already (a rewind's, basegraph.py), and `caches` its vector caches."""
+    if kg is None:
+        kg = build_kg(scenario, base[0] if base is not None else None)
     rules = base[1] if base is not None else build_rules(scenario)
     agent = Agent(
         kg, rules, psyche if psyche is not None else load_psyche(scenario), scenario.config,
         scenario.seed if seed is None else seed, workspace, scenario.answers, decider,
         tools=scenario.tool_registry() if scenario.tools else None,
+        vsa=caches[0] if caches is not None else None, symbol_vectors=caches[1] if caches is not None else None,
     )
     if add_goals:
         specs = [GoalSpec(d) for d in goals] if goals is not None else scenario.goals

@@ -18,6 +18,9 @@ from .kg import KnowledgeGraph, Triple
 
 DEFAULT_DIM = 4096
 
+# (seed, dimension, lower-cased words) -> keyword_vector: a pure function of them
+_KEYWORD_VECTORS: dict[tuple[int, int, tuple[str, ...]], np.ndarray] = {}
+
 
 class VSA:
     def __init__(self, seed: int = 0, dim: int = DEFAULT_DIM, cache_size: int = 16384) -> None:
@@ -92,9 +95,20 @@ class VSA:
         return v
 
     def keyword_vector(self, words: Iterable[str]) -> np.ndarray:
-        """Bundle of keyword vectors for profiles; ties broken by the fixed tiebreak vector."""
-        ws = [w.lower() for w in words]
-        return self.bundle([self.vector(w) for w in ws], tiebreak=self.tiebreak)
+        """Bundle of keyword vectors for profiles; ties broken by the fixed tiebreak vector.
+
+        Kept process-wide (read-only): every agent bundles the same tool profiles and
+        strategy keywords when it is made, and a rewind makes one (they were most of it)."""
+        ws = tuple(w.lower() for w in words)
+        key = (self.seed, self.dim, ws)
+        v = _KEYWORD_VECTORS.get(key)
+        if v is None:
+            v = self.bundle([self.vector(w) for w in ws], tiebreak=self.tiebreak)
+            v.flags.writeable = False
+            if len(_KEYWORD_VECTORS) >= 4096:  # bounded: seeds of a sweep come and go
+                _KEYWORD_VECTORS.clear()
+            _KEYWORD_VECTORS[key] = v
+        return v
 
     def similarity(self, a: np.ndarray, b: np.ndarray) -> float:
         """1.0 for identical, about 0.5 for unrelated, 0.0 for opposite."""
@@ -121,7 +135,21 @@ class SymbolVectors:
         self.vsa = vsa
         self._cache: OrderedDict[int, list] = OrderedDict()  # sid -> [counts, n, packed|None]
         self._cache_size = cache_size
-        kg.listeners.append(self._on_triple)
+        self.listen()
+
+    def listen(self) -> None:
+        """Keep cached counts up to date as triples are added (a new agent's cache, or one
+        carried over to the next agent of the same graph: basegraph.py)."""
+        self.kg.listeners.append(self._on_triple)
+
+    def forget(self, removed: list[Triple], n_symbols: int) -> None:
+        """The graph was truncated (kg.truncate): drop the vectors it changed, those of the
+        removed triples' subjects and of the removed symbols. The rest are still exact."""
+        cache = self._cache
+        for t in removed:
+            cache.pop(t.subject, None)
+        for sid in [sid for sid in cache if sid >= n_symbols]:
+            del cache[sid]
 
     def _bound(self, t: Triple) -> np.ndarray:
         kg, vsa = self.kg, self.vsa

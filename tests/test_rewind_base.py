@@ -1,0 +1,157 @@
+"""Rewinds restore the scenario's base graph by undoing what a run added (kg.truncate),
+not by loading it again: the undone graph is the base graph exactly (every index, in the same
+form), a rewound agent goes on exactly as the original run did, and nothing one rewound
+state added (a fork's edits, a later cycle's triples) is seen by the next rewind."""
+
+from akh_tui.engine.kg import KnowledgeGraph
+
+
+def fingerprint(kg: KnowledgeGraph) -> dict:
+    """Every index of the graph as plain data (the caches and listeners aside): two graphs
+    with equal fingerprints answer every query alike, in the same order."""
+    skip = {"listeners", "_nbrs", "symbol_version"}
+    out = {k: v for k, v in vars(kg).items() if k not in skip}
+    out["symbols"] = [(s.id, s.label, s.kind, s.meta, s.key) for s in kg.symbols]
+    out["log"] = [tuple(t) for t in kg.log]  # seq included (Triple equality leaves it out)
+    out["_sp"] = {k: (tuple(v), "T") if v.__class__.__name__ == "Triple" else (type(v).__name__, repr(v))
+                  for k, v in kg._sp.items()}
+    return out
+
+
+def base_graph() -> KnowledgeGraph:
+    kg = KnowledgeGraph()
+    for i in range(12):
+        kg.add("whale", "is-a", f"class-{i}")  # a (s, p) key that becomes a dict
+    kg.add("orca", "is-a", "class-1")
+    kg.add("orca", "lives-in", "ocean")
+    kg.add("goal:1", "agent:description", "desc:find whales")  # metadata
+    kg.add("blue whale", "eats", "krill")
+    return kg
+
+
+def test_truncate_undoes_every_addition_to_the_same_indexes():
+    kg = base_graph()
+    before = fingerprint(kg)
+    n_sym, n_tri = len(kg.symbols), len(kg.log)
+    kg.neighbours(kg.lookup("whale"))  # a neighbour set that the additions touch
+    # additions of every kind: new symbols and tokens, a short list becoming longer, a list
+    # becoming a dict, a dict growing, metadata triples, a derivation, (p, o) lists
+    t = kg.add("orca", "is-a", "mammal", 0.9, "inferred:transitive", 3)
+    kg.derivations[t.key] = ("transitive", ((1, 2, 3),))
+    for i in range(12, 20):
+        kg.add("whale", "is-a", f"class-{i}", cycle=4)
+    for i in range(6):
+        kg.add("krill", "is-a", f"class-{i}", cycle=5)  # 'krill is-a' list grows past one
+    kg.add("goal:2", "agent:description", "desc:whale krill", cycle=5)
+    kg.add("blue whale", "lives-in", "ocean", cycle=6)  # (lives-in, ocean) gets a second subject
+    kg.symbol("humpback whale")  # shares the token 'whale'
+    assert fingerprint(kg) != before
+    removed = kg.truncate(n_sym, n_tri)
+    assert [x.key for x in removed][:1] == [t.key] and len(removed) == 1 + 8 + 6 + 1 + 1
+    assert fingerprint(kg) == before
+    assert fingerprint(kg) == fingerprint(base_graph())  # the same as a graph built afresh
+    whale = kg.lookup("whale")
+    assert kg.neighbours(whale) == {kg.lookup(f"class-{i}") for i in range(12)}
+    assert kg.by_token("whale") == [whale, kg.lookup("blue whale")]
+    assert kg.derivations == {}
+
+
+def test_truncate_refuses_sizes_that_are_not_a_point_of_its_history():
+    kg = base_graph()
+    n_sym = len(kg.symbols)
+    kg.add("narwhal", "is-a", "whale")
+    try:
+        kg.truncate(n_sym, len(kg.log))  # the symbols go, their triple would stay
+    except ValueError as exc:
+        assert "still has triples" in str(exc)
+    else:
+        raise AssertionError("truncate kept a triple of a removed symbol")
+
+
+# ---- rewinds over the lent graph -------------------------------------------------------------
+import json
+import random
+
+from akh_tui.bench import generated_tsv
+from akh_tui.engine import history
+from akh_tui.engine.paths import Locations
+from akh_tui.engine.run import Run
+from akh_tui.engine.scenario import build_agent, load_scenario
+from akh_tui.engine.session import SessionStore
+from akh_tui.engine.state import snapshot
+
+
+def big_run(tmp_path, cycles: int = 90) -> Run:
+    """A scenario on disk with a generated 3,000-triple file, run through the door with a
+    snapshot every 7 cycles, goals added at cycles 20 and 45; then a fork at 40 with edits (a
+    goal of its own: other symbols and triples where main has its cycle-45 goal's), run 25
+    cycles; main is shown again."""
+    generated_tsv(tmp_path / "big.tsv", 3000)
+    (tmp_path / "big.rules.toml").write_text('transitive = ["is-a"]\ninherit = ["has-property"]\n')
+    (tmp_path / "big.toml").write_text(
+        'name = "big"\nseed = 3\nkg = ["big.tsv"]\nrules = ["big.rules.toml"]\n[config]\nstall_threshold = 1000000\n'
+        '[[goals]]\ndescription = "Find whale properties"\ncriteria = "whale plankton"\n'
+        '[[goals]]\ndescription = "Classify entity-3"\ncriteria = "entity-3 plankton"\n')
+    ctl = Run.start(Locations(tmp_path / "data", tmp_path / "config.toml"), str(tmp_path / "big.toml"),
+                    store=SessionStore(":memory:", every=7))
+    for _ in range(cycles):
+        if ctl.cycle in (20, 45):
+            ctl.add_goal(f"Find entity-{ctl.cycle} habitats", f"entity-{ctl.cycle} plankton", 200)
+        ctl.step()
+    ctl.fork(40, "edited", {"archetypes": {"explorer": 0.95}, "goals": ["Find entity-9 habitats"]})
+    ctl.run_cycles(25)
+    ctl.switch("main")
+    return ctl
+
+
+def dumps(records) -> list[str]:
+    return [json.dumps(r, sort_keys=True) for r in records]
+
+
+def test_rewinds_over_the_lent_graph_are_fresh_rewinds_and_go_on_like_the_run(tmp_path):
+    ctl = big_run(tmp_path)
+    store = ctl.store
+    sc = load_scenario(str(tmp_path / "big.toml"))
+    branches = {b["name"]: b["id"] for b in ctl.branches()}
+    graphs = ctl._base_graph()
+    built = []
+    build = graphs._build
+    graphs._build = lambda: built.append(1) or build()
+    # back and forth in time, across the two branches: each rewind gets the graph the one
+    # before it gave back (with cycles stepped on it after the rewind, and the other branch's
+    # additions and edits)
+    order = [("main", c) for c in range(1, 90, 4)] + [("edited", c) for c in range(41, 66, 6)]
+    random.Random(5).shuffle(order)
+    for name, c in order:
+        b = branches[name]
+        agent = history.rewind(store, b, c, ctl._rebuild, graphs)
+        fresh = history.rewind(store, b, c, lambda: build_agent(sc, add_goals=False))
+        assert fingerprint(agent.kg) == fingerprint(fresh.kg), (name, c)
+        assert json.dumps(snapshot(agent), sort_keys=True) == json.dumps(snapshot(fresh), sort_keys=True)
+        last = store.last_cycle(b)
+        ahead = min(3, last - c)
+        inputs = store.inputs(b, c, c + ahead)
+        went_on = []
+        for k in range(ahead):  # the rewound agent goes on as the run did (inputs included)
+            history.replay(agent, inputs.get(c + k, []))
+            went_on.append(agent.step())
+        assert dumps(went_on) == dumps(store.records(b, c + 1, c + ahead)), (name, c)
+        graphs.give_back(agent)
+    assert built == []  # the graph the switch to main left (the fork's live agent's), undone, then each given back
+
+
+def test_the_door_rewinds_reuse_one_graph_and_a_fork_after_them_reproduces_the_run(tmp_path):
+    ctl = big_run(tmp_path, cycles=60)
+    graphs = ctl._base_graph()
+    built = []
+    build = graphs._build
+    graphs._build = lambda: built.append(1) or build()
+    views = [ctl.rewind(c) for c in (59, 12, 33, 34, 2, 60)]
+    assert [v["cycle"] for v in views] == [59, 12, 33, 34, 2, 60]
+    assert views[-1]["goals"] == ctl.view()["goals"]  # the last cycle rewound is the live state
+    assert built == []  # the one the switch to main left, then the one given back each time
+    main = dumps(ctl.records(1, 60))
+    ctl.fork(50, "again")  # over the graph the rewinds gave back, undone to the base
+    ctl.run_cycles(10)
+    assert dumps(ctl.records(1, 60)) == main
+    assert ctl.rewind(45)["cycle"] == 45 and built == []  # the fork kept its graph; main's live one, undone
