@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -24,6 +25,7 @@ from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.message import Message
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
@@ -38,7 +40,13 @@ from .phases import PhaseBar, PhaseStepping
 
 SPEEDS = (1, 2, 5, 10, 20, 50, 100, 0)  # cycles per second; 0 = as fast as the engine goes
 DRAIN_HZ = 30  # at most this many redraws a second
-FAST_FRAME_EVERY = 6  # at full speed draw every 6th tick (5 a second): drawing holds the GIL
+# At full speed the frames share one core with the engine (the GIL): every CPU-millisecond the
+# UI thread spends drawing is a millisecond the engine does not run. So at full speed a frame is
+# drawn at most 5 times a second (every 6th tick) and only while the UI thread has used at most
+# FAST_FRAME_SHARE of the time since the last frame: a costly frame (a big terminal, a slow
+# machine) waits longer for the next one. Paused or stepping, every tick draws what changed.
+FAST_FRAME_EVERY = 6
+FAST_FRAME_SHARE = 0.06
 MAX_MARKS = 2000  # veto and fork marks kept for the timeline (it has about a hundred cells)
 MIN_SIZE = (80, 24)  # below this the panes cannot show their numbers: the screen says so
 NARROW = 100  # under this many columns: the narrow layout (workbench.tcss `.-narrow`)
@@ -155,7 +163,9 @@ class Workbench(PhaseStepping, App):
         self._stop = threading.Event()
         self._dirty = True
         self._ticks = 0
+        self._last_frame = (0.0, 0.0)  # the UI thread's CPU time and the wall time of the last full-speed frame
         self.cycles_drawn = 0
+        self.drawn: tuple[int, bool] | None = None  # the live cycle the panes last showed, and whether running
         self.breakpoint_hit: str | None = None
         self.keymap_refusals: list[str] = []
         if self.user_config.keymap:
@@ -311,9 +321,18 @@ class Workbench(PhaseStepping, App):
                 continue
             self._execute(cmd)
 
+    class DrawNow(Message):
+        """The engine thread has stopped (a pause reached it after its last cycle): draw the
+        newest cycle now rather than at the next tick."""
+
+    def on_workbench_draw_now(self, message: DrawNow) -> None:
+        self._drain()
+
     def _execute(self, cmd) -> None:
         if cmd == "wake":  # only interrupts the wait between cycles
             self._dirty = True
+            if not self.running and not self.sync:
+                self.post_message(self.DrawNow())  # thread-safe
             return
         try:
             if cmd == "cycle" or cmd == "step":
@@ -370,10 +389,21 @@ class Workbench(PhaseStepping, App):
         return tuple((g["id"], g["status"]) for g in rec["goals"])
 
     # ---- drawing ---------------------------------------------------------------------------
+    def _frame_due(self) -> bool:
+        """At full speed: is the next frame due (see FAST_FRAME_SHARE)?"""
+        if self._ticks % FAST_FRAME_EVERY:
+            return False
+        cpu, wall = time.thread_time(), time.perf_counter()
+        last_cpu, last_wall = self._last_frame
+        if cpu - last_cpu > FAST_FRAME_SHARE * (wall - last_wall):
+            return False
+        self._last_frame = (cpu, wall)
+        return True
+
     @guarded
     def _drain(self) -> None:
         self._ticks += 1
-        if self.running and SPEEDS[self.speed_index] == 0 and self._ticks % FAST_FRAME_EVERY:
+        if self.running and SPEEDS[self.speed_index] == 0 and not self._frame_due():
             return
         with self._inbox_lock:
             items, self._inbox = self._inbox, []
@@ -446,6 +476,7 @@ class Workbench(PhaseStepping, App):
             mem.show(view, record, max(1, mem.size.height - 1) if mem.size.height else 8)
             self.scrubber.show(1 if self.last_cycle() else 0, self.last_cycle(), self.replay, self.marks)
             self._render_status(view)
+            self.drawn = (view["cycle"], self.running) if self.replay is None else None
             hook = getattr(self.screen, "on_workbench_update", None)
             if hook is not None:  # a view over the run (the findings) follows it
                 hook()
