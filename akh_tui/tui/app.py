@@ -456,11 +456,15 @@ class Workbench(PhaseStepping, App):
             if self.replay is not None:
                 record = self.shown_record()
                 view = self.ctl.view(self.replay)
+                last = self.last_cycle()
                 deltas: dict[str, float] = {}
                 errors = self._replayed_errors(self.replay)
             else:
                 view = self.ctl.view(wm_rows=100)  # the memory list scrolls back over all of it
-                record = record or self.ctl.latest
+                # read right after the view: at full speed the engine thread runs on while a
+                # frame is drawn, and the panes should all show the one cycle of the view
+                latest, last = self.ctl.latest, self.last_cycle()
+                record = latest if latest is not None else record
                 deltas = self.deltas
             self._render_phases()
             pending = self._phase_record() if self.replay is None else None  # a cycle part-way: its decide
@@ -474,7 +478,7 @@ class Workbench(PhaseStepping, App):
             pp.show(view)
             mem = self.memory_pane
             mem.show(view, record, max(1, mem.size.height - 1) if mem.size.height else 8)
-            self.scrubber.show(1 if self.last_cycle() else 0, self.last_cycle(), self.replay, self.marks)
+            self.scrubber.show(1 if last else 0, last, self.replay, self.marks)
             self._render_status(view)
             self.drawn = (view["cycle"], self.running) if self.replay is None else None
             hook = getattr(self.screen, "on_workbench_update", None)
