@@ -42,11 +42,13 @@ SPEEDS = (1, 2, 5, 10, 20, 50, 100, 0)  # cycles per second; 0 = as fast as the 
 DRAIN_HZ = 30  # at most this many redraws a second
 # At full speed the frames share one core with the engine (the GIL): every CPU-millisecond the
 # UI thread spends drawing is a millisecond the engine does not run. So at full speed a frame is
-# drawn at most 5 times a second (every 6th tick) and only while the UI thread has used at most
-# FAST_FRAME_SHARE of the time since the last frame: a costly frame (a big terminal, a slow
-# machine) waits longer for the next one. Paused or stepping, every tick draws what changed.
+# drawn at most 5 times a second (every 6th tick), and after a frame that cost C of CPU (the
+# panes, then Textual's compositor, measured up to the next tick) the next one waits at least
+# C / FAST_FRAME_SHARE: a costly frame (a big terminal, a slow machine) waits longer. Paused or
+# stepping, every tick draws what changed.
 FAST_FRAME_EVERY = 6
 FAST_FRAME_SHARE = 0.06
+FRAME_WAIT = 0.2  # seconds the engine waits at most for a frame to be drawn (never stuck on one)
 MAX_MARKS = 2000  # veto and fork marks kept for the timeline (it has about a hundred cells)
 MIN_SIZE = (80, 24)  # below this the panes cannot show their numbers: the screen says so
 NARROW = 100  # under this many columns: the narrow layout (workbench.tcss `.-narrow`)
@@ -161,9 +163,13 @@ class Workbench(PhaseStepping, App):
         self._inbox_lock = threading.Lock()
         self._commands: queue.Queue = queue.Queue()
         self._stop = threading.Event()
+        self._frame_drawn = threading.Event()  # cleared while a full-speed frame is drawn
+        self._frame_drawn.set()
         self._dirty = True
         self._ticks = 0
-        self._last_frame = (0.0, 0.0)  # the UI thread's CPU time and the wall time of the last full-speed frame
+        # the last full-speed frame: the UI thread's CPU time and the wall time when it began, and
+        # its cost in CPU seconds (None until the next tick measures it)
+        self._last_frame: tuple[float, float, float | None] = (0.0, 0.0, 0.0)
         self.cycles_drawn = 0
         self.drawn: tuple[int, bool] | None = None  # the live cycle the panes last showed, and whether running
         self.breakpoint_hit: str | None = None
@@ -319,6 +325,9 @@ class Workbench(PhaseStepping, App):
                 cmd = "cycle" if self.running else None
             if cmd is None:
                 continue
+            if cmd == "cycle" and speed == 0:
+                # a frame is being drawn: let it have the core (see FAST_FRAME_SHARE)
+                self._frame_drawn.wait(FRAME_WAIT)
             self._execute(cmd)
 
     class DrawNow(Message):
@@ -389,22 +398,33 @@ class Workbench(PhaseStepping, App):
         return tuple((g["id"], g["status"]) for g in rec["goals"])
 
     # ---- drawing ---------------------------------------------------------------------------
+    def _measure_frame(self) -> None:
+        """On the tick after a full-speed frame: what the frame cost, compositor included."""
+        start_cpu, start_wall, cost = self._last_frame
+        if cost is None:
+            self._last_frame = (start_cpu, start_wall, time.thread_time() - start_cpu)
+
     def _frame_due(self) -> bool:
         """At full speed: is the next frame due (see FAST_FRAME_SHARE)?"""
-        if self._ticks % FAST_FRAME_EVERY:
+        start_cpu, start_wall, cost = self._last_frame
+        wall = time.perf_counter()
+        if self._ticks % FAST_FRAME_EVERY or wall - start_wall < (cost or 0.0) / FAST_FRAME_SHARE:
             return False
-        cpu, wall = time.thread_time(), time.perf_counter()
-        last_cpu, last_wall = self._last_frame
-        if cpu - last_cpu > FAST_FRAME_SHARE * (wall - last_wall):
-            return False
-        self._last_frame = (cpu, wall)
+        self._last_frame = (time.thread_time(), wall, None)
         return True
 
     @guarded
     def _drain(self) -> None:
         self._ticks += 1
-        if self.running and SPEEDS[self.speed_index] == 0 and not self._frame_due():
+        self._measure_frame()
+        full_speed = self.running and SPEEDS[self.speed_index] == 0
+        if full_speed and not self._frame_due():
             return
+        if full_speed and not self.sync:
+            # the engine thread waits until Textual has drawn this frame: taking turns at the GIL
+            # every 5 ms made both sides slower (each switch costs its caches)
+            self._frame_drawn.clear()
+            self.call_after_refresh(self._frame_drawn.set)
         with self._inbox_lock:
             items, self._inbox = self._inbox, []
         if not items and not self._dirty:
