@@ -399,10 +399,17 @@ class Workbench(PhaseStepping, App):
 
     # ---- drawing ---------------------------------------------------------------------------
     def _measure_frame(self) -> None:
-        """On the tick after a full-speed frame: what the frame cost, compositor included."""
+        """On the tick after a full-speed frame: what the frame cost so far (it is measured
+        again once Textual has drawn it, compositor included: `_frame_finished`)."""
         start_cpu, start_wall, cost = self._last_frame
         if cost is None:
             self._last_frame = (start_cpu, start_wall, time.thread_time() - start_cpu)
+
+    def _frame_finished(self) -> None:
+        """(after the screen refresh of a full-speed frame) its whole cost; the engine goes on."""
+        start_cpu, start_wall, _ = self._last_frame
+        self._last_frame = (start_cpu, start_wall, time.thread_time() - start_cpu)
+        self._frame_drawn.set()
 
     def _frame_due(self) -> bool:
         """At full speed: is the next frame due (see FAST_FRAME_SHARE)?"""
@@ -424,7 +431,7 @@ class Workbench(PhaseStepping, App):
             # the engine thread waits until Textual has drawn this frame: taking turns at the GIL
             # every 5 ms made both sides slower (each switch costs its caches)
             self._frame_drawn.clear()
-            self.call_after_refresh(self._frame_drawn.set)
+            self.call_after_refresh(self._frame_finished)
         with self._inbox_lock:
             items, self._inbox = self._inbox, []
         if not items and not self._dirty:
