@@ -43,9 +43,10 @@ DRAIN_HZ = 30  # at most this many redraws a second
 # At full speed the frames share one core with the engine (the GIL): every CPU-millisecond the
 # UI thread spends drawing is a millisecond the engine does not run. So at full speed a frame is
 # drawn at most 5 times a second (every 6th tick), and after a frame that cost C of CPU (the
-# panes, then Textual's compositor, measured up to the next tick) the next one waits at least
-# C / FAST_FRAME_SHARE: a costly frame (a big terminal, a slow machine) waits longer. Paused or
-# stepping, every tick draws what changed.
+# panes, then Textual's compositor, measured once the screen is refreshed) the next one waits at
+# least C / FAST_FRAME_SHARE: a costly frame (a big terminal, a slow machine) waits longer. The
+# engine thread waits while such a frame is drawn (at most FRAME_WAIT). Paused or stepping,
+# every tick draws what changed, and a pause draws the newest cycle as soon as the engine stops.
 FAST_FRAME_EVERY = 6
 FAST_FRAME_SHARE = 0.06
 FRAME_WAIT = 0.2  # seconds the engine waits at most for a frame to be drawn (never stuck on one)
@@ -168,7 +169,7 @@ class Workbench(PhaseStepping, App):
         self._dirty = True
         self._ticks = 0
         # the last full-speed frame: the UI thread's CPU time and the wall time when it began, and
-        # its cost in CPU seconds (None until the next tick measures it)
+        # its cost in CPU seconds (None until measured)
         self._last_frame: tuple[float, float, float | None] = (0.0, 0.0, 0.0)
         self.cycles_drawn = 0
         self.drawn: tuple[int, bool] | None = None  # the live cycle the panes last showed, and whether running
@@ -404,6 +405,8 @@ class Workbench(PhaseStepping, App):
         start_cpu, start_wall, cost = self._last_frame
         if cost is None:
             self._last_frame = (start_cpu, start_wall, time.thread_time() - start_cpu)
+        if not self._frame_drawn.is_set() and time.perf_counter() - start_wall > FRAME_WAIT:
+            self._frame_drawn.set()  # the refresh callback never came: the engine must not wait on
 
     def _frame_finished(self) -> None:
         """(after the screen refresh of a full-speed frame) its whole cost; the engine goes on."""
@@ -431,7 +434,8 @@ class Workbench(PhaseStepping, App):
             # the engine thread waits until Textual has drawn this frame: taking turns at the GIL
             # every 5 ms made both sides slower (each switch costs its caches)
             self._frame_drawn.clear()
-            self.call_after_refresh(self._frame_finished)
+            if not self.call_after_refresh(self._frame_finished):  # closing: nothing will be drawn
+                self._frame_drawn.set()
         with self._inbox_lock:
             items, self._inbox = self._inbox, []
         if not items and not self._dirty:

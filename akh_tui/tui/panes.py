@@ -489,6 +489,10 @@ class MemoryList(OptionList):
         self._ids: tuple = ()
         self._entry_options: dict[tuple, Option] = {}  # entry_key -> its Option, for the next rebuild
 
+    def notify_style_update(self) -> None:
+        self._entry_options = {}  # a kept Option's visual was made under the old theme's colours
+        super().notify_style_update()
+
     def show(self, entries: list[dict]) -> None:
         ids = tuple((e["id"], e["refs"]) for e in entries)
         if ids == self._ids:
