@@ -62,6 +62,51 @@ def test_run_then_pause_stops_the_engine(tmp_path, monkeypatch):
     drive(app, script)
 
 
+def test_after_full_speed_a_pause_shows_the_newest_cycle_in_every_pane(tmp_path, monkeypatch):
+    """At full speed the frames are few and may lag; once paused, every pane shows the cycle
+    the engine stopped at (the score table's cells too: they are cached per cell)."""
+    from akh_tui.tui.panes import MemoryList, entry_line
+
+    monkeypatch.setenv("AKH_TUI_CONFIG", str(tmp_path / "c.toml"))
+    app = Workbench("shadow", config=UserConfig.load(tmp_path / "c.toml"))
+
+    async def script(app, pilot):
+        app.ctl.agent.config.stall_threshold = 10**6  # keep the agent busy
+        app.speed_index = len(app.speed_levels()) - 1
+        await pilot.press("r")
+        deadline = time.monotonic() + 20
+        while app.ctl.cycle < 200 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        await pilot.press("r")
+        while app.drawn != (app.ctl.cycle, False) and time.monotonic() < deadline:  # the paused frame
+            await asyncio.sleep(0.01)
+        await pilot.pause()
+        n = app.ctl.cycle
+        assert n >= 200 and app.drawn == (n, False)
+        assert f"cycle {n} · ■ paused" in text_of(app.query_one("#status"))
+        assert f"cycle {n} / {n}" in text_of(app.scrubber)
+        rec = app.ctl.latest
+        assert rec["cycle"] == n
+        table = app.query_one(ScoreTable)
+        drawn = {}  # what the table draws (its cells' renderings are cached), by tool
+        for y in range(1, table.row_count + 1):
+            line = "".join(seg.text for seg in table.render_line(y))
+            drawn[line.split()[0].lstrip("▶")] = line
+        for c in rec["decide"]["candidates"]:
+            total = f"{c['score']:.2f}" if c["offered"] else "—"
+            assert cell(app, c["tool"], "total") == total
+            assert cell(app, c["tool"], "tool").startswith("▶" if c["tool"] == rec["decide"]["tool"] else " ")
+            assert drawn[c["tool"]].startswith(("▶" if c["tool"] == rec["decide"]["tool"] else " ") + c["tool"])
+            assert f" {c['base']:.2f} -{c['recency']:.2f} " in drawn[c["tool"]] and f" {total} " in drawn[c["tool"]]
+        entries = app.ctl.view(wm_rows=100)["wm"]["entries"]
+        shown = app.query_one(MemoryList)
+        assert shown.option_count == len(entries)
+        assert [str(shown.get_option_at_index(i).prompt) for i in range(shown.option_count)] == \
+            [str(entry_line(e)) for e in entries]
+
+    drive(app, script)
+
+
 def test_veto_from_the_score_table_fires_next_cycle(workbench):
     async def script(app, pilot):
         await pilot.press("space")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -24,6 +25,7 @@ from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.message import Message
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
@@ -38,7 +40,16 @@ from .phases import PhaseBar, PhaseStepping
 
 SPEEDS = (1, 2, 5, 10, 20, 50, 100, 0)  # cycles per second; 0 = as fast as the engine goes
 DRAIN_HZ = 30  # at most this many redraws a second
-FAST_FRAME_EVERY = 6  # at full speed draw every 6th tick (5 a second): drawing holds the GIL
+# At full speed the frames share one core with the engine (the GIL): every CPU-millisecond the
+# UI thread spends drawing is a millisecond the engine does not run. So at full speed a frame is
+# drawn at most 5 times a second (every 6th tick), and after a frame that cost C of CPU (the
+# panes, then Textual's compositor, measured once the screen is refreshed) the next one waits at
+# least C / FAST_FRAME_SHARE: a costly frame (a big terminal, a slow machine) waits longer. The
+# engine thread waits while such a frame is drawn (at most FRAME_WAIT). Paused or stepping,
+# every tick draws what changed, and a pause draws the newest cycle as soon as the engine stops.
+FAST_FRAME_EVERY = 6
+FAST_FRAME_SHARE = 0.06
+FRAME_WAIT = 0.2  # seconds the engine waits at most for a frame to be drawn (never stuck on one)
 MAX_MARKS = 2000  # veto and fork marks kept for the timeline (it has about a hundred cells)
 MIN_SIZE = (80, 24)  # below this the panes cannot show their numbers: the screen says so
 NARROW = 100  # under this many columns: the narrow layout (workbench.tcss `.-narrow`)
@@ -153,9 +164,15 @@ class Workbench(PhaseStepping, App):
         self._inbox_lock = threading.Lock()
         self._commands: queue.Queue = queue.Queue()
         self._stop = threading.Event()
+        self._frame_drawn = threading.Event()  # cleared while a full-speed frame is drawn
+        self._frame_drawn.set()
         self._dirty = True
         self._ticks = 0
+        # the last full-speed frame: the UI thread's CPU time and the wall time when it began, and
+        # its cost in CPU seconds (None until measured)
+        self._last_frame: tuple[float, float, float | None] = (0.0, 0.0, 0.0)
         self.cycles_drawn = 0
+        self.drawn: tuple[int, bool] | None = None  # the live cycle the panes last showed, and whether running
         self.breakpoint_hit: str | None = None
         self.keymap_refusals: list[str] = []
         if self.user_config.keymap:
@@ -309,11 +326,23 @@ class Workbench(PhaseStepping, App):
                 cmd = "cycle" if self.running else None
             if cmd is None:
                 continue
+            if cmd == "cycle" and speed == 0:
+                # a frame is being drawn: let it have the core (see FAST_FRAME_SHARE)
+                self._frame_drawn.wait(FRAME_WAIT)
             self._execute(cmd)
+
+    class DrawNow(Message):
+        """The engine thread has stopped (a pause reached it after its last cycle): draw the
+        newest cycle now rather than at the next tick."""
+
+    def on_workbench_draw_now(self, message: DrawNow) -> None:
+        self._drain()
 
     def _execute(self, cmd) -> None:
         if cmd == "wake":  # only interrupts the wait between cycles
             self._dirty = True
+            if not self.running and not self.sync:
+                self.post_message(self.DrawNow())  # thread-safe
             return
         try:
             if cmd == "cycle" or cmd == "step":
@@ -370,11 +399,43 @@ class Workbench(PhaseStepping, App):
         return tuple((g["id"], g["status"]) for g in rec["goals"])
 
     # ---- drawing ---------------------------------------------------------------------------
+    def _measure_frame(self) -> None:
+        """On the tick after a full-speed frame: what the frame cost so far (it is measured
+        again once Textual has drawn it, compositor included: `_frame_finished`)."""
+        start_cpu, start_wall, cost = self._last_frame
+        if cost is None:
+            self._last_frame = (start_cpu, start_wall, time.thread_time() - start_cpu)
+        if not self._frame_drawn.is_set() and time.perf_counter() - start_wall > FRAME_WAIT:
+            self._frame_drawn.set()  # the refresh callback never came: the engine must not wait on
+
+    def _frame_finished(self) -> None:
+        """(after the screen refresh of a full-speed frame) its whole cost; the engine goes on."""
+        start_cpu, start_wall, _ = self._last_frame
+        self._last_frame = (start_cpu, start_wall, time.thread_time() - start_cpu)
+        self._frame_drawn.set()
+
+    def _frame_due(self) -> bool:
+        """At full speed: is the next frame due (see FAST_FRAME_SHARE)?"""
+        start_cpu, start_wall, cost = self._last_frame
+        wall = time.perf_counter()
+        if self._ticks % FAST_FRAME_EVERY or wall - start_wall < (cost or 0.0) / FAST_FRAME_SHARE:
+            return False
+        self._last_frame = (time.thread_time(), wall, None)
+        return True
+
     @guarded
     def _drain(self) -> None:
         self._ticks += 1
-        if self.running and SPEEDS[self.speed_index] == 0 and self._ticks % FAST_FRAME_EVERY:
+        self._measure_frame()
+        full_speed = self.running and SPEEDS[self.speed_index] == 0
+        if full_speed and not self._frame_due():
             return
+        if full_speed and not self.sync:
+            # the engine thread waits until Textual has drawn this frame: taking turns at the GIL
+            # every 5 ms made both sides slower (each switch costs its caches)
+            self._frame_drawn.clear()
+            if not self.call_after_refresh(self._frame_finished):  # closing: nothing will be drawn
+                self._frame_drawn.set()
         with self._inbox_lock:
             items, self._inbox = self._inbox, []
         if not items and not self._dirty:
@@ -426,11 +487,15 @@ class Workbench(PhaseStepping, App):
             if self.replay is not None:
                 record = self.shown_record()
                 view = self.ctl.view(self.replay)
+                last = self.last_cycle()
                 deltas: dict[str, float] = {}
                 errors = self._replayed_errors(self.replay)
             else:
                 view = self.ctl.view(wm_rows=100)  # the memory list scrolls back over all of it
-                record = record or self.ctl.latest
+                # read right after the view: at full speed the engine thread runs on while a
+                # frame is drawn, and the panes should all show the one cycle of the view
+                latest, last = self.ctl.latest, self.last_cycle()
+                record = latest if latest is not None else record
                 deltas = self.deltas
             self._render_phases()
             pending = self._phase_record() if self.replay is None else None  # a cycle part-way: its decide
@@ -444,8 +509,9 @@ class Workbench(PhaseStepping, App):
             pp.show(view)
             mem = self.memory_pane
             mem.show(view, record, max(1, mem.size.height - 1) if mem.size.height else 8)
-            self.scrubber.show(1 if self.last_cycle() else 0, self.last_cycle(), self.replay, self.marks)
+            self.scrubber.show(1 if last else 0, last, self.replay, self.marks)
             self._render_status(view)
+            self.drawn = (view["cycle"], self.running) if self.replay is None else None
             hook = getattr(self.screen, "on_workbench_update", None)
             if hook is not None:  # a view over the run (the findings) follows it
                 hook()

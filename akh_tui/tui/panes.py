@@ -193,10 +193,63 @@ def short_reason(why_not: str | None) -> str:
 
 
 class ScoreTable(DataTable):
-    """All eleven tools of the latest cycle; cells are updated in place, never rebuilt."""
+    """All eleven tools of the latest cycle; cells are updated in place, never rebuilt.
+
+    DataTable forgets every rendered cell when any one cell changes (its caches are keyed on a
+    table-wide update count), so a frame at full speed rendered all 120 cells through Rich again:
+    the costliest part of a frame. This table keeps each cell's rendering until that cell
+    changes (a version per cell), the rest of DataTable's keys (style, width, cursor, hover) kept."""
 
     _cells: dict
     narrow = False
+    CELL_CACHE_MAX = 4096  # entries: a few frames of every cell in every cursor/hover state
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self._cell_versions: dict[tuple[int, int], int] = {}
+        self._cell_lines: dict[tuple, object] = {}
+        self._layout_version = 0  # rows or columns added or removed: every cached cell is stale
+
+    def update_cell(self, row_key, column_key, value, *, update_width: bool = False) -> None:
+        super().update_cell(row_key, column_key, value, update_width=update_width)
+        key = (self.get_row_index(row_key), self.get_column_index(column_key))
+        self._cell_versions[key] = self._cell_versions.get(key, 0) + 1
+
+    def _forget_cells(self) -> None:
+        self._cell_lines.clear()
+        self._layout_version += 1
+
+    def clear(self, columns: bool = False):
+        self._forget_cells()
+        return super().clear(columns)
+
+    def add_column(self, *a, **kw):
+        self._forget_cells()
+        return super().add_column(*a, **kw)
+
+    def add_row(self, *a, **kw):
+        self._forget_cells()
+        return super().add_row(*a, **kw)
+
+    def notify_style_update(self) -> None:
+        self._forget_cells()  # a theme or CSS change restyles every cell
+        super().notify_style_update()
+
+    def _clear_caches(self) -> None:
+        self._forget_cells()
+        super()._clear_caches()
+
+    def _render_cell(self, row_index: int, column_index: int, base_style, width: int, cursor: bool = False,
+                     hover: bool = False):
+        key = (row_index, column_index, self._cell_versions.get((row_index, column_index), 0), self._layout_version,
+               base_style, width, cursor, hover, self._show_hover_cursor, self._pseudo_class_state, self.show_cursor)
+        lines = self._cell_lines.get(key)
+        if lines is None:
+            if len(self._cell_lines) >= self.CELL_CACHE_MAX:
+                self._cell_lines.clear()
+            lines = self._cell_lines[key] = super()._render_cell(row_index, column_index, base_style, width, cursor,
+                                                                   hover)
+        return lines
 
     def on_mount(self) -> None:
         self.cursor_type = "row"
@@ -409,6 +462,11 @@ class MemoryPane(Pane):
         self.show_text(t)
 
 
+def entry_key(e: dict) -> tuple:
+    """What `entry_line` shows of an entry: equal keys, equal lines."""
+    return e["cycle"], e["kind"], f"{e['relevance']:.1f}", e["refs"], e["content"]
+
+
 def entry_line(e: dict) -> Text:
     t = Text(no_wrap=True, overflow="ellipsis")
     t.append(f"{e['cycle']:>4} ", style="dim")
@@ -429,6 +487,11 @@ class MemoryList(OptionList):
         super().__init__(**kw)
         self.entries: list[dict] = []
         self._ids: tuple = ()
+        self._entry_options: dict[tuple, Option] = {}  # entry_key -> its Option, for the next rebuild
+
+    def notify_style_update(self) -> None:
+        self._entry_options = {}  # a kept Option's visual was made under the old theme's colours
+        super().notify_style_update()
 
     def show(self, entries: list[dict]) -> None:
         ids = tuple((e["id"], e["refs"]) for e in entries)
@@ -437,9 +500,25 @@ class MemoryList(OptionList):
         self._ids = ids
         keep = self.entries[self.highlighted]["id"] if self.has_focus and self.highlighted is not None \
             and self.highlighted < len(self.entries) else None
-        self.entries = list(entries)
-        self.clear_options()
-        self.add_options([Option(entry_line(e)) for e in entries])
+        old, self.entries = self.entries, list(entries)
+        if len(old) == len(entries) == self.option_count:
+            # the same number of entries (working memory at capacity, a run at full speed): the
+            # changed lines are replaced in place; clearing the list would cost a layout pass,
+            # a scroll to the top and back, and a new visual for every line
+            for i, (a, b) in enumerate(zip(old, entries)):
+                if entry_key(a) != entry_key(b):
+                    self.replace_option_prompt_at_index(i, entry_line(b))
+        else:
+            # a line shown before keeps its Option, and with it its rendered visual
+            reuse, self._entry_options = self._entry_options, {}
+            options = []
+            for e in entries:
+                key = entry_key(e)
+                option = reuse.pop(key, None) or Option(entry_line(e))
+                self._entry_options.setdefault(key, option)
+                options.append(option)
+            self.clear_options()
+            self.add_options(options)
         if keep is not None:
             self.highlighted = next((i for i, e in enumerate(entries) if e["id"] == keep), len(entries) - 1)
         elif entries:
