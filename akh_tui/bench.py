@@ -712,8 +712,47 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
         t.add_row("pause until the paused frame (newest cycle) is drawn, worst of 4: min / median / max",
                   mm(u["paused_frame_ms_max"], "ms", ".1f"), "")
     console.print(t)
-    console.print(engine_table(engine_figures(quick)))
+    engine = engine_figures(quick)
+    console.print(engine_table(engine))
+    console.print(speed_table(results, engine))
     return 0
+
+
+def speed_table(results: dict, engine: dict) -> Table:
+    """Issue 16's table in one place, every row as users run it (the session store on):
+    min / median / max, the aim, and median ÷ aim (above 1 misses an upper bound, below 1 a
+    lower one). The figures are the ones measured above; nothing is measured again here."""
+    t = Table(title="speed where users feel it (issue 16): min / median / max" + (" (quick)" if results["quick"] else ""))
+    for col in ("figure", "min", "median", "max", "aim", "median ÷ aim"):
+        t.add_column(col)
+    x, rb, u = results["store"], results["rewind_big"], results.get("ui")
+
+    def row(label: str, d: dict | None, unit: str, aim: float, fmt: str = ".2f", at_least: bool = False) -> None:
+        if d is None:
+            t.add_row(label, "—", "—", "—", f"{'≥' if at_least else '≤'} {aim:g} {unit}".strip(), "run with --ui")
+            return
+        t.add_row(label, *(f"{d[k]:{fmt}} {unit}".strip() for k in ("min", "median", "max")),
+                  f"{'≥' if at_least else '≤'} {aim:g} {unit}".strip(), f"{d['median'] / aim:.2f}")
+
+    def samples(key: str) -> dict | None:
+        xs = engine["samples"].get(key)
+        return {"min": min(xs), "median": statistics.median(xs), "max": max(xs)} if xs else None
+
+    row("median cycle, demo graph, trace + store", x["cycle_ms_median"], "ms", 0.5, ".3f")
+    if "big_cycle_ms_p99" in x:
+        row(f"p99 cycle, {x['big_triples']:,} triples, trace + store", x["big_cycle_ms_p99"], "ms", 3.0, ".3f")
+    row(f"rewind, {rb['triples']:,}-triple scenario, {rb['cycles']:,}-cycle run: median", rb["rewind_ms_median"],
+        "ms", 50.0, ".1f")
+    row("  the same, worst rewind after the run's first", rb["rewind_ms_max_after_first"], "ms", 50.0, ".1f")
+    row("  the run's first rewind (builds the base graph its rewinds share)", rb["rewind_ms_first"], "ms", 50.0, ".0f")
+    row("rewind, demo graph: worst of 30", x["rewind_ms_max"], "ms", 30.0, ".1f")
+    row("workbench at full speed ÷ headless, both recording (CPU)", u["ratio_cpu"] if u else None, "", 0.9,
+        at_least=True)
+    row("session store growth per cycle", x["bytes_per_cycle"], "bytes", 1500.0, ".0f")
+    row(f"load {engine['load_triples']:,} triples: CPU", samples("load_cpu_s"), "s", 10.0, ".1f")
+    row(f"load {engine['load_triples']:,} triples: peak RSS", samples("load_rss_mb"), "MB", 600.0, ".0f")
+    row("pause latency at full speed (worst of 4 a round)", u["pause_ms_max"] if u else None, "ms", 50.0, ".1f")
+    return t
 
 
 # ---- the engine's own figures (issue 16): cycles without recording, and a 1M-triple load ----
