@@ -36,6 +36,7 @@ import os
 import sqlite3
 import zlib
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Iterator, Mapping, NoReturn
 
@@ -43,7 +44,7 @@ from .agent import Agent
 from .errors import InputError, StoreDamaged, StoreLost, StoreWriteError
 from .memory import Episode, EpisodicMemory
 from .state import apply_kg_additions, core_state, restore, triple_row
-from .trace import Trace
+from .trace import Trace, dumps
 
 SCHEMA_VERSION = "3"
 READABLE_SCHEMAS = ("2", "3")  # 2: text records without checksums, read as they are, migrated on write
@@ -76,10 +77,10 @@ TABLES = ("meta", "runs", "branches", "symbols", "triples", "episodes", "cycles"
 BRANCH_TABLES = ("symbols", "triples", "episodes", "cycles", "events", "inputs", "snapshots", "heads")
 INF = 1 << 62
 DERIVED_PROVENANCE = ("AgentDecision", "ShadowVeto")  # provenance kinds a cycle row holds
+_KIND = attrgetter("kind")
 
 
-def _dump(obj) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+_dump = dumps  # the trace's encoder: a stored record is the trace's line, byte for byte
 
 
 MIGRATE_2_TO_3 = """
@@ -187,6 +188,7 @@ class SessionStore:
         self.schema = SCHEMA_VERSION
         self.broken: str | None = None  # why writes are refused from now on (the WAL was lost)
         self._wal_ino: int | None = None
+        self._wal_path: str | None = None
         self._zdicts: dict[str, bytes | None] = {}  # per kind, from meta (None: none yet)
         self._saved_symbols = 0
         self._saved_triples = 0
@@ -324,9 +326,10 @@ class SessionStore:
         copy it into the database file now, check it is there, and refuse further writes."""
         if self.path is None:
             return
-        wal = self.path.with_name(self.path.name + "-wal")
+        if self._wal_path is None:  # the path is fixed: built once, a stat per commit after that
+            self._wal_path = str(self.path.with_name(self.path.name + "-wal"))
         try:
-            ino = os.stat(wal).st_ino
+            ino = os.stat(self._wal_path).st_ino
         except FileNotFoundError:
             ino = None
         if self._wal_ino is None and ino is not None:
@@ -334,6 +337,7 @@ class SessionStore:
             return
         if ino == self._wal_ino:
             return
+        wal = Path(self._wal_path)
         self.broken = f"its write-ahead log {wal.name} was deleted or replaced while this process wrote to it"
         try:
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # our handle still reads the deleted log
@@ -738,11 +742,13 @@ class SessionStore:
         list (three quarters of a snapshot) is the decisions and vetoes of the last cycles,
         which `_provenance` reads back from the rows' own columns. Only when every entry is of
         those two kinds and matches its row (checked on the newest) is it left out."""
-        state = core_state(agent)
-        prov = state["provenance"]
-        if prov and self.schema != "2" and all(r[0] in DERIVED_PROVENANCE for r in prov):
+        prov = agent.provenance
+        # the kinds are checked on the live records, so the list is not built only to be dropped
+        if prov and self.schema != "2" and set(map(_KIND, prov)).issubset(DERIVED_PROVENANCE):
+            state = core_state(agent, provenance=False)
             state["provenance"] = {"derived": len(prov)}
-        return state
+            return state
+        return core_state(agent)
 
     def _provenance(self, branch: int, cycle: int, count: int) -> list[list]:
         """The newest `count` provenance entries up to `cycle`, from the cycle rows: a vetoed
