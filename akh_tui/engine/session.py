@@ -731,24 +731,29 @@ class SessionStore:
                 self.db.execute("INSERT INTO inputs (branch, cycle, kind, payload) VALUES (?, ?, ?, ?)",
                                 (self.branch, at, kind, _dump(payload)))
             if record is not None and record["cycle"] % self.every == 0:
-                self._snapshot(agent)
+                self._snapshot(agent, record)
 
-    def _snapshot(self, agent: Agent) -> None:
+    def _snapshot(self, agent: Agent, record: Mapping[str, Any] | None = None) -> None:
         self.db.execute("INSERT OR REPLACE INTO snapshots (branch, cycle, payload, crc) VALUES (?, ?, ?, ?)",
-                        (self.branch, agent.cycle, *self._pack(_dump(self._lean_state(agent)), "state")))
+                        (self.branch, agent.cycle, *self._pack(_dump(self._lean_state(agent, record)), "state")))
 
-    def _lean_state(self, agent: Agent) -> dict:
+    def _lean_state(self, agent: Agent, record: Mapping[str, Any] | None = None) -> dict:
         """A snapshot's core state without what the cycle rows hold already: the provenance
         list (three quarters of a snapshot) is the decisions and vetoes of the last cycles,
         which `_provenance` reads back from the rows' own columns. Only when every entry is of
-        those two kinds and matches its row (checked on the newest) is it left out."""
+        those two kinds and matches its row (checked on the newest) is it left out. The last
+        record (a fifth of what is left) is the row `record` just written in this transaction:
+        when it is that very object, the snapshot names it instead of holding a second copy."""
         prov = agent.provenance
         # the kinds are checked on the live records, so the list is not built only to be dropped
-        if prov and self.schema != "2" and set(map(_KIND, prov)).issubset(DERIVED_PROVENANCE):
-            state = core_state(agent, provenance=False)
+        lean = bool(prov) and self.schema != "2" and set(map(_KIND, prov)).issubset(DERIVED_PROVENANCE)
+        state = core_state(agent, provenance=not lean)
+        if lean:
             state["provenance"] = {"derived": len(prov)}
-            return state
-        return core_state(agent)
+        if (record is not None and self.schema != "2" and agent.last_record is record
+                and record["cycle"] == agent.cycle):
+            state["last_record"] = {"derived": agent.cycle}
+        return state
 
     def _provenance(self, branch: int, cycle: int, count: int) -> list[list]:
         """The newest `count` provenance entries up to `cycle`, from the cycle rows: a vetoed
@@ -851,6 +856,11 @@ class SessionStore:
             state.pop("kg_additions", None)  # applied above from their tables
             if isinstance(state.get("provenance"), dict):  # a lean snapshot: from the cycle rows
                 state["provenance"] = self._provenance(branch, state["cycle"], state["provenance"]["derived"])
+            last = state.get("last_record")
+            if isinstance(last, dict) and "type" not in last and "derived" in last:  # its cycle's own row
+                state["last_record"] = self.record(branch, last["derived"])
+                if state["last_record"] is None:
+                    raise ValueError(f"the record of cycle {last['derived']} is missing")
             return restore(agent, state, episodes=em)
         except (KeyError, ValueError, TypeError) as exc:
             self._corrupt(f"a saved state is malformed: {exc}")
