@@ -31,6 +31,8 @@ the transaction was rolled back, so the store holds exactly the cycles it report
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import os
 import sqlite3
@@ -39,6 +41,8 @@ from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, Iterator, Mapping, NoReturn
+
+import numpy as np
 
 from .agent import Agent
 from .errors import InputError, StoreDamaged, StoreLost, StoreWriteError
@@ -148,6 +152,36 @@ def unpack(stored: bytes | str, crc: int | None, zdicts: "dict[str, bytes | None
         return out.decode("utf-8")
     except (zlib.error, UnicodeDecodeError) as exc:
         raise ValueError(f"undecodable ({exc})") from None
+
+
+PACKED_IDS = 256  # a goal's seen symbols beyond this many are packed in snapshots
+
+
+def pack_ids(ids: "set[int]") -> "list[int] | dict":
+    """A set of symbol ids as a snapshot holds it: a sorted list when small; else packed, the
+    gaps between the sorted ids as little-endian 16- or 32-bit integers in base64. On a
+    100,000-triple graph a goal sees thousands of symbols, and sorting and writing them as
+    JSON numbers was most of a snapshot's cost."""
+    if len(ids) <= PACKED_IDS:
+        return sorted(ids)
+    arr = np.fromiter(ids, dtype=np.int64, count=len(ids))
+    arr.sort()
+    if arr[0] < 0 or arr[-1] >= 1 << 32:
+        return arr.tolist()  # ids no graph makes: left as a list
+    gaps = np.diff(arr, prepend=0)
+    dtype = "<u2" if gaps.max() < 1 << 16 else "<u4"
+    return {"gaps": dtype, "b64": base64.b64encode(gaps.astype(dtype).tobytes()).decode("ascii")}
+
+
+def unpack_ids(packed: dict) -> list[int]:
+    """pack_ids's packed form back to the sorted ids; ValueError when it is malformed."""
+    if packed.get("gaps") not in ("<u2", "<u4"):
+        raise ValueError(f"unknown packed ids {packed.get('gaps')!r}")
+    try:
+        gaps = np.frombuffer(base64.b64decode(packed["b64"], validate=True), dtype=packed["gaps"])
+    except (binascii.Error, TypeError) as exc:
+        raise ValueError(f"packed ids unreadable ({exc})") from None
+    return np.cumsum(gaps, dtype=np.int64).tolist()
 
 
 def search_columns(record: Mapping[str, Any]) -> tuple:
@@ -747,9 +781,12 @@ class SessionStore:
         prov = agent.provenance
         # the kinds are checked on the live records, so the list is not built only to be dropped
         lean = bool(prov) and self.schema != "2" and set(map(_KIND, prov)).issubset(DERIVED_PROVENANCE)
-        state = core_state(agent, provenance=not lean)
+        state = core_state(agent, provenance=not lean, goal_seen=self.schema == "2")
         if lean:
             state["provenance"] = {"derived": len(prov)}
+        if self.schema != "2":
+            for d, g in zip(state["goals"], agent.goals.values()):
+                d["seen"] = pack_ids(g.seen)
         if (record is not None and self.schema != "2" and agent.last_record is record
                 and record["cycle"] == agent.cycle):
             state["last_record"] = {"derived": agent.cycle}
@@ -856,6 +893,9 @@ class SessionStore:
             state.pop("kg_additions", None)  # applied above from their tables
             if isinstance(state.get("provenance"), dict):  # a lean snapshot: from the cycle rows
                 state["provenance"] = self._provenance(branch, state["cycle"], state["provenance"]["derived"])
+            if any(isinstance(g.get("seen"), dict) for g in state["goals"]):  # packed ids
+                state["goals"] = [dict(g, seen=unpack_ids(g["seen"])) if isinstance(g.get("seen"), dict) else g
+                                  for g in state["goals"]]
             last = state.get("last_record")
             if isinstance(last, dict) and "type" not in last and "derived" in last:  # its cycle's own row
                 state["last_record"] = self.record(branch, last["derived"])
