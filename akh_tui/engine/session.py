@@ -40,7 +40,7 @@ import zlib
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
-from typing import Any, Iterator, Mapping, NoReturn
+from typing import Any, Iterable, Iterator, Mapping, NoReturn
 
 import numpy as np
 
@@ -166,11 +166,58 @@ def pack_ids(ids: "set[int]") -> "list[int] | dict":
         return sorted(ids)
     arr = np.fromiter(ids, dtype=np.int64, count=len(ids))
     arr.sort()
+    return _packed(arr)
+
+
+def _packed(arr: np.ndarray) -> "list[int] | dict":
+    """pack_ids of ids already sorted (unique) in an array."""
     if arr[0] < 0 or arr[-1] >= 1 << 32:
         return arr.tolist()  # ids no graph makes: left as a list
     gaps = np.diff(arr, prepend=0)
     dtype = "<u2" if gaps.max() < 1 << 16 else "<u4"
     return {"gaps": dtype, "b64": base64.b64encode(gaps.astype(dtype).tobytes()).decode("ascii")}
+
+
+class SeenPacker:
+    """pack_ids for the goals of one run, snapshot after snapshot. A goal's seen symbols only
+    grow, and most snapshots find them as they were, so each goal's last packing is kept with
+    a copy of the ids it packed: unchanged, it is reused (one set comparison); grown, only the
+    new ids are merged into the sorted array. Whatever happened to the set, the packing is of
+    exactly its ids: the new ids plus the copy must make up the whole set, else it is packed
+    afresh."""
+
+    def __init__(self) -> None:
+        self._last: dict[int, tuple[set[int], np.ndarray, "list[int] | dict"]] = {}
+
+    def pack(self, goal_id: int, ids: "set[int]") -> "list[int] | dict":
+        if len(ids) <= PACKED_IDS:
+            self._last.pop(goal_id, None)
+            return sorted(ids)
+        last = self._last.get(goal_id)
+        if last is not None:
+            copy, arr, packed = last
+            if len(ids) == len(copy) and ids == copy:
+                return packed
+            new = ids - copy
+            if len(new) + len(copy) == len(ids):  # it grew: the copy is a subset
+                add = np.fromiter(new, dtype=np.int64, count=len(new))
+                add.sort()
+                arr = np.insert(arr, np.searchsorted(arr, add), add)
+                packed = _packed(arr)
+                copy |= new
+                self._last[goal_id] = (copy, arr, packed)
+                return packed
+        arr = np.fromiter(ids, dtype=np.int64, count=len(ids))
+        arr.sort()
+        packed = _packed(arr)
+        self._last[goal_id] = (set(ids), arr, packed)
+        return packed
+
+    def keep_only(self, goal_ids: "Iterable[int]") -> None:
+        """Forget goals that are gone (a rewind, another branch)."""
+        keep = set(goal_ids)
+        for gid in [g for g in self._last if g not in keep]:
+            del self._last[gid]
 
 
 def unpack_ids(packed: dict) -> list[int]:
@@ -223,6 +270,7 @@ class SessionStore:
         self.broken: str | None = None  # why writes are refused from now on (the WAL was lost)
         self._wal_ino: int | None = None
         self._wal_path: str | None = None
+        self._seen = SeenPacker()  # snapshots' goal ids, packed incrementally
         self._zdicts: dict[str, bytes | None] = {}  # per kind, from meta (None: none yet)
         self._saved_symbols = 0
         self._saved_triples = 0
@@ -785,8 +833,9 @@ class SessionStore:
         if lean:
             state["provenance"] = {"derived": len(prov)}
         if self.schema != "2":
+            self._seen.keep_only(agent.goals)
             for d, g in zip(state["goals"], agent.goals.values()):
-                d["seen"] = pack_ids(g.seen)
+                d["seen"] = self._seen.pack(g.id, g.seen)
         if (record is not None and self.schema != "2" and agent.last_record is record
                 and record["cycle"] == agent.cycle):
             state["last_record"] = {"derived": agent.cycle}
