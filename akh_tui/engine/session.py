@@ -836,8 +836,8 @@ class SessionStore:
             self._seen.keep_only(agent.goals)
             for d, g in zip(state["goals"], agent.goals.values()):
                 d["seen"] = self._seen.pack(g.id, g.seen)
-        if (record is not None and self.schema != "2" and agent.last_record is record
-                and record["cycle"] == agent.cycle):
+        if (record is not None and self.schema != "2" and record["cycle"] == agent.cycle
+                and agent.last_record is record):
             state["last_record"] = {"derived": agent.cycle}
         return state
 
