@@ -20,7 +20,10 @@ and left untouched, never replaced.
 Schema 3 (this version) keeps every cycle record, snapshot and head as zlib-compressed JSON
 with a CRC-32 of the stored bytes beside it, checked on every read: a flipped bit is reported
 with its run, branch and cycle instead of being replayed. The fields `sessions search` and the
-timeline filter on (tool, veto, goal, progress) have columns of their own. A schema-2 store
+timeline filter on (tool, veto, goal, progress) have columns of their own. A snapshot leaves
+out what those rows hold (the provenance of recent cycles, the last record: read back on a
+restore) and packs each goal's seen symbol ids (base64 gaps); older snapshots, which hold
+them in full, read as before. A schema-2 store
 is migrated in place when it is opened for writing (its old rows keep no checksum); read-only
 commands read it as it is. Opening checks only the header and the file's length (a whole
 number of pages): `check()` is the full integrity scan, for an explicit command.
