@@ -174,11 +174,12 @@ class Goal:
             "coverage": self.coverage,
         }
 
-    def to_dict(self) -> dict:
+    def to_dict(self, seen: bool = True) -> dict:
+        """`seen=False` leaves the seen symbols out (None): the session store packs them itself."""
         # copies, never the live lists: a snapshot must not change as the goal goes on
         d = {k: (copy.copy(v) if isinstance(v, (list, dict)) else v)
              for k, v in self.__dict__.items() if not k.startswith("_")}
-        d["seen"] = sorted(self.seen)
+        d["seen"] = sorted(self.seen) if seen else None
         return d
 
     @classmethod

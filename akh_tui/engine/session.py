@@ -20,7 +20,10 @@ and left untouched, never replaced.
 Schema 3 (this version) keeps every cycle record, snapshot and head as zlib-compressed JSON
 with a CRC-32 of the stored bytes beside it, checked on every read: a flipped bit is reported
 with its run, branch and cycle instead of being replayed. The fields `sessions search` and the
-timeline filter on (tool, veto, goal, progress) have columns of their own. A schema-2 store
+timeline filter on (tool, veto, goal, progress) have columns of their own. A snapshot leaves
+out what those rows hold (the provenance of recent cycles, the last record: read back on a
+restore) and packs each goal's seen symbol ids (base64 gaps); older snapshots, which hold
+them in full, read as before. A schema-2 store
 is migrated in place when it is opened for writing (its old rows keep no checksum); read-only
 commands read it as it is. Opening checks only the header and the file's length (a whole
 number of pages): `check()` is the full integrity scan, for an explicit command.
@@ -31,19 +34,24 @@ the transaction was rolled back, so the store holds exactly the cycles it report
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import os
 import sqlite3
 import zlib
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, NoReturn
+
+import numpy as np
 
 from .agent import Agent
 from .errors import InputError, StoreDamaged, StoreLost, StoreWriteError
 from .memory import Episode, EpisodicMemory
 from .state import apply_kg_additions, core_state, restore, triple_row
-from .trace import Trace
+from .trace import Trace, dumps
 
 SCHEMA_VERSION = "3"
 READABLE_SCHEMAS = ("2", "3")  # 2: text records without checksums, read as they are, migrated on write
@@ -76,10 +84,10 @@ TABLES = ("meta", "runs", "branches", "symbols", "triples", "episodes", "cycles"
 BRANCH_TABLES = ("symbols", "triples", "episodes", "cycles", "events", "inputs", "snapshots", "heads")
 INF = 1 << 62
 DERIVED_PROVENANCE = ("AgentDecision", "ShadowVeto")  # provenance kinds a cycle row holds
+_KIND = attrgetter("kind")
 
 
-def _dump(obj) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+_dump = dumps  # the trace's encoder: a stored record is the trace's line, byte for byte
 
 
 def _loads_rows(rows: Iterable[tuple]) -> list:
@@ -155,6 +163,83 @@ def unpack(stored: bytes | str, crc: int | None, zdicts: "dict[str, bytes | None
         raise ValueError(f"undecodable ({exc})") from None
 
 
+PACKED_IDS = 256  # a goal's seen symbols beyond this many are packed in snapshots
+
+
+def pack_ids(ids: "set[int]") -> "list[int] | dict":
+    """A set of symbol ids as a snapshot holds it: a sorted list when small; else packed, the
+    gaps between the sorted ids as little-endian 16- or 32-bit integers in base64. On a
+    100,000-triple graph a goal sees thousands of symbols, and sorting and writing them as
+    JSON numbers was most of a snapshot's cost."""
+    if len(ids) <= PACKED_IDS:
+        return sorted(ids)
+    arr = np.fromiter(ids, dtype=np.int64, count=len(ids))
+    arr.sort()
+    return _packed(arr)
+
+
+def _packed(arr: np.ndarray) -> "list[int] | dict":
+    """pack_ids of ids already sorted (unique) in an array."""
+    if arr[0] < 0 or arr[-1] >= 1 << 32:
+        return arr.tolist()  # ids no graph makes: left as a list
+    gaps = np.diff(arr, prepend=0)
+    dtype = "<u2" if gaps.max() < 1 << 16 else "<u4"
+    return {"gaps": dtype, "b64": base64.b64encode(gaps.astype(dtype).tobytes()).decode("ascii")}
+
+
+class SeenPacker:
+    """pack_ids for the goals of one run, snapshot after snapshot. A goal's seen symbols only
+    grow, and most snapshots find them as they were, so each goal's last packing is kept with
+    a copy of the ids it packed: unchanged, it is reused (one set comparison); grown, only the
+    new ids are merged into the sorted array. Whatever happened to the set, the packing is of
+    exactly its ids: the new ids plus the copy must make up the whole set, else it is packed
+    afresh."""
+
+    def __init__(self) -> None:
+        self._last: dict[int, tuple[set[int], np.ndarray, "list[int] | dict"]] = {}
+
+    def pack(self, goal_id: int, ids: "set[int]") -> "list[int] | dict":
+        if len(ids) <= PACKED_IDS:
+            self._last.pop(goal_id, None)
+            return sorted(ids)
+        last = self._last.get(goal_id)
+        if last is not None:
+            copy, arr, packed = last
+            if len(ids) == len(copy) and ids == copy:
+                return packed
+            new = ids - copy
+            if len(new) + len(copy) == len(ids):  # it grew: the copy is a subset
+                add = np.fromiter(new, dtype=np.int64, count=len(new))
+                add.sort()
+                arr = np.insert(arr, np.searchsorted(arr, add), add)
+                packed = _packed(arr)
+                copy |= new
+                self._last[goal_id] = (copy, arr, packed)
+                return packed
+        arr = np.fromiter(ids, dtype=np.int64, count=len(ids))
+        arr.sort()
+        packed = _packed(arr)
+        self._last[goal_id] = (set(ids), arr, packed)
+        return packed
+
+    def keep_only(self, goal_ids: "Iterable[int]") -> None:
+        """Forget goals that are gone (a rewind, another branch)."""
+        keep = set(goal_ids)
+        for gid in [g for g in self._last if g not in keep]:
+            del self._last[gid]
+
+
+def unpack_ids(packed: dict) -> list[int]:
+    """pack_ids's packed form back to the sorted ids; ValueError when it is malformed."""
+    if packed.get("gaps") not in ("<u2", "<u4"):
+        raise ValueError(f"unknown packed ids {packed.get('gaps')!r}")
+    try:
+        gaps = np.frombuffer(base64.b64decode(packed["b64"], validate=True), dtype=packed["gaps"])
+    except (binascii.Error, TypeError) as exc:
+        raise ValueError(f"packed ids unreadable ({exc})") from None
+    return np.cumsum(gaps, dtype=np.int64).tolist()
+
+
 def search_columns(record: Mapping[str, Any]) -> tuple:
     """(tool, vetoed, veto, goal, progress): what search and the timeline filter on."""
     act = record["act"]
@@ -193,6 +278,8 @@ class SessionStore:
         self.schema = SCHEMA_VERSION
         self.broken: str | None = None  # why writes are refused from now on (the WAL was lost)
         self._wal_ino: int | None = None
+        self._wal_path: str | None = None
+        self._seen = SeenPacker()  # snapshots' goal ids, packed incrementally
         self._zdicts: dict[str, bytes | None] = {}  # per kind, from meta (None: none yet)
         self._saved_symbols = 0
         self._saved_triples = 0
@@ -330,9 +417,10 @@ class SessionStore:
         copy it into the database file now, check it is there, and refuse further writes."""
         if self.path is None:
             return
-        wal = self.path.with_name(self.path.name + "-wal")
+        if self._wal_path is None:  # the path is fixed: built once, a stat per commit after that
+            self._wal_path = str(self.path.with_name(self.path.name + "-wal"))
         try:
-            ino = os.stat(wal).st_ino
+            ino = os.stat(self._wal_path).st_ino
         except FileNotFoundError:
             ino = None
         if self._wal_ino is None and ino is not None:
@@ -340,6 +428,7 @@ class SessionStore:
             return
         if ino == self._wal_ino:
             return
+        wal = Path(self._wal_path)
         self.broken = f"its write-ahead log {wal.name} was deleted or replaced while this process wrote to it"
         try:
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # our handle still reads the deleted log
@@ -761,21 +850,32 @@ class SessionStore:
                 self.db.execute("INSERT INTO inputs (branch, cycle, kind, payload) VALUES (?, ?, ?, ?)",
                                 (self.branch, at, kind, _dump(payload)))
             if record is not None and record["cycle"] % self.every == 0:
-                self._snapshot(agent)
+                self._snapshot(agent, record)
 
-    def _snapshot(self, agent: Agent) -> None:
+    def _snapshot(self, agent: Agent, record: Mapping[str, Any] | None = None) -> None:
         self.db.execute("INSERT OR REPLACE INTO snapshots (branch, cycle, payload, crc) VALUES (?, ?, ?, ?)",
-                        (self.branch, agent.cycle, *self._pack(_dump(self._lean_state(agent)), "state")))
+                        (self.branch, agent.cycle, *self._pack(_dump(self._lean_state(agent, record)), "state")))
 
-    def _lean_state(self, agent: Agent) -> dict:
+    def _lean_state(self, agent: Agent, record: Mapping[str, Any] | None = None) -> dict:
         """A snapshot's core state without what the cycle rows hold already: the provenance
         list (three quarters of a snapshot) is the decisions and vetoes of the last cycles,
         which `_provenance` reads back from the rows' own columns. Only when every entry is of
-        those two kinds and matches its row (checked on the newest) is it left out."""
-        state = core_state(agent)
-        prov = state["provenance"]
-        if prov and self.schema != "2" and all(r[0] in DERIVED_PROVENANCE for r in prov):
+        those two kinds and matches its row (checked on the newest) is it left out. The last
+        record (a fifth of what is left) is the row `record` just written in this transaction:
+        when it is that very object, the snapshot names it instead of holding a second copy."""
+        prov = agent.provenance
+        # the kinds are checked on the live records, so the list is not built only to be dropped
+        lean = bool(prov) and self.schema != "2" and set(map(_KIND, prov)).issubset(DERIVED_PROVENANCE)
+        state = core_state(agent, provenance=not lean, goal_seen=self.schema == "2")
+        if lean:
             state["provenance"] = {"derived": len(prov)}
+        if self.schema != "2":
+            self._seen.keep_only(agent.goals)
+            for d, g in zip(state["goals"], agent.goals.values()):
+                d["seen"] = self._seen.pack(g.id, g.seen)
+        if (record is not None and self.schema != "2" and record["cycle"] == agent.cycle
+                and agent.last_record is record):
+            state["last_record"] = {"derived": agent.cycle}
         return state
 
     def _provenance(self, branch: int, cycle: int, count: int) -> list[list]:
@@ -880,6 +980,14 @@ class SessionStore:
             state.pop("kg_additions", None)  # applied above from their tables
             if isinstance(state.get("provenance"), dict):  # a lean snapshot: from the cycle rows
                 state["provenance"] = self._provenance(branch, state["cycle"], state["provenance"]["derived"])
+            if any(isinstance(g.get("seen"), dict) for g in state["goals"]):  # packed ids
+                state["goals"] = [dict(g, seen=unpack_ids(g["seen"])) if isinstance(g.get("seen"), dict) else g
+                                  for g in state["goals"]]
+            last = state.get("last_record")
+            if isinstance(last, dict) and "type" not in last and "derived" in last:  # its cycle's own row
+                state["last_record"] = self.record(branch, last["derived"])
+                if state["last_record"] is None:
+                    raise ValueError(f"the record of cycle {last['derived']} is missing")
             return restore(agent, state, episodes=em)
         except (KeyError, ValueError, TypeError) as exc:
             self._corrupt(f"a saved state is malformed: {exc}")

@@ -46,14 +46,16 @@ def apply_kg_additions(agent: Agent, add: dict) -> None:
             kg.derivations[t.key] = (deriv[0], tuple(tuple(k) for k in deriv[1]))
 
 
-def core_state(agent: Agent) -> dict:
-    """Everything but the graph additions and episodes (those the session store appends)."""
+def core_state(agent: Agent, provenance: bool = True, goal_seen: bool = True) -> dict:
+    """Everything but the graph additions and episodes (those the session store appends).
+    `provenance=False` leaves the provenance list out (None), `goal_seen=False` each goal's
+    seen symbols (None): a caller that stores them another way need not build them."""
     return {
         "v": STATE_VERSION,
         "cycle": agent.cycle,
         "seed": agent.seed,
         "next_goal_id": agent.next_goal_id,
-        "goals": [g.to_dict() for g in agent.goals.values()],
+        "goals": [g.to_dict(seen=goal_seen) for g in agent.goals.values()],
         "plans": {str(k): p.to_dict() for k, p in agent.plans.items()},
         "wm": agent.wm.to_dict(),
         "tool_stats": {k: list(v) for k, v in agent.tool_stats.items()},
@@ -64,7 +66,7 @@ def core_state(agent: Agent) -> dict:
         # a fork's disabled tools are the branch's state: a resumed branch keeps them
         "disabled_tools": list(agent.config.disabled_tools),
         "rules_join": agent.rules.suspended(),  # a join cut by its work budget resumes exactly
-        "provenance": [[r.kind, r.cycle, r.goal, r.tool, r.detail] for r in agent.provenance],
+        "provenance": [[r.kind, r.cycle, r.goal, r.tool, r.detail] for r in agent.provenance] if provenance else None,
         "kg_size": [len(agent.kg.symbols), len(agent.kg.log)],
         "episodes_next_id": agent.episodic.next_id,
         "last_record": agent.last_record,

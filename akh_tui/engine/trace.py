@@ -13,10 +13,15 @@ TRACE_VERSION = 1
 RECORD_TYPES = ("run", "cycle", "reflection", "psyche_edit", "goal_added", "consolidation", "decomposition", "fork", "backtrack")
 
 
-def dumps(obj: Mapping[str, Any]) -> str:
-    # sort_keys is not used: key order is part of the record's readability and is already
-    # deterministic (dict insertion order)
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+# sort_keys is not used: key order is part of the record's readability and is already
+# deterministic (dict insertion order). One encoder for every line (json.dumps would build one
+# per call), and no circular-reference bookkeeping: records are trees of plain values (a cycle
+# in one would still fail, as a RecursionError). The bytes are json.dumps's exactly.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
+
+
+def dumps(obj: Any) -> str:
+    return _ENCODER.encode(obj)
 
 
 class TraceWriter:
