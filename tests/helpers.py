@@ -56,3 +56,27 @@ def venv_with(wheel: Path, folder: Path, first: list[str] = ()) -> tuple[Path, P
     (site / "zz-borrowed.pth").write_text("".join(f"{d}\n" for d in deps), encoding="utf-8")
     run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "--no-index", "-q", str(wheel)])
     return py, site
+
+
+def run_on_read_only(data: Path, commands: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """`commands` (sh, with `$P` the CLI and AKH_TUI_DATA set to `data`) run with `data`
+    remounted read-only in a user namespace, as on a read-only file system. Skips the test
+    where this machine cannot do that, and fails it if the mount still lets a file be made."""
+    import shutil
+
+    import pytest
+
+    if shutil.which("unshare") is None or subprocess.run(["unshare", "-rm", "true"]).returncode != 0:
+        pytest.skip("no user namespaces here to mount a read-only file system")
+    script = f"""
+mount --bind {data} {data} && mount -o remount,bind,ro {data} || exit 99
+touch {data}/probe 2>/dev/null && exit 97
+export AKH_TUI_DATA={data}
+P="{sys.executable} -m akh_tui.cli"
+{commands}
+"""
+    proc = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True, timeout=timeout)
+    if proc.returncode == 99:
+        pytest.skip("cannot remount read-only here")
+    assert proc.returncode != 97, "the read-only mount let a file be made"
+    return proc

@@ -6,7 +6,6 @@ file system."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ import pytest
 
 from akh_tui.engine.paths import Locations
 from akh_tui.engine.run import Run, StoreWriteError
+from tests.helpers import run_on_read_only
 
 
 def _files(data: Path) -> dict[str, str]:
@@ -85,21 +85,11 @@ def test_open_readonly_reads_a_branch_without_making_it_current(tmp_path):
 
 
 def test_explain_works_on_a_read_only_file_system(cli, tmp_path):
-    if shutil.which("unshare") is None or subprocess.run(["unshare", "-rm", "true"]).returncode != 0:
-        pytest.skip("no user namespaces here to mount a read-only file system")
     cli("agent", "run", "--scenario", "solar", "--fresh", "--max-cycles", "30")
-    data = tmp_path / "data"
-    script = f"""
-mount --bind {data} {data} && mount -o remount,bind,ro {data} || exit 99
-touch {data}/probe 2>/dev/null && exit 97
-export AKH_TUI_DATA={data}
-P="{sys.executable} -m akh_tui.cli"
+    proc = run_on_read_only(tmp_path / "data", """
 $P agent explain --goal 2 || exit 1
 $P agent why --cycle 3 >/dev/null || exit 2
 $P agent recall --query mars --top-k 2 >/dev/null || exit 3
-"""
-    proc = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True, timeout=120)
-    if proc.returncode == 99:
-        pytest.skip("cannot remount read-only here")
+""")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "kg_query(phobos) would have returned it" in proc.stdout

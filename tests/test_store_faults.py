@@ -17,6 +17,7 @@ from akh_tui.engine import session as session_mod
 from akh_tui.engine.paths import Locations
 from akh_tui.engine.run import Run, Sessions, StoreBusy, StoreDamaged, StoreLost, StoreWriteError
 from akh_tui.engine.trace import read_trace
+from tests.helpers import run_on_read_only
 
 DATA = Path(__file__).parent / "data"
 GOAL = "Explore the ocean and find plankton"
@@ -320,22 +321,12 @@ def test_read_only_commands_write_nothing(cli, tmp_path):
 
 
 def test_sessions_commands_work_on_a_read_only_file_system(cli, tmp_path):
-    if shutil.which("unshare") is None or subprocess.run(["unshare", "-rm", "true"]).returncode != 0:
-        pytest.skip("no user namespaces here to mount a read-only file system")
     cli("agent", "run", "--goals", GOAL, "--max-cycles", "8")
-    data = tmp_path / "data"
-    script = f"""
-mount --bind {data} {data} && mount -o remount,bind,ro {data} || exit 99
-touch {data}/probe 2>/dev/null && exit 97
-export AKH_TUI_DATA={data}
-P="{sys.executable} -m akh_tui.cli"
+    proc = run_on_read_only(tmp_path / "data", f"""
 $P sessions list --json || exit 1
 $P sessions show 1 >/dev/null || exit 2
 $P sessions export 1 -o {tmp_path}/ro.jsonl || exit 3
-"""
-    proc = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True, timeout=120)
-    if proc.returncode == 99:
-        pytest.skip("cannot remount read-only here")
+""")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert json.loads(proc.stdout.splitlines()[0])[0]["branches"][0]["last_cycle"] == 8
     assert len(read_trace(tmp_path / "ro.jsonl").cycles) == 8

@@ -120,6 +120,19 @@ def _open_store(locations: Locations, store: "str | Path | SessionStore | None" 
         raise InputError(f"cannot use the data dir: {reason}", file=str(locations.data_dir), field="--data-dir") from None
 
 
+def _drivable_meta(st: SessionStore, locations: Locations, missing: str) -> dict[str, Any]:
+    """The current run's header, when there is one the engine can rebuild: an imported
+    trace has no scenario to run, so it is sent to replay."""
+    meta = st.meta()
+    if meta is None or not st.has_session():
+        raise InputError(f"{missing} in {locations.data_dir} (start one with `akh-tui agent run` or `akh-tui`)",
+                         field="--data-dir")
+    if meta.get("imported_from"):
+        raise InputError(f"the current run was imported from {meta['imported_from']}: replay it with "
+                         f"`akh-tui open`", file=st.where)
+    return meta
+
+
 class Run:
     """One run of a scenario in a session store. Build with `start`, `resume`,
     `continue_or_start`, `open_or_new` or `replay_trace`; drive with `step`, `run_cycles`
@@ -213,13 +226,7 @@ class Run:
                              f"or `akh-tui`)", field="--data-dir")
         st = _open_store(locations, store)
         try:
-            meta = st.meta()
-            if meta is None or not st.has_session():
-                raise InputError(f"no session to resume in {locations.data_dir} (start one with `akh-tui agent run` "
-                                 f"or `akh-tui`)", field="--data-dir")
-            if meta.get("imported_from"):
-                raise InputError(f"the current run was imported from {meta['imported_from']}: replay it with "
-                                 f"`akh-tui open`", file=st.where)
+            meta = _drivable_meta(st, locations, "no session to resume")
             sc = load_scenario(meta["scenario"])
             lock = writelock.acquire(st.path, meta["id"]) if st.path is not None else None  # before any write
             try:
@@ -249,13 +256,7 @@ class Run:
                              field="--data-dir")
         st = SessionStore(locations.session_db, readonly=True)
         try:
-            meta = st.meta()
-            if meta is None or not st.has_session():
-                raise InputError(f"no session in {locations.data_dir} (start one with `akh-tui agent run` "
-                                 f"or `akh-tui`)", field="--data-dir")
-            if meta.get("imported_from"):
-                raise InputError(f"the current run was imported from {meta['imported_from']}: replay it with "
-                                 f"`akh-tui open`", file=st.where)
+            meta = _drivable_meta(st, locations, "no session")
             r = cls(locations, st, load_scenario(meta["scenario"]), None, meta, None, config)
             if branch is not None:  # current for this reader only: the store's own choice is not written
                 st.branch = st.find_branch(meta["id"], branch)
