@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import warnings
 from typing import Sequence
@@ -20,6 +21,7 @@ from .engine.errors import InputError, InputWarning
 # modules behind them inside the functions that need them.
 
 EXIT_INPUT = 2
+EXIT_BROKEN_PIPE = 1  # what rich's Console exits with on a broken pipe: every command ends alike
 
 
 def _person_flags(p) -> None:
@@ -192,7 +194,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.simplefilter("default", InputWarning)
         shown = warnings.showwarning
         warnings.showwarning = show
-        return dispatch(args, out, err)
+        try:
+            return dispatch(args, out, err)
+        except BrokenPipeError:
+            # the reader went away (`sessions export | head`): what was written stays, the run
+            # was closed on the way out; stdout goes to /dev/null so the exit flush is quiet
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return EXIT_BROKEN_PIPE
 
 
 def dispatch(args, out: Console, err: Console) -> int:

@@ -4,6 +4,9 @@ resumed, traces exported and imported, bad input refused with the field named.""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 from akh_tui.engine.trace import read_trace
 
@@ -86,3 +89,20 @@ def test_compare_two_branches_headless(cli):
     text = cli("sessions", "compare", "1", "1:bold").stdout
     assert "first divergence at cycle 6" in text and first["b"]["tool"] in text
     assert "no branch 'nope'" in cli("sessions", "compare", "1", "1:nope", check_rc=2).stderr
+
+
+def test_a_reader_that_goes_away_ends_export_and_run_quietly(cli, tmp_path):
+    """`sessions export | head` and `agent run | head`: the reader closes the pipe; the command
+    ends with exit 1 and no traceback, and what was recorded stays readable."""
+    cli("agent", "run", "--scenario", "solar", "--max-cycles", "20")
+    env = dict(os.environ, AKH_TUI_DATA=str(tmp_path / "data"))
+    cmd = f"{sys.executable} -m akh_tui.cli"
+    for what in ("sessions export 1", "agent run --scenario solar --max-cycles 300"):
+        proc = subprocess.run(["bash", "-c", f"{cmd} {what} 2>{tmp_path}/err | head -c 50 >/dev/null; "
+                               "exit ${PIPESTATUS[0]}"], env=env, timeout=120)
+        err = (tmp_path / "err").read_text()
+        assert "Traceback" not in err and "Exception ignored" not in err, err
+        assert proc.returncode == 1, (what, proc.returncode, err)
+    runs = {r["id"]: r for r in json.loads(cli("sessions", "list", "--json").stdout)}
+    assert list(runs) == [1]  # the run was continued, not replaced
+    assert runs[1]["branches"][0]["last_cycle"] > 20  # with the cycles written before the pipe closed
