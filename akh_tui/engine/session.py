@@ -831,6 +831,7 @@ class SessionStore:
             self._set_current(branch)
             self._saved_symbols = agent.base_symbols
             self._saved_triples = agent.base_triples
+            agent.kg_stored = (branch, agent.base_symbols, agent.base_triples)  # the base: _write goes on from it
             agent.episodic.new.clear()
             self._write(agent, None, agent.drain_events(), input_events=False)
             self._snapshot(agent)
@@ -913,6 +914,8 @@ class SessionStore:
             db.executemany("INSERT INTO events (branch, cycle, input, event, crc, type) VALUES (?, ?, ?, ?, ?, ?)",
                            [(b, e.get("cycle", agent.cycle), int(input_events), *self._pack(_dump(e), "event"),
                              e.get("type")) for e in events])
+        if agent.kg_stored == (b, self._saved_symbols, self._saved_triples):
+            agent.kg_stored = (b, len(kg.symbols), len(kg.log))  # what was known stored, and now what follows it
         self._saved_symbols = len(kg.symbols)
         self._saved_triples = len(kg.log)
 
@@ -949,6 +952,9 @@ class SessionStore:
                 (run, name, parent, cycle, _dump(sizes), _dump(applied))))
             self._set_current(branch)
             self._saved_symbols, self._saved_triples = sizes[0], sizes[1]
+            known = agent.kg_stored
+            if known is not None and known[0] == parent and known[1] <= sizes[0] and known[2] <= sizes[1]:
+                agent.kg_stored = (branch, known[1], known[2])  # the parent's rows up to `sizes` are the branch's
             self._write(agent, None, [event], input_events=True)
             if edits:
                 self.db.execute("INSERT INTO inputs (branch, cycle, kind, payload) VALUES (?, ?, 'edits', ?)",
@@ -988,7 +994,9 @@ class SessionStore:
                 state["last_record"] = self.record(branch, last["derived"])
                 if state["last_record"] is None:
                     raise ValueError(f"the record of cycle {last['derived']} is missing")
-            return restore(agent, state, episodes=em)
+            agent = restore(agent, state, episodes=em)  # (which checks the graph's size)
+            agent.kg_stored = (branch, n_sym, n_tri)
+            return agent
         except (KeyError, ValueError, TypeError) as exc:
             self._corrupt(f"a saved state is malformed: {exc}")
 
