@@ -303,8 +303,8 @@ def rewind_big_figures(quick: bool, folder: Path, runs: int = 3) -> dict:
     with a generated triple file, started through the door (`Run.start`, recorded to a
     session store on disk), then the door's `rewind(c)` to 30 cycles spread over the run.
     Each run records its own store; min / median / max over `runs` of each run's median and
-    max rewind (CPU time). The rewinds restore from what the run loaded once, not from the
-    scenario's files."""
+    max rewind (CPU time). The first rewind copies the live agent's graph; the others restore
+    over the graph the one before gave back; none reads the scenario's files."""
     from .engine.paths import Locations
 
     n_triples, n_cycles = (20_000, 1_000) if quick else (100_000, 10_000)

@@ -155,3 +155,85 @@ def test_the_door_rewinds_reuse_one_graph_and_a_fork_after_them_reproduces_the_r
     ctl.run_cycles(10)
     assert dumps(ctl.records(1, 60)) == main
     assert ctl.rewind(45)["cycle"] == 45 and built == []  # the fork kept its graph; main's live one, undone
+
+
+# ---- the first rewind: a copy of the live graph, not the scenario's files ---------------------
+def test_a_copy_answers_alike_and_shares_nothing_mutable(tmp_path):
+    kg = base_graph()
+    kg.add("orca", "is-a", "mammal", 0.9, "inferred:transitive", 3)
+    kg.derivations[kg.get(kg.lookup("orca"), kg.lookup("is-a"), kg.lookup("mammal")).key] = ("transitive", ((1, 2, 3),))
+    kg.neighbours(kg.lookup("whale"))
+    twin = kg.copy()
+    assert fingerprint(twin) == fingerprint(kg)
+    assert set(vars(twin)) == set(vars(kg))  # a field added to the graph is not forgotten by copy
+
+    def containers(x, seen):  # every list, dict and set reachable from the graph's fields
+        if isinstance(x, (list, dict, set)) and id(x) not in seen:
+            seen[id(x)] = x
+            for v in (x.values() if isinstance(x, dict) else x):
+                containers(v, seen)
+        return seen
+
+    mine = {}
+    for k, v in vars(kg).items():
+        containers(v, mine)
+    theirs = {}
+    for k, v in vars(twin).items():
+        containers(v, theirs)
+    assert not set(mine) & set(theirs)
+    # each goes its own way: additions and undoing on one leave the other as it was
+    before = fingerprint(kg)
+    for i in range(12, 20):
+        twin.add("whale", "is-a", f"class-{i}", cycle=4)  # the (whale, is-a) dict grows
+    twin.add("krill", "eats", "plankton")
+    fresh = base_graph()
+    twin.truncate(len(fresh.symbols), len(fresh.log))  # the orca triple, its derivation, and those
+    assert fingerprint(kg) == before
+    assert fingerprint(twin) == fingerprint(fresh)
+    kg.add("goal:3", "agent:description", "desc:more")
+    assert fingerprint(twin) == fingerprint(fresh)
+
+
+def test_the_first_rewind_copies_the_live_graph_and_restores_as_a_fresh_rewind(tmp_path):
+    """The run's first rewind builds nothing from the scenario's files: it copies the live
+    agent's graph, keeps of it what the store knows stored (a fork's live agent replayed its
+    parent's cycles after the snapshot; a cycle in progress is not stored) and restores as
+    a rewind over a graph built afresh does, on either branch."""
+    ctl = big_run(tmp_path, cycles=50)  # the live agent is main's, resumed from its head by a switch
+    ctl.fork(47, "late")  # the live agent now: restored at main's snapshot 42, the goal added at 45 replayed
+    ctl.run_cycles(6)
+    assert ctl.agent.kg_stored is not None and ctl.agent.kg_stored[2] < len(ctl.agent.kg.log)
+    ctl.step_phase()  # a cycle in progress: not stored
+    store = ctl.store
+    sc = load_scenario(str(tmp_path / "big.toml"))
+    branches = {b["name"]: b["id"] for b in ctl.branches()}
+    for name, c in (("late", 52), ("late", 46), ("main", 44), ("late", 50), ("edited", 50), ("main", 3)):
+        ctl._graphs = None  # a run that has not rewound yet
+        graphs = ctl._base_graph()
+
+        def refuse():
+            raise AssertionError("the scenario's files were read again")
+
+        graphs._build = refuse
+        b = branches[name]
+        agent = history.rewind(store, b, c, ctl._rebuild, graphs)
+        fresh = history.rewind(store, b, c, lambda: build_agent(sc, add_goals=False))
+        assert fingerprint(agent.kg) == fingerprint(fresh.kg), (name, c)
+        assert json.dumps(snapshot(agent), sort_keys=True) == json.dumps(snapshot(fresh), sort_keys=True)
+        graphs.give_back(agent)
+    ctl.drop_cycle()
+    view = ctl.rewind(51)  # through the door, over the graph given back
+    assert view["cycle"] == 51
+
+
+def test_a_cycle_that_adds_many_triples_is_snapshotted_so_no_rewind_replays_it(tmp_path, monkeypatch):
+    from akh_tui.engine import session
+
+    monkeypatch.setattr(session, "SNAPSHOT_AFTER_TRIPLES", 50)
+    ctl = big_run(tmp_path, cycles=50)
+    store, b = ctl.store, ctl.store.find_branch(ctl.run_id, "main")
+    sizes = [len(history.rewind(store, b, c, ctl._rebuild).kg.log) for c in range(51)]
+    snapshotted = {c for c in range(1, 51) if store.snapshot_before(b, c)[0] == c}
+    big = {c for c in range(1, 51) if sizes[c] - sizes[c - 1] >= 50}  # (a goal added between cycles: a few)
+    assert big - {c for c in range(1, 51) if c % store.every == 0}, "no cycle of the run added 50 triples"
+    assert snapshotted == {c for c in range(1, 51) if c % store.every == 0} | big

@@ -107,6 +107,11 @@ class Agent:
         self.pending_psyche: Psyche | None = None
         self.base_symbols = len(kg.symbols)  # what the scenario loaded; later additions persist
         self.base_triples = len(kg.log)
+        # (branch, symbols, triples): the first symbols and triples of `kg` are what a restore
+        # of that branch builds (the base and the branch's stored additions), as the session
+        # store knows from reading or writing them; None: not known. A rewind starts from a
+        # copy of the live graph cut there instead of from the scenario's files (basegraph.py).
+        self.kg_stored: tuple[int, int, int] | None = None
         self._profiles = {name: self.vsa.keyword_vector(e.spec.profile) for name, e in self.tools.entries.items()}
         self._strategy_vectors = {
             name: self.vsa.keyword_vector((name, *words)) for name, words in STRATEGY_KEYWORDS.items()

@@ -46,7 +46,8 @@ from .paths import Locations
 from .psyche import Psyche
 from .records import CycleRecord, CycleSummary, Event, View
 from .replay import parse_search
-from .scenario import Scenario, build_agent, build_kg, list_scenarios, load_psyche, load_scenario, parse_base
+from .rules import RuleSet
+from .scenario import Scenario, build_agent, build_kg, build_rules, list_scenarios, load_psyche, load_scenario
 from .session import SessionStore
 from .text import normalised_words
 from .thinkloop import GraphOracle, ThinkLoop
@@ -348,7 +349,7 @@ class Run:
     _custom_rebuild: Callable[..., Agent] | None = None
     _custom_lends = False  # the custom rebuild takes a lent graph (`kg`)
     replay_divergence: str | None = None  # what the last rewind found replaying differently
-    _base: "tuple[list, Any] | None" = None
+    _rules: RuleSet | None = None  # the scenario's rules, shared by the agents rewinds make
     _graphs: BaseGraph | None = None  # the base graph lent to rewinds (basegraph.py)
     _psyche_base: Psyche | None = None
 
@@ -369,7 +370,7 @@ class Run:
             kg = kg if kg is not None else graphs.lend()
             seed = sc.seed if self.meta["seed"] is None else self.meta["seed"]
             agent = build_agent(sc, seed, None, None, psyche=self._psyche_base.copy(),  # type: ignore[union-attr]
-                                add_goals=False, decider=self._live_decider(), base=self._base, kg=kg,
+                                add_goals=False, decider=self._live_decider(), rules=self._rules, kg=kg,
                                 caches=graphs.caches(kg, seed, sc.config.vsa_dim))
             agent.workspace = self.workspace
         assert graphs.base is not None  # set by the first graph lent
@@ -386,10 +387,13 @@ class Run:
             return self._graphs
         if self.scenario is None:
             return None  # a replayed trace: `_rebuild` says it cannot be rewound
-        if self._graphs is None:  # parsed once per run: a rewind does not read the scenario's files again
-            sc, base = self.scenario, parse_base(self.scenario)
-            self._base = base
-            self._graphs = BaseGraph(lambda: build_kg(sc, base[0]))
+        if self._graphs is None:  # once per run: a rewind does not read the scenario's files again
+            sc = self.scenario
+            # the live agent's graph is copied (basegraph.py) and its rules shared (an agent
+            # never changes its RuleSet); with no live agent yet (a resume's own restore) the
+            # scenario's files are read, once
+            self._rules = self.agent.rules.ruleset if self.agent is not None else build_rules(sc)
+            self._graphs = BaseGraph(lambda: build_kg(sc), lambda: self.agent)
             self._psyche_base = self._base_psyche()
         return self._graphs
 

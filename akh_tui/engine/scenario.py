@@ -9,7 +9,6 @@ its stem) and `decider = "name"` or `"pkg.module:make"` picks the decider (regis
 
 from __future__ import annotations
 
-import gc
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +18,7 @@ from .config import DEFAULT_CAPABILITIES, AgentConfig, served_config
 from .errors import InputError, parse_toml, read_user_file
 from .paths import bundled_data_dir
 from .goals import make_goal
-from .kg import KnowledgeGraph, read_triple_files
+from .kg import KnowledgeGraph
 from .vsa import VSA, SymbolVectors
 from .psyche import Psyche
 from .registry import ToolRegistry
@@ -215,29 +214,10 @@ def load_psyche(scenario: Scenario) -> Psyche:
     return Psyche.default()
 
 
-def build_kg(scenario: Scenario, parsed: list | None = None) -> KnowledgeGraph:
-    """A bad line loads nothing: the graph is new, and dropped when a line is refused.
-    `parsed`: the files parsed already (a run's rewinds rebuild from them, not from disk);
-    without it the files stream into the graph (a million triples in well under a gigabyte)."""
-    if parsed is None:
-        return KnowledgeGraph.from_files(scenario.kg)
-    kg = KnowledgeGraph()
-    # the loader from_files uses (the same indexes as adding each triple, tests/test_kg.py),
-    # and without the collector walking the growing graph: a run's first rewind builds this
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        kg.load_rows((p.subject, p.predicate, p.object, p.confidence, p.line) for p in parsed)
-    finally:
-        if was_enabled:
-            gc.enable()
-    return kg
-
-
-def parse_base(scenario: Scenario) -> "tuple[list, RuleSet]":
-    """The scenario's triple files parsed and its rules loaded: what every rebuild of its agent
-    starts from (a RuleSet is never changed by an agent: each wraps it in its own engine)."""
-    return list(read_triple_files(scenario.kg)), build_rules(scenario)
+def build_kg(scenario: Scenario) -> KnowledgeGraph:
+    """A bad line loads nothing: the graph is new, and dropped when a line is refused. The
+    files stream into the graph (a million triples in well under a gigabyte)."""
+    return KnowledgeGraph.from_files(scenario.kg)
 
 
 def build_rules(scenario: Scenario) -> RuleSet:
@@ -255,18 +235,18 @@ def build_agent(
     psyche: Psyche | None = None,
     add_goals: bool = True,
     decider=None,
-    base: "tuple[list, RuleSet] | None" = None,
+    rules: RuleSet | None = None,
     kg: KnowledgeGraph | None = None,
     caches: "tuple[VSA, SymbolVectors | None] | None" = None,
 ) -> Agent:
     """A fresh agent for the scenario; `goals` (descriptions) replace the scenario's goals.
-    `base`: its triple files parsed and its rules loaded already (see `parse_base`); `kg`:
-    its base graph built already (a rewind's, basegraph.py), and `caches` its vector caches."""
+    `rules`: its rules loaded already (a RuleSet is never changed by an agent: each wraps it
+    in its own engine); `kg`: its base graph made already (a rewind's, basegraph.py), and
+    `caches` its vector caches."""
     if kg is None:
-        kg = build_kg(scenario, base[0] if base is not None else None)
-    rules = base[1] if base is not None else build_rules(scenario)
+        kg = build_kg(scenario)
     agent = Agent(
-        kg, rules, psyche if psyche is not None else load_psyche(scenario), scenario.config,
+        kg, rules if rules is not None else build_rules(scenario), psyche if psyche is not None else load_psyche(scenario), scenario.config,
         scenario.seed if seed is None else seed, workspace, scenario.answers, decider,
         tools=scenario.tool_registry() if scenario.tools else None,
         vsa=caches[0] if caches is not None else None, symbol_vectors=caches[1] if caches is not None else None,

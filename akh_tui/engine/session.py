@@ -8,7 +8,8 @@ Each branch keeps
 - its cycle records and events (what replay shows, what export writes),
 - the graph additions and episodes (appended; a state names how many of them it has),
 - the user inputs between cycles (goals added, psyche edits, fork edits: replayed on rewind),
-- a snapshot of the core state every `every` cycles (what rewind starts from), and its head
+- a snapshot of the core state every `every` cycles and after a cycle that added
+  SNAPSHOT_AFTER_TRIPLES triples or more (what rewind starts from), and its head
   (the core state when the process last stopped cleanly, or forked).
 
 Resuming loads the head when nothing was recorded after it, and otherwise rewinds to the last
@@ -56,6 +57,12 @@ from .trace import Trace, dumps
 SCHEMA_VERSION = "3"
 READABLE_SCHEMAS = ("2", "3")  # 2: text records without checksums, read as they are, migrated on write
 SNAPSHOT_EVERY = 25  # rewinding replays at most this many cycles minus one (plus a fork's lead-in)
+# A cycle that added this many triples (an infer_rules run deriving thousands) gets a snapshot
+# of its own, so that no rewind replays it: replaying it, and undoing it for the next rewind
+# (basegraph.py), cost a rewind to a cycle before the next regular snapshot 40-90 ms on a
+# 100,000-triple scenario. Such cycles are rare (rules reach their fixpoint), so the store
+# grows by a snapshot now and then; the other rewinds are unchanged.
+SNAPSHOT_AFTER_TRIPLES = 1000
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE runs (id INTEGER PRIMARY KEY, meta TEXT NOT NULL);
@@ -831,6 +838,7 @@ class SessionStore:
             self._set_current(branch)
             self._saved_symbols = agent.base_symbols
             self._saved_triples = agent.base_triples
+            agent.kg_stored = (branch, agent.base_symbols, agent.base_triples)  # the base: _write goes on from it
             agent.episodic.new.clear()
             self._write(agent, None, agent.drain_events(), input_events=False)
             self._snapshot(agent)
@@ -844,12 +852,13 @@ class SessionStore:
         `inputs_before`: the inputs were given during the cycle (a verdict, an answer) and are
         stored as following the cycle before it, so a rewind applies them before the cycle runs."""
         at = agent.cycle - 1 if inputs_before else agent.cycle
+        added = len(agent.kg.log) - self._saved_triples
         with self._tx():
             self._write(agent, record, events, input_events, text)
             for kind, payload in inputs:
                 self.db.execute("INSERT INTO inputs (branch, cycle, kind, payload) VALUES (?, ?, ?, ?)",
                                 (self.branch, at, kind, _dump(payload)))
-            if record is not None and record["cycle"] % self.every == 0:
+            if record is not None and (record["cycle"] % self.every == 0 or added >= SNAPSHOT_AFTER_TRIPLES):
                 self._snapshot(agent, record)
 
     def _snapshot(self, agent: Agent, record: Mapping[str, Any] | None = None) -> None:
@@ -913,6 +922,8 @@ class SessionStore:
             db.executemany("INSERT INTO events (branch, cycle, input, event, crc, type) VALUES (?, ?, ?, ?, ?, ?)",
                            [(b, e.get("cycle", agent.cycle), int(input_events), *self._pack(_dump(e), "event"),
                              e.get("type")) for e in events])
+        if agent.kg_stored == (b, self._saved_symbols, self._saved_triples):
+            agent.kg_stored = (b, len(kg.symbols), len(kg.log))  # what was known stored, and now what follows it
         self._saved_symbols = len(kg.symbols)
         self._saved_triples = len(kg.log)
 
@@ -949,6 +960,9 @@ class SessionStore:
                 (run, name, parent, cycle, _dump(sizes), _dump(applied))))
             self._set_current(branch)
             self._saved_symbols, self._saved_triples = sizes[0], sizes[1]
+            known = agent.kg_stored
+            if known is not None and known[0] == parent and known[1] <= sizes[0] and known[2] <= sizes[1]:
+                agent.kg_stored = (branch, known[1], known[2])  # the parent's rows up to `sizes` are the branch's
             self._write(agent, None, [event], input_events=True)
             if edits:
                 self.db.execute("INSERT INTO inputs (branch, cycle, kind, payload) VALUES (?, ?, 'edits', ?)",
@@ -988,7 +1002,9 @@ class SessionStore:
                 state["last_record"] = self.record(branch, last["derived"])
                 if state["last_record"] is None:
                     raise ValueError(f"the record of cycle {last['derived']} is missing")
-            return restore(agent, state, episodes=em)
+            agent = restore(agent, state, episodes=em)  # (which checks the graph's size)
+            agent.kg_stored = (branch, n_sym, n_tri)
+            return agent
         except (KeyError, ValueError, TypeError) as exc:
             self._corrupt(f"a saved state is malformed: {exc}")
 
