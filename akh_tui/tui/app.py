@@ -163,7 +163,13 @@ class Workbench(PhaseStepping, App):
         self.until_change: tuple | None = None
         self.psyche_draft: str | None = None
         self.deltas: dict[str, float] = {}
-        self._inbox: list[dict] = []
+        # what the engine thread left for the UI: each cycle record reduced at once to what the
+        # panes keep of it (`_cycle_news`), other events as they are, and the newest record. A
+        # frame at full speed drains over a thousand cycles: kept whole until then, their records
+        # outlived the young generations and made the collector sweep the whole heap (Textual's
+        # included) several times a second, which cost the engine more than the frames did
+        self._inbox: list[tuple | dict] = []
+        self._inbox_record: dict | None = None
         self._inbox_lock = threading.Lock()
         self._commands: queue.Queue = queue.Queue()
         self._stop = threading.Event()
@@ -396,8 +402,17 @@ class Workbench(PhaseStepping, App):
             self._commands.put(cmd)
 
     def _on_engine_output(self, item: dict) -> None:
+        news = self._cycle_news(item) if item.get("type") == "cycle" else item
         with self._inbox_lock:
-            self._inbox.append(item)
+            self._inbox.append(news)
+            if news is not item:
+                self._inbox_record = item
+
+    @staticmethod
+    def _cycle_news(rec: dict) -> tuple:
+        """What the UI keeps of a cycle record it does not draw: (cycle, vetoed, the goals'
+        error signal)."""
+        return rec["cycle"], bool(rec["act"]["vetoed"]), GoalsPane.signal(rec)
 
     def _post_note(self, text: str) -> None:
         self.last_event = text
@@ -453,18 +468,18 @@ class Workbench(PhaseStepping, App):
                 self._frame_drawn.set()
         with self._inbox_lock:
             items, self._inbox = self._inbox, []
+            record, self._inbox_record = self._inbox_record, None
         if not items and not self._dirty:
             return
         if full:
             self._dirty = False
-        record = None
         for it in items:
-            if it.get("type") == "cycle":
-                record = it
+            if isinstance(it, tuple):  # a cycle's news
+                cycle, vetoed, signal = it
                 self.cycles_drawn += 1
-                self.goals_pane.record(it)
-                if it["act"]["vetoed"]:
-                    self.marks[it["cycle"]] = "!"
+                self.goals_pane.add_signal(signal)
+                if vetoed:
+                    self.marks[cycle] = "!"
                     if len(self.marks) > MAX_MARKS:  # bounded: a long run must not grow the UI's memory
                         del self.marks[min(self.marks)]
             elif it.get("type") == "fork":

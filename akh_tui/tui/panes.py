@@ -81,12 +81,21 @@ class GoalsPane(Tree, inherit_bindings=False):
 
     def record(self, rec: dict, errors: dict[int, list[float]] | None = None) -> None:
         """Keep each goal's error signal, the OODA loop's counterpart of ThinkLoop's e(k)."""
+        self.add_signal(self.signal(rec), errors)
+
+    @staticmethod
+    def signal(rec: dict) -> tuple[tuple[int, float], ...]:
+        """A cycle's error signal: (goal id, 1 − coverage) of its open goals and its focus."""
+        focus = rec["goal"]["id"]
+        return tuple((g["id"], 1.0 - g["coverage"]) for g in rec["goals"]
+                     if g["status"] in ("active", "suspended") or g["id"] == focus)
+
+    def add_signal(self, signal: tuple[tuple[int, float], ...], errors: dict[int, list[float]] | None = None) -> None:
         errors = self.errors if errors is None else errors
-        for g in rec["goals"]:
-            if g["status"] in ("active", "suspended") or g["id"] == rec["goal"]["id"]:
-                series = errors.setdefault(g["id"], [])
-                series.append(1.0 - g["coverage"])
-                del series[:-ERROR_HISTORY]
+        for goal, error in signal:
+            series = errors.setdefault(goal, [])
+            series.append(error)
+            del series[:-ERROR_HISTORY]
 
     def show(self, view: dict, errors: dict[int, list[float]] | None = None) -> None:
         """`errors`: the series to draw instead of the live ones (a replayed cycle's)."""
