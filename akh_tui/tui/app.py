@@ -41,14 +41,17 @@ from .phases import PhaseBar, PhaseStepping
 SPEEDS = (1, 2, 5, 10, 20, 50, 100, 0)  # cycles per second; 0 = as fast as the engine goes
 DRAIN_HZ = 30  # at most this many redraws a second
 # At full speed the frames share one core with the engine (the GIL): every CPU-millisecond the
-# UI thread spends drawing is a millisecond the engine does not run. So at full speed a frame is
-# drawn at most 5 times a second (every 6th tick), and after a frame that cost C of CPU (the
-# panes, then Textual's compositor, measured once the screen is refreshed) the next one waits at
-# least C / FAST_FRAME_SHARE: a costly frame (a big terminal, a slow machine) waits longer. The
-# engine thread waits while such a frame is drawn (at most FRAME_WAIT). Paused or stepping,
-# every tick draws what changed, and a pause draws the newest cycle as soon as the engine stops.
+# UI thread spends drawing is a millisecond the engine does not run. A frame of every pane costs
+# tens of milliseconds of CPU (the panes, then Textual's compositor, measured once the screen is
+# refreshed), most of it in Textual; the status line and the timeline cost about a tenth of that.
+# So at full speed every 6th tick (5 times a second) draws a frame: a full one when the budget
+# allows (after a full frame that cost C of CPU the next waits at least C / FAST_FRAME_SHARE: a
+# big terminal or a slow machine waits longer), else a ticker frame of the status line and the
+# timeline only, so the cycle counter keeps moving. The engine thread waits while either is drawn
+# (at most FRAME_WAIT). Paused or stepping, every tick draws what changed, and a pause draws the
+# newest cycle as soon as the engine stops.
 FAST_FRAME_EVERY = 6
-FAST_FRAME_SHARE = 0.06
+FAST_FRAME_SHARE = 0.03
 FRAME_WAIT = 0.2  # seconds the engine waits at most for a frame to be drawn (never stuck on one)
 MAX_MARKS = 2000  # veto and fork marks kept for the timeline (it has about a hundred cells)
 MIN_SIZE = (80, 24)  # below this the panes cannot show their numbers: the screen says so
@@ -160,7 +163,13 @@ class Workbench(PhaseStepping, App):
         self.until_change: tuple | None = None
         self.psyche_draft: str | None = None
         self.deltas: dict[str, float] = {}
-        self._inbox: list[dict] = []
+        # what the engine thread left for the UI: each cycle record reduced at once to what the
+        # panes keep of it (`_cycle_news`), other events as they are, and the newest record. A
+        # frame at full speed drains over a thousand cycles: kept whole until then, their records
+        # outlived the young generations and made the collector sweep the whole heap (Textual's
+        # included) several times a second, which cost the engine more than the frames did
+        self._inbox: list[tuple | dict] = []
+        self._inbox_record: dict | None = None
         self._inbox_lock = threading.Lock()
         self._commands: queue.Queue = queue.Queue()
         self._stop = threading.Event()
@@ -168,9 +177,13 @@ class Workbench(PhaseStepping, App):
         self._frame_drawn.set()
         self._dirty = True
         self._ticks = 0
-        # the last full-speed frame: the UI thread's CPU time and the wall time when it began, and
-        # its cost in CPU seconds (None until measured)
-        self._last_frame: tuple[float, float, float | None] = (0.0, 0.0, 0.0)
+        # the frame being drawn at full speed: the UI thread's CPU time and the wall time when it
+        # began, and whether it is a full one; the last full frame's start (wall) and its cost in
+        # CPU seconds (None until measured: it is measured again once Textual has drawn it)
+        self._frame: tuple[float, float, bool] = (0.0, 0.0, False)
+        self._last_full: tuple[float, float | None] = (0.0, 0.0)
+        self._status_view: dict | None = None  # the view of the last full frame, for ticker frames
+        self._status_lines = 0  # the status line's height in lines when last laid out (0: never)
         self.cycles_drawn = 0
         self.drawn: tuple[int, bool] | None = None  # the live cycle the panes last showed, and whether running
         self.breakpoint_hit: str | None = None
@@ -287,6 +300,7 @@ class Workbench(PhaseStepping, App):
         self._render_all(None)
 
     def on_resize(self, event) -> None:
+        self._status_lines = 0  # the status line wraps anew
         self._fit(event.size.width, event.size.height)
 
     def _fit(self, width: int, height: int) -> None:
@@ -388,8 +402,17 @@ class Workbench(PhaseStepping, App):
             self._commands.put(cmd)
 
     def _on_engine_output(self, item: dict) -> None:
+        news = self._cycle_news(item) if item.get("type") == "cycle" else item
         with self._inbox_lock:
-            self._inbox.append(item)
+            self._inbox.append(news)
+            if news is not item:
+                self._inbox_record = item
+
+    @staticmethod
+    def _cycle_news(rec: dict) -> tuple:
+        """What the UI keeps of a cycle record it does not draw: (cycle, vetoed, the goals'
+        error signal)."""
+        return rec["cycle"], bool(rec["act"]["vetoed"]), GoalsPane.signal(rec)
 
     def _post_note(self, text: str) -> None:
         self.last_event = text
@@ -400,35 +423,42 @@ class Workbench(PhaseStepping, App):
 
     # ---- drawing ---------------------------------------------------------------------------
     def _measure_frame(self) -> None:
-        """On the tick after a full-speed frame: what the frame cost so far (it is measured
+        """On the tick after a full-speed frame: what a full frame cost so far (it is measured
         again once Textual has drawn it, compositor included: `_frame_finished`)."""
-        start_cpu, start_wall, cost = self._last_frame
-        if cost is None:
-            self._last_frame = (start_cpu, start_wall, time.thread_time() - start_cpu)
+        start_cpu, start_wall, full = self._frame
+        if full and self._last_full[1] is None:
+            self._last_full = (start_wall, time.thread_time() - start_cpu)
         if not self._frame_drawn.is_set() and time.perf_counter() - start_wall > FRAME_WAIT:
             self._frame_drawn.set()  # the refresh callback never came: the engine must not wait on
 
     def _frame_finished(self) -> None:
-        """(after the screen refresh of a full-speed frame) its whole cost; the engine goes on."""
-        start_cpu, start_wall, _ = self._last_frame
-        self._last_frame = (start_cpu, start_wall, time.thread_time() - start_cpu)
+        """(after the screen refresh of a full-speed frame) a full frame's whole cost; the
+        engine goes on."""
+        start_cpu, start_wall, full = self._frame
+        if full:
+            self._last_full = (start_wall, time.thread_time() - start_cpu)
         self._frame_drawn.set()
 
-    def _frame_due(self) -> bool:
-        """At full speed: is the next frame due (see FAST_FRAME_SHARE)?"""
-        start_cpu, start_wall, cost = self._last_frame
+    def _frame_due(self) -> bool | None:
+        """At full speed: None when no frame is due this tick, else whether a full frame is
+        (False: a ticker frame; see FAST_FRAME_SHARE)."""
+        if self._ticks % FAST_FRAME_EVERY:
+            return None
         wall = time.perf_counter()
-        if self._ticks % FAST_FRAME_EVERY or wall - start_wall < (cost or 0.0) / FAST_FRAME_SHARE:
-            return False
-        self._last_frame = (time.thread_time(), wall, None)
-        return True
+        last_wall, cost = self._last_full
+        full = cost is not None and wall - last_wall >= cost / FAST_FRAME_SHARE
+        self._frame = (time.thread_time(), wall, full)
+        if full:
+            self._last_full = (wall, None)
+        return full
 
     @guarded
     def _drain(self) -> None:
         self._ticks += 1
         self._measure_frame()
         full_speed = self.running and SPEEDS[self.speed_index] == 0
-        if full_speed and not self._frame_due():
+        full = self._frame_due() if full_speed else True
+        if full is None:
             return
         if full_speed and not self.sync:
             # the engine thread waits until Textual has drawn this frame: taking turns at the GIL
@@ -438,17 +468,18 @@ class Workbench(PhaseStepping, App):
                 self._frame_drawn.set()
         with self._inbox_lock:
             items, self._inbox = self._inbox, []
+            record, self._inbox_record = self._inbox_record, None
         if not items and not self._dirty:
             return
-        self._dirty = False
-        record = None
+        if full:
+            self._dirty = False
         for it in items:
-            if it.get("type") == "cycle":
-                record = it
+            if isinstance(it, tuple):  # a cycle's news
+                cycle, vetoed, signal = it
                 self.cycles_drawn += 1
-                self.goals_pane.record(it)
-                if it["act"]["vetoed"]:
-                    self.marks[it["cycle"]] = "!"
+                self.goals_pane.add_signal(signal)
+                if vetoed:
+                    self.marks[cycle] = "!"
                     if len(self.marks) > MAX_MARKS:  # bounded: a long run must not grow the UI's memory
                         del self.marks[min(self.marks)]
             elif it.get("type") == "fork":
@@ -470,7 +501,10 @@ class Workbench(PhaseStepping, App):
         if self.breakpoint_hit is not None:
             self.notify(self.breakpoint_hit, title="Breakpoint", severity="warning", timeout=6, markup=False)
             self.breakpoint_hit = None
-        self._render_all(record)
+        if full:
+            self._render_all(record)
+        else:
+            self._render_ticker()
 
     def shown_record(self) -> dict | None:
         """The record the panes show: the replayed one, or the newest."""
@@ -511,12 +545,22 @@ class Workbench(PhaseStepping, App):
             mem.show(view, record, max(1, mem.size.height - 1) if mem.size.height else 8)
             self.scrubber.show(1 if last else 0, last, self.replay, self.marks)
             self._render_status(view)
+            self._status_view = view if self.replay is None else None
             self.drawn = (view["cycle"], self.running) if self.replay is None else None
             hook = getattr(self.screen, "on_workbench_update", None)
             if hook is not None:  # a view over the run (the findings) follows it
                 hook()
         except Exception as exc:
             show_error(self, f"Drawing failed: {type(exc).__name__}", exc)
+
+    def _render_ticker(self) -> None:
+        """A ticker frame at full speed: the status line's cycle and the timeline move; the
+        panes keep the last full frame's cycle until the next full frame."""
+        if self._status_view is None or self.replay is not None:
+            return
+        last = self.last_cycle()
+        self.scrubber.show(1 if last else 0, last, None, self.marks)
+        self._render_status(dict(self._status_view, cycle=last))
 
     def _replayed_errors(self, cycle: int) -> dict[int, list[float]]:
         """The goals' error sparklines as they stood at a replayed cycle (from its records)."""
@@ -555,7 +599,12 @@ class Workbench(PhaseStepping, App):
             self._phase_status(t)
         if self.last_event and self.replay is None:  # the live run's news, not the replayed cycle's
             t.append(f" · {self.last_event}", style="dim")
-        self.status_bar.update(t)
+        # a layout pass (a reflow of the whole screen: most of a ticker frame's cost) only when
+        # the line's height can change: it wraps to a second line when it is wider than the bar
+        lines = 1 if t.cell_len <= self.status_bar.content_region.width else 2
+        relayout = lines != self._status_lines
+        self._status_lines = lines
+        self.status_bar.update(t, layout=relayout)
 
     @guarded
     def on_data_table_row_highlighted(self, event) -> None:

@@ -81,12 +81,21 @@ class GoalsPane(Tree, inherit_bindings=False):
 
     def record(self, rec: dict, errors: dict[int, list[float]] | None = None) -> None:
         """Keep each goal's error signal, the OODA loop's counterpart of ThinkLoop's e(k)."""
+        self.add_signal(self.signal(rec), errors)
+
+    @staticmethod
+    def signal(rec: dict) -> tuple[tuple[int, float], ...]:
+        """A cycle's error signal: (goal id, 1 − coverage) of its open goals and its focus."""
+        focus = rec["goal"]["id"]
+        return tuple((g["id"], 1.0 - g["coverage"]) for g in rec["goals"]
+                     if g["status"] in ("active", "suspended") or g["id"] == focus)
+
+    def add_signal(self, signal: tuple[tuple[int, float], ...], errors: dict[int, list[float]] | None = None) -> None:
         errors = self.errors if errors is None else errors
-        for g in rec["goals"]:
-            if g["status"] in ("active", "suspended") or g["id"] == rec["goal"]["id"]:
-                series = errors.setdefault(g["id"], [])
-                series.append(1.0 - g["coverage"])
-                del series[:-ERROR_HISTORY]
+        for goal, error in signal:
+            series = errors.setdefault(goal, [])
+            series.append(error)
+            del series[:-ERROR_HISTORY]
 
     def show(self, view: dict, errors: dict[int, list[float]] | None = None) -> None:
         """`errors`: the series to draw instead of the live ones (a replayed cycle's)."""
@@ -408,8 +417,9 @@ class PsychePane(Pane):
         # same live, replayed and opened from a trace
         t.append(f"vetoes fired {p['vetoes_fired']}", style="red" if p["vetoes_fired"] else "dim")
         t.append(f" · encounters {p['shadow_encounters']}", style="dim")  # shadow encounters (SPEC §9)
-        if self.parent is not None:
-            self.parent.border_subtitle = patterns_line(p)
+        line = patterns_line(p)
+        if self.parent is not None and self.parent.border_subtitle != line:  # setting it repaints the box
+            self.parent.border_subtitle = line
         if p["pending"]:
             t.append("\nedit pending: applies next cycle", style="bold yellow")
         self.show_text(t)
@@ -501,13 +511,19 @@ class MemoryList(OptionList):
         keep = self.entries[self.highlighted]["id"] if self.has_focus and self.highlighted is not None \
             and self.highlighted < len(self.entries) else None
         old, self.entries = self.entries, list(entries)
-        if len(old) == len(entries) == self.option_count:
-            # the same number of entries (working memory at capacity, a run at full speed): the
-            # changed lines are replaced in place; clearing the list would cost a layout pass,
-            # a scroll to the top and back, and a new visual for every line
+        if len(old) == self.option_count and old and entries:
+            # a run at full speed: the changed lines are replaced in place and the count
+            # adjusted at the end; clearing the list would cost a layout pass, a scroll to the
+            # top and back, the scrollbar hidden and shown again, and a new visual for every line
             for i, (a, b) in enumerate(zip(old, entries)):
                 if entry_key(a) != entry_key(b):
                     self.replace_option_prompt_at_index(i, entry_line(b))
+            if len(entries) < len(old):  # fewer entries: the surplus lines go
+                self.highlighted = None  # set again below: no scroll to a highlight per removal
+                for i in range(len(old) - 1, len(entries) - 1, -1):
+                    self.remove_option_at_index(i)
+            if len(entries) > len(old):
+                self.add_options([Option(entry_line(e)) for e in entries[len(old):]])
         else:
             # a line shown before keeps its Option, and with it its rendered visual
             reuse, self._entry_options = self._entry_options, {}
