@@ -331,7 +331,7 @@ def rewind_big_figures(quick: bool, folder: Path, runs: int = 3) -> dict:
             t0 = time.process_time()
             ctl.rewind(c)  # the door's rewind, as the workbench and `agent rewind` call it
             rw.append((time.process_time() - t0) * 1000)
-        firsts.append(rw[0])  # the run's first rewind also builds the base graph its rewinds share
+        firsts.append(rw[0])  # the run's first rewind also copies the live graph its rewinds share
         later_maxes.append(max(rw[1:]))
         medians.append(statistics.median(rw))
         maxes.append(max(rw))
@@ -682,7 +682,7 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
               mm(rb["rewind_ms_median"], "ms", ".1f"), "")
     t.add_row(f"rewind, {rb['triples']:,}-triple scenario, max: min / median / max", mm(rb["rewind_ms_max"], "ms", ".1f"),
               "≤ 50 ms (was 3.4–6.0 s)")
-    t.add_row("  its first rewind (builds the base graph, once a run): min / median / max",
+    t.add_row("  its first rewind (copies the live graph, once a run): min / median / max",
               mm(rb["rewind_ms_first"], "ms", ".1f"), "")
     t.add_row("  max of the later rewinds: min / median / max", mm(rb["rewind_ms_max_after_first"], "ms", ".1f"), "≤ 50 ms")
     k = x["soak"]
@@ -781,7 +781,7 @@ def speed_table(results: dict, engine: dict) -> Table:
     row(f"rewind, {rb['triples']:,}-triple scenario, {rb['cycles']:,}-cycle run: median", rb["rewind_ms_median"],
         "ms", 50.0, ".1f")
     row("  the same, worst rewind after the run's first", rb["rewind_ms_max_after_first"], "ms", 50.0, ".1f")
-    row("  the run's first rewind (builds the base graph its rewinds share)", rb["rewind_ms_first"], "ms", 50.0, ".0f")
+    row("  the run's first rewind (copies the live graph its rewinds share)", rb["rewind_ms_first"], "ms", 50.0, ".0f")
     row("rewind, demo graph: worst of 30", x["rewind_ms_max"], "ms", 30.0, ".1f")
     row("workbench at full speed ÷ headless, both recording (CPU)", u["ratio_cpu"] if u else None, "", 0.9,
         at_least=True)

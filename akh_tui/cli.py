@@ -236,9 +236,10 @@ def dispatch(args, out: Console, err: Console) -> int:
         if args.command == "bench":
             from .bench import engine_main, main as bench_main
 
+            # its own console: written to a file, its tables keep a readable width (bench._console)
             if args.engine:
-                return engine_main(quick=args.quick, as_json=args.json, console=out)
-            return bench_main(quick=args.quick, as_json=args.json, console=out, ui=args.ui)
+                return engine_main(quick=args.quick, as_json=args.json)
+            return bench_main(quick=args.quick, as_json=args.json, ui=args.ui)
     except InputError as exc:
         if getattr(args, "json", False):
             print(json.dumps(exc.to_dict()), file=sys.stderr)
