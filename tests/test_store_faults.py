@@ -395,3 +395,17 @@ def test_a_schema_2_store_is_read_as_it_is_and_migrated_on_write(cli, tmp_path):
     assert json.loads(cli("sessions", "search", "1", "veto", "--json").stdout) == hits
     checked = cli("sessions", "check")
     assert "written before checksums" in checked.stdout
+
+
+def test_a_run_of_a_bundled_scenario_opens_after_the_package_moved(tmp_path):
+    """A stored run names its scenario by the path it was started from; a bundled scenario's
+    path goes with each install (a new venv, a moved checkout). Gone, it reads as today's
+    bundled file of that name; any other scenario file that is gone is named as missing."""
+    from akh_tui.engine.errors import InputError
+    from akh_tui.engine.scenario import load_recorded_scenario
+
+    moved = "/gone/site-packages/akh_tui/data/scenarios/solar.toml"
+    assert load_recorded_scenario(moved).name == "solar"
+    with pytest.raises(InputError) as err:
+        load_recorded_scenario(str(tmp_path / "mine" / "solar.toml"))
+    assert "scenario file not found" in str(err.value) and "mine" in str(err.value.file)

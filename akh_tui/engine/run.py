@@ -47,7 +47,8 @@ from .psyche import Psyche
 from .records import CycleRecord, CycleSummary, Event, View
 from .replay import parse_search
 from .rules import RuleSet
-from .scenario import Scenario, build_agent, build_kg, build_rules, list_scenarios, load_psyche, load_scenario
+from .scenario import (Scenario, build_agent, build_kg, build_rules, list_scenarios, load_psyche,
+                       load_recorded_scenario, load_scenario)
 from .session import SessionStore
 from .text import normalised_words
 from .thinkloop import GraphOracle, ThinkLoop
@@ -228,7 +229,7 @@ class Run:
         st = _open_store(locations, store)
         try:
             meta = _drivable_meta(st, locations, "no session to resume")
-            sc = load_scenario(meta["scenario"])
+            sc = load_recorded_scenario(meta["scenario"])
             lock = writelock.acquire(st.path, meta["id"]) if st.path is not None else None  # before any write
             try:
                 writer = TraceWriter(trace) if trace is not None else None
@@ -258,7 +259,7 @@ class Run:
         st = SessionStore(locations.session_db, readonly=True)
         try:
             meta = _drivable_meta(st, locations, "no session")
-            r = cls(locations, st, load_scenario(meta["scenario"]), None, meta, None, config)
+            r = cls(locations, st, load_recorded_scenario(meta["scenario"]), None, meta, None, config)
             if branch is not None:  # current for this reader only: the store's own choice is not written
                 st.branch = st.find_branch(meta["id"], branch)
                 r._after_open()

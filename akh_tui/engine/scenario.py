@@ -101,6 +101,20 @@ def resolve(name_or_path: str) -> Path:
     return candidate
 
 
+def load_recorded_scenario(path: str) -> Scenario:
+    """The scenario a stored run names (`path`, absolute, as it was started). A bundled
+    scenario is named by where the package was installed then: after a reinstall, a new
+    virtualenv or a moved checkout that file is gone, and the run would not open. So a path
+    that is gone and was a bundled scenario's (…/akh_tui/data/scenarios/NAME.toml) is read as
+    today's bundled NAME; a rewind that then replays differently says so (replay_divergence)."""
+    p = Path(path)
+    if not _is_file(p) and p.suffix == ".toml" and p.parent.parts[-3:] == ("akh_tui", "data", "scenarios"):
+        bundled = bundled_data_dir() / "scenarios" / p.name
+        if _is_file(bundled):
+            return load_scenario(str(bundled))
+    return load_scenario(path)
+
+
 def load_scenario(name_or_path: str) -> Scenario:
     path = resolve(name_or_path)
     file = str(path)
