@@ -260,7 +260,8 @@ def build_agent(
     if kg is None:
         kg = build_kg(scenario)
     agent = Agent(
-        kg, rules if rules is not None else build_rules(scenario), psyche if psyche is not None else load_psyche(scenario), scenario.config,
+        kg, rules if rules is not None else build_rules(scenario),
+        psyche if psyche is not None else load_psyche(scenario), scenario.config,
         scenario.seed if seed is None else seed, workspace, scenario.answers, decider,
         tools=scenario.tool_registry() if scenario.tools else None,
         vsa=caches[0] if caches is not None else None, symbol_vectors=caches[1] if caches is not None else None,
