@@ -104,6 +104,16 @@ def generated_agent(n_triples: int) -> Agent:
     return agent
 
 
+def step_ms(ctl: Run, n: int, clock=time.process_time) -> list[float]:
+    """`n` cycles through the door, each one's time in ms by `clock` (CPU time unless told)."""
+    ts = []
+    for _ in range(n):
+        t0 = clock()
+        ctl.step()
+        ts.append((clock() - t0) * 1000)
+    return ts
+
+
 def time_cycles(agent: Agent, n: int, trace_path: Path, warmup: int = 50) -> list[float]:
     writer = TraceWriter(trace_path)
     ctl = Run.over(agent, "bench", trace=writer)
@@ -201,11 +211,7 @@ def store_figures(quick: bool, folder: Path) -> dict:
     for i in range(3):
         db = folder / f"store-{i}.db"
         ctl = Run.over(demo_agent(), "bench", store=SessionStore(db), trace=TraceWriter(os.devnull), rebuild=fresh)
-        ts = []
-        for _ in range(n):
-            t0 = time.process_time()
-            ctl.step()
-            ts.append((time.process_time() - t0) * 1000)
+        ts = step_ms(ctl, n)
         medians.append(statistics.median(ts))
         p99s.append(pct(ts, 99))
         rw = []
@@ -227,11 +233,7 @@ def store_figures(quick: bool, folder: Path) -> dict:
         for _ in range(50):  # warm-up, as the engine-alone figure has
             ctl.step()
         gc.collect()
-        ts = []
-        for _ in range(n):
-            t0 = time.process_time()
-            ctl.step()
-            ts.append((time.process_time() - t0) * 1000)
+        ts = step_ms(ctl, n)
         ctl.close()
         big_p99s.append(pct(ts, 99))
     # the soak: one long run recorded the way `agent run` records it
@@ -424,11 +426,7 @@ def hostile_figures(quick: bool) -> dict:
         ctl = Run.over(agent, "bench")
         for _ in range(10):
             ctl.step()
-        ts = []
-        for _ in range(rounds):
-            t0 = time.perf_counter()
-            ctl.step()
-            ts.append((time.perf_counter() - t0) * 1000)
+        ts = step_ms(ctl, rounds, time.perf_counter)
         out[f"cycle_vetoes_{label}_ms"] = spread(ts)
     pats = agent.psyche.shadow.veto_patterns
     ts = []
