@@ -9,7 +9,7 @@ from akh_tui.engine.kg import KnowledgeGraph
 def fingerprint(kg: KnowledgeGraph) -> dict:
     """Every index of the graph as plain data (the caches and listeners aside): two graphs
     with equal fingerprints answer every query alike, in the same order."""
-    skip = {"listeners", "_nbrs", "symbol_version"}
+    skip = {"listeners", "_nbrs", "symbol_version", "_own_out", "_own_in", "_own_sp"}  # caches, bookkeeping
     out = {k: v for k, v in vars(kg).items() if k not in skip}
     out["symbols"] = [(s.id, s.label, s.kind, s.meta, s.key) for s in kg.symbols]
     out["log"] = [tuple(t) for t in kg.log]  # seq included (Triple equality leaves it out)
@@ -158,7 +158,7 @@ def test_the_door_rewinds_reuse_one_graph_and_a_fork_after_them_reproduces_the_r
 
 
 # ---- the first rewind: a copy of the live graph, not the scenario's files ---------------------
-def test_a_copy_answers_alike_and_shares_nothing_mutable(tmp_path):
+def test_a_copy_answers_alike_and_shares_only_what_it_copies_on_write(tmp_path):
     kg = base_graph()
     kg.add("orca", "is-a", "mammal", 0.9, "inferred:transitive", 3)
     kg.derivations[kg.get(kg.lookup("orca"), kg.lookup("is-a"), kg.lookup("mammal")).key] = ("transitive", ((1, 2, 3),))
@@ -180,7 +180,9 @@ def test_a_copy_answers_alike_and_shares_nothing_mutable(tmp_path):
     theirs = {}
     for k, v in vars(twin).items():
         containers(v, theirs)
-    assert not set(mine) & set(theirs)
+    copy_on_write = {id(v) for v in kg._out + kg._in if v is not None}
+    copy_on_write |= {id(v) for v in kg._sp.values() if v.__class__.__name__ != "Triple"}
+    assert set(mine) & set(theirs) == copy_on_write  # no index itself, only the lists it holds
     # each goes its own way: additions and undoing on one leave the other as it was
     before = fingerprint(kg)
     for i in range(12, 20):
@@ -192,6 +194,61 @@ def test_a_copy_answers_alike_and_shares_nothing_mutable(tmp_path):
     assert fingerprint(twin) == fingerprint(fresh)
     kg.add("goal:3", "agent:description", "desc:more")
     assert fingerprint(twin) == fingerprint(fresh)
+
+
+def test_copies_of_copies_changed_in_turn_each_end_as_their_own_history_built_afresh():
+    """Copy-on-write (kg.copy) checked against graphs that never shared anything: random
+    additions (short lists growing into dicts, new symbols, metadata) and undoing (truncate),
+    on an original, its copy and a copy of the copy in turn; each ends equal to a fresh
+    graph given the same history."""
+    rng = random.Random(5)
+    subjects = ["whale", "orca", "krill", "goal:9"] + [f"x{i}" for i in range(6)]
+    predicates = ["is-a", "eats", "agent:description"]
+    objects = [f"class-{i}" for i in range(14)] + ["ocean", "desc:a"]
+
+    def apply(kg, op):
+        if op[0] == "add":
+            kg.add(*op[1:])
+        elif op[0] == "load":
+            kg.load_rows(iter([(op[1], op[2], op[3], 1.0, 0)]))
+        else:
+            kg.truncate(op[1], op[2])
+
+    graphs = [base_graph()]
+    histories: list[list] = [[]]
+    points: list[list] = [[(len(graphs[0].symbols), len(graphs[0].log))]]
+    def check() -> None:
+        for kg, history in zip(graphs, histories):
+            fresh = base_graph()
+            for op in history:
+                apply(fresh, op)
+            assert fingerprint(kg) == fingerprint(fresh), history
+            assert kg.neighbours(kg.lookup("whale")) == fresh.neighbours(fresh.lookup("whale"))
+
+    for step in range(600):
+        if step in (100, 250):  # a copy of the newest graph, with that graph's history so far
+            graphs.append(graphs[-1].copy())
+            histories.append(list(histories[-1]))
+            points.append(list(points[-1]))
+            for i in (-2, -1):  # both undo some of what they share, to different points
+                at = len(points[i]) - (3 if i == -1 else 6)
+                apply(graphs[i], ("truncate", *points[i][at]))
+                histories[i].append(("truncate", *points[i][at]))
+                del points[i][at + 1:]
+        i = rng.randrange(len(graphs))
+        roll = rng.random()
+        if roll < 0.95:
+            op = ("add" if roll < 0.9 else "load", rng.choice(subjects), rng.choice(predicates), rng.choice(objects))
+        else:  # back to one of the last ten points of its history
+            at = rng.randrange(max(0, len(points[i]) - 10), len(points[i]))
+            op = ("truncate", *points[i][at])
+            del points[i][at + 1:]
+        apply(graphs[i], op)
+        histories[i].append(op)
+        points[i].append((len(graphs[i].symbols), len(graphs[i].log)))
+        if step % 50 == 49:
+            check()
+    assert len(graphs) == 3 and min(len(kg.log) for kg in graphs) > 100
 
 
 def test_the_first_rewind_copies_the_live_graph_and_restores_as_a_fresh_rewind(tmp_path):

@@ -320,6 +320,12 @@ class KnowledgeGraph:
         self._meta_out: dict[int, list[Triple]] = {}
         self._meta_ids: set[int] = set()  # metadata symbols (few): what makes a triple metadata
         self._meta_in: dict[int, list[Triple]] = {}
+        # Copy-on-write (see `copy`): after a copy, the two graphs share the lists of _out and
+        # _in and the list or dict values of _sp, and each writes only into a container it
+        # made or copied itself, marked here. None: every container is this graph's own.
+        self._own_out: bytearray | None = None  # by symbol id: 1 = _out[sid] is our own
+        self._own_in: bytearray | None = None
+        self._own_sp: set[int] | None = None  # _sp keys whose list or dict is our own
         # neighbour sets (either direction, metadata included), built for a symbol the first
         # time is_neighbour asks about it and kept up to date after: a set for every symbol of
         # a big graph would cost more than the rest of the graph
@@ -349,6 +355,9 @@ class KnowledgeGraph:
         self._out.append(None)
         self._in.append(None)
         self._by_p.append(None)
+        if self._own_out is not None:
+            self._own_out.append(1)  # its lists, when it gets any, are made here
+            self._own_in.append(1)  # type: ignore[union-attr]  # set together
         if meta:
             self._meta_ids.add(sid)
         else:
@@ -407,15 +416,29 @@ class KnowledgeGraph:
             self._sp[k] = t
         elif cur.__class__ is Triple:
             self._sp[k] = [cur, t]
+            if self._own_sp is not None:
+                self._own_sp.add(k)
         elif cur.__class__ is list:
             if len(cur) < _SMALL:
-                cur.append(t)
+                self._own_sp_value(k, cur).append(t)
             else:
                 d = {x[2]: x for x in cur}
                 d[t[2]] = t
                 self._sp[k] = d
+                if self._own_sp is not None:
+                    self._own_sp.add(k)
         else:
-            cur[t[2]] = t
+            self._own_sp_value(k, cur)[t[2]] = t
+
+    def _own_sp_value(self, k: int, cur: Any) -> Any:
+        """cur, the list or dict at _sp[k], as a container this graph may write into: a copy
+        of it put in its place when it may be shared with a graph copied to or from."""
+        own = self._own_sp
+        if own is None or k in own:
+            return cur
+        cur = self._sp[k] = cur.copy()
+        own.add(k)
+        return cur
 
     def _index(self, t: Triple) -> None:
         """Enter a new, stored triple in every other index (`load_rows` inlines the same steps)."""
@@ -433,16 +456,28 @@ class KnowledgeGraph:
             self._meta_in.setdefault(o, []).append(t)
         else:
             self.non_meta_count += 1
+            own = self._own_out
             lst = self._out[s]
             if lst is None:
                 self._out[s] = [t]
-            else:
+                if own is not None:
+                    own[s] = 1
+            elif own is None or own[s]:
                 lst.append(t)
+            else:  # shared with a copy: ours is a new list
+                self._out[s] = lst + [t]
+                own[s] = 1
+            own = self._own_in
             lst = self._in[o]
             if lst is None:
                 self._in[o] = [t]
-            else:
+                if own is not None:
+                    own[o] = 1
+            elif own is None or own[o]:
                 lst.append(t)
+            else:
+                self._in[o] = lst + [t]
+                own[o] = 1
         if self._nbrs:
             nb = self._nbrs.get(s)
             if nb is not None:
@@ -453,26 +488,30 @@ class KnowledgeGraph:
 
     # ---- copy ----------------------------------------------------------------------------
     def copy(self) -> "KnowledgeGraph":
-        """A graph that answers every query as this one does, sharing none of its mutable
-        containers (each index and every list, dict and set in it is its own) but sharing the
-        immutable Symbols and Triples: a 100,000-triple graph copies in about 20 ms, where
-        building it again from its files (every label normalised, every index filled) takes
-        half a second. A run's first rewind starts from a copy of the live graph (basegraph.py).
-        No listeners; the neighbour-set cache starts empty (rebuilt when asked)."""
+        """A graph that answers every query as this one does, and that either can change
+        without the other seeing it. The immutable Symbols and Triples are shared. So are,
+        copy-on-write, the biggest part of the store: the triples out of and into each symbol
+        and the (s, p) lists, which each graph copies the first time it writes into one
+        (`_own_out`, `_own_in`, `_own_sp`). Every other index is copied. Building a
+        100,000-triple graph again from its files (every label normalised, every index
+        filled) takes half a second; copying every list took 30-40 ms in a long run's heap
+        (a pointer chase through scattered triples); this takes under 10. A run's first
+        rewind starts from a copy of the live graph (basegraph.py). No listeners; the
+        neighbour-set cache starts empty (rebuilt when asked)."""
         new = KnowledgeGraph()
         new.symbols = self.symbols.copy()
         new._by_label = self._by_label.copy()
         new._by_key = _copy_ids(self._by_key)
         new._by_token = _copy_ids(self._by_token)
-        sp = new._sp = self._sp.copy()
-        for k, v in sp.items():  # a Triple is immutable; a list or dict of them is not
-            if v.__class__ is not Triple:
-                sp[k] = v.copy()
+        new._sp = self._sp.copy()
         new._count = self._count
         new._po = _copy_ids(self._po)
         new._by_p = _copy_lists(self._by_p)
-        new._out = _copy_lists(self._out)
-        new._in = _copy_lists(self._in)
+        new._out = self._out.copy()
+        new._in = self._in.copy()
+        n = len(self.symbols)
+        for g in (self, new):  # neither may write into a container the other holds now
+            g._own_out, g._own_in, g._own_sp = bytearray(n), bytearray(n), set()
         new._meta_out = {k: v.copy() for k, v in self._meta_out.items()}
         new._meta_ids = self._meta_ids.copy()
         new._meta_in = {k: v.copy() for k, v in self._meta_in.items()}
@@ -481,6 +520,19 @@ class KnowledgeGraph:
         new.symbol_version = self.symbol_version
         new.non_meta_count = self.non_meta_count
         return new
+
+    def _unshare(self) -> None:
+        """Make every container this graph may share with a copy its own (see `copy`)."""
+        own_out, own_in, own_sp = self._own_out, self._own_in, self._own_sp
+        if own_out is None or own_in is None or own_sp is None:
+            return
+        self._out = [v if v is None or own_out[i] else v.copy() for i, v in enumerate(self._out)]
+        self._in = [v if v is None or own_in[i] else v.copy() for i, v in enumerate(self._in)]
+        sp = self._sp
+        for k, v in sp.items():
+            if v.__class__ is not Triple and k not in own_sp:
+                sp[k] = v.copy()
+        self._own_out = self._own_in = self._own_sp = None
 
     # ---- undo ----------------------------------------------------------------------------
     def truncate(self, n_symbols: int, n_triples: int) -> list[Triple]:
@@ -512,13 +564,14 @@ class KnowledgeGraph:
         if cls is Triple:
             del self._sp[k]
         elif cls is list:
-            cur.pop()
-            if len(cur) == 1:
+            if len(cur) == 2:
                 self._sp[k] = cur[0]
+            else:
+                self._own_sp_value(k, cur).pop()
+        elif len(cur) == _SMALL + 1:  # it became a dict when the (_SMALL + 1)th object came
+            self._sp[k] = [x for x in cur.values() if x[2] != o]
         else:
-            del cur[o]
-            if len(cur) == _SMALL:  # it became a dict when the (_SMALL + 1)th object came
-                self._sp[k] = list(cur.values())
+            del self._own_sp_value(k, cur)[o]
         self._count -= 1
         _pop(self._po, (p << _SHIFT) | o, s)
         lst = self._by_p[p]
@@ -534,11 +587,16 @@ class KnowledgeGraph:
                     del index[sid]
         else:
             self.non_meta_count -= 1
-            for index2, sid in ((self._out, s), (self._in, o)):
+            for index2, own, sid in ((self._out, self._own_out, s), (self._in, self._own_in, o)):
                 lst = index2[sid]
-                lst.pop()  # type: ignore[union-attr]
-                if not lst:
+                assert lst is not None
+                if len(lst) == 1:
                     index2[sid] = None
+                elif own is None or own[sid]:
+                    lst.pop()
+                else:  # shared with a copy: ours is a new list
+                    index2[sid] = lst[:-1]
+                    own[sid] = 1
         self._nbrs.pop(s, None)
         self._nbrs.pop(o, None)
         self.derivations.pop((s, p, o), None)
@@ -552,6 +610,9 @@ class KnowledgeGraph:
         self._out.pop()
         self._in.pop()
         self._by_p.pop()
+        if self._own_out is not None:
+            self._own_out.pop()
+            self._own_in.pop()  # type: ignore[union-attr]  # set together
         self._nbrs.pop(sid, None)
         if sym.meta:
             self._meta_ids.discard(sid)
@@ -656,6 +717,7 @@ class KnowledgeGraph:
         `add` and `_index` inlined with their lookups hoisted out of the loop: this is a
         million-triple load's loop (tests/test_kg.py checks both build the same indexes).
         `len()` and `non_meta_count` catch up when the load ends (listeners see them lag)."""
+        self._unshare()  # the loop below writes into the symbols' lists itself
         n = 0
         by_label, symbol = self._by_label, self.symbol
         sp, po, by_p, log = self._sp, self._po, self._by_p, self.log
