@@ -123,7 +123,6 @@ class BaseGraph:
             kg.truncate(*self.base)
         except ValueError:
             return
-        agent.tool_context = None  # type: ignore[assignment]  # its reference cycle: freed at once
         self._spare = (kg, None, self.base, None)
 
     def give_back(self, agent: Agent) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import gc
 import inspect
 import threading
+import weakref
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator, Mapping, Sequence, cast
 
@@ -394,7 +395,13 @@ class Run:
             # never changes its RuleSet); with no live agent yet (a resume's own restore) the
             # scenario's files are read, once
             self._rules = self.agent.rules.ruleset if self.agent is not None else build_rules(sc)
-            self._graphs = BaseGraph(lambda: build_kg(sc), lambda: self.agent)
+            me = weakref.ref(self)  # the run holds its base graph: a getter holding the run back was a cycle
+
+            def live() -> Agent | None:
+                run = me()
+                return run.agent if run is not None else None
+
+            self._graphs = BaseGraph(lambda: build_kg(sc), live)
             self._psyche_base = self._base_psyche()
         return self._graphs
 
@@ -1173,10 +1180,10 @@ class Run:
         live run is not changed: fork continues from a rewound state)."""
         with self.lock:
             self._engine()
-            # A rewind makes a whole agent and drops it, and nothing of it is left in a reference
-            # cycle (its one, agent <-> tool context, is broken below): reference counting frees
-            # it all. So the collector is paused meanwhile: its passes over the heap, with nothing
-            # of the rewind's to free, were the slowest rewinds (a full pass 20 ms on the demo).
+            # A rewind makes a whole agent and drops it, and nothing of it is in a reference
+            # cycle (tests/test_freed.py): reference counting frees it all. So the collector
+            # is paused meanwhile: its passes over the heap, with nothing of the rewind's to
+            # free, were the slowest rewinds (a full pass 20 ms on the demo).
             collecting = gc.isenabled()
             gc.disable()
             try:
@@ -1197,7 +1204,6 @@ class Run:
             self.agent = saved
             if graphs is not None:
                 graphs.give_back(agent)  # only its view is kept: the next rewind reuses its graph
-            agent.tool_context = None  # type: ignore[assignment]  # the cycle named above
 
     def reset(self) -> None:
         """A new run of the same scenario, seed and decider in the same store."""

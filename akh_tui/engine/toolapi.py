@@ -19,6 +19,7 @@ networkx: a plugin module that imports only this stays light.
 
 from __future__ import annotations
 
+import weakref
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
@@ -94,7 +95,9 @@ class ToolContext:
     __slots__ = ("_agent",)
 
     def __init__(self, agent: "Agent") -> None:
-        self._agent = agent
+        # weak: the agent holds its context, and a context holding the agent back made every
+        # dropped agent (its whole graph) wait for the cyclic collector's full pass
+        self._agent = weakref.proxy(agent)
 
     @property
     def kg(self) -> "KnowledgeGraph":

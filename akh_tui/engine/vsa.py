@@ -9,6 +9,7 @@ salted ``hash()``), different per seed.
 from __future__ import annotations
 
 import hashlib
+import weakref
 from collections import OrderedDict
 from typing import Iterable, Sequence
 
@@ -131,11 +132,19 @@ class SymbolVectors:
     so a vector is never rebuilt from scratch while it stays cached (bounded LRU)."""
 
     def __init__(self, kg: KnowledgeGraph, vsa: VSA, cache_size: int = 1024) -> None:
-        self.kg = kg
+        # weak: the graph holds our listener, and a listener holding the graph back made a
+        # dropped graph wait for the cyclic collector's full pass (tests/test_freed.py)
+        self._kg = weakref.ref(kg)
         self.vsa = vsa
         self._cache: OrderedDict[int, list] = OrderedDict()  # sid -> [counts, n, packed|None]
         self._cache_size = cache_size
         self.listen()
+
+    @property
+    def kg(self) -> KnowledgeGraph:
+        kg = self._kg()
+        assert kg is not None, "the graph of these vectors was dropped"
+        return kg
 
     def listen(self) -> None:
         """Keep cached counts up to date as triples are added (a new agent's cache, or one
