@@ -276,6 +276,15 @@ class Agent:
         # three symbols are none of them metadata, and the seeds are gone
         return act
 
+    def __del__(self) -> None:
+        # The agent is in no reference cycle, so this runs when its last reference goes. Its
+        # rule engine's suspended join is one (a paused generator holding the engine): parked,
+        # the graph is freed here too instead of waiting for the cyclic collector's full
+        # pass over the heap (tests/test_freed.py).
+        rules = self.__dict__.get("rules")  # absent if __init__ raised before making it
+        if rules is not None:
+            rules.park()
+
     # ---- the cycle -------------------------------------------------------------------------
     def step(self) -> dict | None:
         """Run one OODA cycle; None (and no cycle) when no goal is active. The cycle is its

@@ -331,6 +331,16 @@ class RuleEngine:
             return list(self._resume)
         return None
 
+    def park(self) -> None:
+        """Keep a suspended join as its persisted form (``suspended``) instead of the paused
+        generator, whose frame holds this engine and so the graph: a reference cycle that
+        left a dropped agent's graph to the cyclic collector. The next ``run`` rebuilds the
+        join as a restored engine would, reaching the same state (an agent parks its engine
+        when it is dropped: Agent.__del__)."""
+        if self._active is not None:
+            self._resume = (self._bound, self._sym_bound, self._join_work)
+            self._active = None
+
     def resume(self, cursor: int, suspended: list[int] | None) -> None:
         """Restore a persisted cursor and cut join (see ``suspended``)."""
         self.cursor = cursor
