@@ -91,6 +91,26 @@ def test_status_line_is_not_cut_at_120_columns(workbench, tmp_path):
     drive(app, script)
 
 
+def test_at_80_columns_the_replay_hint_goes_whole_to_the_second_line(workbench):
+    async def script(app, pilot):
+        await pilot.resize_terminal(80, 24)
+        for _ in range(5):
+            await pilot.press("space")
+        await pilot.press("comma", "comma")
+        await pilot.pause()
+        status = app.query_one("#status", Static)
+        lines = str(status.render()).splitlines()
+        assert "REPLAY" in lines[0] and lines[0].rstrip().endswith("REPLAY (read-only)")
+        assert lines[1].strip() == "l live · f fork here"  # not "f fork" / "here"
+        assert status.size.height == 2
+        await pilot.resize_terminal(120, 36)
+        await pilot.press("comma")
+        await pilot.pause()
+        assert str(status.render()).rstrip().endswith("REPLAY (read-only) · l live · f fork here")
+
+    drive(workbench("solar"), script)
+
+
 # ---- panes ----------------------------------------------------------------------------------
 def test_working_memory_scrolls_back_and_an_entry_opens(workbench):
     async def script(app, pilot):

@@ -588,7 +588,10 @@ class Workbench(PhaseStepping, App):
             t.append(f" {self.replay} ", style="bold reverse yellow")
             t.append(f" of {self.last_cycle()} · ")
             t.append("REPLAY (read-only)", style="bold yellow")
-            t.append(" · l live · f fork here" if self.live else " · no engine: a trace file", style="dim")
+            hint = "l live · f fork here" if self.live else "no engine: a trace file"
+            # the hint goes whole to the second line when it does not fit (not "f fork" / "here")
+            fits = t.cell_len + 3 + len(hint) <= self.status_bar.content_region.width
+            t.append((" · " if fits else "\n ") + hint, style="dim")
         else:
             t.append(str(view["cycle"]), style="bold")
             t.append(" · ")
@@ -601,7 +604,7 @@ class Workbench(PhaseStepping, App):
             t.append(f" · {self.last_event}", style="dim")
         # a layout pass (a reflow of the whole screen: most of a ticker frame's cost) only when
         # the line's height can change: it wraps to a second line when it is wider than the bar
-        lines = 1 if t.cell_len <= self.status_bar.content_region.width else 2
+        lines = 1 if t.cell_len <= self.status_bar.content_region.width and "\n" not in t.plain else 2
         relayout = lines != self._status_lines
         self._status_lines = lines
         self.status_bar.update(t, layout=relayout)
