@@ -197,7 +197,7 @@ def store_figures(quick: bool, folder: Path) -> dict:
     of the export command, in a process of its own). The soak's length is projected to a
     million cycles where a figure grows with it."""
     from .engine.paths import Locations
-    from .engine.run import Sessions
+    from .engine.sessions import Sessions
 
     sc = load_scenario("zoo")
 

@@ -72,7 +72,8 @@ def handles(args) -> bool:
 def _open_store(args):
     """The data dir's session store, read only through SessionStore's public methods (the one
     place to re-point when the store moves behind another door)."""
-    from .engine.run import Locations, Sessions
+    from .engine.paths import Locations
+    from .engine.sessions import Sessions
 
     return Sessions(Locations.resolve(args.data_dir)).store
 

@@ -14,7 +14,7 @@ from rich.text import Text
 from . import cli_classroom  # argparse and rich only: no engine import at --help
 
 if TYPE_CHECKING:
-    from .engine.run import Sessions
+    from .engine.sessions import Sessions
 
 
 def add_parser(sub, common) -> None:
@@ -47,7 +47,8 @@ def add_parser(sub, common) -> None:
 def dispatch(args, out: Console, err: Console) -> int:
     if cli_classroom.handles(args):
         return cli_classroom.dispatch_sessions(args, out, err)
-    from .engine.run import Locations, Sessions
+    from .engine.paths import Locations
+    from .engine.sessions import Sessions
 
     # only import and delete write: every other command opens the store read-only
     sessions = Sessions(Locations.resolve(args.data_dir), write=args.sessions_command in ("import", "delete"))

@@ -14,7 +14,8 @@ from pathlib import Path
 from akh_tui.bench import export_peak_mb
 from akh_tui.engine import session as session_mod
 from akh_tui.engine.paths import Locations
-from akh_tui.engine.run import Run, Sessions
+from akh_tui.engine.run import Run
+from akh_tui.engine.sessions import Sessions
 
 GOAL = "Explore the ocean and find plankton"
 RECORDED = 20

@@ -15,7 +15,8 @@ import pytest
 
 from akh_tui.engine import session as session_mod
 from akh_tui.engine.paths import Locations
-from akh_tui.engine.run import Run, Sessions, StoreBusy, StoreDamaged, StoreLost, StoreWriteError
+from akh_tui.engine.sessions import Sessions
+from akh_tui.engine.run import Run, StoreBusy, StoreDamaged, StoreLost, StoreWriteError
 from akh_tui.engine.trace import read_trace
 from tests.helpers import run_on_read_only
 

@@ -11,8 +11,8 @@ A `Run` owns one run of a scenario, recorded in a data dir's session store:
   them; the psyche the user saves, and where;
 - the one `view()` the workbench draws, for the live cycle and for a recorded one alike.
 
-`Sessions` is the door to the store's list of runs (list, show, export, import, search,
-compare, delete) for commands that do not drive a run.
+The store's list of runs, for commands that do not drive one, has its own door:
+`sessions.py` (`Sessions`).
 
 Calls are safe from two threads (the workbench's engine thread and its UI thread): one lock
 guards the agent and the store's connection.
@@ -59,7 +59,7 @@ from .trace import Trace, TraceWriter, dumps, read_trace
 from .userconfig import UserConfig
 
 __all__ = [
-    "Run", "Sessions", "Locations", "InputError", "UserConfig", "Psyche", "AddGoal", "EditPsyche", "Reflect",
+    "Run", "Locations", "InputError", "UserConfig", "Psyche", "AddGoal", "EditPsyche", "Reflect",
     "Consolidate", "MakePlan", "parse_breakpoint", "first_hit", "parse_search", "why_chosen", "why_not_text",
     "TOOL_NAMES", "SPECS", "check_goal", "list_scenarios", "PsycheFileChanged", "read_user_file", "toml_error", "parse_toml",
     "GraphOracle", "ThinkLoop", "CycleRecord", "CycleSummary", "Event", "View", "otel", "pin", "report", "load_scenario",
@@ -1321,108 +1321,3 @@ def rerun(scenario: str, seed: int, goals: list[str] | None, decider: str, input
 def check_pin(pin_data: dict, path: Path) -> dict:
     """A pin file's cycles rerun through the door: "same" or what changed (engine/pin.py)."""
     return pin.check_pin(pin_data, path, rerun)
-
-
-class Sessions:
-    """The runs kept in a data dir's session store, for commands that do not drive a run."""
-
-    def __init__(self, locations: Locations, write: bool = False) -> None:
-        """Read-only unless `write` (import, delete): listing, showing and exporting never
-        write a byte, so they work on a read-only file system and on a damaged store."""
-        db = locations.session_db
-        if not db.is_file():
-            raise InputError(f"no session store in {locations.data_dir} (runs are stored by `akh-tui agent run` "
-                             f"and the workbench)", field="--data-dir")
-        self.locations = locations
-        self.store = SessionStore(db, readonly=not write)
-
-    def close(self) -> None:
-        self.store.close()
-
-    @property
-    def where(self) -> str:
-        return self.store.where
-
-    def _goals(self, branch: dict) -> list[dict]:
-        """A branch's goals at its newest cycle, or as the run started (no cycle yet)."""
-        st = self.store
-        rec = st.record(branch["id"], branch["last_cycle"]) if branch["last_cycle"] else None
-        if rec is not None:
-            return rec["goals"]
-        head = st.head_state(branch["id"])
-        if head is None:
-            return []
-        return [{"id": g["id"], "description": g["description"], "status": g["status"], "priority": g["priority"],
-                 "parent": g.get("parent")} for g in head.get("goals", [])]
-
-    def runs(self) -> list[dict]:
-        out = []
-        for r in self.store.runs():
-            main = r["branches"][0] if r["branches"] else None
-            goals = self._goals(main) if main is not None else []
-            top = [g for g in goals if g["parent"] is None]
-            out.append(r | {"goals_done": sum(g["status"] == "completed" for g in top), "goals_top": len(top)})
-        return out
-
-    def show(self, run: int) -> dict:
-        meta = self.store.run_meta(run)
-        return {"run": meta, "branches": [b | {"goals": self._goals(b)} for b in self.store.branches(run)]}
-
-    def export(self, run: int, branch: str, target: str | Path | IO[str]) -> int:
-        """Write a branch as a SPEC §11 trace; returns the number of cycles written."""
-        st = self.store
-        meta = st.run_meta(run)
-        bid = st.find_branch(run, branch)
-        writer = TraceWriter(target)
-        n = 0
-        try:
-            writer.header(meta.get("name") or "", meta.get("seed") or 0, meta.get("config") or {}, meta.get("psyche") or {},
-                          run=run, branch=branch)
-            for line in st.trace_lines(bid):
-                writer.write_line(line)
-                n += line.startswith('{"type":"cycle"')
-        finally:
-            writer.close()
-        return n
-
-    def import_trace(self, file: str | Path) -> dict:
-        trace = read_trace(file)  # validated line by line before anything is written
-        if not trace.cycles:
-            raise InputError("the trace has no cycle to import", file=str(file))
-        run = self.store.import_trace(trace, str(Path(file).name))
-        return {"run": run, "cycles": len(trace.cycles), "events": len(trace.events)}
-
-    def search(self, run: int, branch: str, query: str) -> list[dict]:
-        try:
-            filters = parse_search(query)
-        except ValueError as exc:
-            raise InputError(str(exc), field="query") from None
-        self.store.run_meta(run)
-        return self.store.search(self.store.find_branch(run, branch), **filters)
-
-    def branch_ref(self, ref: str) -> tuple[int, str]:
-        run, _, name = ref.partition(":")
-        try:
-            run_id = int(run)
-        except ValueError:
-            raise InputError(f"expected RUN or RUN:BRANCH, e.g. 1:main, got {ref!r}", field="compare") from None
-        self.store.run_meta(run_id)
-        name = name or "main"
-        return self.store.find_branch(run_id, name), f"{run_id}:{name}"
-
-    def compare(self, a: str, b: str) -> dict:
-        (ia, name_a), (ib, name_b) = self.branch_ref(a), self.branch_ref(b)
-        return history.compare_branches(self.store, ia, ib) | {"a_name": name_a, "b_name": name_b}
-
-    def delete(self, run: int) -> dict:
-        lock = writelock.acquire(self.store.path, run) if self.store.path is not None else None
-        try:
-            return self.store.delete_run(run)
-        finally:
-            writelock.release(lock)
-
-    def check(self) -> dict:
-        """The full integrity scan (SQLite's and every record's checksum)."""
-        return self.store.check()
-
-
