@@ -495,7 +495,7 @@ class KnowledgeGraph:
         (`_own_out`, `_own_in`, `_own_sp`). Every other index is copied. Building a
         100,000-triple graph again from its files (every label normalised, every index
         filled) takes half a second; copying every list took 30-40 ms in a long run's heap
-        (a pointer chase through scattered triples); this takes under 10. A run's first
+        (a pointer chase through scattered triples); this takes about 12. A run's first
         rewind starts from a copy of the live graph (basegraph.py). No listeners; the
         neighbour-set cache starts empty (rebuilt when asked)."""
         new = KnowledgeGraph()
