@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 from rich.console import Console
@@ -104,7 +105,7 @@ def generated_agent(n_triples: int) -> Agent:
     return agent
 
 
-def step_ms(ctl: Run, n: int, clock=time.process_time) -> list[float]:
+def step_ms(ctl: Run, n: int, clock: Callable[[], float] = time.process_time) -> list[float]:
     """`n` cycles through the door, each one's time in ms by `clock` (CPU time unless told)."""
     ts = []
     for _ in range(n):
@@ -485,9 +486,9 @@ def ui_figures(seconds: float = 3.0) -> dict:
     """The workbench at full speed (headless Textual, engine thread + drawing) against the bare
     controller, both recording every cycle in a session store on disk, in 3 interleaved rounds
     (this machine's speed drifts, so each round compares like with like: the headless run times
-    the cycles the workbench ran in that round). Per round: cycles per
-    CPU-second of the process (the figure the aim is set on: the engine and the frames share one
-    core through the GIL, and CPU time holds on a shared machine) and per wall-second (only
+    the cycles the workbench ran in that round). Per round: cycles per CPU-second of the
+    process (the figure the aim is set on: the engine and the frames share one core through
+    the GIL, and CPU time holds on a shared machine) and per wall-second (only
     meaningful on a quiet machine). Then pauses at full speed: how long until the engine has
     stopped, and until the paused frame showing the newest cycle is drawn."""
     import asyncio

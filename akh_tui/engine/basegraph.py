@@ -16,8 +16,9 @@ When no graph is waiting (a run's first rewind), the live agent's graph is copie
 (kg.copy, copy-on-write: about 12 ms for 100,000 triples, where building it from the files
 took more than half a second) and held as far as the session store knows it is the
 branch's: what it read or wrote of it (`Agent.kg_stored`); the rest (cycles replayed by a
-resume or a fork, a cycle in progress) is undone like a rewound agent's replayed cycles. A run with no live agent yet (a
-resume's own restore) builds the graph from the scenario's files.
+resume or a fork, a cycle in progress) is undone like a rewound agent's replayed cycles. A
+run with no live agent yet (a resume's own restore) builds the graph from the scenario's
+files.
 
 Only a graph whose agent is finished comes back: a forked, resumed or switched-to agent keeps
 its graph until the run leaves it (a later fork or switch: `take_over`, undone to the base);
