@@ -31,6 +31,10 @@ DEFAULT_CAPABILITIES = {
 # processes. `serve` sets SAFE_ENV for the app processes it starts unless --allow-dangerous.
 DANGEROUS_CAPABILITIES = ("read_fs", "write_fs", "network", "process_exec")
 SAFE_ENV = "AKH_TUI_SAFE"
+# Set by `akh-tui serve` for the app processes it starts (one per browser tab): such a process
+# is driven by whoever holds the page, so it imports no scenario-local plugin, saves only to a
+# served-only place, and never moves the current run that `agent resume` / `--resume` follow.
+SERVED_ENV = "AKH_TUI_SERVED"
 # kg_query is the one tool offered in every cycle, and it needs read_kg: without it a cycle
 # can find no tool at all to run (scoring.choose), so a scenario may not turn it off.
 ALWAYS_ON = ("read_kg",)
@@ -184,6 +188,11 @@ def without_dangerous(cfg: AgentConfig) -> AgentConfig:
     for cap in DANGEROUS_CAPABILITIES:
         caps[cap] = False
     return replace(cfg, capabilities=caps)
+
+
+def served_process() -> bool:
+    """Whether this process is a served tab (SERVED_ENV, set by `akh-tui serve`)."""
+    return os.environ.get(SERVED_ENV) == "1"
 
 
 def served_config(cfg: AgentConfig) -> AgentConfig:
