@@ -16,7 +16,34 @@ def _private_dirs(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def cli(tmp_path):
+def cli(tmp_path, monkeypatch, capsys):
+    """Run `akh-tui` in this process (`cli.main(argv)`) with its own data dir, cwd and captured
+    output; returns a CompletedProcess. In-process because a fresh interpreter costs ~0.8 s of
+    CPU, mostly imports, and 180-odd tests call the CLI: where the process itself matters
+    (kills, locks held by another process, start-up, the terminal) use `cli_process`."""
+
+    def run(*args: str, data_dir: Path | None = None, cwd: Path | None = None, check_rc: int | None = 0):
+        from akh_tui.cli import main
+
+        monkeypatch.setenv("AKH_TUI_DATA", str(data_dir or tmp_path / "data"))
+        monkeypatch.setenv("COLUMNS", "200")
+        monkeypatch.chdir(cwd or tmp_path)
+        capsys.readouterr()  # what the test printed before is not the command's
+        try:
+            rc = main(list(args))
+        except SystemExit as exc:  # argparse's usage errors (exit 2) and --help (exit 0)
+            rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        got = capsys.readouterr()
+        proc = subprocess.CompletedProcess(["akh-tui", *args], rc, got.out, got.err)
+        if check_rc is not None:
+            assert proc.returncode == check_rc, f"rc={proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+        return proc
+
+    return run
+
+
+@pytest.fixture
+def cli_process(tmp_path):
     """Run `akh-tui` in a subprocess with its own data dir; returns CompletedProcess."""
 
     def run(*args: str, data_dir: Path | None = None, cwd: Path | None = None, check_rc: int | None = 0):

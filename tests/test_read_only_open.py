@@ -30,7 +30,8 @@ def _files(data: Path) -> dict[str, str]:
                                      check=True, timeout=60).stdout)
 
 
-def test_read_only_commands_work_while_another_process_holds_the_run(cli, tmp_path):
+def test_read_only_commands_work_while_another_process_holds_the_run(cli_process, tmp_path):
+    cli = cli_process  # the writer's lock is held by another process: record locks belong to the process
     loc = Locations(tmp_path / "data", tmp_path / "config.toml")
     holder = Run.start(loc, "solar")  # holds the writer's lock of run 1, as the workbench does
     try:

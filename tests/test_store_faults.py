@@ -76,7 +76,8 @@ def test_a_second_cli_writer_is_refused_naming_the_holder_and_readers_work(cli, 
     cli("agent", "resume", "--max-cycles", "1")  # the lock went with its holder
 
 
-def test_cli_refused_while_the_workbench_holds_the_run(workbench, cli, tmp_path):
+def test_cli_refused_while_the_workbench_holds_the_run(workbench, cli_process, tmp_path):
+    cli = cli_process  # the lock is the workbench process's: the CLI must be another process
     app = workbench()
     app.ctl.step()
     try:
