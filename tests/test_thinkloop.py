@@ -516,20 +516,15 @@ def test_think_parses_through_the_main_parser():
         cmd_think(args, Console(file=io.StringIO()))
 
 
-def test_think_command_end_to_end_once_wired():
-    from akh_tui import cli
+def test_think_command_end_to_end(cli):
+    from akh_tui import cli as cli_module
 
-    sub = next(a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    if "think" not in sub.choices:
-        pytest.skip("`think` is not wired into akh_tui/cli.py yet")
-    root = Path(__file__).resolve().parents[1]
-    ok = subprocess.run([sys.executable, "-m", "akh_tui.cli", "think", "Find whales", "--json"],
-                        cwd=root, capture_output=True, text=True, timeout=120)
-    assert ok.returncode == 0, ok.stderr
+    sub = next(a for a in cli_module.build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert "think" in sub.choices
+    ok = cli("think", "Find whales", "--json")
     assert json.loads(ok.stdout)["stop_reason"] in ("converged", "stalled", "max_iterations")
-    bad = subprocess.run([sys.executable, "-m", "akh_tui.cli", "think", "Find whales", "--threshold", "7"],
-                         cwd=root, capture_output=True, text=True, timeout=120)
-    assert bad.returncode == 2 and "--threshold" in bad.stderr
+    bad = cli("think", "Find whales", "--threshold", "7", check_rc=2)
+    assert "--threshold" in bad.stderr
 
 
 # ---- hygiene ----------------------------------------------------------------------------------

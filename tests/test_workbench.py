@@ -31,7 +31,7 @@ def test_space_steps_one_cycle_and_every_pane_fills(workbench):
         chosen = rec["decide"]["tool"]
         assert cell(app, chosen, "tool").startswith("▶")
         assert cell(app, chosen, "total") == f"{rec['decide']['candidates'][[c['tool'] for c in rec['decide']['candidates']].index(chosen)]['score']:.2f}"
-        assert rec["decide"]["breakdown"] in text_of(app.query_one(WhyPane)).replace("\n", " ") or "[score=" in text_of(app.query_one(WhyPane))
+        assert rec["decide"]["breakdown"] in text_of(app.query_one(WhyPane)).replace("\n", " ")
         assert "cycle 1" in text_of(app.query_one("#status"))
         assert "WM 4/100" in text_of(app.query_one("#memory"))
         await pilot.press("space", "space")
@@ -115,7 +115,9 @@ def test_veto_from_the_score_table_fires_next_cycle(workbench):
         table = app.query_one(ScoreTable)
         table.move_cursor(row=0)
         await pilot.press("v")
-        assert "no_kg_query" in app.ctl.view()["psyche"]["vetoes"] or app.ctl.view()["psyche"]["pending"]
+        # the veto waits for the next cycle (an edit applies between cycles), then fires below
+        psyche = app.ctl.view()["psyche"]
+        assert psyche["pending"] is True and "no_kg_query" not in psyche["vetoes"]
         fired = None
         for _ in range(12):
             await pilot.press("space")
