@@ -27,13 +27,34 @@ class Tmux:
     def run(self, *args: str) -> str:
         return subprocess.run(["tmux", "-L", self.sock, *args], capture_output=True, text=True, timeout=20).stdout
 
-    def screen(self) -> str:
-        return self.run("capture-pane", "-t", "t", "-p")
+    def screen(self, colours: bool = False) -> str:
+        return self.run("capture-pane", "-t", "t", "-p", *(["-e"] if colours else []))
 
-    def keys(self, *keys: str) -> None:
+    def keys(self, *keys: str, timeout: float = 20) -> None:
+        """Send each key once the screen shows the last one's effect (with colours: a focus move
+        changes only a border's colour). No fixed delay: a busy machine only makes it wait longer."""
         for k in keys:
+            before = self.screen(colours=True)
             self.run("send-keys", "-t", "t", k)
-            time.sleep(0.15)
+            deadline = time.monotonic() + timeout
+            while self.screen(colours=True) == before:
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"key {k!r} changed nothing on the screen:\n{self.screen()}")
+                time.sleep(0.02)
+
+    def settled(self, text: str, timeout: float = 20) -> str:
+        """Wait for `text`, then until two captures in a row are the same (a dialog that has
+        appeared may still be moving its focus)."""
+        self.wait_for(text, timeout)
+        deadline = time.monotonic() + timeout
+        last = self.screen(colours=True)
+        while time.monotonic() < deadline:
+            time.sleep(0.1)
+            now = self.screen(colours=True)
+            if now == last:
+                return self.screen()
+            last = now
+        raise AssertionError(f"the screen never settled after {text!r}:\n{self.screen()}")
 
     def wait_for(self, text: str, timeout: float = 20) -> str:
         deadline = time.monotonic() + timeout
@@ -85,7 +106,7 @@ def test_workbench_killed_mid_branch_resumes_where_it_was(tmp_path):
         t.keys(*["Space"] * 6)
         t.wait_for("cycle 6")
         t.keys(",", "f")
-        t.wait_for("Fork at cycle 5")
+        t.settled("Fork at cycle 5")
         t.keys("Tab", "Tab", "Tab", *["BSpace"] * 4, "0.95", "Enter")
         t.wait_for("fork-5")
         t.keys("Space", "Space", "Space")
