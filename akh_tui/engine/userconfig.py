@@ -132,8 +132,8 @@ def _shell_unconfined(data: dict, path: Path) -> list[str]:
     """`[shell] unconfined`: bare program names (as the scenario's shell_allow names them)."""
     shell = data.get("shell", {})
     if not isinstance(shell, dict) or set(shell) - {"unconfined"}:
-        raise InputError(f'must be a table with unconfined = ["python3", ...] (the programs shell_exec may run '
-                         f'without bubblewrap although they run others or write files)', file=str(path),
+        raise InputError('must be a table with unconfined = ["python3", ...] (the programs shell_exec may run '
+                         'without bubblewrap although they run others or write files)', file=str(path),
                          line=_line(path, "shell"), field="shell")
     names = shell.get("unconfined", [])
     if not isinstance(names, list):
