@@ -274,8 +274,9 @@ def cmd_tools(args, out: Console) -> int:
     from rich.table import Table
 
     from .engine.catalog import tool_rows
+    from .engine.paths import Locations
 
-    rows = tool_rows()
+    rows = tool_rows(Locations.resolve().config_file)
     shell = next(r for r in rows if r["tool"] == "shell_exec")["protection"]
     mechanism, why = shell["mechanism"], shell["detail"]
     if args.json:
@@ -289,6 +290,18 @@ def cmd_tools(args, out: Console) -> int:
         t.add_row(*(Text(", ".join(r[c]) if isinstance(r[c], list) else str(r[c])) for c in cols))
     out.print(t)
     out.print(Text(f"shell_exec protection: {mechanism} ({why})"))
+    setting, config = shell["setting"], shell["config"]
+    if shell["refused"]:
+        out.print(Text(f"without bubblewrap, shell_exec refuses the programs that run others or write files "
+                       f"(their versioned names too, e.g. python3): {', '.join(shell['refused'])}; to run one "
+                       f"anyway, list it in {setting} of {config}"))
+    else:
+        out.print(Text("shell_exec refuses no program here for running others or writing files: bubblewrap keeps "
+                       "them in the workspace"))
+    if shell["unconfined"]:
+        out.print(Text(f"{setting} in {config} lets these run without bubblewrap: {', '.join(shell['unconfined'])}"))
+    if shell["config_error"]:
+        out.print(Text(shell["config_error"], style="yellow"))
     from .engine.catalog import decider_rows
 
     out.print(Text("deciders: " + "; ".join(f"{d['decider']} ({d['from']})" for d in decider_rows())))

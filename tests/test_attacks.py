@@ -109,6 +109,9 @@ class Rig:
 
     def shell(self, *allow: str, **kw) -> Confinement:
         kw.setdefault("shell_timeout", 3.0)
+        # the containment cases run what a user's config let run without bubblewrap; the
+        # refusal when it does not is issue 23's block at the end
+        kw.setdefault("shell_unconfined", allow)
         return Confinement(workspace=self.ws, shell_allow=allow, **kw)
 
     def outside_untouched(self) -> None:
@@ -400,7 +403,8 @@ sandbox._chosen, sandbox._why = sys.argv[1], "test"
 results = {}
 for attack, argv in json.loads(sys.argv[2]).items():
     argv = [a.replace("{pid}", str(os.getpid())) for a in argv]
-    conf = confine.Confinement(workspace=sys.argv[3], shell_allow=(argv[0],), shell_timeout=20)
+    conf = confine.Confinement(workspace=sys.argv[3], shell_allow=(argv[0],), shell_unconfined=(argv[0],),
+                               shell_timeout=20)
     try:
         code, out = confine.run_program(conf, argv)
     except confine.Refused as exc:
@@ -497,3 +501,176 @@ def test_config_load_warns_about_the_program(attack: str) -> None:
     cfg = AgentConfig.from_dict({"shell_allow": ["echo", name, "ls"]}, file="s.toml", locate=lambda k: 9)
     assert len(cfg.warnings) == 1
     assert cfg.warnings[0].startswith("s.toml:9: field 'config.shell_allow': '" + name + "' ")
+
+
+# ---- issue 23, shell_exec without bubblewrap ----
+#
+# Without bubblewrap nothing keeps a program in the workspace: the programs the load warning
+# names (confine.RISKY_PROGRAMS) are refused when shell_exec runs them, unless the user's own
+# config lists them under [shell] unconfined; `akh-tui tools` says which. "No bwrap" is made the
+# way test_confine's fallback test makes it: the probe finds no `bwrap` program.
+
+import shutil  # noqa: E402  (this block's own imports: the lead merges blocks appended here)
+
+from akh_tui.engine.config import SERVED_ENV  # noqa: E402
+from akh_tui.engine.paths import bundled_data_dir  # noqa: E402
+from akh_tui.engine.run import Locations, Run  # noqa: E402
+from akh_tui.engine.userconfig import UserConfig  # noqa: E402
+
+# the issue's four rows, then two more programs of the same table
+NO_BWRAP_ROWS = ["allow-env-runs-sh", "allow-find-exec", "allow-python3-c", "allow-sort-o", "allow-tee", "allow-sed-w"]
+_LANDS = {"allow-env-runs-sh": "env.txt", "allow-find-exec": "find.txt", "allow-python3-c": "py.txt",
+          "allow-sort-o": "sort.txt", "allow-tee": "tee.txt", "allow-sed-w": "sed.txt"}
+
+
+@pytest.fixture
+def no_bwrap(monkeypatch) -> None:
+    which = shutil.which
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name, path=None: None if name == "bwrap" else which(name, path=path))
+    monkeypatch.setattr(sandbox, "_chosen", None)
+    assert sandbox.protection()[0] == sandbox.SUBREAPER
+
+
+def _argv(rig: Rig, attack: str) -> tuple[str, list[str]]:
+    name, argv = PROGRAM_ESCAPES[attack]
+    return name, [a.replace("{out}", str(rig.outside)) for a in argv]
+
+
+@pytest.mark.parametrize("attack", NO_BWRAP_ROWS, ids=NO_BWRAP_ROWS)
+def test_no_bwrap_risky_program_refused(rig: Rig, no_bwrap, attack: str) -> None:
+    name, argv = _argv(rig, attack)
+    with pytest.raises(Refused) as exc:
+        run_program(rig.shell(name, shell_unconfined=()), argv)
+    msg = str(exc.value)
+    # the program, why (the warning's own words), and the setting that would allow it
+    assert msg.startswith(f"program '{name}' refused: it {confine.risky_programs([name])[0][1]}")
+    assert "bubblewrap is not in force" in msg
+    assert f'[shell] unconfined = ["{name}"]' in msg
+    rig.outside_untouched()
+
+
+@pytest.mark.parametrize("attack", NO_BWRAP_ROWS, ids=NO_BWRAP_ROWS)
+def test_no_bwrap_risky_program_runs_only_when_the_user_config_lists_it(rig: Rig, no_bwrap, attack: str) -> None:
+    name, argv = _argv(rig, attack)
+    with pytest.raises(Refused, match="bubblewrap is not in force"):  # another program listed is not this one
+        run_program(rig.shell(name, shell_unconfined=("echo", name + "x")), argv)
+    rig.outside_untouched()
+    run_program(rig.shell(name, shell_unconfined=(name,)), argv)
+    # what the user accepted: without bubblewrap it does what the warning says it can
+    assert (rig.outside / _LANDS[attack]).exists()
+
+
+def test_no_bwrap_plain_program_still_runs(rig: Rig, no_bwrap) -> None:
+    (rig.ws / "a.txt").write_text("in the workspace\n")
+    assert run_program(rig.shell("cat", shell_unconfined=()), ["cat", "a.txt"]) == (0, "in the workspace\n")
+
+
+def test_no_bwrap_versioned_name_refused_as_its_family(rig: Rig, no_bwrap) -> None:
+    with pytest.raises(Refused, match=r"program 'python3' refused: it runs any code"):
+        run_program(rig.shell("python3", shell_unconfined=("python",)), ["python3", "-c", "print(1)"])
+
+
+@pytest.mark.skipif(not BWRAP_OK, reason="bubblewrap cannot run here")
+def test_with_bwrap_risky_program_needs_no_setting(rig: Rig, monkeypatch) -> None:
+    monkeypatch.setattr(sandbox, "_chosen", sandbox.BUBBLEWRAP)
+    assert run_program(rig.shell("python3", shell_unconfined=()), ["python3", "-c", "print(6 * 7)"]) == (0, "42\n")
+
+
+def test_config_load_warning_names_the_setting() -> None:
+    cfg = AgentConfig.from_dict({"shell_allow": ["sort"]}, file="s.toml", locate=lambda k: 4)
+    assert cfg.warnings == ["s.toml:4: field 'config.shell_allow': 'sort' writes any file with -o; without bubblewrap "
+                            "shell_exec refuses it unless your user config's [shell] unconfined lists it"]
+
+
+def _python3_run(tmp_path: Path, config: str | None) -> Run:
+    """A run of the shadow scenario with python3 allow-listed, the user config holding `config`."""
+    data = bundled_data_dir()
+    sc = tmp_path / "py.toml"
+    sc.write_text((data / "scenarios" / "shadow.toml").read_text()
+                  .replace('"../kg/zoo.tsv"', json.dumps(str(data / "kg" / "zoo.tsv")))
+                  .replace('"../rules/biology.toml"', json.dumps(str(data / "rules" / "biology.toml")))
+                  .replace('shell_allow = ["echo"]', 'shell_allow = ["echo", "python3"]'))
+    cfg_file = tmp_path / "config.toml"
+    if config is not None:
+        cfg_file.write_text(config)
+    return Run.start(Locations(tmp_path / "data", cfg_file), str(sc), store=":memory:")
+
+
+@pytest.mark.parametrize("config", [None, 'theme = "akh-dark"\n', '[shell]\nunconfined = ["sort"]\n'])
+def test_no_bwrap_run_refuses_without_the_user_setting(tmp_path: Path, no_bwrap, config: str | None) -> None:
+    run = _python3_run(tmp_path, config)
+    try:
+        with pytest.raises(Refused, match=r"program 'python3' refused: .*\[shell\] unconfined"):
+            run_program(run.agent.confinement(), ["python3", "-c", "print(6 * 7)"])  # what shell_exec calls
+    finally:
+        run.close(checkpoint=False)
+
+
+def test_no_bwrap_run_honours_the_user_setting(tmp_path: Path, no_bwrap, monkeypatch) -> None:
+    run = _python3_run(tmp_path, '# mine\n[shell]\nunconfined = ["python3"]\n')
+    try:
+        assert run_program(run.agent.confinement(), ["python3", "-c", "print(6 * 7)"]) == (0, "42\n")
+        # a served tab is driven by whoever holds the page: never unconfined there
+        monkeypatch.setenv(SERVED_ENV, "1")
+        with pytest.raises(Refused, match="a served tab"):
+            run_program(run.agent.confinement(), ["python3", "-c", "print(6 * 7)"])
+    finally:
+        run.close(checkpoint=False)
+
+
+@pytest.mark.parametrize(("text", "where"), [
+    ('[shell]\nunconfined = "python3"\n', ":2: field 'shell.unconfined': must be a list"),
+    ('theme = "x"\n[shell]\nunconfined = ["sort", "/usr/bin/python3"]\n',
+     ":3: field 'shell.unconfined[1]': entry '/usr/bin/python3' is not a program name"),
+    ('[shell]\nallow = ["sort"]\n', ":1: field 'shell': must be a table with unconfined"),
+    ('shell = ["sort"]\n', ":1: field 'shell': must be a table with unconfined"),
+])
+def test_user_config_shell_setting_errors_name_file_line_field(tmp_path: Path, text: str, where: str) -> None:
+    f = tmp_path / "config.toml"
+    f.write_text(text)
+    cfg = UserConfig.load(f)
+    assert cfg.error is not None and f"{f}{where}" in cfg.error
+    assert cfg.shell_unconfined == []  # a config that cannot be read allows nothing
+    assert f.read_text() == text  # the user's file is kept as written
+
+
+def _tools(tmp_path: Path, config: str | None, *args: str, bwrap: bool = False) -> subprocess.CompletedProcess:
+    cfg_file = tmp_path / "config.toml"
+    if config is not None:
+        cfg_file.write_text(config)
+    env = dict(os.environ, AKH_TUI_DATA=str(tmp_path / "data"), AKH_TUI_CONFIG=str(cfg_file), COLUMNS="200")
+    if not bwrap:
+        env["PATH"] = str(tmp_path / "empty-bin")  # a machine without bwrap: the probe finds none
+    proc = subprocess.run([sys.executable, "-m", "akh_tui.cli", "tools", *args], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_no_bwrap_tools_command_says_which_programs_are_refused(tmp_path: Path) -> None:
+    shell = next(r for r in json.loads(_tools(tmp_path, None, "--json").stdout) if r["tool"] == "shell_exec")
+    prot = shell["protection"]
+    assert prot["mechanism"] == sandbox.SUBREAPER
+    assert prot["refused"] == sorted(confine.RISKY_PROGRAMS) and prot["unconfined"] == []
+    assert {"env", "find", "python", "sort"} <= set(prot["refused"])
+    text = _tools(tmp_path, None).stdout
+    assert "without bubblewrap, shell_exec refuses" in text and ", sort," in text
+    assert f"list it in [shell] unconfined of {tmp_path / 'config.toml'}" in " ".join(text.split())
+
+
+def test_no_bwrap_tools_command_shows_the_user_setting(tmp_path: Path) -> None:
+    config = '[shell]\nunconfined = ["sort", "python3"]\n'
+    prot = next(r for r in json.loads(_tools(tmp_path, config, "--json").stdout)
+                if r["tool"] == "shell_exec")["protection"]
+    assert prot["unconfined"] == ["python3", "sort"]
+    assert "sort" not in prot["refused"] and "env" in prot["refused"]
+    text = " ".join(_tools(tmp_path, config).stdout.split())
+    assert "lets these run without bubblewrap: python3, sort" in text
+
+
+@pytest.mark.skipif(not BWRAP_OK, reason="bubblewrap cannot run here")
+def test_with_bwrap_tools_command_refuses_none(tmp_path: Path) -> None:
+    prot = next(r for r in json.loads(_tools(tmp_path, None, "--json", bwrap=True).stdout)
+                if r["tool"] == "shell_exec")["protection"]
+    assert prot["mechanism"] == sandbox.BUBBLEWRAP and prot["refused"] == []
+    assert "refuses no program here" in _tools(tmp_path, None, bwrap=True).stdout

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from . import confine
-from .config import DEFAULT_CAPABILITIES, AgentConfig
+from .config import DEFAULT_CAPABILITIES, AgentConfig, served_process
 from .context import GoalContext
 from .deciders import Decider, UtilityDecider
 from .goals import Goal, make_goal, split_criteria
@@ -81,6 +81,8 @@ class Agent:
         self.rules = RuleEngine(kg, rules)
         self.psyche = psyche
         self.workspace = workspace
+        # programs shell_exec may run without bubblewrap: the user's config says (the run sets it)
+        self.shell_unconfined: tuple[str, ...] = ()
         self.answers = answers or {}
         # The run's tools (registry.py): the built-ins, installed plugins and the scenario's.
         # Tools see the agent only through `tool_context` (toolapi.py).
@@ -705,6 +707,7 @@ class Agent:
         return confine.Confinement(
             Path(self.workspace), c.max_file_bytes, tuple(c.http_allow_hosts), c.http_timeout,
             c.http_max_bytes, tuple(c.shell_allow), c.shell_timeout, c.shell_max_output,
+            shell_unconfined=self.shell_unconfined, served=served_process(),
         )
 
     def answer_for(self, g: Goal) -> list[str]:

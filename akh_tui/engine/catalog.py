@@ -9,9 +9,11 @@ from pathlib import Path
 from .config import DEFAULT_CAPABILITIES
 
 
-def tool_rows() -> list[dict]:
+def tool_rows(config_file: Path | None = None) -> list[dict]:
     """Each tool as `akh-tui tools` lists it: archetype, capabilities, danger, input, whether
-    it is on by default (and which gates keep it off), what it does."""
+    it is on by default (and which gates keep it off), what it does. shell_exec's row also says
+    how it is contained here and which programs it refuses for it (the user config at
+    `config_file`, default the user's own, may let some run: [shell] unconfined)."""
     from .toolspecs import SPECS
 
     rows: list[dict] = []
@@ -34,8 +36,24 @@ def tool_rows() -> list[dict]:
     from .sandbox import protection
 
     mechanism, why = protection()
-    next(r for r in rows if r["tool"] == "shell_exec")["protection"] = {"mechanism": mechanism, "detail": why}
+    next(r for r in rows if r["tool"] == "shell_exec")["protection"] = {
+        "mechanism": mechanism, "detail": why, **_unconfined(mechanism, config_file)}
     return rows
+
+
+def _unconfined(mechanism: str, config_file: Path | None) -> dict:
+    """Which programs shell_exec refuses on this machine for running others or writing files
+    (none under bubblewrap, which keeps them in the workspace), and which the user's config lets
+    run anyway: the table and the check are confine.py's, the setting userconfig.py's."""
+    from .confine import RISKY_PROGRAMS, UNCONFINED_SETTING
+    from .sandbox import BUBBLEWRAP
+    from .userconfig import UserConfig
+
+    cfg = UserConfig.load(config_file)
+    allowed = sorted(set(cfg.shell_unconfined))
+    refused = [] if mechanism == BUBBLEWRAP else sorted(set(RISKY_PROGRAMS) - set(allowed))
+    return {"refused": refused, "unconfined": allowed, "setting": UNCONFINED_SETTING, "config": str(cfg.path),
+            "config_error": cfg.error}
 
 
 def decider_rows() -> list[dict]:

@@ -88,11 +88,13 @@ class AgentConfig:
         """Cautions that do not stop a run, one line each, for the CLI and the workbench to
         show: allow-listed programs known to run or write arbitrary things (shell_exec's
         allow-list is per program, not per argument). Not a config key, not in to_dict."""
-        from .confine import risky_programs  # late: config stays light to import
+        from .confine import UNCONFINED_SETTING, risky_programs  # late: config stays light to import
 
         file, line = self.__dict__.get("_origin", (None, None))
+        # the same table shell_exec refuses from where bubblewrap is not in force (confine.py)
         return [
-            str(InputError(f"'{name}' {why}", file=file, line=line, field="config.shell_allow"))
+            str(InputError(f"'{name}' {why}; without bubblewrap shell_exec refuses it unless your user config's "
+                           f"{UNCONFINED_SETTING} lists it", file=file, line=line, field="config.shell_allow"))
             for name, why in risky_programs(self.shell_allow)
         ]
 

@@ -50,6 +50,10 @@ class Confinement:
     shell_allow: tuple[str, ...] = ()  # program names allowed (basename, e.g. "echo", "ls")
     shell_timeout: float = 5.0
     shell_max_output: int = 65_536
+    # RISKY_PROGRAMS the user's own config lets run where bubblewrap is not in force
+    # ([shell] unconfined); never a scenario's to give, since a scenario is someone else's file
+    shell_unconfined: tuple[str, ...] = ()
+    served: bool = False  # a served tab (akh-tui serve): shell_unconfined is never honoured there
 
 
 def _secs(t: float) -> str:
@@ -635,6 +639,8 @@ def _fetch(conf: Confinement, url: str, deadline: float, guard: _Deadline) -> tu
 # Allow-listed programs that defeat the allow-list or the workspace: they run any program or
 # code they are given, or write any file they are told to. Listed at config load (warnings),
 # because the allow-list is per program, not per argument: `find . -exec sh -c ...` is `find`.
+# With bubblewrap they stay in its sandbox; without it they are refused at run time unless the
+# user's config names them (unconfined_refusal): the one table for the warning and the refusal.
 _RUNS_ANY = "runs any program given in its arguments, so allowing it allows every program"
 _RUNS_CODE = "runs any code given in its arguments (-c, -e, system()), so allowing it allows every program"
 _SHELL = "is a shell: it runs any command line"
@@ -672,6 +678,8 @@ RISKY_PROGRAMS: dict[str, str] = {
 }
 # Versioned names (python3, python3.11, perl5.36) share the reason of their family.
 _VERSIONED = re.compile(r"(python|perl|ruby|lua|php|node|tclsh)[0-9.]*")
+# The user config's setting that lets one of them run without bubblewrap (userconfig.py reads it).
+UNCONFINED_SETTING = "[shell] unconfined"
 
 
 def risky_programs(allow: Sequence[str]) -> list[tuple[str, str]]:
@@ -685,6 +693,25 @@ def risky_programs(allow: Sequence[str]) -> list[tuple[str, str]]:
         if why is not None:
             out.append((name, why))
     return out
+
+
+def unconfined_refusal(conf: Confinement, name: str) -> str | None:
+    """Why `name` may not run here, or None. Without bubblewrap nothing keeps a program in the
+    workspace, so one of RISKY_PROGRAMS (the table config load warns from) would undo the
+    allow-list or the workspace: it runs only where the user's config names it."""
+    if sandbox.protection()[0] == sandbox.BUBBLEWRAP:
+        return None
+    risky = risky_programs([name])
+    if not risky:
+        return None
+    why = risky[0][1]
+    if conf.served:
+        return (f"program '{name}' refused: it {why}, and bubblewrap is not in force here to keep it in the "
+                f"workspace; a served tab (akh-tui serve) never runs such a program without bubblewrap")
+    if name in conf.shell_unconfined:
+        return None
+    return (f"program '{name}' refused: it {why}, and bubblewrap is not in force here to keep it in the "
+            f"workspace; to run it anyway, list it in your user config: {UNCONFINED_SETTING} = [\"{name}\"]")
 
 
 def split_command(text: str) -> list[str]:
@@ -832,6 +859,9 @@ def run_program(conf: Confinement, argv: list[str]) -> tuple[int, str]:
     allowed = {a for a in conf.shell_allow if a and "/" not in a}
     if name not in allowed:
         raise Refused(f"program '{name}' is not on the shell allow-list")
+    refusal = unconfined_refusal(conf, name)
+    if refusal is not None:
+        raise Refused(refusal)
     exe = shutil.which(name, path=FIXED_PATH)
     if exe is None:
         raise Refused(f"program '{name}' was not found in {FIXED_PATH}")

@@ -172,6 +172,7 @@ class Run:
         self.approver: Callable[[dict], dict] | None = None  # headless: asks and returns a verdict
         self.ask_user = False  # user_interact asks the person (workbench, --ask)
         self.asker: Callable[[dict], list[str] | None] | None = None  # headless --ask
+        self._unconfined: tuple[str, ...] | None = None  # shell_unconfined, read once
         self._after_open()
 
     # ---- opening ---------------------------------------------------------------------------
@@ -375,6 +376,7 @@ class Run:
                                 add_goals=False, decider=self._live_decider(), rules=self._rules, kg=kg,
                                 caches=graphs.caches(kg, seed, sc.config.vsa_dim))
             agent.workspace = self.workspace
+            agent.shell_unconfined = self.shell_unconfined
         assert graphs.base is not None  # set by the first graph lent
         agent.base_symbols, agent.base_triples = graphs.base  # the scenario's, not the lent graph's size
         return agent
@@ -507,6 +509,17 @@ class Run:
                              field="workspace") from None
         if self.agent is not None:
             self.agent.workspace = ws
+            self.agent.shell_unconfined = self.shell_unconfined
+
+    @property
+    def shell_unconfined(self) -> tuple[str, ...]:
+        """The programs the user's config lets shell_exec run where bubblewrap is not in force
+        ([shell] unconfined): from the config the front end gave, else the one this run's
+        locations name (a CLI run reads the user's own config too). Read once per run."""
+        if self._unconfined is None:
+            cfg = self.user_config or UserConfig.load(self.locations.config_file)
+            self._unconfined = tuple(cfg.shell_unconfined)
+        return self._unconfined
 
     # ---- reading -----------------------------------------------------------------------------
     @property

@@ -1,6 +1,8 @@
 """The user's config file (where: engine/paths.py): remapped keys, the chosen theme, the llm endpoint
 and breakpoints (`[breakpoints] stop = ["veto", "score < 0.3"]`, checked as the workbench runs),
-and which chosen actions wait for approval in the workbench (`[approve] when = ["danger>=dangerous"]`).
+and which chosen actions wait for approval in the workbench (`[approve] when = ["danger>=dangerous"]`),
+and which programs shell_exec may run where bubblewrap is not in force although they run others or
+write files (`[shell] unconfined = ["python3"]`, confine.py's RISKY_PROGRAMS).
 
 Read with parse_toml (tomllib behind the size and nesting guards every TOML input has);
 written with tomlkit so the user's own comments and layout survive when the workbench records
@@ -18,6 +20,7 @@ from .approval import parse_rule
 from .breakpoints import parse as parse_breakpoint
 from .errors import InputError, parse_toml
 from .paths import default_config_file as config_path
+from .tomlpos import TomlLocator
 
 
 @dataclass
@@ -28,6 +31,7 @@ class UserConfig:
     llm: dict = field(default_factory=dict)  # the llm decider's endpoint: base_url, model, api_key_env, ...
     breakpoints: list[str] = field(default_factory=list)  # specs of engine/breakpoints.py
     approve: list[str] = field(default_factory=list)  # [approve] when: rules of engine/approval.py
+    shell_unconfined: list[str] = field(default_factory=list)  # [shell] unconfined: confine.unconfined_refusal
     error: str | None = None  # a config that cannot be read is reported, and defaults are used
 
     @classmethod
@@ -41,8 +45,8 @@ class UserConfig:
             # RecursionError, and the workbench did not start at all)
             data = parse_toml(path.read_text(encoding="utf-8"), str(path))
             for key in data:
-                if key not in ("theme", "keymap", "llm", "breakpoints", "approve"):
-                    raise InputError(f"unknown key '{key}' (known: theme, keymap, llm, breakpoints, approve)",
+                if key not in ("theme", "keymap", "llm", "breakpoints", "approve", "shell"):
+                    raise InputError(f"unknown key '{key}' (known: theme, keymap, llm, breakpoints, approve, shell)",
                                      file=str(path), field=key)
             theme = data.get("theme")
             if theme is not None and not isinstance(theme, str):
@@ -73,6 +77,7 @@ class UserConfig:
                     parse_rule(spec)
                 except InputError as exc:
                     raise InputError(exc.message, file=str(path), field="approve.when") from None
+            cfg.shell_unconfined = _shell_unconfined(data, path)
             cfg.approve = list(when)
             cfg.theme, cfg.keymap, cfg.llm, cfg.breakpoints = theme, dict(keymap), dict(llm), list(stop)
         except (InputError, OSError, UnicodeDecodeError) as exc:
@@ -121,3 +126,26 @@ class UserConfig:
         tmp = self.path.with_suffix(".toml.tmp")
         tmp.write_text(tomlkit.dumps(doc), encoding="utf-8")
         os.replace(tmp, self.path)
+
+
+def _shell_unconfined(data: dict, path: Path) -> list[str]:
+    """`[shell] unconfined`: bare program names (as the scenario's shell_allow names them)."""
+    shell = data.get("shell", {})
+    if not isinstance(shell, dict) or set(shell) - {"unconfined"}:
+        raise InputError('must be a table with unconfined = ["python3", ...] (the programs shell_exec may run '
+                         'without bubblewrap although they run others or write files)', file=str(path),
+                         line=_line(path, "shell"), field="shell")
+    names = shell.get("unconfined", [])
+    if not isinstance(names, list):
+        raise InputError('must be a list of program names, e.g. ["python3"]', file=str(path),
+                         line=_line(path, "shell.unconfined"), field="shell.unconfined")
+    for i, name in enumerate(names):
+        if not isinstance(name, str) or not name.strip() or "/" in name:
+            raise InputError(f"entry {name!r} is not a program name: give its bare name, e.g. \"python3\"",
+                             file=str(path), line=_line(path, f"shell.unconfined[{i}]"), field=f"shell.unconfined[{i}]")
+    return list(names)
+
+
+def _line(path: Path, fld: str) -> int | None:
+    # only on the way to an error: the file already parsed, so it reads again
+    return TomlLocator(path.read_text(encoding="utf-8")).line(fld)
