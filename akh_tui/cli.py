@@ -124,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_sessions.add_parser(sub, common)
 
-    tools = sub.add_parser("tools", help="list the eleven tools")
+    tools = sub.add_parser("tools", help="list the tools: the built-ins and installed plugins, their gates and danger")
     tools.add_argument("--json", action="store_true")
 
     psyche = sub.add_parser("psyche", help="psyche files")

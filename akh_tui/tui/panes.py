@@ -174,7 +174,7 @@ class PlanPane(Pane):
 
 
 SCORE_COLUMNS = ("tool", "base", "recency", "novelty", "episodic", "pressure", "archetype", "plan", "total", "note")
-# short headers keep all eleven rows and every factor visible at 120 columns
+# short headers keep the built-ins' rows and every factor visible at 120 columns
 SCORE_HEADERS = ("tool", "base", "rec", "nov", "epi", "pres", "arch", "plan", "total", "note")
 SCORE_WIDTHS = (19, 5, 6, 6, 6, 6, 7, 6, 6, 40)  # one cell of padding each, set below
 # under 100 columns the table keeps what answers "which tool, and why not the others"
@@ -202,7 +202,7 @@ def short_reason(why_not: str | None) -> str:
 
 
 class ScoreTable(DataTable):
-    """All eleven tools of the latest cycle; cells are updated in place, never rebuilt.
+    """Every tool of the latest cycle (the built-ins and the run's plugins); cells are updated in place, never rebuilt.
 
     DataTable forgets every rendered cell when any one cell changes (its caches are keyed on a
     table-wide update count), so a frame at full speed rendered all 120 cells through Rich again:
