@@ -12,8 +12,8 @@ from rich.table import Table
 from rich.text import Text
 
 from .engine.run import (
-    DEFAULT_RULES, InputError, Locations, Run, UserConfig, answer_lines, check_goal, first_hit, parse_breakpoint,
-    stop_phases,
+    DEFAULT_RULES, ForkEditError, InputError, Locations, Run, UserConfig, answer_lines, check_goal, first_hit,
+    parse_breakpoint, stop_phases,
 )
 
 PROGRESS_FROM = 50  # runs at least this long show a progress bar (on a terminal)
@@ -350,6 +350,11 @@ def cmd_recall(args, out: Console, err: Console) -> int:
     return 0
 
 
+# which flag of `agent fork` fills which fork edit (ForkEditError.edit names the edit refused)
+FORK_FLAGS = {"archetypes": "--set", "disable_tools": "--disable", "goals": "--goal", "psyche": "--psyche",
+              "name": "--name"}
+
+
 def cmd_fork(args, out: Console, err: Console) -> int:
     from .engine.run import Psyche
 
@@ -373,10 +378,8 @@ def cmd_fork(args, out: Console, err: Console) -> int:
     run = Run.resume(locations(args))
     try:
         event = run.fork(args.at, args.name, edits)
-    except ValueError as exc:  # a weight out of range, an unknown tool or archetype, no name
-        msg = str(exc)
-        field = "--set" if "archetype" in msg else "--disable" if "tool" in msg else "--name"
-        raise InputError(msg, field=field) from None
+    except ForkEditError as exc:  # a weight out of range, an unknown tool or archetype, no name
+        raise InputError(str(exc), field=FORK_FLAGS[exc.edit]) from None
     finally:
         run.close()
     if args.json:

@@ -76,6 +76,21 @@ def test_bad_input_names_the_field_and_changes_nothing(cli, tmp_path):
     assert [r["id"] for r in json.loads(cli("sessions", "list", "--json").stdout)] == [1]
 
 
+def test_a_refused_fork_edit_names_its_flag(cli):
+    """The error names the flag that filled the refused edit, whatever words the message holds
+    (a tool named like an archetype was once blamed on --set)."""
+    cli("agent", "run", "--scenario", "zoo", "--max-cycles", "3")
+    for argv, flag in [
+        (("--set", "explorer=2"), "--set"),
+        (("--disable", "archetype_tool"), "--disable"),
+        (("--disable", "archetypes"), "--disable"),
+        (("--name", "  "), "--name"),
+    ]:
+        name = () if "--name" in argv else ("--name", "x")
+        err = json.loads(cli("agent", "fork", "--at", "2", *name, *argv, "--json", check_rc=2).stderr)
+        assert err["field"] == flag, (argv, err)
+
+
 def test_compare_two_branches_headless(cli):
     cli("agent", "run", "--scenario", "solar", "--max-cycles", "12")
     cli("agent", "fork", "--at", "4", "--name", "bold", "--set", "explorer=0.95", "--set", "sage=0.1")

@@ -9,7 +9,7 @@ too: they are the branch's state, restored on resume, switch and rewind like any
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Union
 
 from .psyche import ARCHETYPES, Psyche
 from .tools import TOOL_NAMES
@@ -86,6 +86,18 @@ class MakePlan:
         return [f"plan for goal #{self.goal}"]
 
 
+ForkEditName = Literal["name", "archetypes", "disable_tools", "goals", "psyche"]
+
+
+class ForkEditError(ValueError):
+    """A fork edit that is refused, naming which one (`edit`), so a front end can point at the
+    field the user filled in (the CLI's flag, the fork dialog's input) without reading the words."""
+
+    def __init__(self, edit: ForkEditName, message: str) -> None:
+        self.edit: ForkEditName = edit
+        super().__init__(message)
+
+
 @dataclass(frozen=True)
 class ForkEdits:
     """A fork's edits: {"archetypes": {"explorer": 0.9}, "psyche": TOML text,
@@ -103,10 +115,10 @@ class ForkEdits:
         for name, weight in (self.edits.get("archetypes") or {}).items():
             if name not in ARCHETYPES or isinstance(weight, bool) or not isinstance(weight, (int, float)) \
                     or not 0 <= weight <= 1:
-                raise ValueError(f"archetype {name}={weight!r}: name one of {ARCHETYPES}, weight in [0, 1]")
+                raise ForkEditError("archetypes", f"archetype {name}={weight!r}: name one of {ARCHETYPES}, weight in [0, 1]")
         for tool in self.edits.get("disable_tools") or []:
             if tool not in (tools if tools is not None else TOOL_NAMES):
-                raise ValueError(f"unknown tool {tool!r}")
+                raise ForkEditError("disable_tools", f"unknown tool {tool!r}")
         if "psyche" in self.edits and isinstance(self.edits["psyche"], str):
             Psyche.from_toml(self.edits["psyche"])
 

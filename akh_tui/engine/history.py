@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Iterator
 
 from .agent import Agent
 from .basegraph import BaseGraph
-from .commands import ForkEdits, replay
+from .commands import ForkEditError, ForkEdits, replay
 from .scoring import FACTORS
 from .session import SessionStore
 
@@ -103,7 +103,7 @@ def fork(store: SessionStore, branch: int, cycle: int, name: str, edits: dict | 
     (the agent keeps the graph `graphs` lent it: see `rewind`)."""
     name = name.strip()
     if not name:
-        raise ValueError("a branch needs a name")
+        raise ForkEditError("name", "a branch needs a name")
     command = ForkEdits({k: v for k, v in (edits or {}).items() if v})
     agent = rewind(store, branch, cycle, rebuild, graphs)
     command.check(agent.tool_names)  # a bad edit is refused before anything is written (plugin tools known)

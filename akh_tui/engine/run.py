@@ -38,7 +38,8 @@ from .breakpoints import Breakpoint, first_hit
 from .breakpoints import parse as parse_breakpoint
 from .breakpoints import stop_phases
 from .confine import check_workspace
-from .commands import AddGoal, Answer, Command, Consolidate, EditPsyche, MakePlan, Reflect, Verdict
+from .commands import (AddGoal, Answer, Command, Consolidate, EditPsyche, ForkEditError, MakePlan, Reflect,
+                       Verdict)
 from .errors import InputError, StoreBusy, StoreDamaged, StoreLost, StoreWriteError, parse_toml, read_user_file, toml_error
 from .explain import why_chosen, why_not_text
 from .goals import make_goal
@@ -59,7 +60,7 @@ from .trace import Trace, TraceWriter, dumps, read_trace
 from .userconfig import UserConfig
 
 __all__ = [
-    "Run", "Locations", "InputError", "UserConfig", "Psyche", "AddGoal", "EditPsyche", "Reflect",
+    "Run", "ForkEditError", "Locations", "InputError", "UserConfig", "Psyche", "AddGoal", "EditPsyche", "Reflect",
     "Consolidate", "MakePlan", "parse_breakpoint", "first_hit", "parse_search", "why_chosen", "why_not_text",
     "TOOL_NAMES", "SPECS", "check_goal", "list_scenarios", "PsycheFileChanged", "read_user_file", "toml_error", "parse_toml",
     "GraphOracle", "ThinkLoop", "CycleRecord", "CycleSummary", "Event", "View", "otel", "pin", "report", "load_scenario",
