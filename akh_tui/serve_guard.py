@@ -18,10 +18,13 @@ request passing `Admission.refusal` first (an aiohttp middleware), before any ro
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
 import logging
 import secrets
+import signal
+from asyncio.subprocess import Process
 from dataclasses import dataclass
 from html import escape
 from typing import Any, Awaitable, Callable
@@ -30,10 +33,12 @@ from urllib.parse import SplitResult
 import aiohttp_jinja2
 import jinja2
 from aiohttp import web
-from textual_serve.server import Server
+from textual_serve.app_service import AppService
+from textual_serve.server import Server, to_int
 
 from .engine.run import redact, register_secret
 
+log = logging.getLogger("textual-serve")
 TOKEN_BYTES = 32
 LOOPBACK_NAMES = ("localhost", "127.0.0.1")
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -129,6 +134,21 @@ class Tabs:
         self.live -= 1
 
 
+class TabProcess(AppService):
+    """One tab's app process, whose `stop` returns once the process has exited."""
+
+    process: Process | None = None
+
+    async def _open_app_process(self, width: int = 80, height: int = 24) -> Process:
+        self.process = await super()._open_app_process(width, height)
+        return self.process
+
+    async def stop(self) -> None:
+        await super().stop()
+        if self.process is not None:
+            await self.process.wait()
+
+
 def _page(status: int, title: str, text: str, headers: dict[str, str] | None = None) -> web.Response:
     body = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>akh-tui: {escape(title)}</title></head>"
             f"<body style='font-family: sans-serif; margin: 3em'><h1>akh-tui: {escape(title)}</h1>"
@@ -219,14 +239,53 @@ class GuardedServer(Server):
         if not self.tabs.reserve():
             return self._cap_page()  # before the upgrade: no app process starts
         try:
-            # returns once the app process's output has ended (textual-serve stops it when
-            # the tab goes): only then is its place free
-            return await super().handle_websocket(request)
+            return await self._serve_tab(request)
         finally:
             self.tabs.release()
 
+    async def _serve_tab(self, request: web.Request) -> web.WebSocketResponse:
+        """textual-serve's `handle_websocket`, with a `TabProcess`: it returns once the tab's app
+        process has exited (textual-serve's returns when the app's output ends, while the process
+        may still be saving), so the cap counts processes."""
+        websocket = web.WebSocketResponse(heartbeat=15)
+        width = to_int(request.query.get("width", "80"), 80)
+        height = to_int(request.query.get("height", "24"), 24)
+        tab: TabProcess | None = None
+        try:
+            await websocket.prepare(request)
+            tab = TabProcess(self.command, write_bytes=websocket.send_bytes, write_str=websocket.send_str,
+                             close=websocket.close, download_manager=self.download_manager, debug=self.debug)
+            await tab.start(width, height)
+            await self._process_messages(websocket, tab)
+        except asyncio.CancelledError:
+            await websocket.close()
+        except Exception as error:  # a broken tab is logged; the server goes on (as textual-serve does)
+            log.exception(error)
+        finally:
+            if tab is not None:
+                await tab.stop()
+        return websocket
+
     async def on_startup(self, app: web.Application) -> None:
+        pass  # textual-serve prints its banner here, before the port listens: see serve()
+
+    def _announce(self, *_: object) -> None:
         self.console.print(f"akh-tui serving the workbench: open {self.url}", soft_wrap=True, highlight=False,
                            markup=False)
         self.console.print(f"only that URL is admitted (its token); at most {self.tabs.cap} tab(s) at once; "
                            f"Ctrl+C stops", soft_wrap=True, highlight=False, markup=False, style="dim")
+
+    def serve(self, debug: bool = False) -> None:
+        """textual-serve's `serve`, except that the URL is printed once the port listens
+        (aiohttp's `print` hook): a port someone else holds is an error, not a URL then an error."""
+        self.debug = debug
+        self.initialize_logging()
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        try:
+            loop.add_signal_handler(signal.SIGINT, self.request_exit)
+            loop.add_signal_handler(signal.SIGTERM, self.request_exit)
+        except NotImplementedError:
+            pass
+        web.run_app(self._make_app(), host=self.host, port=self.port, handle_signals=False, loop=loop,
+                    print=self._announce)
