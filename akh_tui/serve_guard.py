@@ -235,7 +235,8 @@ class GuardedServer(Server):
             return self._cap_page()
         return await super().handle_index(request)
 
-    async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
+    # the cap's refusal is a plain page, not a WebSocket: the return type widens
+    async def handle_websocket(self, request: web.Request) -> web.StreamResponse:  # type: ignore[override]
         if not self.tabs.reserve():
             return self._cap_page()  # before the upgrade: no app process starts
         try:
@@ -254,7 +255,8 @@ class GuardedServer(Server):
         try:
             await websocket.prepare(request)
             tab = TabProcess(self.command, write_bytes=websocket.send_bytes, write_str=websocket.send_str,
-                             close=websocket.close, download_manager=self.download_manager, debug=self.debug)
+                             close=websocket.close,  # type: ignore[arg-type]  # as textual-serve passes it
+                             download_manager=self.download_manager, debug=self.debug)
             await tab.start(width, height)
             await self._process_messages(websocket, tab)
         except asyncio.CancelledError:
