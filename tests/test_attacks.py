@@ -537,7 +537,6 @@ def served(tmp_path_factory) -> Served:
     server = Served(tmp_path_factory.mktemp("served"))
     yield server
     server.stop()
-    assert not server.data.joinpath("session.db").exists()  # no request above got a workbench
 
 
 def _request(served: Served, path: str, host: str | None = None, origin: str | None = "",
@@ -577,6 +576,17 @@ def test_serve_refuses(served: Served, attack: str) -> None:
     assert status == 403, (status, page[:300])
     assert "the URL that `akh-tui serve` printed" in page
     assert served.app_processes() == []  # refused before any app process started
+
+
+def test_serve_keeps_its_token_and_its_store_to_itself(served: Served) -> None:
+    assert _request(served, f"/?token={served.token}")[0] == 200
+    deadline = time.monotonic() + 30
+    while not any("/?token=[redacted]" in line for line in served.lines):  # its request log
+        assert time.monotonic() < deadline, "".join(served.lines)
+        time.sleep(0.1)
+    # the printed URL is the one line that shows the token: the request log masks it
+    assert [line for line in served.lines if served.token in line] == [f"akh-tui serving the workbench: open {served.url}\n"]
+    assert not served.data.joinpath("session.db").exists()  # no request here got a workbench
 
 
 @pytest.fixture

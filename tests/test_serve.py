@@ -57,15 +57,15 @@ class Served:
             [sys.executable, "-m", "akh_tui.cli", "serve", "--port", str(self.port), "--data-dir", str(self.data), *args],
             cwd=tmp_path, env=env or dict(os.environ, COLUMNS="160", LINES="45"), stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True, start_new_session=True)
-        self.lines: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
+        self.lines: list[str] = []  # stdout and stderr, as they come (read, so neither pipe fills)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            threading.Thread(target=self._read, args=(stream,), daemon=True).start()
         self.url = self._printed_url()
         self.base = f"http://127.0.0.1:{self.port}"
         self.token = self.url.rsplit("token=", 1)[1]
 
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
+    def _read(self, stream) -> None:
+        for line in stream:
             self.lines.append(line)
 
     def _printed_url(self, timeout: float = 90) -> str:
@@ -76,7 +76,7 @@ class Served:
                 if m:
                     return m.group(0)
             if self.proc.poll() is not None:
-                raise AssertionError(f"serve exited with {self.proc.returncode}: {self.proc.stderr.read()}")  # type: ignore[union-attr]
+                raise AssertionError(f"serve exited with {self.proc.returncode}: {''.join(self.lines)}")
             time.sleep(0.1)
         self.stop()
         raise AssertionError(f"serve printed no URL with a token within {timeout} s: {''.join(self.lines)!r}")
