@@ -124,6 +124,12 @@ def test_the_workbench_steps_in_a_real_browser(tmp_path):
                 page.wait_for_function(f"({SCREEN_TEXT})().includes('cycle 2')", timeout=30_000)
                 text = page.evaluate(SCREEN_TEXT)
                 assert "cycle 2" in text and "zoo" in text
+                # the psyche editor's save (checked on disk below) goes where only served tabs look
+                page.keyboard.press("e")
+                page.wait_for_function(f"({SCREEN_TEXT})().includes('Psyche —')", timeout=30_000)
+                page.keyboard.press("Control+w")
+                page.wait_for_function(f"({SCREEN_TEXT})().includes('Psyche saved to')", timeout=30_000)
+                page.keyboard.press("Escape")
                 # another tab is another workbench (its own process and run): untouched by those keys;
                 # opened as localhost, the other name of the loopback address it is served on
                 other = browser.new_page(viewport={"width": 1400, "height": 900})
@@ -150,6 +156,9 @@ def test_the_workbench_steps_in_a_real_browser(tmp_path):
         runs = json.loads(listed.stdout)
         assert len(runs) == 2 and all(r["name"] == "zoo" for r in runs)  # one run per tab, in the data dir
         assert sorted(r["branches"][0]["last_cycle"] for r in runs) == [0, 2]
+        # the tabs' runs never became the current run that `agent resume` / `--resume` follow
+        assert not any(b["current"] for r in runs for b in r["branches"])
+        assert (server.data / "served" / "psyche" / "zoo.toml").is_file() and not (server.data / "psyche").exists()
     finally:
         server.stop()
 
