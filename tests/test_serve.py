@@ -82,7 +82,7 @@ class Served:
         raise AssertionError(f"serve printed no URL with a token within {timeout} s: {''.join(self.lines)!r}")
 
     def app_processes(self) -> list:
-        import psutil
+        import psutil  # dask[distributed], a dependency, brings it
 
         return psutil.Process(self.proc.pid).children(recursive=True)
 
