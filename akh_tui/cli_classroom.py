@@ -10,7 +10,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
+from .argtypes import positive
+
 EXIT_CHANGED = 1
+DEFAULT_MAX_TABS = 40  # `serve --max-tabs`: a class is dozens of students, a tab each
 
 
 def add_session_parsers(ssub, common, export) -> None:
@@ -52,9 +55,14 @@ def add_parsers(sub, common) -> None:
     srv.add_argument("--decider", choices=("utility", "scripted", "llm"), help="who decides (see `agent run --decider`)")
     srv.add_argument("--data-dir", dest="serve_data_dir", metavar="DIR",
                      help="where the tabs record their runs (default: $AKH_TUI_DATA or the platform's data dir)")
-    srv.add_argument("--public-url", help="the URL browsers reach the server at, when it is not http://HOST:PORT")
+    srv.add_argument("--public-url", help="the URL browsers reach the server at, when it is not http://HOST:PORT "
+                                          "(Host and Origin are checked against it and the served address)")
     srv.add_argument("--allow-remote", action="store_true",
-                     help="allow listening on an address other machines can reach (no authentication!)")
+                     help="allow listening on an address other machines can reach (with --public-url: whoever has "
+                          "the printed URL, token included, gets a workbench on this machine)")
+    srv.add_argument("--max-tabs", type=positive, default=DEFAULT_MAX_TABS, metavar="N",
+                     help=f"at most N tabs (app processes) at once; the next one is asked to wait "
+                          f"(default: {DEFAULT_MAX_TABS})")
     srv.add_argument("--allow-dangerous", action="store_true",
                      help="let scenarios turn on file, network and process access in served sessions (off otherwise)")
     chk = sub.add_parser("check", help="rerun a pin file's scenario headless: exit 0 if every pinned cycle is the same, 1 if not")
@@ -262,17 +270,6 @@ def cmd_check(args, out: Console, err: Console) -> int:
     return 0 if result["same"] else EXIT_CHANGED
 
 
-def is_loopback(host: str) -> bool:
-    import ipaddress
-
-    if host.strip().lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:  # a host name: it may resolve anywhere
-        return False
-
-
 def serve_command(args) -> str:
     """The shell command textual-serve starts for each tab: this akh-tui's workbench (the same
     interpreter, so the same installation) with the serve options passed on."""
@@ -296,29 +293,39 @@ def serve_command(args) -> str:
 def cmd_serve(args, out: Console, err: Console) -> int:
     import os
 
-    from .engine.run import DANGEROUS_CAPABILITIES, SAFE_ENV, InputError, load_scenario
+    from .engine.run import DANGEROUS_CAPABILITIES, SAFE_ENV, SERVED_ENV, InputError, check_url, load_scenario
 
     if args.seed is not None and args.seed < 0:
         raise InputError(f"must be ≥ 0, got {args.seed}", field="--seed")
     if not 0 < args.port < 65536:
         raise InputError(f"must be a port number 1..65535, got {args.port}", field="--port")
-    if not is_loopback(args.host) and not args.allow_remote:
-        raise InputError(f"{args.host} is not a loopback address: anyone who can reach it would get a workbench on this "
-                         f"machine, with no login. Add --allow-remote if that is what you want, or serve on 127.0.0.1",
-                         field="--host")
     try:
-        from textual_serve.server import Server
+        from .serve_guard import Admission, GuardedServer, is_loopback
     except ImportError:
         raise InputError("serving needs the textual-serve package: pip install textual-serve", field="serve") from None
+    if not is_loopback(args.host) and not args.allow_remote:
+        raise InputError(f"{args.host} is not a loopback address: anyone who can reach it could try to get a workbench "
+                         f"on this machine. Add --allow-remote (and --public-url) if that is what you want, or serve "
+                         f"on 127.0.0.1", field="--host")
+    public = None
+    if args.public_url is not None:
+        public = check_url(args.public_url, "--public-url")
+        if public.query or public.fragment or public.username is not None or public.password is not None:
+            raise InputError("must be the address browsers open, scheme://host[:port][/path], with no user, query "
+                             "or fragment", field="--public-url")
+    elif not is_loopback(args.host):
+        raise InputError(f"serving on {args.host} needs --public-url: the address browsers open (http://NAME:PORT), "
+                         f"which every request's Host and Origin are checked against", field="--public-url")
+    os.environ[SERVED_ENV] = "1"  # every tab's process inherits it (config.served_process)
     if args.allow_dangerous:
         os.environ.pop(SAFE_ENV, None)
     else:
         os.environ[SAFE_ENV] = "1"  # read by engine/config.served_config in every tab's process
     dangerous = ", ".join(DANGEROUS_CAPABILITIES)
     if not is_loopback(args.host):
-        err.print(Text(f"warning: serving on {args.host}:{args.port}: every machine that can reach it gets a workbench "
-                       f"(one akh-tui process per tab, on this machine, recording into the data dir), with no "
-                       f"authentication.", style="bold yellow"))
+        err.print(Text(f"warning: serving on {args.host}:{args.port}: every machine that can reach it and has the "
+                       f"printed URL (its token) gets a workbench (one akh-tui process per tab, on this machine, "
+                       f"recording into the data dir).", style="bold yellow"))
     if args.allow_dangerous:
         err.print(Text(f"warning: --allow-dangerous: scenarios may turn on {dangerous} in served sessions: the browser "
                        f"user can read and write files, fetch URLs and run allow-listed commands as you.",
@@ -327,8 +334,9 @@ def cmd_serve(args, out: Console, err: Console) -> int:
         err.print(Text(f"served sessions keep {dangerous} off, whatever the scenario says (--allow-dangerous to allow)",
                        style="dim"))
     load_scenario(args.scenario or "zoo")  # a bad scenario is refused here, not in every tab
-    command = serve_command(args)
-    server = Server(command, host=args.host, port=args.port, title="akh-tui", public_url=args.public_url)
+    admission = Admission.for_address(args.host, args.port, public, args.max_tabs)
+    server = GuardedServer(serve_command(args), admission, host=args.host, port=args.port, title="akh-tui",
+                           public_url=args.public_url)
     try:
         server.serve()
     except OSError as exc:

@@ -674,3 +674,179 @@ def test_with_bwrap_tools_command_refuses_none(tmp_path: Path) -> None:
                 if r["tool"] == "shell_exec")["protection"]
     assert prot["mechanism"] == sandbox.BUBBLEWRAP and prot["refused"] == []
     assert "refuses no program here" in _tools(tmp_path, None, bwrap=True).stdout
+
+# ---- issue 23, serve admits only its owner ----
+#
+# `akh-tui serve` admitted anyone who could reach the port, from any page: a WebSocket with a
+# foreign Origin and Host stepped the workbench; through its psyche editor such a client saved
+# `veto_patterns = []` where the owner's next plain `agent run --scenario zoo` loaded it; every
+# connection got an app process. The request rows run against one real `serve` on 127.0.0.1
+# (raw HTTP, so Host and Origin are what the attacker chooses); none may be admitted, and none
+# may start an app process. The rows after them attack what a served tab writes.
+
+from tests.test_serve import Served  # noqa: E402
+
+WS_HANDSHAKE = {"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13",
+                "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}
+SERVE_ATTACKS: dict[str, dict] = {
+    "page-without-token": {"path": "/"},
+    "page-guessed-token": {"path": "/?token=guess"},
+    "page-token-and-more": {"path": "/?token={token}x"},
+    "static-guessed-token": {"path": "/guess/static/js/textual.js"},
+    "page-dns-rebinding-host": {"path": "/?token={token}", "host": "evil.example:{port}"},
+    "page-fetched-by-another-site": {"path": "/?token={token}", "origin": "http://evil.example"},
+    "static-without-token": {"path": "/static/js/textual.js"},
+    "download-without-token": {"path": "/download/some-key"},
+    "ws-without-token": {"path": "/ws", "ws": True},
+    "ws-guessed-token": {"path": "/guess/ws?width=80&height=24", "ws": True},
+    "ws-from-another-site": {"path": "/{token}/ws", "ws": True, "origin": "http://evil.example"},
+    "ws-from-another-local-port": {"path": "/{token}/ws", "ws": True, "origin": "http://127.0.0.1:1"},
+    "ws-from-a-sandboxed-frame": {"path": "/{token}/ws", "ws": True, "origin": "null"},
+    "ws-without-origin": {"path": "/{token}/ws", "ws": True, "origin": None},
+    "ws-dns-rebinding-host": {"path": "/{token}/ws", "ws": True, "host": "evil.example:{port}",
+                              "origin": "http://evil.example:{port}"},
+}
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory) -> Served:
+    server = Served(tmp_path_factory.mktemp("served"))
+    yield server
+    server.stop()
+
+
+def _request(served: Served, path: str, host: str | None = None, origin: str | None = "",
+             ws: bool = False) -> tuple[int, str]:
+    """One GET to the server with the Host and Origin given ("" origin: the server's own)."""
+    import http.client
+
+    def fill(text: str) -> str:
+        return text.replace("{token}", served.token).replace("{port}", str(served.port))
+
+    headers = {"Host": fill(host or f"127.0.0.1:{served.port}")}
+    if origin is not None:
+        headers["Origin"] = fill(origin or f"http://127.0.0.1:{served.port}")
+    if ws:
+        headers |= WS_HANDSHAKE
+    conn = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
+    try:
+        conn.request("GET", fill(path), headers=headers)
+        response = conn.getresponse()
+        return response.status, response.read().decode("utf-8", "replace")
+    finally:
+        conn.close()
+
+
+def test_serve_admits_the_printed_url(served: Served) -> None:
+    """The control for the rows below: the page at the printed URL opens, from 127.0.0.1 and
+    localhost alike."""
+    assert _request(served, f"/?token={served.token}")[0] == 200
+    status, page = _request(served, f"/?token={served.token}", host=f"localhost:{served.port}",
+                            origin=f"http://localhost:{served.port}")
+    assert status == 200 and f"/{served.token}/ws" in page  # the page's WebSocket URL carries the token
+
+
+@pytest.mark.parametrize("attack", list(SERVE_ATTACKS), ids=list(SERVE_ATTACKS))
+def test_serve_refuses(served: Served, attack: str) -> None:
+    status, page = _request(served, **SERVE_ATTACKS[attack])
+    assert status == 403, (status, page[:300])
+    assert "the URL that `akh-tui serve` printed" in page
+    assert served.app_processes() == []  # refused before any app process started
+
+
+def test_serve_keeps_its_token_and_its_store_to_itself(served: Served) -> None:
+    assert _request(served, f"/?token={served.token}")[0] == 200
+    deadline = time.monotonic() + 30
+    while not any("/?token=[redacted]" in line for line in served.lines):  # its request log
+        assert time.monotonic() < deadline, "".join(served.lines)
+        time.sleep(0.1)
+    # the printed URL is the one line that shows the token: the request log masks it
+    assert [line for line in served.lines if served.token in line] == [f"akh-tui serving the workbench: open {served.url}\n"]
+    assert not served.data.joinpath("session.db").exists()  # no request here got a workbench
+
+
+@pytest.fixture
+def served_tab(monkeypatch) -> Callable[[bool], None]:
+    """Switch this process between a served tab's (SERVED_ENV, as `serve` sets it for every tab)
+    and a plain run's."""
+    from akh_tui.engine.config import SERVED_ENV
+
+    def be(on: bool) -> None:
+        if on:
+            monkeypatch.setenv(SERVED_ENV, "1")
+        else:
+            monkeypatch.delenv(SERVED_ENV, raising=False)
+
+    return be
+
+
+def test_served_save_never_reaches_a_plain_run(tmp_path: Path, served_tab) -> None:
+    from akh_tui.engine.paths import Locations
+    from akh_tui.engine.run import Run
+
+    loc = Locations.resolve(tmp_path / "data")
+    served_tab(True)
+    tab = Run.start(loc, "zoo", workbench=True)
+    try:
+        where = tab.save_psyche("[shadow]\nveto_patterns = []\n")  # what the editor's ctrl+w does
+        assert where == tab.psyche_file() and loc.served_dir in where.parents
+        # a path of the tab's choosing outside the served folder is refused, and nothing is written
+        with pytest.raises(InputError, match="a served tab saves only under"):
+            tab.save_psyche("[shadow]\nveto_patterns = []\n", path=loc.psyche_dir / "zoo.toml")
+        assert not loc.psyche_dir.exists()
+    finally:
+        tab.close()
+    served_tab(False)  # the owner's next plain `agent run --scenario zoo`
+    plain = Run.continue_or_start(loc, "zoo", fresh=True)
+    try:
+        assert [p.name for p in plain.current_psyche().shadow.veto_patterns] == ["destructive_action"]
+        assert "psyche from" not in plain.note
+    finally:
+        plain.close()
+    served_tab(True)  # the next served tab starts from the served save
+    again = Run.start(loc, "zoo", workbench=True)
+    try:
+        assert again.current_psyche().shadow.veto_patterns == [] and str(loc.served_dir) in again.note
+    finally:
+        again.close()
+
+
+def test_served_run_never_moves_the_current_run(tmp_path: Path, served_tab) -> None:
+    from akh_tui.engine.paths import Locations
+    from akh_tui.engine.run import Run
+
+    loc = Locations.resolve(tmp_path / "data")
+    served_tab(False)
+    owner = Run.start(loc, "zoo")
+    owners_run = owner.run_id
+    owner.run_cycles(3)
+    owner.close()
+    served_tab(True)
+    tab = Run.start(loc, "zoo", workbench=True)
+    try:
+        assert tab.run_id != owners_run
+        tab.run_cycles(2)
+        tab.fork(1, "tab-branch")  # a new branch of its own run is current for the tab only
+        tab.run_cycles(1)
+        assert tab.record(2) is not None
+    finally:
+        tab.close()
+    served_tab(False)  # `agent resume` and `akh-tui --resume` open what Run.resume opens
+    resumed = Run.resume(loc)
+    try:
+        assert resumed.run_id == owners_run and resumed.cycle == 3
+        assert [b["name"] for b in resumed.branches() if b["current"]] == ["main"]
+    finally:
+        resumed.close()
+
+
+def test_served_theme_never_reaches_the_owners_config(tmp_path: Path, served_tab) -> None:
+    from akh_tui.engine.userconfig import UserConfig
+
+    config = tmp_path / "config.toml"
+    config.write_text('theme = "textual-dark"\n', encoding="utf-8")
+    served_tab(True)
+    tab = UserConfig.load(config)
+    tab.save_theme("nord")
+    assert tab.theme == "nord"  # the tab keeps its choice for itself
+    assert config.read_text(encoding="utf-8") == 'theme = "textual-dark"\n'

@@ -109,7 +109,25 @@ class Locations:
     def psyche_dir(self) -> Path:
         return self.data_dir / "psyche"
 
+    @property
+    def served_dir(self) -> Path:
+        """What served tabs (`akh-tui serve`, a browser tab whoever holds the page drives) save
+        besides their runs: a folder that runs outside `serve` never read."""
+        return self.data_dir / "served"
+
     def saved_psyche(self, scenario_name: str) -> Path:
         """Where the workbench saves a scenario's edited psyche, and where the next run of that
-        scenario looks for it."""
-        return self.psyche_dir / f"{_safe_name(scenario_name)}.toml"
+        scenario looks for it. In a served tab's process it is under `served_dir`: a browser
+        tab's save never changes what the owner's next plain run loads."""
+        from .config import served_process  # late: this module stays light to import
+
+        folder = self.served_dir / "psyche" if served_process() else self.psyche_dir
+        return folder / f"{_safe_name(scenario_name)}.toml"
+
+    def psyche_to_load(self, scenario_name: str) -> Path:
+        """The saved psyche a new run of the scenario starts from, if the file exists: the one
+        `saved_psyche` names; a served tab that has saved none yet starts from the owner's (read
+        only: its saves still go to `saved_psyche`)."""
+        mine = self.saved_psyche(scenario_name)
+        owners = self.psyche_dir / mine.name
+        return owners if mine != owners and not mine.is_file() else mine

@@ -58,6 +58,10 @@ from .registry import BUILTIN_DECIDERS, PluginError, load_decider
 from .tools import SPECS, TOOL_NAMES
 from .trace import Trace, TraceWriter, dumps, read_trace
 from .userconfig import UserConfig
+# what `akh-tui serve` (cli_classroom.py, serve_guard.py) needs: the served-tab mark, its URL check, its token masked
+from .config import SERVED_ENV, served_process
+from .redact import redact, register_secret
+from .urls import check_url
 
 __all__ = [
     "Run", "ForkEditError", "Locations", "InputError", "UserConfig", "Psyche", "AddGoal", "EditPsyche", "Reflect",
@@ -68,6 +72,7 @@ __all__ = [
     "StoreDamaged", "StoreLost",
     "PHASES", "Verdict", "Answer", "parse_rules", "answer_lines", "DEFAULT_RULES", "stop_phases",
 ]
+__all__ += ["SERVED_ENV", "served_process", "redact", "register_secret", "check_url"]
 
 Listener = Callable[[Any], None]  # gets each CycleRecord and Event
 
@@ -193,7 +198,7 @@ class Run:
         decider = decider or sc.decider or "utility"  # the caller's, else the scenario's
         dec = _decider(decider, config, sc.path.parent)
         writer = TraceWriter(trace) if trace is not None else None  # an unusable --trace fails first
-        saved = locations.saved_psyche(sc.name)
+        saved = locations.psyche_to_load(sc.name)
         disk = None
         if psyche is None and saved.is_file():
             try:
@@ -1132,8 +1137,8 @@ class Run:
     # ---- the psyche on disk ------------------------------------------------------------------
     def psyche_file(self) -> Path | None:
         """Where the workbench saves this run's psyche: under the data dir, per scenario (the
-        next run of the scenario starts from it). A bundled scenario's own file is never
-        written."""
+        next run of the scenario starts from it); in a served tab, under the data dir's served/
+        folder (`Locations.saved_psyche`). A bundled scenario's own file is never written."""
         if self.scenario is None:
             return None
         return self._psyche_file or self.locations.saved_psyche(self.scenario.name)
@@ -1145,6 +1150,10 @@ class Run:
         target = Path(path) if path is not None else self.psyche_file()
         if target is None:
             raise InputError("a replayed trace has no psyche file to save to")
+        served = self.locations.served_dir.resolve()
+        if served_process() and served not in (target.resolve(), *target.resolve().parents):
+            raise InputError(f"a served tab saves only under {served}, which runs outside `akh-tui serve` never "
+                             f"read", file=str(target))
         known = self._psyche_disk.get(target)
         try:
             now = target.read_text(encoding="utf-8") if target.exists() else None

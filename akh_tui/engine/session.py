@@ -49,6 +49,7 @@ from typing import Any, Iterable, Iterator, Mapping, NoReturn
 import numpy as np
 
 from .agent import Agent
+from .config import served_process
 from .errors import InputError, StoreDamaged, StoreLost, StoreWriteError
 from .memory import Episode, EpisodicMemory
 from .state import apply_kg_additions, core_state, restore, triple_row
@@ -481,7 +482,10 @@ class SessionStore:
         return int(row[0][0]) if row else None
 
     def _set_current(self, branch: int) -> None:
-        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('current', ?)", (str(branch),))
+        # A served tab's run (`akh-tui serve`) is current for its own process only: the pointer
+        # that `agent resume` and `akh-tui --resume` follow stays where the owner left it.
+        if not served_process():
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('current', ?)", (str(branch),))
         self.branch = branch
 
     def runs(self) -> list[dict]:

@@ -18,6 +18,7 @@ import tomlkit
 
 from .approval import parse_rule
 from .breakpoints import parse as parse_breakpoint
+from .config import served_process
 from .errors import InputError, parse_toml
 from .paths import default_config_file as config_path
 from .tomlpos import TomlLocator
@@ -120,6 +121,8 @@ class UserConfig:
         if self.error:
             return  # never overwrite a file we could not read
         self.theme = theme
+        if served_process():
+            return  # a served tab keeps its choice to itself: the owner's config is not its to write
         doc = tomlkit.parse(self.path.read_text(encoding="utf-8")) if self.path.exists() else tomlkit.document()
         doc["theme"] = theme
         self.path.parent.mkdir(parents=True, exist_ok=True)
