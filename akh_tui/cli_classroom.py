@@ -234,9 +234,11 @@ def workbench_shots(store, meta: dict, run: int, branch_name: str, branch: int, 
 
 
 def cmd_check(args, out: Console, err: Console) -> int:
+    from .cli_trust import checking
     from .engine.run import check_pin
     from .engine.run import pin as pins
 
+    checking()  # a pin is a file someone handed out: only folders trusted already may run code
     path = Path(args.file)
     pin = pins.load_pin(path)
     result = check_pin(pin, path)
@@ -296,7 +298,7 @@ def serve_command(args) -> str:
 def cmd_serve(args, out: Console, err: Console) -> int:
     import os
 
-    from .engine.run import DANGEROUS_CAPABILITIES, SAFE_ENV, InputError, load_scenario
+    from .engine.run import DANGEROUS_CAPABILITIES, SAFE_ENV, SERVED_ENV, InputError, load_scenario, trust
 
     if args.seed is not None and args.seed < 0:
         raise InputError(f"must be ≥ 0, got {args.seed}", field="--seed")
@@ -326,7 +328,12 @@ def cmd_serve(args, out: Console, err: Console) -> int:
     else:
         err.print(Text(f"served sessions keep {dangerous} off, whatever the scenario says (--allow-dangerous to allow)",
                        style="dim"))
-    load_scenario(args.scenario or "zoo")  # a bad scenario is refused here, not in every tab
+    # the server and every tab it starts: no scenario-local plugin is imported (trust.py)
+    os.environ[SERVED_ENV] = "1"
+    sc = load_scenario(args.scenario or "zoo")  # a bad scenario is refused here, not in every tab
+    for need in trust.scenario_needs(sc.path):
+        err.print(Text(f"warning: served sessions never import a scenario's own Python plugins: {need.folder} "
+                       f"({', '.join(need.refs)}) is left out of every tab", style="yellow"))
     command = serve_command(args)
     server = Server(command, host=args.host, port=args.port, title="akh-tui", public_url=args.public_url)
     try:

@@ -381,6 +381,15 @@ def set_consent(consent: Consent | None) -> None:
     _consent = consent
 
 
+def allow_once(needs: list["PluginNeed"], trust_file: Path | None = None) -> Consent:
+    """The workbench's "allow once": these folders, as they were shown (a file changed since
+    is refused), for this process only."""
+    base = _consent if _consent is not None else default_consent()
+    consent = Consent(trust_file=trust_file or base.trust_file, once={n.folder: n.digest for n in needs})
+    set_consent(consent)
+    return consent
+
+
 @contextlib.contextmanager
 def agreed(consent: Consent) -> Iterator[Consent]:
     """`consent` for the calls inside (tests, a check); the earlier one after."""
@@ -414,25 +423,37 @@ class PluginNeed:
     files: tuple[str, ...]  # every importable file in it (what trusting it covers)
     refs: tuple[str, ...]  # the scenario's references that load from it
     why: str | None  # None: trusted (or agreed) already; else why not
+    digest: str = ""  # the folder's content hash when it was looked at (what "allow once" agrees to)
 
     @property
     def trusted(self) -> bool:
         return self.why is None
 
 
-def references(path: Path) -> list[str]:
-    """The `module:attr` references a scenario file names (tools, decider), read without
-    loading it; a file that cannot be read or parsed names none (loading it says why)."""
+def _scenario_table(path: Path) -> dict:
     import tomllib
 
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
-        return []
+        return {}
+    return data
+
+
+def declared_decider(path: Path) -> str | None:
+    """The scenario file's `decider`, read without loading it."""
+    dec = _scenario_table(path).get("decider")
+    return dec if isinstance(dec, str) else None
+
+
+def references(path: Path) -> list[str]:
+    """The `module:attr` references a scenario file names (tools, decider), read without
+    loading it; a file that cannot be read or parsed names none (loading it says why)."""
+    data = _scenario_table(path)
     refs = data.get("tools", [])
     out = [r for r in refs if isinstance(r, str) and ":" in r] if isinstance(refs, list) else []
-    dec = data.get("decider")
-    if isinstance(dec, str) and ":" in dec:
+    dec = declared_decider(path)
+    if dec is not None and ":" in dec:
         out.append(dec)
     return out
 
@@ -449,7 +470,7 @@ def needs(refs: list[str], base: Path | None, consent: Consent | None = None) ->
     out = []
     for folder, rs in by_folder.items():
         try:
-            files = tuple(folder_digests(folder))
+            digests = folder_digests(folder)
         except NotTrusted as exc:
             out.append(PluginNeed(folder, (), tuple(rs), str(exc)))
             continue
@@ -459,7 +480,7 @@ def needs(refs: list[str], base: Path | None, consent: Consent | None = None) ->
             why = None
         except NotTrusted as exc:
             why = str(exc)
-        out.append(PluginNeed(folder, files, tuple(rs), why))
+        out.append(PluginNeed(folder, tuple(digests), tuple(rs), why, combined(digests)))
     return out
 
 
