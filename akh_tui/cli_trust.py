@@ -113,10 +113,7 @@ def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
             folder = folder.parent
         if not folder.is_dir():
             raise InputError("not a folder", file=str(folder), field="folder")
-        try:
-            entry = lst.add(folder)
-        except trust.NotTrusted as exc:
-            raise InputError(str(exc), file=str(folder), field="folder") from None
+        entry = lst.add(folder)
         out.print(Text(f"trusted {entry.folder} ({len(entry.files)} Python file(s): "
                        f"{', '.join(sorted(entry.files)[:8]) or 'none yet'}); a changed or added file asks again"))
         return 0

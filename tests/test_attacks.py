@@ -799,3 +799,14 @@ def test_the_workbench_asks_before_opening_and_imports_nothing_until_agreed(tmp_
         trust.set_consent(None)
         sys.modules.pop("evilmod", None)
         registry.refresh()
+
+
+def test_an_installed_plugin_picks_up_no_module_from_the_scenario_folder(tmp_path: Path) -> None:
+    # code (stdlib) imports codeop when it is first imported: with the scenario's folder first on
+    # the path during that import (as it was), a codeop.py there would run
+    d = _evil_folder(tmp_path, 'tools = ["code:InteractiveConsole"]')
+    (d / "codeop.py").write_text(EVIL_MODULE)
+    p = _akh(tmp_path, "agent", "run", "--scenario", str(d / "evil.toml"), "--max-cycles", "1")
+    assert p.returncode == 0, p.stderr
+    assert not (d / "MARKER").exists()
+    assert "code:InteractiveConsole" in _flat(p.stderr) and "not a Tool" in _flat(p.stderr)  # imported, checked, left out

@@ -38,6 +38,7 @@ from .errors import InputError
 
 TRUST_VERSION = 1
 MAX_FILES = 10_000  # a folder with more importable files than this is too broad to trust whole
+MAX_DIRS = 5_000  # likewise sub-folders a dotted name could reach (a home folder is no plugin folder)
 SHOW_FILES = 8  # files named in a message before "and N more"
 # what Python could load from a folder: sources, compiled files, native extensions, and .pth
 # files (which a site folder executes); the platform's own extension suffixes come first
@@ -159,6 +160,9 @@ def importable_files(folder: Path) -> list[Path]:
             dirs[:] = []
             continue
         seen.add(real)
+        if len(seen) > MAX_DIRS:
+            raise NotTrusted(f"{folder} holds more than {MAX_DIRS:,} folders Python could import from: too many to "
+                             "trust as one folder (put the plugins in a folder of their own)")
         dirs[:] = sorted(d for d in dirs if d.isidentifier())
         for f in sorted(files):
             if f.endswith(IMPORTABLE):
@@ -273,7 +277,10 @@ class TrustList:
         folder = _resolved(folder)
         if not folder.exists():
             raise InputError("no such folder", file=str(folder), field="folder")
-        digests = folder_digests(folder)
+        try:
+            digests = folder_digests(folder)
+        except NotTrusted as exc:
+            raise InputError(str(exc), file=str(folder), field="folder") from None
         entry = TrustedFolder(str(folder), combined(digests), digests)
         self.entries[entry.folder] = entry
         self.save()
@@ -333,13 +340,13 @@ class Consent:
         if self.served:
             raise NotTrusted(f"not imported: a served session never imports scenario-local plugins "
                              f"({folder}: {_names(tuple(str(p.relative_to(folder)) if p.is_relative_to(folder) else p.name for p in origin.files))})")
+        if self.any_once and not self.checking:
+            return
         digests = folder_digests(folder)
         if folder in self.once and self.once[folder] in (None, combined(digests)):
             return
         if folder in self.once:
             raise NotTrusted(f"not imported: {folder} changed since it was shown to you; {HOW}")
-        if self.any_once:
-            return
         trusted = TrustList(self.trust_file) if self.trust_file is not None else None
         why = trusted.check(folder, digests) if trusted is not None else f"{folder} is not a trusted folder"
         if why is None:
