@@ -289,9 +289,11 @@ class TrustList:
     def remove(self, folder: Path) -> bool:
         self._writable()
         key = str(_resolved(folder))
-        if key not in self.entries and str(folder) not in self.entries:
+        if key not in self.entries:
+            key = str(folder)  # a folder that is gone (or moved) by the name it was kept under
+        if key not in self.entries:
             return False
-        self.entries.pop(key, None) or self.entries.pop(str(folder), None)
+        del self.entries[key]
         self.save()
         return True
 
