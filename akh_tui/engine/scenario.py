@@ -211,7 +211,7 @@ def load_scenario(name_or_path: str) -> Scenario:
         if not registry.refused:
             raise
         # a tool or capability only a plugin declares: say why that plugin is not known
-        raise InputError(f"{exc.message} (the scenario's plugin {registry.refused[0]})", file=exc.file,
+        raise InputError(f"{exc.message} (a plugin of the scenario was left out: {registry.refused[0]})", file=exc.file,
                          line=exc.line, field=exc.field) from None
     answers: dict[str, list[str]] = {}
     ans = data.get("answers", {})
