@@ -16,8 +16,7 @@ A served tab (config.served_process) never imports scenario-local plugins, trust
 is driven by whoever holds the browser page. A damaged list is reported and trusts nothing;
 it is never silently replaced.
 
-`locate` says where a top-level module would come from without running it, the way the
-import system would look (built-in and frozen modules, installed finders, then the path).
+`modulefind.locate` says where a module would come from without running it.
 """
 
 from __future__ import annotations
@@ -27,14 +26,15 @@ import hashlib
 import importlib.machinery
 import json
 import os
-import site
-import sys
-import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
 from .errors import InputError
+from .modulefind import Origin, locate, resolved_path
+
+__all__ = ["Origin", "locate", "NotTrusted", "TrustList", "Consent", "PluginNeed", "current", "set_consent", "agreed",
+           "agree", "allow_once", "needs", "scenario_needs", "declared_decider", "folder_digests", "combined"]
 
 TRUST_VERSION = 1
 MAX_FILES = 10_000  # a folder with more importable files than this is too broad to trust whole
@@ -51,111 +51,19 @@ class NotTrusted(Exception):
     """A module that was not imported because its folder is not trusted for this run."""
 
 
-# ---- where a module would come from --------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Origin:
-    """Where a top-level module would be loaded from: `folders` empty for an installed one
-    (stdlib, site-packages, akh_tui itself, an installed import hook); else the path entries
-    it would come from, and its file(s)."""
-
-    module: str
-    folders: tuple[Path, ...] = ()
-    files: tuple[Path, ...] = ()
-    found: bool = True
-
-    @property
-    def local(self) -> bool:
-        return bool(self.folders)
-
-
-def _resolved(p: str | Path) -> Path:
-    try:
-        return Path(p).resolve()
-    except (OSError, RuntimeError, ValueError):
-        return Path(os.path.abspath(p))
-
-
-def installed_roots() -> tuple[Path, ...]:
-    """The folders whose modules count as installed: the standard library, site-packages (the
-    environment's, the interpreter's, the user's) and akh_tui's own package."""
-    roots = [sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")]
-    with contextlib.suppress(AttributeError):  # virtualenv's old site.py has no getsitepackages
-        roots += site.getsitepackages()
-    if site.ENABLE_USER_SITE:
-        roots.append(site.getusersitepackages())
-    roots.append(str(Path(__file__).resolve().parents[1]))  # akh_tui (bundled scenarios included)
-    return tuple(dict.fromkeys(_resolved(r) for r in roots if r))
-
-
-def _under(p: Path, roots: tuple[Path, ...]) -> bool:
-    return any(p == r or p.is_relative_to(r) for r in roots)
-
-
-def _classify(name: str, spec: importlib.machinery.ModuleSpec | None, by_path: bool) -> Origin:
-    if spec is None:
-        return Origin(name, found=False)
-    if not by_path:  # built-in, frozen, or an import hook an installed package put in place
-        return Origin(name)
-    if spec.submodule_search_locations:  # a package (or namespace package): its folders
-        places = [_resolved(p) for p in spec.submodule_search_locations]
-        entries = [p.parent for p in places]
-    elif spec.origin and spec.has_location:
-        places = [_resolved(spec.origin)]
-        entries = [places[0].parent]
-    else:
-        return Origin(name)
-    roots = installed_roots()
-    local = [(e, p) for e, p in zip(entries, places) if not _under(p, roots)]
-    if not local:
-        return Origin(name)
-    return Origin(name, tuple(dict.fromkeys(e for e, _ in local)), tuple(dict.fromkeys(p for _, p in local)))
-
-
-def _find(finder: object, top: str, search: list[str]) -> importlib.machinery.ModuleSpec | None:
-    """One finder's spec for a top-level name (the path finder over `search`), or None."""
-    try:
-        if finder is importlib.machinery.PathFinder:
-            return importlib.machinery.PathFinder.find_spec(top, search)
-        find = getattr(finder, "find_spec", None)
-        return find(top, None) if find is not None else None
-    except (ImportError, ValueError, OSError):
-        return None
-
-
-def locate(module: str, base: Path | None = None) -> Origin:
-    """Where the top-level module of `module` would be imported from, `base` first on the
-    path: nothing is imported (a dotted name's parents would be, so only its first part is
-    looked up; its submodules come from the same folder)."""
-    top = module.partition(".")[0]
-    loaded = sys.modules.get(top)
-    if loaded is not None:  # imported already: its submodules would come from where it did
-        if getattr(loaded, "__spec__", None) is None:  # made in memory: no file to load
-            return Origin(top)
-        hooked = any(_find(f, top, []) is not None for f in sys.meta_path
-                     if f is not importlib.machinery.PathFinder)
-        return _classify(top, getattr(loaded, "__spec__", None), by_path=not hooked)
-    search = ([str(base)] if base is not None else []) + sys.path
-    for finder in sys.meta_path:
-        spec = _find(finder, top, search)
-        if spec is not None:
-            return _classify(top, spec, by_path=finder is importlib.machinery.PathFinder)
-    return Origin(top, found=False)
-
-
 # ---- a folder's content hash -------------------------------------------------------------------
 
 def importable_files(folder: Path) -> list[Path]:
     """Every file Python could import from `folder` (it as a path entry): files with an
     importable suffix there, and in every sub-folder a dotted name could reach (an identifier:
     a package or a namespace package, __pycache__ included), symlinks followed once."""
-    folder = _resolved(folder)
+    folder = resolved_path(folder)
     if folder.is_file():  # a zip or egg on the path: the one file
         return [folder]
     out: list[Path] = []
     seen: set[Path] = set()
     for here, dirs, files in os.walk(folder, followlinks=True):
-        real = _resolved(here)
+        real = resolved_path(here)
         if real in seen:
             dirs[:] = []
             continue
@@ -175,7 +83,7 @@ def importable_files(folder: Path) -> list[Path]:
 
 def folder_digests(folder: Path) -> dict[str, str]:
     """sha256 of each importable file, by its path relative to the folder (posix)."""
-    folder = _resolved(folder)
+    folder = resolved_path(folder)
     out: dict[str, str] = {}
     for p in importable_files(folder):
         try:
@@ -274,7 +182,7 @@ class TrustList:
     def add(self, folder: Path) -> TrustedFolder:
         """Trust `folder` as it is now (its hash), and save."""
         self._writable()
-        folder = _resolved(folder)
+        folder = resolved_path(folder)
         if not folder.exists():
             raise InputError("no such folder", file=str(folder), field="folder")
         try:
@@ -288,7 +196,7 @@ class TrustList:
 
     def remove(self, folder: Path) -> bool:
         self._writable()
-        key = str(_resolved(folder))
+        key = str(resolved_path(folder))
         if key not in self.entries:
             key = str(folder)  # a folder that is gone (or moved) by the name it was kept under
         if key not in self.entries:
@@ -301,7 +209,7 @@ class TrustList:
         """None when `folder` is trusted as it is now; else why not, in words."""
         if self.error is not None:
             return f"{self.error}"
-        folder = _resolved(folder)
+        folder = resolved_path(folder)
         entry = self.entries.get(str(folder))
         now = digests if digests is not None else folder_digests(folder)
         if entry is None:
@@ -496,4 +404,4 @@ def needs(refs: list[str], base: Path | None, consent: Consent | None = None) ->
 def scenario_needs(path: Path, extra: list[str] | None = None, consent: Consent | None = None) -> list[PluginNeed]:
     """What the scenario file at `path` (and `extra` references, e.g. a --decider) would
     import from outside the installed packages."""
-    return needs(references(path) + list(extra or []), _resolved(path).parent, consent)
+    return needs(references(path) + list(extra or []), resolved_path(path).parent, consent)
