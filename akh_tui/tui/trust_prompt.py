@@ -47,8 +47,8 @@ class TrustScreen(ModalScreen["str | None"]):
                 body.append(f"\n{n.folder}\n", style="bold")
                 body.append(f"  needed by: {', '.join(n.refs)}\n")
                 body.append(f"  files: {', '.join(n.files) or 'none'}\n")
-                if n.why:
-                    body.append(f"  {n.why}\n", style="dim")
+                if n.why:  # the reason alone (not trusted, or what changed): the buttons are how to agree
+                    body.append(f"  {n.why.removeprefix('not imported: ').removesuffix('; ' + trust.HOW)}\n", style="dim")
             body.append("\nOpening it imports these files: they run as you, with your files and network. "
                         "Nothing has been imported yet.")
             with VerticalScroll():
