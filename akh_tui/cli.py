@@ -38,7 +38,7 @@ def _person_flags(p) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import cli_classroom, cli_sessions, cli_sweep, cli_think  # their add_parser functions load no engine
+    from . import cli_classroom, cli_sessions, cli_sweep, cli_think, cli_trust  # their add_parser functions load no engine
 
     p = argparse.ArgumentParser(prog="akh-tui", description="A workbench for a cognitive agent's OODA loop.")
     p.add_argument("--scenario", help="scenario name or path for the workbench (default: zoo)")
@@ -122,6 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     syn.add_argument("--grammar", help="narrative, formal, terse, or a grammar TOML file (default: the persona's "
                                        "grammar_preference)")
 
+    for name, sp in asub.choices.items():  # every agent command opens a scenario (a new run's, or the stored run's)
+        cli_trust.add_flags(sp)
     cli_sessions.add_parser(sub, common)
 
     tools = sub.add_parser("tools", help="list the tools: the built-ins and installed plugins, their gates and danger")
@@ -139,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_think.add_parser(sub)
     cli_classroom.add_parsers(sub, common)
     cli_sweep.add_parser(sub)
+    cli_trust.add_parser(sub)
     bench.add_argument("--ui", action="store_true", help="also measure the workbench: cycles/s against headless, pause latency")
     bench.add_argument("--engine", action="store_true",
                        help="only the engine's own figures: cycles without recording, and a 1,000,000-triple load")
@@ -204,7 +207,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def dispatch(args, out: Console, err: Console) -> int:
+    from . import cli_trust
+
+    consent = None
     try:
+        # the user's agreement to import scenario-local plugins, before anything opens a scenario
+        consent = cli_trust.apply(args)
         if args.command is None:
             return start_workbench(args, out)
         if args.command == "agent":
@@ -240,6 +248,8 @@ def dispatch(args, out: Console, err: Console) -> int:
             if args.engine:
                 return engine_main(quick=args.quick, as_json=args.json)
             return bench_main(quick=args.quick, as_json=args.json, ui=args.ui)
+        if args.command == "trust":
+            return cli_trust.dispatch(args, out, err)
     except InputError as exc:
         if getattr(args, "json", False):
             print(json.dumps(exc.to_dict()), file=sys.stderr)
@@ -249,6 +259,9 @@ def dispatch(args, out: Console, err: Console) -> int:
     except KeyboardInterrupt:
         err.print("interrupted; the session keeps every completed cycle")
         return 130
+    finally:
+        if consent is not None:
+            cli_trust.say_remembered(consent, err)
     return 0
 
 

@@ -275,6 +275,8 @@ def _print_goals(out: Console, goals: list[dict]) -> None:
 def cmd_plan(args, out: Console, err: Console) -> int:
     check_goal(args.goal, "--goal")
     run = Run.open_or_new(locations(args), args.scenario)
+    for w in run.warnings:  # a plugin left out (not trusted, failed to load): said before the plan
+        err.print(Text(f"warning: {w}", style="yellow"))
     try:
         goal = run.find_goal(args.goal) or run.add_goal(args.goal)
         p = run.plan(goal["id"])

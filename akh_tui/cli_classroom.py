@@ -242,9 +242,11 @@ def workbench_shots(store, meta: dict, run: int, branch_name: str, branch: int, 
 
 
 def cmd_check(args, out: Console, err: Console) -> int:
+    from .cli_trust import checking
     from .engine.run import check_pin
     from .engine.run import pin as pins
 
+    checking()  # a pin is a file someone handed out: only folders trusted already may run code
     path = Path(args.file)
     pin = pins.load_pin(path)
     result = check_pin(pin, path)
@@ -293,7 +295,7 @@ def serve_command(args) -> str:
 def cmd_serve(args, out: Console, err: Console) -> int:
     import os
 
-    from .engine.run import DANGEROUS_CAPABILITIES, SAFE_ENV, SERVED_ENV, InputError, check_url, load_scenario
+    from .engine.run import DANGEROUS_CAPABILITIES, SAFE_ENV, SERVED_ENV, InputError, check_url, load_scenario, trust
 
     if args.seed is not None and args.seed < 0:
         raise InputError(f"must be ≥ 0, got {args.seed}", field="--seed")
@@ -333,7 +335,10 @@ def cmd_serve(args, out: Console, err: Console) -> int:
     else:
         err.print(Text(f"served sessions keep {dangerous} off, whatever the scenario says (--allow-dangerous to allow)",
                        style="dim"))
-    load_scenario(args.scenario or "zoo")  # a bad scenario is refused here, not in every tab
+    sc = load_scenario(args.scenario or "zoo")  # a bad scenario is refused here, not in every tab
+    for need in trust.scenario_needs(sc.path):  # SERVED_ENV is set above: no tab imports them (trust.py)
+        err.print(Text(f"warning: served sessions never import a scenario's own Python plugins: {need.folder} "
+                       f"({', '.join(need.refs)}) is left out of every tab", style="yellow"))
     admission = Admission.for_address(args.host, args.port, public, args.max_tabs)
     server = GuardedServer(serve_command(args), admission, host=args.host, port=args.port, title="akh-tui",
                            public_url=args.public_url)

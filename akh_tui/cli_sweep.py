@@ -27,6 +27,9 @@ def add_parser(sub, common: argparse.ArgumentParser | None = None) -> None:
     run.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="send the runs to this Dask scheduler instead of a local cluster")
     run.add_argument("--check", action="store_true", help="validate the file and print how many runs it makes; run nothing")
     run.add_argument("--json", action="store_true", help="machine-readable summary")
+    from .cli_trust import add_flags
+
+    add_flags(run)
     rep = ssub.add_parser("report", help="per axis value: mean and 95%% interval of each outcome; a heatmap; the extreme runs")
     rep.add_argument("dir", metavar="DIR")
     rep.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report (inline SVG, no network)")
@@ -67,10 +70,15 @@ def default_out(sweep_file: str) -> Path:
 
 
 def cmd_run(args, out: Console, err: Console) -> int:
+    from .cli_trust import checking, untrusted_lines
     from .engine.sweep import load_sweep
     from .sweep_cluster import host_port, run_sweep
 
+    if args.check:  # runs nothing: imports no plugin from a folder not trusted already
+        checking()
     sweep = load_sweep(args.file)
+    for line in untrusted_lines(sweep.scenarios):
+        err.print(Text(f"warning: {line}", style="yellow"))
     if args.scheduler and args.workers:
         raise InputError("--workers sizes the local cluster; with --scheduler the cluster's own workers run the sweep", field="--workers")
     if args.scheduler:

@@ -850,3 +850,315 @@ def test_served_theme_never_reaches_the_owners_config(tmp_path: Path, served_tab
     tab.save_theme("nord")
     assert tab.theme == "nord"  # the tab keeps its choice for itself
     assert config.read_text(encoding="utf-8") == 'theme = "textual-dark"\n'
+
+# ---- issue 23, opening a scenario (or pin, or sweep) runs no code the user did not agree to ----
+# A folder holding `evil.toml` and `evilmod.py`: importing evilmod writes MARKER beside it, so a
+# marker that does not exist proves nothing of the folder was imported. Every command path the
+# issue lists runs for real (a child `akh-tui` process, with `python -m`, so the current
+# directory is on its path too) in the test's own data dir and config folder.
+
+import asyncio  # noqa: E402
+import shutil  # noqa: E402
+import socket  # noqa: E402
+
+ZOO_KG = ROOT / "akh_tui" / "data" / "kg" / "zoo.tsv"
+EVIL_MODULE = """\
+from pathlib import Path
+Path(__file__).with_name("MARKER").write_text("evilmod ran")
+
+
+class Decider:
+    kind = "evil"
+
+    def choose(self, agent, focus, ctx, candidates, utility):
+        return utility, None
+
+    def learn(self, agent, focus, tool, act):
+        pass
+
+    def model_memory(self, limit):
+        return None
+
+
+def make():
+    return []
+
+
+def make_decider():
+    return Decider()
+"""
+
+
+def _evil_folder(tmp_path: Path, line: str = 'tools = ["evilmod:make"]', name: str = "evil") -> Path:
+    d = tmp_path / name
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "evilmod.py").write_text(EVIL_MODULE)
+    (d / "evil.toml").write_text(f'name = "evil"\nseed = 1\nkg = [{json.dumps(str(ZOO_KG))}]\n{line}\n'
+                                 '[[goals]]\ndescription = "Find mammals"\n')
+    return d
+
+
+def _akh(tmp_path: Path, *args: str, env: dict | None = None, cwd: Path | None = None, timeout: int = 180):
+    e = dict(os.environ, AKH_TUI_DATA=str(tmp_path / "data"), AKH_TUI_CONFIG=str(tmp_path / "cfg" / "config.toml"),
+             COLUMNS="250")
+    e.pop("AKH_TUI_SERVED", None)
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", "akh_tui.cli", *args], cwd=cwd or tmp_path, env=e,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_agent_run_imports_no_untrusted_plugin_and_says_how_to_agree(tmp_path: Path) -> None:
+    d = _evil_folder(tmp_path)
+    p = _akh(tmp_path, "agent", "run", "--scenario", str(d / "evil.toml"), "--max-cycles", "1")
+    assert p.returncode == 0, p.stderr
+    assert not (d / "MARKER").exists()
+    err = _flat(p.stderr)
+    assert f"{d} is not a trusted folder (it holds evilmod.py)" in err
+    assert "--allow-plugins" in err and "--trust" in err and "left out" in err
+    # the user agrees for this run: now (and only now) it runs
+    p = _akh(tmp_path, "agent", "run", "--scenario", str(d / "evil.toml"), "--max-cycles", "1", "--fresh",
+             "--allow-plugins")
+    assert p.returncode == 0, p.stderr
+    assert (d / "MARKER").exists()
+
+
+def test_a_scenario_decider_from_an_untrusted_folder_is_refused_before_import(tmp_path: Path) -> None:
+    d = _evil_folder(tmp_path, 'decider = "evilmod:make_decider"')
+    p = _akh(tmp_path, "agent", "run", "--scenario", str(d / "evil.toml"), "--max-cycles", "1")
+    assert p.returncode == 2, p.stderr
+    assert not (d / "MARKER").exists()
+    assert "field 'decider'" in _flat(p.stderr) and str(d) in _flat(p.stderr)
+    assert "Traceback" not in p.stderr
+    # --decider from the command line is a reference like any other: same folder, same rule
+    p = _akh(tmp_path, "agent", "run", "--scenario", str(d / "evil.toml"), "--decider", "evilmod:make_decider",
+             "--max-cycles", "1")
+    assert p.returncode == 2 and not (d / "MARKER").exists()
+
+
+def test_agent_resume_and_plan_import_nothing_the_user_did_not_agree_to_for_this_run(tmp_path: Path) -> None:
+    d = _evil_folder(tmp_path)
+    p = _akh(tmp_path, "agent", "run", "--scenario", str(d / "evil.toml"), "--max-cycles", "1", "--allow-plugins")
+    assert p.returncode == 0 and (d / "MARKER").exists()
+    (d / "MARKER").unlink()
+    # --allow-plugins was for that run only: resuming it asks again
+    p = _akh(tmp_path, "agent", "resume", "--max-cycles", "1")
+    assert p.returncode == 0, p.stderr
+    assert not (d / "MARKER").exists()
+    assert "not a trusted folder" in _flat(p.stderr)
+    p = _akh(tmp_path, "agent", "plan", "--scenario", str(d / "evil.toml"), "--goal", "Find birds")
+    assert p.returncode == 0, p.stderr
+    assert not (d / "MARKER").exists()
+    assert "not a trusted folder" in _flat(p.stderr)
+
+
+def test_a_module_in_the_current_directory_is_local_code_too(tmp_path: Path) -> None:
+    d = _evil_folder(tmp_path, 'tools = ["cwdmod:make"]')
+    (tmp_path / "cwdmod.py").write_text(EVIL_MODULE.replace('with_name("MARKER")', 'with_name("CWDMARKER")'))
+    p = _akh(tmp_path, "agent", "run", "--scenario", str(d / "evil.toml"), "--max-cycles", "1", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert not (tmp_path / "CWDMARKER").exists()
+    assert f"{tmp_path} is not a trusted folder" in _flat(p.stderr)
+
+
+def test_trust_remembers_the_folder_and_a_changed_or_added_file_asks_again(tmp_path: Path) -> None:
+    d = _evil_folder(tmp_path)
+    sc = str(d / "evil.toml")
+    p = _akh(tmp_path, "agent", "run", "--scenario", sc, "--max-cycles", "1", "--trust")
+    assert p.returncode == 0 and (d / "MARKER").exists()
+    assert f"trusted {d}" in _flat(p.stderr)
+    (d / "MARKER").unlink()
+    p = _akh(tmp_path, "agent", "run", "--scenario", sc, "--max-cycles", "1", "--fresh")  # remembered
+    assert p.returncode == 0 and (d / "MARKER").exists()
+    (d / "MARKER").unlink()
+    (d / "helper.py").write_text("X = 1\n")  # an added file Python could import
+    p = _akh(tmp_path, "agent", "run", "--scenario", sc, "--max-cycles", "1", "--fresh")
+    assert not (d / "MARKER").exists()
+    assert "changed since it was trusted (added: helper.py)" in _flat(p.stderr)
+    _akh(tmp_path, "trust", "add", str(d))
+    (d / "evilmod.py").write_text(EVIL_MODULE + "\n# edited\n")  # a changed one
+    p = _akh(tmp_path, "agent", "run", "--scenario", sc, "--max-cycles", "1", "--fresh")
+    assert not (d / "MARKER").exists()
+    assert "changed since it was trusted (changed: evilmod.py)" in _flat(p.stderr)
+    (d / "pkg" / "__pycache__").mkdir(parents=True)  # compiled files count too
+    _akh(tmp_path, "trust", "add", str(d))
+    (d / "pkg" / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"\0")
+    listed = _akh(tmp_path, "trust", "list")
+    assert "changed: asks again" in listed.stdout and "pkg/__pycache__/mod.cpython-311.pyc" in _flat(listed.stdout)
+
+
+def test_a_damaged_trusted_list_trusts_nothing_and_is_never_reset(tmp_path: Path) -> None:
+    d = _evil_folder(tmp_path)
+    lst = tmp_path / "cfg" / "trusted-folders.json"
+    lst.parent.mkdir()
+    lst.write_text('{"akh_trust": 1, "folders": [ {"folder": ')
+    p = _akh(tmp_path, "agent", "run", "--scenario", str(d / "evil.toml"), "--max-cycles", "1")
+    assert p.returncode == 0 and not (d / "MARKER").exists()
+    assert f"{lst}:1: the trusted-folders list is damaged" in _flat(p.stderr)
+    p = _akh(tmp_path, "agent", "run", "--scenario", str(d / "evil.toml"), "--max-cycles", "1", "--trust")
+    assert p.returncode == 2 and not (d / "MARKER").exists()
+    assert str(lst) in _flat(p.stderr) and "not changed" in _flat(p.stderr)
+    assert lst.read_text() == '{"akh_trust": 1, "folders": [ {"folder": '
+
+
+def test_sweep_check_and_sweep_run_import_no_untrusted_plugin(tmp_path: Path) -> None:
+    d = _evil_folder(tmp_path)
+    (d / "s.toml").write_text('name = "s"\nscenarios = ["evil.toml"]\nseeds = [1]\nmax_cycles = 1\n')
+    p = _akh(tmp_path, "sweep", "run", str(d / "s.toml"), "--check")
+    assert p.returncode == 0, p.stderr
+    assert not (d / "MARKER").exists()
+    assert f"would need plugins from {d} (evilmod:make): not trusted" in _flat(p.stderr)
+    p = _akh(tmp_path, "sweep", "run", str(d / "s.toml"), "--check", "--allow-plugins")  # --check runs nothing
+    assert p.returncode == 0 and not (d / "MARKER").exists()
+    p = _akh(tmp_path, "sweep", "run", str(d / "s.toml"), "--workers", "1", "--out", str(tmp_path / "out"))
+    assert p.returncode == 0, p.stderr
+    assert not (d / "MARKER").exists()
+
+
+def _pin_beside(tmp_path: Path, d: Path) -> Path:
+    """A pin of one cycle of the evil scenario, written beside it (the user agreed for that run)."""
+    assert _akh(tmp_path, "agent", "run", "--scenario", str(d / "evil.toml"), "--max-cycles", "2",
+                "--allow-plugins").returncode == 0
+    pin = d / "demo.pin.json"
+    p = _akh(tmp_path, "sessions", "pin", "1", "--cycle", "1", "-o", str(pin))
+    assert p.returncode == 0, p.stderr
+    (d / "MARKER").unlink()
+    return pin
+
+
+def test_check_pin_never_imports_untrusted_code(tmp_path: Path) -> None:
+    d = _evil_folder(tmp_path)
+    pin = _pin_beside(tmp_path, d)
+    p = _akh(tmp_path, "check", str(pin))
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert not (d / "MARKER").exists()
+    err = _flat(p.stderr)
+    assert f"{pin}: field 'scenario': the scenario would need plugins from {d} (evilmod:make): not trusted" in err
+    # trusted (by the user, once, for good): check reruns it with the plugin
+    assert _akh(tmp_path, "trust", "add", str(d)).returncode == 0
+    p = _akh(tmp_path, "check", str(pin))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert (d / "MARKER").exists()
+
+
+@pytest.mark.parametrize("where", ["dotdot", "absolute"])
+def test_a_pin_names_only_a_scenario_beside_or_below_it(tmp_path: Path, where: str) -> None:
+    d = _evil_folder(tmp_path)
+    pin = _pin_beside(tmp_path, d)
+    handed = tmp_path / "handed-out" / "lesson"
+    handed.mkdir(parents=True)
+    data = json.loads(pin.read_text())
+    data["scenario"] = os.path.relpath(d / "evil.toml", handed) if where == "dotdot" else str(d / "evil.toml")
+    bad = handed / "bad.pin.json"
+    bad.write_text(json.dumps(data, indent=1))
+    assert _akh(tmp_path, "trust", "add", str(d)).returncode == 0  # even a trusted folder: not from this pin
+    p = _akh(tmp_path, "check", str(bad))
+    assert p.returncode == 2
+    assert not (d / "MARKER").exists()
+    line = next(i for i, ln in enumerate(bad.read_text().splitlines(), 1) if '"scenario":' in ln)
+    assert f"{bad}:{line}: field 'scenario':" in _flat(p.stderr) and "outside the pin's folder" in _flat(p.stderr)
+    assert "Traceback" not in p.stderr
+    # and `sessions pin` will not write such a pin in the first place
+    p = _akh(tmp_path, "sessions", "pin", "1", "--cycle", "1", "-o", str(handed / "new.pin.json"))
+    assert p.returncode == 2 and not (handed / "new.pin.json").exists()
+
+
+def test_a_served_process_never_imports_scenario_local_plugins_trusted_or_not(tmp_path: Path) -> None:
+    d = _evil_folder(tmp_path)
+    assert _akh(tmp_path, "trust", "add", str(d)).returncode == 0
+    for safe in ("1", "0"):
+        p = _akh(tmp_path, "agent", "run", "--scenario", str(d / "evil.toml"), "--max-cycles", "1", "--fresh",
+                 "--allow-plugins", env={"AKH_TUI_SERVED": "1", "AKH_TUI_SAFE": safe})
+        assert p.returncode == 0, p.stderr
+        assert not (d / "MARKER").exists()
+        assert "a served session never imports scenario-local plugins" in _flat(p.stderr)
+    # `serve` itself (the server process) loads the scenario without them: here it then fails
+    # to listen (the port is taken), after the load
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        p = _akh(tmp_path, "serve", "--port", str(held.getsockname()[1]), "--scenario", str(d / "evil.toml"))
+    assert p.returncode == 2
+    assert not (d / "MARKER").exists()
+    assert f"served sessions never import a scenario's own Python plugins: {d}" in _flat(p.stderr)
+
+
+def test_a_served_workbench_opens_without_them_and_says_so(tmp_path: Path, monkeypatch, workbench) -> None:
+    from akh_tui.engine import registry
+    from akh_tui.tui import trust_prompt
+
+    d = _evil_folder(tmp_path)
+    monkeypatch.setenv("AKH_TUI_SERVED", "1")
+    registry.refresh()
+    assert trust_prompt.untrusted(Locations_(tmp_path), str(d / "evil.toml"), None, False) == []  # never asks
+    app = workbench(str(d / "evil.toml"))
+    assert not (d / "MARKER").exists()
+    assert any("a served session never imports scenario-local plugins" in w for w in app.ctl.warnings)
+    app.ctl.close()
+
+
+def Locations_(tmp_path: Path):
+    from akh_tui.engine.paths import Locations
+
+    return Locations(tmp_path / "data", tmp_path / "config.toml")
+
+
+@pytest.mark.parametrize("answer", ["trust", "once", "without"])
+def test_the_workbench_asks_before_opening_and_imports_nothing_until_agreed(tmp_path: Path, workbench,
+                                                                           answer: str) -> None:
+    from textual.widgets import Static
+
+    from akh_tui.engine import registry, trust
+    from akh_tui.tui import trust_prompt
+    from akh_tui.tui.app import Workbench
+
+    registry.refresh()
+    sys.modules.pop("evilmod", None)
+    d = _evil_folder(tmp_path, 'tools = ["evilmod:make"]\ndecider = "evilmod:make_decider"')
+    locations = Locations_(tmp_path)
+    needs = trust_prompt.untrusted(locations, str(d / "evil.toml"), None, False)
+    assert [n.folder for n in needs] == [d] and needs[0].files == ("evilmod.py",)
+    prompt = trust_prompt.TrustPrompt(needs)
+
+    async def answer_it() -> None:
+        async with prompt.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            shown = str(prompt.screen.query_one("#trust-folders", Static).render())
+            assert str(d) in shown and "evilmod.py" in shown and "evilmod:make_decider" in shown
+            assert not (d / "MARKER").exists()  # the dialog is up: nothing imported
+            await pilot.click(f"#{answer}")
+            await pilot.pause()
+
+    asyncio.run(answer_it())
+    assert prompt.return_value == answer
+    assert not (d / "MARKER").exists()  # answered, the run not opened yet
+    try:
+        go, decider = trust_prompt.apply(answer, needs, locations, "evilmod:make_decider")
+        assert go
+        app = Workbench(str(d / "evil.toml"), sync=True, locations=locations, decider=decider)
+        app.ctl.close()
+        if answer == "without":
+            assert decider == "utility" and not (d / "MARKER").exists()
+            assert any("not a trusted folder" in w for w in app.ctl.warnings)
+        else:
+            assert (d / "MARKER").exists() and app.ctl.meta["decider"] == "evilmod:make_decider"
+        remembered = trust.TrustList(locations.trust_file).check(d) is None
+        assert remembered == (answer == "trust")
+    finally:
+        trust.set_consent(None)
+        sys.modules.pop("evilmod", None)
+        registry.refresh()
+
+
+def test_an_installed_plugin_picks_up_no_module_from_the_scenario_folder(tmp_path: Path) -> None:
+    # code (stdlib) imports codeop when it is first imported: with the scenario's folder first on
+    # the path during that import (as it was), a codeop.py there would run
+    d = _evil_folder(tmp_path, 'tools = ["code:InteractiveConsole"]')
+    (d / "codeop.py").write_text(EVIL_MODULE)
+    p = _akh(tmp_path, "agent", "run", "--scenario", str(d / "evil.toml"), "--max-cycles", "1")
+    assert p.returncode == 0, p.stderr
+    assert not (d / "MARKER").exists()
+    assert "code:InteractiveConsole" in _flat(p.stderr) and "not a Tool" in _flat(p.stderr)  # imported, checked, left out

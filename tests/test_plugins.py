@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from akh_tui.engine import registry
+from akh_tui.engine import registry, trust
 from akh_tui.engine.paths import Locations
 from akh_tui.engine.run import InputError, Run, parse_breakpoint, why_chosen, why_not_text
 
@@ -23,7 +23,10 @@ PKG = EXAMPLE / "akh_tides"
 @pytest.fixture(autouse=True)
 def _fresh_plugins():
     registry.refresh()
-    yield
+    # the user agreed to these scenarios' own modules, as `--allow-plugins` does (issue 23:
+    # without it nothing beside a scenario is imported; tests/test_attacks.py proves that)
+    with trust.agreed(trust.Consent(any_once=True)):
+        yield
     registry.refresh()
     for m in [m for m in sys.modules if m.startswith(("akh_tides", "tidetool", "badtool", "mydecider"))]:
         del sys.modules[m]

@@ -87,6 +87,12 @@ class Locations:
         return self.data_dir
 
     @property
+    def trust_file(self) -> Path:
+        """The trusted-folders list (trust.py): beside the user config file, so it is the
+        user's whatever data dir a run records into."""
+        return self.config_file.parent / "trusted-folders.json"
+
+    @property
     def session_db(self) -> Path:
         return self.data_dir / "session.db"
 

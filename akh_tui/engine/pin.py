@@ -4,7 +4,8 @@ behaviour changes.
 
 A pin file (JSON, `"akh_pin": 1`) holds, for each pinned cycle, the tool, its input, the
 breakdown and the chosen tool's factors, the outcome and the goals' statuses; and what a
-rerun needs: the scenario (a bundled name, or a path relative to the pin file), seed, goals,
+rerun needs: the scenario (a bundled name, or a path relative to the pin file, beside or below
+it: checking a pin someone handed out opens only what they handed out), seed, goals,
 decider, the user inputs recorded before the last pinned cycle (goals added, psyche and fork
 edits: data, replayed as rewind replays them), and the trail of (tool, input, progress) of
 every cycle up to the last pinned one, so a check can say where the run first parted.
@@ -90,9 +91,15 @@ def make_pin(store, run: int, branch_name: str, cycles: list[int], pin_path: Pat
         trail.append([rec["decide"]["tool"], rec["decide"]["input"], rec["act"]["progress"]])
         if rec["cycle"] in cycles:
             pinned.append(pinned_cycle(rec))
+    ref = _scenario_ref(meta["scenario"], pin_path.parent)
+    why = _scenario_refused(ref, pin_path)
+    if why is not None:  # `check` would refuse it: say so now, and write nothing
+        raise InputError(f"the run's scenario {meta['scenario']} is not beside or below the pin file, and a pin may "
+                         "name only such a scenario or a bundled one: write the pin into the scenario's folder (or a "
+                         "folder above it)", file=str(pin_path), field="-o")
     return {
         "akh_pin": PIN_VERSION,
-        "scenario": _scenario_ref(meta["scenario"], pin_path.parent),
+        "scenario": ref,
         "scenario_name": meta.get("name"),
         "seed": meta["seed"],
         "goals": meta.get("goals"),
@@ -167,6 +174,9 @@ def load_pin(path: str | Path) -> dict:
         return v
 
     need(pin, "scenario", str, "", "a bundled scenario name or a path")
+    why = _scenario_refused(pin["scenario"], Path(path))
+    if why is not None:
+        raise err(why, "scenario")
     seed = need(pin, "seed", int, "", "a non-negative integer")
     if seed < 0:
         raise err(f"must be a non-negative integer, got {seed}", "seed")
@@ -219,12 +229,42 @@ def load_pin(path: str | Path) -> dict:
 
 
 # ---- checking -------------------------------------------------------------------------------
+def _is_path(ref: str) -> bool:
+    return os.sep in ref or "/" in ref or "\\" in ref or ref.endswith(".toml")
+
+
+def _scenario_refused(ref: str, pin_path: Path) -> str | None:
+    """Why a pin's scenario may not be opened, or None. A pin is a file someone hands out, and
+    checking it opens its scenario: it may name only a scenario beside or below it (the folder
+    that is handed out), or a bundled one by name, never `../x.toml` or a path elsewhere."""
+    from .paths import bundled_data_dir
+
+    if not _is_path(ref):
+        if (bundled_data_dir() / "scenarios" / f"{ref}.toml").is_file():
+            return None
+        from .scenario import list_scenarios
+
+        return f"unknown scenario {ref!r} (bundled: {', '.join(list_scenarios()) or 'none'})"
+    try:
+        home = pin_path.resolve().parent
+        target = (Path(ref) if Path(ref).is_absolute() else pin_path.parent / ref).resolve()
+    except (OSError, RuntimeError, ValueError) as exc:
+        return f"not a usable path {ref!r}: {exc}"
+    if target == home or not target.is_relative_to(home):
+        return (f"{ref!r} is outside the pin's folder ({home}): a pin may name only a scenario beside or below "
+                "it, or a bundled one by name")
+    return None
+
+
 def resolve_scenario(pin: dict, pin_path: Path) -> str:
+    """The scenario file a (validated) pin reruns: beside or below it, or a bundled one's."""
+    from .paths import bundled_data_dir
+
     ref = pin["scenario"]
-    if os.sep in ref or ref.endswith(".toml"):
+    if _is_path(ref):
         p = Path(ref)
         return str(p if p.is_absolute() else pin_path.parent / p)
-    return ref
+    return str(bundled_data_dir() / "scenarios" / f"{ref}.toml")
 
 
 def _num_diff(a, b) -> bool:

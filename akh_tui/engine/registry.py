@@ -4,7 +4,8 @@ Tools come from three places, in this order (the score table's order):
 1. the eleven built-ins (tools.py);
 2. installed packages' entry points, group `akh_tui.tools`, by entry point name;
 3. the scenario's `tools = ["pkg.module:make_tool"]` (a module beside the scenario file may be
-   named by its file's stem).
+   named by its file's stem). A module from outside the installed packages is imported only
+   from a folder the user agreed to (trust.py); otherwise it is left out, nothing imported.
 
 A reference names a `Tool`, a list of them, or a callable returning either. A bad plugin never
 stops a run: one that fails to import, returns something that is not a tool, declares an
@@ -47,6 +48,10 @@ class PluginError(Exception):
     """A plugin that cannot be used, with words naming it."""
 
 
+class NotAgreed(PluginError):
+    """A plugin from a folder the user has not agreed to run code from: nothing was imported."""
+
+
 @dataclass
 class Entry:
     tool: Any  # a Tool (or an object shaped like one)
@@ -77,12 +82,28 @@ def _check_spec(spec: Any) -> str | None:
 
 
 def _import(ref: str, base: Path | None) -> Any:
-    """The object `module:attr` names; a module beside the scenario (`base`) is found first."""
+    """The object `module:attr` names; a module beside the scenario (`base`) is found first.
+
+    Before anything is imported, where the module would come from is looked up (trust.py):
+    an installed one is imported as any package is; one from a folder outside the installed
+    packages (the scenario's, the current directory, any other) only when the user agreed for
+    that folder, else PluginError says which folder, which files, and how to agree. The
+    scenario's folder is on the path only while its own agreed module is imported, so an
+    installed plugin's imports never pick a file up from it."""
+    from . import trust
+
     if ":" not in ref:
         raise PluginError(f"{ref!r} is not of the form 'module:attr'")
     mod_name, _, attr = ref.partition(":")
+    if not all(part.isidentifier() for part in mod_name.split(".")):
+        raise PluginError(f"{mod_name!r} is not a module name (dotted identifiers, e.g. mytools.tide)")
+    origin = trust.locate(mod_name, base)
+    try:
+        trust.current().admit(origin)
+    except trust.NotTrusted as exc:
+        raise NotAgreed(str(exc)) from None
     added = False
-    if base is not None and str(base) not in sys.path:
+    if base is not None and origin.local and base.resolve() in origin.folders and str(base) not in sys.path:
         sys.path.insert(0, str(base))
         added = True
     try:
@@ -125,6 +146,8 @@ def _load(ref: str, base: Path | None) -> list[Any]:
     if got is None:
         try:
             got = _tools_from(_import(ref, base))
+        except NotAgreed:
+            raise  # not kept: once the user agrees, the next run of this process loads it
         except PluginError as exc:
             got = str(exc)
         _loaded[key] = got
@@ -193,6 +216,7 @@ class ToolRegistry:
         self.off: dict[str, str] = {}  # plugin tools turned off during the run, with why
         self.budget = CALL_BUDGET
         self.refs: list[str] = []  # the scenario's references (what a rebuild loads again)
+        self.refused: list[str] = []  # references left out unimported: their folder is not agreed
 
     # ---- building --------------------------------------------------------------------------
     @classmethod
@@ -235,6 +259,10 @@ class ToolRegistry:
         self.refs.append(ref)
         try:
             tools = _load(ref, base)
+        except NotAgreed as exc:
+            self.refused.append(f"{origin}: {exc}")
+            self.problems.append(f"plugin {origin}: {exc}; left out")
+            return
         except PluginError as exc:
             self.problems.append(f"plugin {origin}: {exc}; left out")
             return

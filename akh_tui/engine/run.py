@@ -27,11 +27,11 @@ import weakref
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator, Mapping, Sequence, cast
 
-from . import history, otel, pin, report, writelock
+from . import history, otel, pin, report, trust, writelock
 from .basegraph import BaseGraph
 from .kg import KnowledgeGraph
 from .commands import from_input
-from .config import DANGEROUS_CAPABILITIES, SAFE_ENV
+from .config import DANGEROUS_CAPABILITIES, SAFE_ENV, SERVED_ENV, served_process
 from .agent import PHASES, Agent, Cycle
 from .approval import DEFAULT_RULES, Rule, answer_lines, check_decision, first_match, parse_rules
 from .breakpoints import Breakpoint, first_hit
@@ -70,7 +70,8 @@ __all__ = [
     "GraphOracle", "ThinkLoop", "CycleRecord", "CycleSummary", "Event", "View", "otel", "pin", "report", "load_scenario",
     "TraceWriter", "DANGEROUS_CAPABILITIES", "SAFE_ENV", "rerun", "check_pin", "StoreWriteError", "StoreBusy",
     "StoreDamaged", "StoreLost",
-    "PHASES", "Verdict", "Answer", "parse_rules", "answer_lines", "DEFAULT_RULES", "stop_phases",
+    "PHASES", "Verdict", "Answer", "parse_rules", "answer_lines", "DEFAULT_RULES", "stop_phases", "trust",
+    "SERVED_ENV", "served_process", "plugin_needs", "scenario_decider",
 ]
 __all__ += ["SERVED_ENV", "served_process", "redact", "register_secret", "check_url"]
 
@@ -1341,6 +1342,43 @@ def rerun(scenario: str, seed: int, goals: list[str] | None, decider: str, input
             r.close()
 
 
+def plugin_needs(locations: Locations, scenario: str | None = None, decider: str | None = None,
+                 resume: bool = False) -> list[trust.PluginNeed]:
+    """The folders of Python code opening `scenario` (or, `resume`, the store's current run)
+    would import from outside the installed packages, each with whether this process may:
+    read from the files alone, nothing imported (the workbench asks before it opens a run)."""
+    from .scenario import resolve
+
+    if resume:
+        if not locations.has_store():
+            return []
+        st = SessionStore(locations.session_db, readonly=True)
+        try:
+            meta = st.meta() or {}
+        finally:
+            st.close()
+        if not meta.get("scenario"):
+            return []
+        path, decider = Path(meta["scenario"]), meta.get("decider")
+    else:
+        path = resolve(scenario or "zoo")
+    return trust.scenario_needs(path, [decider] if decider and ":" in decider else [])
+
+
+def scenario_decider(scenario: str | None) -> str | None:
+    """The decider a scenario file declares, read without loading it (nor its plugins)."""
+    from .scenario import resolve
+
+    return trust.declared_decider(resolve(scenario or "zoo"))
+
+
 def check_pin(pin_data: dict, path: Path) -> dict:
-    """A pin file's cycles rerun through the door: "same" or what changed (engine/pin.py)."""
+    """A pin file's cycles rerun through the door: "same" or what changed (engine/pin.py).
+    A scenario whose plugins come from a folder this process may not import from is refused
+    before anything runs (a rerun without them would only report a changed behaviour)."""
+    scenario = Path(pin.resolve_scenario(pin_data, path))
+    for need in trust.scenario_needs(scenario):
+        if not need.trusted:
+            raise InputError(f"the scenario would need plugins from {need.folder} ({', '.join(need.refs)}): not "
+                             f"trusted, so nothing was imported or run ({need.why})", file=str(path), field="scenario")
     return pin.check_pin(pin_data, path, rerun)

@@ -4,7 +4,7 @@ Keys (kept stable; tools outside the project use them): name, seed, kg, rules, [
 (description, criteria, priority), [psyche] file, [config]. Also: [answers], the headless
 replies of user_interact, keyed by goal description or "*". Paths are relative to the file.
 `tools = ["pkg.module:make_tool"]` adds plugin tools (a module beside the file may be named by
-its stem) and `decider = "name"` or `"pkg.module:make"` picks the decider (registry.py).
+its stem, and is imported only from a folder the user trusts: trust.py) and `decider = "name"` or `"pkg.module:make"` picks the decider (registry.py).
 """
 
 from __future__ import annotations
@@ -202,10 +202,17 @@ def load_scenario(name_or_path: str) -> Scenario:
     cfg_raw = data.get("config", {})
     if not isinstance(cfg_raw, dict):
         raise err("must be a table", "config")
-    config = served_config(AgentConfig.from_dict(
-        cfg_raw, file=file, locate=lambda k: where.line(f"config.{k}"),
-        plugin_capabilities=registry.new_capabilities(DEFAULT_CAPABILITIES),
-        plugin_tools=tuple(e.name for e in registry.plugins())))
+    try:
+        config = served_config(AgentConfig.from_dict(
+            cfg_raw, file=file, locate=lambda k: where.line(f"config.{k}"),
+            plugin_capabilities=registry.new_capabilities(DEFAULT_CAPABILITIES),
+            plugin_tools=tuple(e.name for e in registry.plugins())))
+    except InputError as exc:
+        if not registry.refused:
+            raise
+        # a tool or capability only a plugin declares: say why that plugin is not known
+        raise InputError(f"{exc.message} (a plugin of the scenario was left out: {registry.refused[0]})", file=exc.file,
+                         line=exc.line, field=exc.field) from None
     answers: dict[str, list[str]] = {}
     ans = data.get("answers", {})
     if not isinstance(ans, dict):

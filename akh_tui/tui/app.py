@@ -958,6 +958,12 @@ def run(scenario: str = "zoo", seed: int | None = None, decider: str = "utility"
         if trace_file is not None:
             app = Workbench(trace_file=trace_file, locations=locations)
         else:
+            from .trust_prompt import ask
+
+            # the scenario's own Python plugins: asked about before the run is opened (nothing imported before)
+            go, decider = ask(locations or Locations.resolve(), scenario, decider, resume)
+            if not go:
+                return 0
             app = Workbench(scenario, seed, decider=decider, locations=locations, resume=resume)
     except InputError as exc:
         print(f"error: {exc}")
