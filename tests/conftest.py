@@ -29,10 +29,14 @@ def cli(tmp_path, monkeypatch, capsys):
         monkeypatch.setenv("COLUMNS", "200")
         monkeypatch.chdir(cwd or tmp_path)
         capsys.readouterr()  # what the test printed before is not the command's
+        environ = dict(os.environ)  # a command may set its process's environment (serve: SERVED_ENV)
         try:
             rc = main(list(args))
         except SystemExit as exc:  # argparse's usage errors (exit 2) and --help (exit 0)
             rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        finally:
+            os.environ.clear()
+            os.environ.update(environ)
         got = capsys.readouterr()
         proc = subprocess.CompletedProcess(["akh-tui", *args], rc, got.out, got.err)
         if check_rc is not None:
