@@ -12,7 +12,6 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from .errors import InputError
-from .toolspecs import TOOL_NAMES
 
 # Capabilities that touch the world outside the graph are off unless a scenario or user
 # turns them on; the psyche cannot turn them on (gates come before the shadow, SPEC §5).
@@ -100,13 +99,13 @@ class AgentConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], file: str | None = None, locate=None,
-                  plugin_capabilities: dict[str, bool] | None = None, plugin_tools: tuple[str, ...] = ()) -> "AgentConfig":
+                  plugin_capabilities: dict[str, bool] | None = None, tool_names: tuple[str, ...] = ()) -> "AgentConfig":
         """Build from a `[config]` table; `locate(key)` may give the key's line for messages.
-        `plugin_capabilities` (capability -> default gate) and `plugin_tools` are what the
-        scenario's plugins add to the known ones (registry.py)."""
+        `plugin_capabilities` (capability -> default gate) are what the scenario's plugins add
+        to the known ones, `tool_names` every tool the run has, built-ins and plugins (the
+        caller's registry knows them: config sits below the tools and names none itself)."""
         cfg = cls()
         known_caps = dict(DEFAULT_CAPABILITIES) | dict(plugin_capabilities or {})
-        tool_names = TOOL_NAMES + tuple(plugin_tools)
         known = {f.name: f for f in fields(cls)}
         for key, value in data.items():
             line = locate(key) if locate else None

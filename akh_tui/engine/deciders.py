@@ -9,24 +9,41 @@ when the model's intent cannot be backed. The table is computed and traced whoev
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
 from .scoring import Candidate
 
 if TYPE_CHECKING:
-    from .agent import Agent
     from .context import GoalContext
     from .goals import Goal
+    from .kg import KnowledgeGraph
+    from .memory import WorkingMemory
+    from .plan import Plan
+
+
+class AgentView(Protocol):
+    """What a decider reads of the agent that asks it (agent.Agent is one): typed here, since
+    the agent imports its deciders and a decider must not import the agent back."""
+
+    cycle: int
+    kg: "KnowledgeGraph"
+    wm: "WorkingMemory"
+    plans: "dict[int, Plan]"
+    last_output: str
+    recent_failures: "deque[str]"
+
+    def active_goals(self) -> "list[Goal]": ...
 
 
 class Decider(Protocol):
     kind: str
 
-    def choose(self, agent: "Agent", focus: "Goal", ctx: "GoalContext", candidates: list[Candidate],
+    def choose(self, agent: "AgentView", focus: "Goal", ctx: "GoalContext", candidates: list[Candidate],
                utility: Candidate) -> tuple[Candidate, dict | None]: ...
 
-    def learn(self, agent: "Agent", focus: "Goal", tool: str, act: dict) -> None: ...
+    def learn(self, agent: "AgentView", focus: "Goal", tool: str, act: dict) -> None: ...
 
     def model_memory(self, limit: int) -> str | None: ...
 
@@ -62,7 +79,7 @@ class ModelDecider:
     def model_memory(self, limit: int) -> str | None:
         return self.memory.render(limit)
 
-    def choose(self, agent: "Agent", focus: "Goal", ctx: "GoalContext", candidates: list[Candidate],
+    def choose(self, agent: "AgentView", focus: "Goal", ctx: "GoalContext", candidates: list[Candidate],
                utility: Candidate) -> tuple[Candidate, dict]:
         by_tool = {c.tool: c for c in candidates}
         context = {
@@ -96,7 +113,7 @@ class ModelDecider:
             return utility, info
         return chosen, info
 
-    def learn(self, agent: "Agent", focus: "Goal", tool: str, act: dict) -> None:
+    def learn(self, agent: "AgentView", focus: "Goal", tool: str, act: dict) -> None:
         mem = self.memory
         plan = agent.plans.get(focus.id)
         pending = [st.tool for st in plan.steps if st.status in ("pending", "active")] if plan else []
@@ -108,7 +125,7 @@ class ModelDecider:
             mem.add_lesson(f"{tool} failed on {focus.description!r}: {act['output'][:120]}")
 
 
-def back_intent(agent: "Agent", cand: Candidate, text: str) -> tuple[Candidate | None, str | None]:
+def back_intent(agent: "AgentView", cand: Candidate, text: str) -> tuple[Candidate | None, str | None]:
     """Map the model's input onto what the tool can run. kg_query takes any known symbol;
     the external tools only the path, URL or program the goal names (a model must not be
     a way around confinement); the others resolve their input from the goal themselves."""

@@ -171,7 +171,7 @@ class Shadow:
 
     # Both checks match a whole list at once (triggers.PatternIndex), with the results of
     # trying each pattern in turn: 10,000 vetoes cost 83 ms a cycle one by one.
-    def _index(self, patterns: list[ShadowPattern]) -> PatternIndex:
+    def _index(self, patterns: list[ShadowPattern]) -> PatternIndex[ShadowPattern]:
         cache = self.__dict__.setdefault("_indexes", {})
         which = "veto" if patterns is self.veto_patterns else "bias"
         index = cache.get(which)

@@ -206,7 +206,7 @@ def load_scenario(name_or_path: str) -> Scenario:
         config = served_config(AgentConfig.from_dict(
             cfg_raw, file=file, locate=lambda k: where.line(f"config.{k}"),
             plugin_capabilities=registry.new_capabilities(DEFAULT_CAPABILITIES),
-            plugin_tools=tuple(e.name for e in registry.plugins())))
+            tool_names=registry.names))
     except InputError as exc:
         if not registry.refused:
             raise

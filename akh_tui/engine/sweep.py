@@ -48,6 +48,7 @@ from .psyche import ARCHETYPES, Psyche
 from .paths import bundled_data_dir
 from .scenario import resolve
 from .tomlpos import TomlLocator
+from .toolspecs import TOOL_NAMES
 
 TOP_KEYS = ("name", "description", "scenarios", "scenario", "seeds", "max_cycles", "samples", "sample_seed", "axes")
 AXIS_GROUPS = ("archetypes", "psyche", "shadow", "config", "decider")
@@ -312,7 +313,7 @@ def parse_sweep(text: str, file: str) -> Sweep:
                     raise err("only scalar config values (numbers, true/false) can be an axis", fld)
                 for i, v in enumerate(vals.values):
                     try:
-                        AgentConfig.from_dict({key: v})
+                        AgentConfig.from_dict({key: v}, tool_names=TOOL_NAMES)
                     except InputError as exc:
                         raise err(exc.message, f"{fld}[{i}]") from None
                 if vals.span is not None and isinstance(default, (bool, int)) and not isinstance(default, float):
@@ -442,7 +443,7 @@ def build_run(task: RunTask, data_dir: Path, trace, bundles: dict | None = None)
             psyche.shadow.veto_patterns = [p for p in psyche.shadow.veto_patterns if p.name != key]
             psyche.shadow.bias_patterns = [p for p in psyche.shadow.bias_patterns if p.name != key]
         elif group == "config":
-            setattr(config, key, getattr(AgentConfig.from_dict({key: value}), key))
+            setattr(config, key, getattr(AgentConfig.from_dict({key: value}, tool_names=TOOL_NAMES), key))
         elif group == "decider":
             decider = str(value)
     scenario.config = config

@@ -22,13 +22,12 @@ from __future__ import annotations
 import weakref
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from .toolspecs import ToolSpec
 
 if TYPE_CHECKING:
     from . import confine
-    from .agent import Agent
     from .config import AgentConfig
     from .context import GoalContext
     from .goals import Goal
@@ -89,12 +88,30 @@ class PlanRole:
         return not self.words or any(w in lowered_text for w in self.words)
 
 
+class AgentParts(Protocol):
+    """What a tool context reads of its agent (cycle/agent.Agent is one). Typed here rather than
+    importing the agent, which runs the tools: the tools sit below the agent, with no circle."""
+
+    kg: "KnowledgeGraph"
+    cycle: int
+    config: "AgentConfig"
+    rules: "RuleEngine"
+    vsa: "VSA"
+    symbol_vectors: "SymbolVectors"
+    episodic: "EpisodicMemory"
+    wm: "WorkingMemory"
+
+    def profile_similarity(self, goal: "Goal", tool: str) -> float: ...
+    def answer_for(self, goal: "Goal") -> list[str]: ...
+    def confinement(self) -> "confine.Confinement": ...
+
+
 class ToolContext:
     """What a tool may read and change: a narrow view of the agent. One per agent."""
 
     __slots__ = ("_agent",)
 
-    def __init__(self, agent: "Agent") -> None:
+    def __init__(self, agent: AgentParts) -> None:
         # weak: the agent holds its context, and a context holding the agent back made every
         # dropped agent (its whole graph) wait for the cyclic collector's full pass
         self._agent = weakref.proxy(agent)

@@ -12,10 +12,22 @@ of trying the patterns one by one, in list order: the first pattern that fires i
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING, Sequence
+from typing import Generic, Protocol, Sequence, TypeVar
 
-if TYPE_CHECKING:
-    from .psyche import ShadowPattern
+
+class Pattern(Protocol):
+    """What matching reads of a shadow pattern (psyche.ShadowPattern is one): typed here, so
+    this module needs nothing of the psyche's and the two make no circle."""
+
+    @property
+    def triggers(self) -> list[str]: ...
+    @property
+    def capability_triggers(self) -> list[str]: ...
+    @property
+    def danger_level_threshold(self) -> str | None: ...
+
+
+P = TypeVar("P", bound=Pattern)
 
 _NONE = 1 << 62  # "no pattern": larger than any index
 
@@ -93,7 +105,7 @@ class TriggerAutomaton:
         return hits
 
 
-def clause_holds(p: "ShadowPattern", caps: tuple[str, ...], danger: str) -> bool:
+def clause_holds(p: Pattern, caps: tuple[str, ...], danger: str) -> bool:
     """The part of ShadowPattern.matches that does not look at the description."""
     from .toolspecs import danger_index as _danger_index
 
@@ -120,10 +132,10 @@ def list_key(patterns: list) -> tuple[int, int, int, int]:
     return (id(patterns), len(patterns), id(patterns[0]), id(patterns[-1]))
 
 
-class PatternIndex:
+class PatternIndex(Generic[P]):
     """One list of shadow patterns, matched together."""
 
-    def __init__(self, patterns: list["ShadowPattern"]) -> None:
+    def __init__(self, patterns: list[P]) -> None:
         self.source = patterns  # held, with its ends: the ids in `key` cannot be reused meanwhile
         self.patterns = list(patterns)
         self.key = list_key(patterns)
@@ -137,12 +149,12 @@ class PatternIndex:
             self._clauses[(caps, danger)] = got
         return got
 
-    def first(self, desc: str, caps: tuple[str, ...], danger: str) -> "ShadowPattern | None":
+    def first(self, desc: str, caps: tuple[str, ...], danger: str) -> P | None:
         clauses = self.clauses(caps, danger)
         i = min(self.automaton.first(desc), clauses[0] if clauses else _NONE)
         return self.patterns[i] if i < len(self.patterns) else None
 
-    def every(self, desc: str, caps: tuple[str, ...], danger: str) -> list["ShadowPattern"]:
+    def every(self, desc: str, caps: tuple[str, ...], danger: str) -> list[P]:
         hits = self.automaton.all(desc)
         hits.update(self.clauses(caps, danger))
         return [self.patterns[i] for i in sorted(hits)]
