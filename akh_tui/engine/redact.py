@@ -14,6 +14,7 @@ earlier one already masked the text. Text with no secret in it comes back as the
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -26,18 +27,33 @@ MIN_SECRET_LEN = 6
 _secrets: set[str] = set()
 _secret_re: re.Pattern[str] | None = None
 
+# A credential's field or header name: `Authorization`, `x-api-key`, `OPENAI_API_KEY`,
+# `client_secret`, `db_password`, `access_token` (any `word_` / `word-` prefix).
+_NAMES = (r"(?i)\b((?:[a-z0-9]+[-_])*(?:authorization|api[-_]?key|apikey|token|secret|password|passwd|"
+          r"cookie|credentials?|session[-_]?id))")
+_SEP = r"([\"']?\s*[:=]\s*)"
+
 _SHAPES: tuple[tuple[re.Pattern[str], str], ...] = (
-    # scheme://user:password@host: keep the scheme and the host
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)(?!\[redacted\]@)[^/\s@?#]+@"), r"\1" + MASK + "@"),
-    # header or field names whose value is a credential: `Authorization: Basic v`, `x-api-key: v`,
-    # `"api_key": "v"`, `password=v` (the scheme word, if any, goes with the value)
-    (re.compile(r"(?i)\b(authorization|proxy-authorization|x-api-key|api[-_]?key|access[-_]?token|"
-                r"secret|password|passwd|cookie|set-cookie)(\"?'?\s*[:=]\s*\"?'?)(?!\[redacted\])"
-                r"(?:(?:bearer|basic|token|digest)\s+)?[^\s\"',;}&]+"), r"\1\2" + MASK),
+    # scheme://user:password@host: keep the scheme and the host. Greedy to the authority's last
+    # `@` (as urlsplit reads it), so a password holding `@` is masked whole.
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)(?!\[redacted\]@)[^/\s?#\"'<>\\]+@"), r"\1" + MASK + "@"),
+    # a quoted value of such a field: `"api_key": "v v"`, `password='v'` (to the closing quote)
+    (re.compile(_NAMES + _SEP + r"([\"'])(?!\[redacted\]\3)(?:\\.|(?!\3)[^\\\n])+\3"), r"\1\2\3" + MASK + r"\3"),
+    # a bare value: `Authorization: Basic v`, `x-api-key: v`, `password=v` (the scheme word, if
+    # any, goes with the value)
+    (re.compile(_NAMES + _SEP + r"(?![\"']|\[redacted\])(?:(?:bearer|basic|token|digest)\s+)?[^\s\"',;}&]+"),
+     r"\1\2" + MASK),
     # a bearer token anywhere else (a server's error body echoing the request's header)
     (re.compile(r"(?i)\b(bearer)(\s+)(?!\[redacted\])[A-Za-z0-9._~+/=\-]{8,}"), r"\1\2" + MASK),
-    # provider keys by their prefixes (sk-..., sk-proj-..., sk-ant-..., pk-..., rk-...)
-    (re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{8,}"), MASK),
+    # `Basic <base64>` elsewhere; "the Basic idea" stays: the value must look encoded (a digit,
+    # `+`, `/`, `=` or a lower-upper turn)
+    (re.compile(r"\b(Basic)(\s+)(?=[A-Za-z0-9+/]*(?:[0-9+/=]|[a-z][A-Z]))[A-Za-z0-9+/]{8,}={0,2}"), r"\1\2" + MASK),
+    # provider keys by their prefixes (sk-..., sk-proj-..., sk-ant-..., pk-..., rk-...): eight
+    # characters with a digit, or sixteen ("sk-learn" stays)
+    (re.compile(r"\b(?:sk|pk|rk)-(?:(?=[A-Za-z_\-]*\d)[A-Za-z0-9_\-]{8,}|[A-Za-z0-9_\-]{16,})"), MASK),
+    # other well-known token shapes: GitHub, Slack, AWS access key ids
+    (re.compile(r"\b(?:(?:ghp|gho|ghs|ghu|ghr)_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|"
+                r"xox[abposr]-[A-Za-z0-9\-]{10,}|AKIA[0-9A-Z]{16})\b"), MASK),
 )
 
 
@@ -45,11 +61,24 @@ def register_secret(value: str | None) -> None:
     """Mask `value` wherever it appears from now on, in this process (an API key read from the
     environment, an OTLP header's value)."""
     global _secret_re
-    if not value or len(value) < MIN_SECRET_LEN or value in _secrets:
+    if not value or len(value) < MIN_SECRET_LEN or value in _secrets or value in MASK:
         return
     _secrets.add(value)
+    # as a JSON text spells it too (a quote, a backslash, a control character escaped), so the
+    # writers' check on an encoded record finds it
+    escaped = json.dumps(value, ensure_ascii=False)[1:-1]
+    if escaped != value:
+        _secrets.add(escaped)
     # longest first, so a secret that contains another is masked whole
     _secret_re = re.compile("|".join(re.escape(s) for s in sorted(_secrets, key=len, reverse=True)))
+
+
+def registered_in(text: str) -> bool:
+    """Whether a registered secret appears in `text`: the per-cycle check of the writers (the
+    store, the trace), a few substring searches, where running every shape over each record
+    would cost more than the cycle. The shapes are masked where foreign text enters instead
+    (the model's replies and errors, tool outputs, plugin messages)."""
+    return bool(_secrets) and any(s in text for s in _secrets)
 
 
 def redact(text: str) -> str:
