@@ -44,7 +44,9 @@ from urllib.parse import urlsplit
 
 from .deciders import Decider, ModelDecider, UtilityDecider
 from .errors import InputError
+from .redact import redact, register_secret
 from .toolspecs import SPECS, TOOL_NAMES
+from .urls import check_url
 
 __all__ = [
     "LLMConfig", "RateTracker", "StructuredMemory", "build_prompt", "Intent", "IntentRejected",
@@ -119,7 +121,8 @@ class LLMConfig:
                 raise InputError("is required", file=file, field=f"llm.{key}")
 
         def err(key: str, msg: str) -> InputError:
-            return InputError(f"{msg}, got {d[key]!r}", file=file, field=f"llm.{key}")
+            return InputError(f"{msg}, got {redact(repr(d[key]))}", file=file, line=_config_line(file, f"llm.{key}"),
+                              field=f"llm.{key}")
 
         def text(key: str) -> str:
             v = d[key]
@@ -146,9 +149,7 @@ class LLMConfig:
 
         kw: dict[str, Any] = {}
         base_url = text("base_url")
-        parts = urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise err("base_url", "must be an http:// or https:// URL")
+        parts = check_url(base_url, "llm.base_url", file=file, line=_config_line(file, "llm.base_url"))
         if parts.query or parts.fragment:
             raise err("base_url", "must not carry a query or fragment")
         kw["base_url"] = base_url
@@ -166,6 +167,21 @@ class LLMConfig:
             if key in d:
                 kw[key] = integer(key, lo)
         return cls(**kw)
+
+
+def _config_line(file: str | None, fld: str) -> int | None:
+    """The line of `fld` in the user's config file, for an error message (read only then)."""
+    if not file:
+        return None
+    from pathlib import Path
+
+    from .tomlpos import TomlLocator
+
+    try:
+        text = Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return TomlLocator(text).line(fld)
 
 
 # ---- rate tracking ------------------------------------------------------------------------
@@ -602,20 +618,22 @@ def _retry_after(value: str | None, now: Callable[[], float] = time.time) -> flo
 
 
 def _error_detail(body: bytes) -> str:
-    """The server's own error message if the body is the usual {"error": {"message": ...}}."""
+    """The server's own error message if the body is the usual {"error": {"message": ...}},
+    secrets masked before it is cut to one line (a server may echo the request's
+    `Authorization` header, or the key, in it)."""
     try:
         obj = json.loads(body.decode("utf-8", "replace"))
     except (ValueError, RecursionError):
-        return _one_line(body.decode("utf-8", "replace"), 160)
+        return _one_line(redact(body.decode("utf-8", "replace")), 160)
     if isinstance(obj, dict):
         err = obj.get("error")
         if isinstance(err, dict) and err.get("message"):
-            return _one_line(err["message"], 160)
+            return _one_line(redact(str(err["message"])), 160)
         if isinstance(err, str):
-            return _one_line(err, 160)
+            return _one_line(redact(err), 160)
         if obj.get("message"):
-            return _one_line(obj["message"], 160)
-    return _one_line(json.dumps(obj), 160)
+            return _one_line(redact(str(obj["message"])), 160)
+    return _one_line(redact(json.dumps(obj, ensure_ascii=False)), 160)
 
 
 class OpenAICompatibleProvider:
@@ -624,13 +642,16 @@ class OpenAICompatibleProvider:
 
     def __init__(self, config: LLMConfig, rate: RateTracker | None = None,
                  sleep: Callable[[float], None] = time.sleep, env: Mapping[str, str] = os.environ) -> None:
-        parts = urlsplit(config.base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise LLMError(f"LLM base_url must be an http(s) URL, got {config.base_url!r}")
+        try:
+            check_url(config.base_url, "llm.base_url")
+        except InputError as exc:
+            raise LLMError(f"LLM {exc}") from None
         self.config = config
         self.rate = rate if rate is not None else RateTracker(config.calls_per_minute, config.tokens_per_minute)
         self.sleep = sleep
         self.env = env
+        # the key is masked in everything this process records or prints from now on
+        register_secret(env.get(config.api_key_env) if config.api_key_env else None)
         self._parts = urlsplit(config.endpoint)
         self.attempts = 0  # HTTP attempts made (all calls), for display
 
@@ -698,6 +719,7 @@ class OpenAICompatibleProvider:
         body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         headers = {"Content-Type": "application/json", "Accept": "application/json", "User-Agent": "akh-tui"}
         key = self.env.get(cfg.api_key_env) if cfg.api_key_env else None
+        register_secret(key)  # the environment may have changed since the provider was made
         if key:
             headers["Authorization"] = f"Bearer {key}"
         mtext = _messages_text(messages)
@@ -851,11 +873,12 @@ class LLMDecider(ModelDecider):
         try:
             text, tokens = self.provider.complete(messages)
         except LLMError as exc:
-            result["error"] = exc.message
-            self.failures.append(f"{tag}llm_error: {exc.message}")
+            msg = redact(exc.message)  # it may name the endpoint with its userinfo
+            result["error"] = msg
+            self.failures.append(f"{tag}llm_error: {msg}")
             return result
         except Exception as exc:  # a provider bug must not take the agent down either
-            msg = f"{type(exc).__name__}: {_one_line(exc, 200)}"
+            msg = f"{type(exc).__name__}: {_one_line(redact(str(exc)), 200)}"
             result["error"] = msg
             self.failures.append(f"{tag}llm_error: {msg}")
             return result
@@ -865,8 +888,9 @@ class LLMDecider(ModelDecider):
         try:
             intent = parse_reply(text, offered)
         except IntentRejected as exc:
-            result["rejected"] = exc.reason
-            self.failures.append(f"{tag}intent_rejected: {exc.reason}")
+            reason = redact(exc.reason)  # it may quote the reply
+            result["rejected"] = reason
+            self.failures.append(f"{tag}intent_rejected: {reason}")
             return result
         result["intent"] = intent.to_dict()
         return result

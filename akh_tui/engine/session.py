@@ -52,7 +52,7 @@ from .agent import Agent
 from .errors import InputError, StoreDamaged, StoreLost, StoreWriteError
 from .memory import Episode, EpisodicMemory
 from .state import apply_kg_additions, core_state, restore, triple_row
-from .trace import Trace, dumps
+from .trace import Trace, dumps, redact_line
 
 SCHEMA_VERSION = "3"
 READABLE_SCHEMAS = ("2", "3")  # 2: text records without checksums, read as they are, migrated on write
@@ -628,7 +628,9 @@ class SessionStore:
 
     def _pack(self, text: str, kind: str) -> tuple[bytes, int]:
         """Pack for writing (inside a transaction): the first value of a kind becomes the
-        store's dictionary for it."""
+        store's dictionary for it. A registered secret (the API key) is masked first, in
+        whatever the text holds: a record, an event, the agent's state."""
+        text = redact_line(text)
         zdict = self._zdict(kind)
         if zdict is None:
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"zdict.{kind}", text))
