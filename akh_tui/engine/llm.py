@@ -561,7 +561,8 @@ def parse_reply(text: str, offered: set[str] | frozenset[str]) -> Intent:
     if not isinstance(tool, str):
         raise IntentRejected(f"'action.tool' must be a string, got {type(tool).__name__}")
     if not _known_tool(tool):
-        raise IntentRejected(f"unknown tool '{_one_line(tool, 60)}' (known: {', '.join(TOOL_NAMES)})")
+        # masked before the cut: a token cut short is no longer a shape redact knows
+        raise IntentRejected(f"unknown tool '{_foreign(tool, 60)}' (known: {', '.join(TOOL_NAMES)})")
     if tool not in offered:
         shown = ", ".join([t for t in TOOL_NAMES if t in offered] + sorted(t for t in offered if t not in TOOL_NAMES)) or "none"
         raise IntentRejected(f"tool '{tool}' is not offered this cycle (offered: {shown})")
@@ -617,6 +618,13 @@ def _retry_after(value: str | None, now: Callable[[], float] = time.time) -> flo
     return max(0.0, secs)
 
 
+def _foreign(text: object, limit: int) -> str:
+    """A server's text as a message shows it: one line of at most `limit` characters, secrets
+    masked before the cut (a token cut short is no longer a shape redact knows); only the
+    head of a large body is scanned."""
+    return _one_line(redact(str(text)[: limit * 16]), limit)
+
+
 def _error_detail(body: bytes) -> str:
     """The server's own error message if the body is the usual {"error": {"message": ...}},
     secrets masked before it is cut to one line (a server may echo the request's
@@ -624,16 +632,16 @@ def _error_detail(body: bytes) -> str:
     try:
         obj = json.loads(body.decode("utf-8", "replace"))
     except (ValueError, RecursionError):
-        return _one_line(redact(body.decode("utf-8", "replace")), 160)
+        return _foreign(body.decode("utf-8", "replace"), 160)
     if isinstance(obj, dict):
         err = obj.get("error")
         if isinstance(err, dict) and err.get("message"):
-            return _one_line(redact(str(err["message"])), 160)
+            return _foreign(err["message"], 160)
         if isinstance(err, str):
-            return _one_line(redact(err), 160)
+            return _foreign(err, 160)
         if obj.get("message"):
-            return _one_line(redact(str(obj["message"])), 160)
-    return _one_line(redact(json.dumps(obj, ensure_ascii=False)), 160)
+            return _foreign(obj["message"], 160)
+    return _foreign(json.dumps(obj, ensure_ascii=False), 160)
 
 
 class OpenAICompatibleProvider:
@@ -694,7 +702,7 @@ class OpenAICompatibleProvider:
             obj = json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
             raise LLMError(f"LLM reply from {self.config.endpoint} is not a JSON envelope: "
-                           f"{_one_line(data.decode('utf-8', 'replace'), 80)!r}") from None
+                           f"{_foreign(data.decode('utf-8', 'replace'), 80)!r}") from None
         try:
             content = obj["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):
@@ -878,7 +886,7 @@ class LLMDecider(ModelDecider):
             self.failures.append(f"{tag}llm_error: {msg}")
             return result
         except Exception as exc:  # a provider bug must not take the agent down either
-            msg = f"{type(exc).__name__}: {_one_line(redact(str(exc)), 200)}"
+            msg = f"{type(exc).__name__}: {_foreign(exc, 200)}"
             result["error"] = msg
             self.failures.append(f"{tag}llm_error: {msg}")
             return result
