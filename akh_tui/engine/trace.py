@@ -74,6 +74,8 @@ class TraceWriter:
         try:
             self._fh.write(redact_line(text))
             self._fh.write("\n")
+        except BrokenPipeError:
+            raise  # the reader went away (`sessions export | head`): the CLI ends quietly
         except (OSError, ValueError) as exc:  # ValueError: written after the file was closed
             raise self._refused(exc) from None
 
@@ -86,6 +88,8 @@ class TraceWriter:
             raise self.failed
         try:
             self._fh.flush()
+        except BrokenPipeError:
+            raise
         except (OSError, ValueError) as exc:
             raise self._refused(exc) from None
 
@@ -98,6 +102,8 @@ class TraceWriter:
                 self._fh.close()
             else:
                 self._fh.flush()
+        except BrokenPipeError:
+            raise
         except (OSError, ValueError) as exc:
             if failed is None:
                 raise self._refused(exc) from None
