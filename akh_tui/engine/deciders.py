@@ -89,8 +89,10 @@ class ModelDecider:
             rejected = res.get("rejected")
             info.update(status="intent_rejected", reason=redact(str(rejected)) if rejected is not None else None)
             return utility, info
-        intent = {**intent, **{k: redact(intent[k]) for k in ("tool", "input", "situation_assessment",
-                                                              "action_rationale") if isinstance(intent.get(k), str)}}
+        said = [k for k in ("tool", "input", "situation_assessment", "action_rationale") if isinstance(intent.get(k), str)]
+        joined = "\n".join(intent[k] for k in said)
+        if redact(joined) is not joined:  # one pass over the answer, as nearly always nothing is masked
+            intent = {**intent, **{k: redact(intent[k]) for k in said}}
         info.update(tool=intent["tool"], input=intent["input"], situation_assessment=intent["situation_assessment"],
                     action_rationale=intent["action_rationale"])
         cand = by_tool.get(intent["tool"])
