@@ -251,3 +251,15 @@ def test_a_goal_naming_a_malformed_url_is_refused(tmp_path: Path, url: str) -> N
     code, out, err = cli(["agent", "run", "--scenario", str(scenario), "--max-cycles", "1"],
                          {"AKH_TUI_DATA": str(tmp_path / "data")})
     assert code == 2 and f"{scenario}:5: field 'goals[0].description'" in err.replace("\n", ""), err
+
+
+def test_a_key_typed_where_its_variable_name_goes_is_not_echoed(tmp_path: Path) -> None:
+    """`api_key_env = "<the key itself>"`: refused naming the field and line, the value not shown
+    (a raw key has no shape redact could know)."""
+    raw = "q8Zt3mW9xL2vB7nK4pR6sT1yU5"
+    config = tmp_path / "config.toml"
+    config.write_text(f'[llm]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\napi_key_env = "{raw}!"\n')
+    code, out, err = cli(["agent", "run", "--scenario", "zoo", "--decider", "llm", "--max-cycles", "1"],
+                         {"AKH_TUI_CONFIG": str(config), "AKH_TUI_DATA": str(tmp_path / "data")})
+    assert code == 2 and f"{config}:4: field 'llm.api_key_env'" in err
+    assert raw not in err + out

@@ -157,7 +157,9 @@ class LLMConfig:
         if "api_key_env" in d:
             name = text("api_key_env")
             if not _ENV_NAME.match(name):
-                raise err("api_key_env", "must be an environment variable name (letters, digits, _), not the key")
+                # the value is not shown: what was typed here may be the key itself
+                raise InputError("must be an environment variable name (letters, digits, _), not the key",
+                                 file=file, line=_config_line(file, "llm.api_key_env"), field="llm.api_key_env")
             kw["api_key_env"] = name
         for key, lo, hi, lo_open in (("timeout", 0.0, 600.0, True), ("backoff_base", 0.0, None, False),
                                      ("backoff_cap", 0.0, None, False), ("temperature", 0.0, 2.0, False)):

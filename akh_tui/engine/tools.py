@@ -449,7 +449,7 @@ def run_file(tc: ToolContext, ctx: GoalContext, arg) -> ToolResult:
         lines = [kg.text(t).replace(" ", "\t", 2) for s in ctx.symbols for t in kg.adjacent(s, limit=tc.config.query_limit)]
         size = confine.write_file(conf, rel, "\n".join(lines) + "\n")
         return ToolResult(f"wrote {len(lines)} triples ({size} bytes) to {rel}")
-    text = confine.read_file(conf, rel)
+    text = redact(confine.read_file(conf, rel))  # a workspace file may hold a key (.env): masked before anything keeps it
     if rel.endswith(".tsv"):
         try:
             parsed = parse_triple_lines(text.split("\n"), rel)  # as read_triple_file: labels may hold \x0c or U+2028
@@ -457,7 +457,6 @@ def run_file(tc: ToolContext, ctx: GoalContext, arg) -> ToolResult:
             raise confine.Refused(f"malformed triple file: {exc}") from None
         triples = [t for pt in parsed if (t := tc.kg.add(pt.subject, pt.predicate, pt.object, pt.confidence, "tool:file_io", tc.cycle))]
         return ToolResult(f"ingested {len(triples)} new triples from {rel}", triples)
-    text = redact(text)  # a workspace file may hold a key (.env): masked before anything keeps it
     return ToolResult(f"read {rel}: {text}", evidence=text)
 
 
