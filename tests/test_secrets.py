@@ -122,7 +122,7 @@ def _error(status: int, text: str) -> tuple[int, str]:
     return status, json.dumps({"error": {"message": f"rejected: {text}; you sent Authorization: {{auth}}"}})
 
 
-@settings(max_examples=12, derandomize=True, deadline=None,
+@settings(max_examples=20, derandomize=True, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(shape=secret_shape(), key=st.text(_KEY_CHARS, min_size=24, max_size=40), json_mode=st.booleans())
 def test_no_secret_from_the_llm_server_reaches_the_trace_the_store_or_the_terminal(
