@@ -13,7 +13,7 @@ from rich.text import Text
 
 from .engine.run import (
     DEFAULT_RULES, InputError, Locations, Run, UserConfig, answer_lines, check_goal, first_hit, parse_breakpoint, redact,
-    stop_phases,
+    redact_obj, stop_phases,
 )
 
 PROGRESS_FROM = 50  # runs at least this long show a progress bar (on a terminal)
@@ -217,7 +217,7 @@ def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console,
         partial = run.phase_state()
     finally:
         run.close()
-    goals = run.goals()
+    goals = redact_obj(run.goals())  # the live goals: one may quote a registered key
     if as_json:
         print(json.dumps({"scenario": run.name, "seed": run.seed, "cycles_run": n, "stop": why,
                           "cycle": run.cycle, "goals": goals, "cycles": list(rows),

@@ -263,3 +263,21 @@ def test_a_key_typed_where_its_variable_name_goes_is_not_echoed(tmp_path: Path) 
                          {"AKH_TUI_CONFIG": str(config), "AKH_TUI_DATA": str(tmp_path / "data")})
     assert code == 2 and f"{config}:4: field 'llm.api_key_env'" in err
     assert raw not in err + out
+
+
+def test_the_key_itself_is_masked_wherever_it_appears(stub: StubLLM, tmp_path: Path) -> None:
+    """A key with no credential shape, quoted in a goal by mistake: the writers mask the value
+    the LLM client registered, in the records, the events and the state the store keeps."""
+    key = "Kq7Lw2Zp9Xr4Tn6Vb1Mc8Hd3"
+    with stub.lock:
+        stub.script[:] = []
+    config = tmp_path / "config.toml"
+    config.write_text(f'[llm]\nbase_url = "http://127.0.0.1:{stub.port}/v1"\nmodel = "m"\napi_key_env = "AKH_K"\n')
+    code, out, err = cli(["agent", "run", "--scenario", "zoo", "--goals", f"Find mammals {key}", "--decider", "llm",
+                          "--max-cycles", "3", "--trace", str(tmp_path / "t.jsonl"), "--json"],
+                         {"AKH_TUI_CONFIG": str(config), "AKH_TUI_DATA": str(tmp_path / "data"), "AKH_K": key})
+    assert code == 0, err
+    trace, stored = (tmp_path / "t.jsonl").read_text(), store_text(tmp_path / "data" / "session.db")
+    assert "Find mammals [redacted]" in trace
+    for where, got in (("trace", trace), ("store", stored), ("stdout", out), ("stderr", err)):
+        assert key not in got, where

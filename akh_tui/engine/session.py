@@ -52,6 +52,7 @@ from .agent import Agent
 from .errors import InputError, StoreDamaged, StoreLost, StoreWriteError
 from .memory import Episode, EpisodicMemory
 from .state import apply_kg_additions, core_state, restore, triple_row
+from .redact import redact, registered_in
 from .trace import Trace, dumps, redact_line
 
 SCHEMA_VERSION = "3"
@@ -94,7 +95,10 @@ DERIVED_PROVENANCE = ("AgentDecision", "ShadowVeto")  # provenance kinds a cycle
 _KIND = attrgetter("kind")
 
 
-_dump = dumps  # the trace's encoder: a stored record is the trace's line, byte for byte
+def _dump(obj: Any) -> str:
+    """The trace's encoder (a stored record is the trace's line, byte for byte), a registered
+    secret masked: every JSON value the store writes passes here."""
+    return redact_line(dumps(obj))
 
 
 def _loads_rows(rows: Iterable[tuple]) -> list:
@@ -909,7 +913,8 @@ class SessionStore:
         db, kg, b = self.db, agent.kg, self.branch
         if len(kg.symbols) > self._saved_symbols:
             db.executemany("INSERT OR REPLACE INTO symbols VALUES (?, ?, ?, ?)",
-                           [(b, s.id, s.label, s.kind) for s in kg.symbols[self._saved_symbols:]])
+                           [(b, s.id, redact(s.label) if registered_in(s.label) else s.label, s.kind)
+                            for s in kg.symbols[self._saved_symbols:]])
         if len(kg.log) > self._saved_triples:
             rows = [(b, i, _dump(triple_row(kg, t)))
                     for i, t in enumerate(kg.log[self._saved_triples:], start=self._saved_triples)]
