@@ -15,6 +15,7 @@ from rich.text import Text
 
 from .argtypes import non_negative, positive
 from .engine.errors import InputError, InputWarning
+from .engine.redact import redact, redact_obj
 
 # Start-up: `--help`, `tools` and `psyche check` must not load numpy, networkx or textual
 # (tests/test_startup.py). Sub-command modules are imported when dispatched, and the engine
@@ -179,18 +180,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     bad = undecodable_argument(argv)
     if bad is not None:
         if "--json" in argv:
-            print(json.dumps(bad.to_dict()), file=sys.stderr)
+            print(json.dumps(redact_obj(bad.to_dict())), file=sys.stderr)
         else:
-            err.print(Text(f"error: {bad}", style="bold red"))
+            err.print(Text(redact(f"error: {bad}"), style="bold red"))
         return EXIT_INPUT
     args = build_parser().parse_args(argv)
     out = Console(soft_wrap=True, highlight=False)
 
     def show(message, category, filename, lineno, file=None, line=None):
+        # what reaches stderr passes redact first (a warning may quote a config value or a URL)
         if issubclass(category, InputWarning):
-            err.print(Text(f"warning: {message}", style="yellow"))
+            err.print(Text(redact(f"warning: {message}"), style="yellow"))
         else:
-            shown(message, category, filename, lineno, file, line)
+            shown(redact(str(message)), category, filename, lineno, file, line)
 
     with warnings.catch_warnings():
         # an input warning (e.g. a rule that joins as a cross product) is said once, plainly
@@ -252,9 +254,9 @@ def dispatch(args, out: Console, err: Console) -> int:
             return cli_trust.dispatch(args, out, err)
     except InputError as exc:
         if getattr(args, "json", False):
-            print(json.dumps(exc.to_dict()), file=sys.stderr)
+            print(json.dumps(redact_obj(exc.to_dict())), file=sys.stderr)
         else:
-            err.print(Text(f"error: {exc}", style="bold red"))
+            err.print(Text(redact(f"error: {exc}"), style="bold red"))
         return EXIT_INPUT
     except KeyboardInterrupt:
         err.print("interrupted; the session keeps every completed cycle")

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from .engine.run import (
     DEFAULT_RULES, ForkEditError, InputError, Locations, Run, UserConfig, answer_lines, check_goal, first_hit,
-    parse_breakpoint, stop_phases,
+    parse_breakpoint, redact, redact_obj, stop_phases,
 )
 
 PROGRESS_FROM = 50  # runs at least this long show a progress bar (on a terminal)
@@ -54,7 +54,7 @@ def _person(run: Run, args, err: Console) -> None:
     if args.approve or args.auto_approve or args.auto_reject:
         cfg = UserConfig.load()
         if cfg.error:
-            err.print(Text(cfg.error, style="yellow"))
+            err.print(Text(redact(cfg.error), style="yellow"))
         run.set_approval(cfg.approve or list(DEFAULT_RULES))
         if args.auto_approve:
             run.approver = lambda w: {"decision": "approve"}
@@ -98,7 +98,7 @@ def _ask_verdict(run: Run, w: dict, err: Console) -> dict:
             try:
                 run.decide_pending("edit", text)
             except InputError as exc:
-                err.print(Text(str(exc), style="red"))
+                err.print(Text(redact(str(exc)), style="red"))
                 continue
             return {"decision": "edited"}  # given above: nothing left to decide
         err.print(Text("answer a, r or e", style="yellow"))
@@ -115,7 +115,7 @@ def _ask_answer(w: dict, err: Console) -> list[str]:
         try:
             lines += answer_lines(ln)
         except InputError as exc:
-            err.print(Text(str(exc), style="red"))
+            err.print(Text(redact(str(exc)), style="red"))
 
 def cmd_run(args, out: Console, err: Console) -> int:
     _check_trace_path(args.trace)
@@ -131,7 +131,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
                                 breaks=breaks)  # tool=NAME: one of the run's tools, checked before a run is made
     breaks = run.check_breakpoints(breaks)
     if run.note and not args.json:
-        err.print(Text(run.note, style="yellow"))
+        err.print(Text(redact(run.note), style="yellow"))
     _person(run, args, err)
     return _drive(run, args.max_cycles, args.json, out, err, breaks=breaks)
 
@@ -159,8 +159,8 @@ def cmd_cycle(args, out: Console, err: Console) -> int:
 
 
 def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console, breaks: list | None = None) -> int:
-    for w in run.warnings:
-        err.print(Text(f"warning: {w}", style="yellow"))
+    for w in run.warnings:  # a plugin's or a config's words: masked like every other sink's
+        err.print(Text(redact(f"warning: {w}"), style="yellow"))
     # not live: only the last 20 rows are printed, so only they are kept (a million-cycle run
     # in flat memory); --json prints every row, as it always did
     rows: list[dict] | deque[dict] = [] if as_json else deque(maxlen=20)
@@ -217,7 +217,7 @@ def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console,
         partial = run.phase_state()
     finally:
         run.close()
-    goals = run.goals()
+    goals = redact_obj(run.goals())  # the live goals: one may quote a registered key
     if as_json:
         print(json.dumps({"scenario": run.name, "seed": run.seed, "cycles_run": n, "stop": why,
                           "cycle": run.cycle, "goals": goals, "cycles": list(rows),

@@ -1162,3 +1162,128 @@ def test_an_installed_plugin_picks_up_no_module_from_the_scenario_folder(tmp_pat
     assert p.returncode == 0, p.stderr
     assert not (d / "MARKER").exists()
     assert "code:InteractiveConsole" in _flat(p.stderr) and "not a Tool" in _flat(p.stderr)  # imported, checked, left out
+
+# ---- issue 23, secrets and edges ----
+# Credentials a hostile page, file, program or model server hands the agent never reach what
+# the run records (trace, store) or prints; a malformed URL is a refusal, never a ValueError; a
+# trace the disk refuses is an error naming it, the store keeping what it recorded.
+
+from akh_tui.engine.llm import LLMDecider, ScriptedProvider  # noqa: E402
+from akh_tui.engine.run import Locations, Run, TraceWriter  # noqa: E402
+from akh_tui.engine.scenario import bundled_data_dir  # noqa: E402
+from tests.test_secrets import StubLLM, _error, cli, store_text  # noqa: E402
+
+LEAKS = ("sk-live-abc123def456ghi789", "eyJhbGciOiJIUzI1NiJ9.payload.sig", "hunter2-pw-771", "Zm9vOmJhcjEyMw==")
+CREDENTIALS = (f"OPENAI_API_KEY={LEAKS[0]}\nAuthorization: Bearer {LEAKS[1]}\n"
+               f"db = postgres://app:{LEAKS[2]}@db.internal:5432/app\nproxy: Basic {LEAKS[3]}\n")
+
+
+class _CredentialsPage(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        body = CREDENTIALS.encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def _external_run(tmp: Path, goal: str, port: int = 9) -> tuple[list[dict], str, str]:
+    """A run whose model always picks the external tool its goal names: (records, trace, store)."""
+    ws = tmp / "ws-ext"
+    ws.mkdir(exist_ok=True)
+    (ws / "notes.txt").write_text(CREDENTIALS)
+    sc = tmp / "ext.toml"
+    sc.write_text(f'name = "ext"\nkg = ["{bundled_data_dir() / "kg" / "zoo.tsv"}"]\n[[goals]]\n'
+                  f'description = {json.dumps(goal)}\n[config]\nworkspace = "{ws}"\n'
+                  f'http_allow_hosts = ["127.0.0.1:{port}"]\nshell_allow = ["cat"]\n[config.capabilities]\n'
+                  'network = true\nread_fs = true\nwrite_fs = true\nprocess_exec = true\n')
+    r = Run.start(Locations(tmp / "data", tmp / "cfg" / "config.toml"), str(sc), trace=str(tmp / "t.jsonl"))
+    r.agent.decider = LLMDecider(ScriptedProvider.for_tools(("http_fetch", "file_io", "shell_exec")))  # type: ignore[union-attr]
+    r.agent.psyche.shadow.veto_patterns.clear()  # type: ignore[union-attr]  # the shadow would veto shell_exec
+    try:
+        records = [rec for rec in (r.step() for _ in range(3)) if rec is not None]
+    finally:
+        r.close()
+    return records, (tmp / "t.jsonl").read_text(), store_text(tmp / "data" / "session.db")
+
+
+def a_fetched_page_with_credentials(tmp: Path) -> tuple[list[dict], str, str]:
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _CredentialsPage)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    try:
+        port = srv.server_address[1]
+        return _external_run(tmp, f"fetch the page http://127.0.0.1:{port}/creds", port)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+SECRET_SOURCES: dict[str, Callable[[Path], tuple[list[dict], str, str]]] = {
+    "secret-in-fetched-page": a_fetched_page_with_credentials,
+    "secret-in-workspace-file": lambda tmp: _external_run(tmp, "read the file notes.txt"),
+    "secret-in-program-output": lambda tmp: _external_run(tmp, "run the shell command `cat notes.txt`"),
+}
+
+
+@pytest.mark.parametrize("attack", list(SECRET_SOURCES), ids=list(SECRET_SOURCES))
+def test_secret_from_a_tool_never_recorded(tmp_path: Path, attack: str) -> None:
+    records, trace, stored = SECRET_SOURCES[attack](tmp_path)
+    ran = [r for r in records if r["decide"]["tool"] in ("http_fetch", "file_io", "shell_exec") and r["act"]["success"]]
+    assert ran, [r["act"]["output"] for r in records]  # the tool did read the credentials
+    assert "[redacted]" in ran[0]["act"]["output"]
+    for leak in LEAKS:
+        assert leak not in trace and leak not in stored and leak not in json.dumps(records)
+
+
+def test_llm_server_echoing_the_key_never_recorded_or_printed(tmp_path: Path) -> None:
+    stub = StubLLM()
+    try:
+        stub.script[:] = [_error(401, CREDENTIALS)] * 3
+        config = tmp_path / "config.toml"
+        config.write_text(f'[llm]\nbase_url = "http://u:{LEAKS[2]}@127.0.0.1:{stub.port}/v1"\nmodel = "m"\n'
+                          'api_key_env = "AKH_ATTACK_KEY"\nmax_retries = 0\n')
+        code, out, err = cli(["agent", "run", "--scenario", "zoo", "--decider", "llm", "--max-cycles", "3",
+                              "--trace", str(tmp_path / "t.jsonl")],
+                             {"AKH_TUI_CONFIG": str(config), "AKH_TUI_DATA": str(tmp_path / "data"),
+                              "AKH_ATTACK_KEY": SECRET})
+    finally:
+        stub.stop()
+    assert code == 0, err
+    trace, stored = (tmp_path / "t.jsonl").read_text(), store_text(tmp_path / "data" / "session.db")
+    assert "llm_error" in trace and "[redacted]" in trace
+    for leak in (*LEAKS, SECRET):
+        assert leak not in trace and leak not in stored and leak not in out and leak not in err
+
+
+MALFORMED_FETCHES = {
+    "url-unclosed-ipv6": "http://[::1/",
+    "url-port-out-of-range": "http://127.0.0.1:99999/ok",
+    "url-userinfo-unclosed-ipv6": "http://user:pw@[",
+    "url-port-not-a-number": "http://127.0.0.1:80x/ok",
+    "url-empty": "",
+}
+
+
+@pytest.mark.parametrize("attack", list(MALFORMED_FETCHES), ids=list(MALFORMED_FETCHES))
+def test_malformed_url_to_http_fetch_is_a_refusal(rig: Rig, attack: str) -> None:
+    url = MALFORMED_FETCHES[attack]
+    with pytest.raises(Refused) as info:  # not a ValueError out of urlsplit
+        http_get(rig.http(), url)
+    assert "pw@" not in str(info.value)
+    assert rig.server.hits == []
+
+
+def test_trace_on_a_full_disk_is_an_input_error() -> None:
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full here")
+    w = TraceWriter("/dev/full")
+    with pytest.raises(InputError) as info:
+        for _ in range(100):  # past the write buffer
+            w.write({"type": "cycle", "pad": "x" * 1000})
+        w.flush()
+    assert info.value.file == "/dev/full" and "No space left" in info.value.message
+    w.close()  # already reported: closes quietly

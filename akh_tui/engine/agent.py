@@ -24,6 +24,7 @@ from .kg import KnowledgeGraph
 from .memory import EpisodicMemory, WorkingMemory, consolidate
 from .plan import Plan, make_plan
 from .psyche import Psyche
+from .redact import redact
 from .rules import RuleEngine, RuleSet
 from .scoring import Candidate, choose
 from .text import STOP_WORDS, STRATEGY_KEYWORDS, normalised_words
@@ -427,6 +428,11 @@ class Agent:
                 failed, output = True, f"error: {exc}"
             except Exception as exc:  # a tool bug is a failed action, never a crashed agent
                 failed, output = True, f"error: {type(exc).__name__}: {exc}"
+        if failed or entry.plugin:
+            # a plugin's text and an error's are foreign (the built-in tools that read the
+            # outside mask their own, tools.py): masked before anything keeps it, and before
+            # the cut, which could leave a token too short to recognise
+            output = redact(output)
         output = output[: self.config.output_chars]
         focus.record_use(chosen.tool)
         stats = self.tool_stats.setdefault(chosen.tool, [0, 0])

@@ -422,6 +422,9 @@ def parse_allow_entry(entry: object) -> tuple[str, int | None]:
     return host, number
 
 
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+
+
 def _check_url(conf: Confinement, url: str) -> tuple[str, str, int]:
     """(url, host, port) when allowed, else Refused. Called before any connection."""
     if not isinstance(url, str) or not url.strip():
@@ -429,10 +432,17 @@ def _check_url(conf: Confinement, url: str) -> tuple[str, str, int]:
     if any(c in url for c in "\x00\r\n") or any(c.isspace() for c in url.strip()):
         raise Refused("URL contains whitespace or control characters")
     url = url.strip()
-    parts = urllib.parse.urlsplit(url)
-    scheme = parts.scheme.lower()
+    m = _SCHEME.match(url)  # as urlsplit reads a scheme, before it may refuse the rest
+    scheme = m.group(1).lower() if m else ""
     if scheme not in ("http", "https"):
         raise Refused(f"scheme '{scheme or '(none)'}' refused: only http and https are allowed")
+    from .errors import InputError  # late, as check_workspace's
+    from .urls import check_url
+
+    try:
+        parts = check_url(url, "URL")  # a malformed one (`http://[::1/`, port 99999) is refused, not a ValueError
+    except InputError as exc:
+        raise Refused(exc.message) from None
     if parts.username is not None or parts.password is not None:
         raise Refused("URLs with user names or passwords are refused")
     host = (parts.hostname or "").lower()

@@ -13,6 +13,7 @@ from collections import deque
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
+from .redact import redact
 from .scoring import Candidate
 
 if TYPE_CHECKING:
@@ -91,23 +92,31 @@ class ModelDecider:
             "failures": list(agent.recent_failures),
             "tools": [{"name": c.tool, "offered": c.offered, "why_not": c.why_not, "input": c.input} for c in candidates],
         }
+        # what a model says is foreign text (it may echo a key or a server's error body): masked
+        # here, where it enters the record, for every model decider (plugins' too)
         res = self.decide(context)
         info = {"status": "accepted", "utility_tool": utility.tool, "tool": None, "input": None,
                 "situation_assessment": None, "action_rationale": None, "reason": None,
                 "tokens": res.get("tokens_used", 0)}
         intent = res.get("intent")
         if res.get("error"):
-            info.update(status="llm_error", reason=res["error"])
+            info.update(status="llm_error", reason=redact(str(res["error"])))
             return utility, info
         if intent is None:
-            info.update(status="intent_rejected", reason=res.get("rejected"))
+            rejected = res.get("rejected")
+            info.update(status="intent_rejected", reason=redact(str(rejected)) if rejected is not None else None)
             return utility, info
+        said = [k for k in ("tool", "input", "situation_assessment", "action_rationale") if isinstance(intent.get(k), str)]
+        joined = "\n".join(intent[k] for k in said)
+        if redact(joined) is not joined:  # one pass over the answer, as nearly always nothing is masked
+            intent = {**intent, **{k: redact(intent[k]) for k in said}}
         info.update(tool=intent["tool"], input=intent["input"], situation_assessment=intent["situation_assessment"],
                     action_rationale=intent["action_rationale"])
         cand = by_tool.get(intent["tool"])
         chosen, why = back_intent(agent, cand, intent["input"]) if cand is not None and cand.offered \
             else (None, "tool not offered")
         if chosen is None:
+            why = redact(why) if why else why
             info.update(status="intent_rejected", reason=why)
             self.failures.append(f"cycle {agent.cycle}: intent_rejected: {why}")
             return utility, info

@@ -44,7 +44,9 @@ from urllib.parse import urlsplit
 
 from .deciders import Decider, ModelDecider, UtilityDecider
 from .errors import InputError
+from .redact import redact, register_secret
 from .toolspecs import SPECS, TOOL_NAMES
+from .urls import check_url
 
 __all__ = [
     "LLMConfig", "RateTracker", "StructuredMemory", "build_prompt", "Intent", "IntentRejected",
@@ -119,7 +121,8 @@ class LLMConfig:
                 raise InputError("is required", file=file, field=f"llm.{key}")
 
         def err(key: str, msg: str) -> InputError:
-            return InputError(f"{msg}, got {d[key]!r}", file=file, field=f"llm.{key}")
+            return InputError(f"{msg}, got {redact(repr(d[key]))}", file=file, line=_config_line(file, f"llm.{key}"),
+                              field=f"llm.{key}")
 
         def text(key: str) -> str:
             v = d[key]
@@ -146,9 +149,7 @@ class LLMConfig:
 
         kw: dict[str, Any] = {}
         base_url = text("base_url")
-        parts = urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise err("base_url", "must be an http:// or https:// URL")
+        parts = check_url(base_url, "llm.base_url", file=file, line=_config_line(file, "llm.base_url"))
         if parts.query or parts.fragment:
             raise err("base_url", "must not carry a query or fragment")
         kw["base_url"] = base_url
@@ -156,7 +157,9 @@ class LLMConfig:
         if "api_key_env" in d:
             name = text("api_key_env")
             if not _ENV_NAME.match(name):
-                raise err("api_key_env", "must be an environment variable name (letters, digits, _), not the key")
+                # the value is not shown: what was typed here may be the key itself
+                raise InputError("must be an environment variable name (letters, digits, _), not the key",
+                                 file=file, line=_config_line(file, "llm.api_key_env"), field="llm.api_key_env")
             kw["api_key_env"] = name
         for key, lo, hi, lo_open in (("timeout", 0.0, 600.0, True), ("backoff_base", 0.0, None, False),
                                      ("backoff_cap", 0.0, None, False), ("temperature", 0.0, 2.0, False)):
@@ -166,6 +169,21 @@ class LLMConfig:
             if key in d:
                 kw[key] = integer(key, lo)
         return cls(**kw)
+
+
+def _config_line(file: str | None, fld: str) -> int | None:
+    """The line of `fld` in the user's config file, for an error message (read only then)."""
+    if not file:
+        return None
+    from pathlib import Path
+
+    from .tomlpos import TomlLocator
+
+    try:
+        text = Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return TomlLocator(text).line(fld)
 
 
 # ---- rate tracking ------------------------------------------------------------------------
@@ -545,7 +563,8 @@ def parse_reply(text: str, offered: set[str] | frozenset[str]) -> Intent:
     if not isinstance(tool, str):
         raise IntentRejected(f"'action.tool' must be a string, got {type(tool).__name__}")
     if not _known_tool(tool):
-        raise IntentRejected(f"unknown tool '{_one_line(tool, 60)}' (known: {', '.join(TOOL_NAMES)})")
+        # masked before the cut: a token cut short is no longer a shape redact knows
+        raise IntentRejected(f"unknown tool '{_foreign(tool, 60)}' (known: {', '.join(TOOL_NAMES)})")
     if tool not in offered:
         shown = ", ".join([t for t in TOOL_NAMES if t in offered] + sorted(t for t in offered if t not in TOOL_NAMES)) or "none"
         raise IntentRejected(f"tool '{tool}' is not offered this cycle (offered: {shown})")
@@ -601,21 +620,30 @@ def _retry_after(value: str | None, now: Callable[[], float] = time.time) -> flo
     return max(0.0, secs)
 
 
+def _foreign(text: object, limit: int) -> str:
+    """A server's text as a message shows it: one line of at most `limit` characters, secrets
+    masked before the cut (a token cut short is no longer a shape redact knows); only the
+    head of a large body is scanned."""
+    return _one_line(redact(str(text)[: limit * 16]), limit)
+
+
 def _error_detail(body: bytes) -> str:
-    """The server's own error message if the body is the usual {"error": {"message": ...}}."""
+    """The server's own error message if the body is the usual {"error": {"message": ...}},
+    secrets masked before it is cut to one line (a server may echo the request's
+    `Authorization` header, or the key, in it)."""
     try:
         obj = json.loads(body.decode("utf-8", "replace"))
     except (ValueError, RecursionError):
-        return _one_line(body.decode("utf-8", "replace"), 160)
+        return _foreign(body.decode("utf-8", "replace"), 160)
     if isinstance(obj, dict):
         err = obj.get("error")
         if isinstance(err, dict) and err.get("message"):
-            return _one_line(err["message"], 160)
+            return _foreign(err["message"], 160)
         if isinstance(err, str):
-            return _one_line(err, 160)
+            return _foreign(err, 160)
         if obj.get("message"):
-            return _one_line(obj["message"], 160)
-    return _one_line(json.dumps(obj), 160)
+            return _foreign(obj["message"], 160)
+    return _foreign(json.dumps(obj, ensure_ascii=False), 160)
 
 
 class OpenAICompatibleProvider:
@@ -624,13 +652,16 @@ class OpenAICompatibleProvider:
 
     def __init__(self, config: LLMConfig, rate: RateTracker | None = None,
                  sleep: Callable[[float], None] = time.sleep, env: Mapping[str, str] = os.environ) -> None:
-        parts = urlsplit(config.base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise LLMError(f"LLM base_url must be an http(s) URL, got {config.base_url!r}")
+        try:
+            check_url(config.base_url, "llm.base_url")
+        except InputError as exc:
+            raise LLMError(f"LLM {exc}") from None
         self.config = config
         self.rate = rate if rate is not None else RateTracker(config.calls_per_minute, config.tokens_per_minute)
         self.sleep = sleep
         self.env = env
+        # the key is masked in everything this process records or prints from now on
+        register_secret(env.get(config.api_key_env) if config.api_key_env else None)
         self._parts = urlsplit(config.endpoint)
         self.attempts = 0  # HTTP attempts made (all calls), for display
 
@@ -673,7 +704,7 @@ class OpenAICompatibleProvider:
             obj = json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
             raise LLMError(f"LLM reply from {self.config.endpoint} is not a JSON envelope: "
-                           f"{_one_line(data.decode('utf-8', 'replace'), 80)!r}") from None
+                           f"{_foreign(data.decode('utf-8', 'replace'), 80)!r}") from None
         try:
             content = obj["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):
@@ -698,6 +729,7 @@ class OpenAICompatibleProvider:
         body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         headers = {"Content-Type": "application/json", "Accept": "application/json", "User-Agent": "akh-tui"}
         key = self.env.get(cfg.api_key_env) if cfg.api_key_env else None
+        register_secret(key)  # the environment may have changed since the provider was made
         if key:
             headers["Authorization"] = f"Bearer {key}"
         mtext = _messages_text(messages)
@@ -851,11 +883,12 @@ class LLMDecider(ModelDecider):
         try:
             text, tokens = self.provider.complete(messages)
         except LLMError as exc:
-            result["error"] = exc.message
-            self.failures.append(f"{tag}llm_error: {exc.message}")
+            msg = redact(exc.message)  # it may name the endpoint with its userinfo
+            result["error"] = msg
+            self.failures.append(f"{tag}llm_error: {msg}")
             return result
         except Exception as exc:  # a provider bug must not take the agent down either
-            msg = f"{type(exc).__name__}: {_one_line(exc, 200)}"
+            msg = f"{type(exc).__name__}: {_foreign(exc, 200)}"
             result["error"] = msg
             self.failures.append(f"{tag}llm_error: {msg}")
             return result
@@ -865,8 +898,9 @@ class LLMDecider(ModelDecider):
         try:
             intent = parse_reply(text, offered)
         except IntentRejected as exc:
-            result["rejected"] = exc.reason
-            self.failures.append(f"{tag}intent_rejected: {exc.reason}")
+            reason = redact(exc.reason)  # it may quote the reply
+            result["rejected"] = reason
+            self.failures.append(f"{tag}intent_rejected: {reason}")
             return result
         result["intent"] = intent.to_dict()
         return result

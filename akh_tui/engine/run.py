@@ -55,7 +55,8 @@ from .session import SessionStore
 from .text import normalised_words
 from .thinkloop import GraphOracle, ThinkLoop
 from .registry import BUILTIN_DECIDERS, PluginError, load_decider
-from .tools import SPECS, TOOL_NAMES
+from .tools import SPECS, TOOL_NAMES, check_goal_url
+from .redact import redact, redact_obj, registered_in
 from .trace import Trace, TraceWriter, dumps, read_trace
 from .userconfig import UserConfig
 # what `akh-tui serve` (cli_classroom.py, serve_guard.py) needs: the served-tab mark, its URL check, its token masked
@@ -71,9 +72,9 @@ __all__ = [
     "TraceWriter", "DANGEROUS_CAPABILITIES", "SAFE_ENV", "rerun", "check_pin", "StoreWriteError", "StoreBusy",
     "StoreDamaged", "StoreLost",
     "PHASES", "Verdict", "Answer", "parse_rules", "answer_lines", "DEFAULT_RULES", "stop_phases", "trust",
-    "SERVED_ENV", "served_process", "plugin_needs", "scenario_decider",
+    "SERVED_ENV", "served_process", "plugin_needs", "scenario_decider", "redact", "redact_obj",
 ]
-__all__ += ["SERVED_ENV", "served_process", "redact", "register_secret", "check_url"]
+__all__ += ["register_secret", "check_url"]
 
 Listener = Callable[[Any], None]  # gets each CycleRecord and Event
 
@@ -89,6 +90,7 @@ def check_goal(text: str, field: str) -> None:
         make_goal(0, text)
     except InputError as exc:
         raise InputError(exc.message, field=field) from None
+    check_goal_url(text, field)
 
 
 def _decider(kind: str, config: UserConfig | None, base: Path | None = None):
@@ -1049,6 +1051,10 @@ class Run:
         cannot be recorded is not kept in the engine either), then the trace and the listeners.
         The record is encoded once, for both sinks."""
         text = dumps(record)
+        if registered_in(text):  # the API key in a record (a goal that quotes it): masked for every sink
+            record = redact_obj(record)
+            self._engine().last_record = record  # the snapshot names the record it holds
+            text = dumps(record)
         lost: StoreLost | None = None
         try:
             self._record(record, events, inputs or (), text=text, inputs_before=True)
@@ -1097,6 +1103,7 @@ class Run:
             a = self._engine()
             if isinstance(command, AddGoal):
                 make_goal(0, command.description, command.criteria, command.priority)  # refuse before applying
+                check_goal_url(command.description, "description")
             command.apply(a)
             events = a.drain_events()
             if isinstance(command, EditPsyche):
@@ -1268,9 +1275,13 @@ class Run:
         """Checkpoint the branch (a later resume starts here) and close the store and trace.
         `checkpoint=False` after a command that only read the run: nothing is written."""
         with self.lock:
+            trace_error: InputError | None = None
             try:
                 if self.trace is not None:
-                    self.trace.close()
+                    try:
+                        self.trace.close()
+                    except InputError as exc:  # the trace's file refused: the store still closes cleanly
+                        trace_error = exc
                 if self.agent is not None and checkpoint:
                     self.drop_cycle()  # quitting mid-cycle: a resume starts at the cycle's start
                     try:
@@ -1281,6 +1292,8 @@ class Run:
                 self.store.close()
                 writelock.release(self._lock_file)
                 self._lock_file = None
+            if trace_error is not None:
+                raise trace_error
 
     def _emit(self, events: list[dict], persist: bool = True, inputs: list | None = None) -> None:
         """Events to the trace, the store and the listeners. `inputs` marks a user action

@@ -24,6 +24,7 @@ from .psyche import Psyche
 from .registry import ToolRegistry
 from .rules import RuleSet, load_rules
 from .tomlpos import TomlLocator
+from .tools import check_goal_url
 
 TOP_KEYS = ("name", "seed", "kg", "rules", "goals", "psyche", "config", "answers", "description", "tools", "decider")
 GOAL_KEYS = ("description", "criteria", "priority")
@@ -175,6 +176,7 @@ def load_scenario(name_or_path: str) -> Scenario:
             raise err(f"must be an integer 0..255, got {prio!r}", f"{gf}.priority")
         try:
             make_goal(0, desc, crit, prio)  # exactly what adding the goal will check
+            check_goal_url(desc, "description")  # http_fetch's URL: a malformed one is refused here
         except InputError as exc:
             raise err(exc.message, f"{gf}.{exc.field or 'criteria'}") from None
         goals.append(GoalSpec(desc.strip(), crit, prio))

@@ -53,7 +53,8 @@ from .config import served_process
 from .errors import InputError, StoreDamaged, StoreLost, StoreWriteError
 from .memory import Episode, EpisodicMemory
 from .state import apply_kg_additions, core_state, restore, triple_row
-from .trace import Trace, dumps
+from .redact import redact, registered_in
+from .trace import Trace, dumps, redact_line
 
 SCHEMA_VERSION = "3"
 READABLE_SCHEMAS = ("2", "3")  # 2: text records without checksums, read as they are, migrated on write
@@ -95,7 +96,10 @@ DERIVED_PROVENANCE = ("AgentDecision", "ShadowVeto")  # provenance kinds a cycle
 _KIND = attrgetter("kind")
 
 
-_dump = dumps  # the trace's encoder: a stored record is the trace's line, byte for byte
+def _dump(obj: Any) -> str:
+    """The trace's encoder (a stored record is the trace's line, byte for byte), a registered
+    secret masked: every JSON value the store writes passes here."""
+    return redact_line(dumps(obj))
 
 
 def _loads_rows(rows: Iterable[tuple]) -> list:
@@ -632,7 +636,9 @@ class SessionStore:
 
     def _pack(self, text: str, kind: str) -> tuple[bytes, int]:
         """Pack for writing (inside a transaction): the first value of a kind becomes the
-        store's dictionary for it."""
+        store's dictionary for it. A registered secret (the API key) is masked first, in
+        whatever the text holds: a record, an event, the agent's state."""
+        text = redact_line(text)
         zdict = self._zdict(kind)
         if zdict is None:
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"zdict.{kind}", text))
@@ -911,7 +917,8 @@ class SessionStore:
         db, kg, b = self.db, agent.kg, self.branch
         if len(kg.symbols) > self._saved_symbols:
             db.executemany("INSERT OR REPLACE INTO symbols VALUES (?, ?, ?, ?)",
-                           [(b, s.id, s.label, s.kind) for s in kg.symbols[self._saved_symbols:]])
+                           [(b, s.id, redact(s.label) if registered_in(s.label) else s.label, s.kind)
+                            for s in kg.symbols[self._saved_symbols:]])
         if len(kg.log) > self._saved_triples:
             rows = [(b, i, _dump(triple_row(kg, t)))
                     for i, t in enumerate(kg.log[self._saved_triples:], start=self._saved_triples)]

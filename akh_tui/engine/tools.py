@@ -19,6 +19,8 @@ from .kg import Triple, parse_triple_lines
 from .text import normalised_words
 from .toolapi import FunctionTool, Offer, PlanRole, ToolContext, ToolResult  # noqa: F401 (re-exported)
 from .toolspecs import SPEC_BY_NAME, SPECS, TOOL_ARCHETYPES, TOOL_NAMES, ToolSpec  # noqa: F401 (re-exported)
+from .redact import redact
+from .urls import check_url
 
 CREATION_WORDS = ("write", "store", "save", "create")
 SIMILARITY_CANDIDATES = 64  # symbols similarity_search compares, most activated first
@@ -217,6 +219,15 @@ def _scan_path(r: str, first_ok: bool) -> str | None:
 def find_url(text: str) -> str | None:
     m = _URL.search(text)
     return m.group(0).rstrip(".,;)") if m else None
+
+
+def check_goal_url(text: str, field: str, file: str | None = None, line: int | None = None) -> None:
+    """The URL a goal names (http_fetch's input), checked when the goal is given: a malformed
+    one (`http://[::1/`, a port of 99999) is an InputError naming the field, not a failed fetch
+    later. Whether the host may be reached is confinement's question, at act."""
+    url = find_url(text)
+    if url is not None:
+        check_url(url, field, file=file, line=line)
 
 
 def find_program(allow: list[str]) -> Callable[[str], list[str] | None]:
@@ -438,7 +449,7 @@ def run_file(tc: ToolContext, ctx: GoalContext, arg) -> ToolResult:
         lines = [kg.text(t).replace(" ", "\t", 2) for s in ctx.symbols for t in kg.adjacent(s, limit=tc.config.query_limit)]
         size = confine.write_file(conf, rel, "\n".join(lines) + "\n")
         return ToolResult(f"wrote {len(lines)} triples ({size} bytes) to {rel}")
-    text = confine.read_file(conf, rel)
+    text = redact(confine.read_file(conf, rel))  # a workspace file may hold a key (.env): masked before anything keeps it
     if rel.endswith(".tsv"):
         try:
             parsed = parse_triple_lines(text.split("\n"), rel)  # as read_triple_file: labels may hold \x0c or U+2028
@@ -451,11 +462,13 @@ def run_file(tc: ToolContext, ctx: GoalContext, arg) -> ToolResult:
 
 def run_http(tc: ToolContext, ctx: GoalContext, arg) -> ToolResult:
     status, body = confine.http_get(tc.confinement(), str(arg))
+    body = redact(body)  # a page may echo credentials: masked before anything keeps it
     return ToolResult(f"GET {arg} -> {status}: {body}", evidence=body)
 
 
 def run_shell(tc: ToolContext, ctx: GoalContext, arg) -> ToolResult:
     code, out = confine.run_program(tc.confinement(), list(arg))
+    out = redact(out)  # `env`, `cat .netrc`: masked before anything keeps it
     if code != 0:
         raise confine.Refused(f"{arg[0]} exited with status {code}: {out[:200]}")
     return ToolResult(f"$ {' '.join(arg)}\n{out}", evidence=out)

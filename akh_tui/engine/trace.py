@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import IO, Any, Iterable, Mapping
 
 from .errors import InputError, read_user_file
+from .redact import redact_obj, registered_in
 
 TRACE_VERSION = 1
 RECORD_TYPES = ("run", "cycle", "reflection", "psyche_edit", "goal_added", "consolidation", "decomposition", "fork", "backtrack")
@@ -24,42 +25,94 @@ def dumps(obj: Any) -> str:
     return _ENCODER.encode(obj)
 
 
+def redact_line(text: str) -> str:
+    """A record's JSON text with every registered secret (the API key) masked, still valid
+    JSON in the same encoding; the same text when none appears, as nearly always: the check is
+    a few substring searches, cheap enough for every line (the credential shapes are masked
+    where foreign text enters, engine/redact.py)."""
+    if not registered_in(text):
+        return text
+    return dumps(redact_obj(json.loads(text)))
+
+
 class TraceWriter:
+    """The JSONL trace: every line passes `redact_line` (a registered secret never reaches the
+    file), and a write the file refuses (disk full, `/dev/full`, a file system gone read-only)
+    is an InputError naming the file, never an OSError's traceback. The session store is
+    written before the trace, so what it recorded is kept whatever became of the trace."""
+
     def __init__(self, target: str | Path | IO[str]) -> None:
         if isinstance(target, (str, Path)):
+            self.name = str(target)
             try:
                 self._fh: IO[str] = open(target, "w", encoding="utf-8")
             except (OSError, ValueError) as exc:
                 reason = getattr(exc, "strerror", None) or exc
-                raise InputError(f"cannot write the trace: {reason}", file=str(target)) from None
+                raise InputError(f"cannot write the trace: {reason}", file=str(target), field="--trace") from None
             self._own = True
         else:
+            self.name = str(getattr(target, "name", "the trace"))
             self._fh, self._own = target, False
+        self.failed: InputError | None = None  # the first write the file refused
+
+    def _refused(self, exc: OSError | ValueError) -> InputError:
+        reason = getattr(exc, "strerror", None) or exc
+        self.failed = InputError(f"cannot write the trace: {reason}; the session store keeps every recorded "
+                                 f"cycle (export it with `akh-tui sessions export`)", file=self.name, field="--trace")
+        return self.failed
 
     def header(self, scenario: str, seed: int, config: dict, psyche: dict, **extra) -> None:
         self.write({"type": "run", "v": TRACE_VERSION, "scenario": scenario, "seed": seed, "config": config, "psyche": psyche, **extra})
 
     def write(self, obj: Mapping[str, Any]) -> None:
-        self._fh.write(dumps(obj))
-        self._fh.write("\n")
+        self.write_line(dumps(obj))
 
     def write_line(self, text: str) -> None:
         """A record already encoded with `dumps` (the store got the same text)."""
-        self._fh.write(text)
-        self._fh.write("\n")
+        if self.failed is not None:  # a trace with a hole in it is not a trace: say so each time
+            raise self.failed
+        try:
+            self._fh.write(redact_line(text))
+            self._fh.write("\n")
+        except BrokenPipeError:
+            raise  # the reader went away (`sessions export | head`): the CLI ends quietly
+        except (OSError, ValueError) as exc:  # ValueError: written after the file was closed
+            raise self._refused(exc) from None
 
     def write_all(self, objs: Iterable[Mapping[str, Any]]) -> None:
         for o in objs:
             self.write(o)
 
     def flush(self) -> None:
-        self._fh.flush()
+        if self.failed is not None:
+            raise self.failed
+        try:
+            self._fh.flush()
+        except BrokenPipeError:
+            raise
+        except (OSError, ValueError) as exc:
+            raise self._refused(exc) from None
 
     def close(self) -> None:
-        if self._own:
-            self._fh.close()
-        else:
-            self._fh.flush()
+        """Flush and close; the first refusal is raised here if no write saw it yet. A trace
+        that already failed is closed quietly (its error was given)."""
+        failed = self.failed
+        try:
+            if self._own:
+                self._fh.close()
+            else:
+                self._fh.flush()
+        except BrokenPipeError:
+            raise
+        except (OSError, ValueError) as exc:
+            if failed is None:
+                raise self._refused(exc) from None
+        finally:
+            if self._own and not self._fh.closed:
+                try:
+                    self._fh.close()  # close() flushed and failed: the descriptor is still ours
+                except (OSError, ValueError):
+                    pass
 
 
 @dataclass

@@ -17,9 +17,9 @@ from .redact import redact
 def check_url(text: str, field: str, schemes: tuple[str, ...] = ("http", "https"),
               file: str | None = None, line: int | None = None) -> SplitResult:
     """The parts of `text`, a URL with one of `schemes` and a host; InputError otherwise."""
-    shown = redact(text)
     if not isinstance(text, str) or not text.strip():
         raise InputError("must be a URL, got nothing", field=field, file=file, line=line)
+    shown = redact(text)
     if any(ch.isspace() or ord(ch) < 32 for ch in text):
         raise InputError(f"{shown!r} is not a URL: it holds whitespace or control characters",
                          field=field, file=file, line=line)
