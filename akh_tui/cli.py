@@ -38,7 +38,7 @@ def _person_flags(p) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import cli_classroom, cli_sessions, cli_sweep, cli_think  # their add_parser functions load no engine
+    from . import cli_classroom, cli_sessions, cli_sweep, cli_think, cli_world  # their add_parser functions load no engine
 
     p = argparse.ArgumentParser(prog="akh-tui", description="A workbench for a cognitive agent's OODA loop.")
     p.add_argument("--scenario", help="scenario name or path for the workbench (default: zoo)")
@@ -139,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_think.add_parser(sub)
     cli_classroom.add_parsers(sub, common)
     cli_sweep.add_parser(sub)
+    cli_world.add_parser(sub)
     bench.add_argument("--ui", action="store_true", help="also measure the workbench: cycles/s against headless, pause latency")
     bench.add_argument("--engine", action="store_true",
                        help="only the engine's own figures: cycles without recording, and a 1,000,000-triple load")
@@ -229,6 +230,10 @@ def dispatch(args, out: Console, err: Console) -> int:
             from . import cli_sweep
 
             return cli_sweep.dispatch(args, out, err)
+        if args.command == "world":
+            from . import cli_world
+
+            return cli_world.dispatch(args, out, err)
         if args.command == "think":
             from . import cli_think
 
