@@ -78,6 +78,14 @@ class DeciderFailed:
         self.why = why
 
 
+def _pair(arg: object) -> tuple[str, int]:
+    """An offer's resolved input (artifact id, version or amount), checked: a decider may
+    hand run() an input the offer did not make."""
+    if isinstance(arg, tuple) and len(arg) == 2 and isinstance(arg[0], str) and isinstance(arg[1], int):
+        return arg[0], arg[1]
+    raise Refusal(f"expected an artifact and a number, got {arg!r}")
+
+
 def goal_words(g: "Goal") -> set[str]:
     text = g.description + " " + g.criteria.replace("(", " ").replace(")", " ")
     return {w for w in normalised_words(text) if w not in STOP_WORDS}
@@ -138,7 +146,7 @@ class ReadArtifact(WorldAction):
         return Offer(True, 0.6, f"{a.id}@{a.version}", arg=(a.id, a.version))
 
     def run(self, tc: ToolContext, ctx: "GoalContext", arg: object) -> ToolResult:
-        aid, version = arg  # type: ignore[misc]
+        aid, version = _pair(arg)
         a = self.world.artifacts.get(aid)
         if a is None or a.version != version:
             raise Refusal(f"artifact {aid}@{version} is not the current version")
@@ -212,7 +220,7 @@ class InvokeArtifact(WorldAction):
     def run(self, tc: ToolContext, ctx: "GoalContext", arg: object) -> ToolResult:
         from ..tools import TOOLS
 
-        aid, version = arg  # type: ignore[misc]
+        aid, version = _pair(arg)
         a = self.world.artifacts.get(aid)
         if a is None or a.version != version:
             raise Refusal(f"artifact {aid}@{version} is not the current version")
@@ -272,7 +280,7 @@ class PlaceBid(WorldAction):
         return Offer(True, 0.2, f"1 on {a.id}@{a.version}", arg=(a.id, 1))
 
     def run(self, tc: ToolContext, ctx: "GoalContext", arg: object) -> ToolResult:
-        aid, amount = arg  # type: ignore[misc]
+        aid, amount = _pair(arg)
         w = self.world
         a = w.artifacts.get(aid)
         if a is None or a.owner != self.agent_id:
