@@ -301,3 +301,66 @@ def test_world_run_prints_a_line_per_step_and_a_summary(cli):
     assert "r1   pilot" in out and "read_artifact" in out and "balance" in out
     assert "balances: fisher" in out and "artifacts: berth-register@1" in out and "mints:" in out
     assert "pilot: STOPPED: #1 Find where aurora moors [completed]" in out
+
+
+# ---- actions ---------------------------------------------------------------------------------
+
+def test_a_scenario_may_turn_a_world_capability_off(tmp_path):
+    sc = scenario(tmp_path, criteria="(kestrel moors-at berth-one)", extra="[config]\ncapabilities = { world_read = false }\n")
+    (tmp_path / "notes.tsv").write_text("kestrel\tmoors-at\tberth-one\n", encoding="utf-8")
+    p = world_file(tmp_path, "rounds = 3\nmint_every = 0", ["alice"], sc,
+                   '[[artifacts]]\nid = "notes"\ntriples = "notes.tsv"\n')
+    _, recs = run_world(p)
+    row = next(c for c in next(r for r in recs if r["type"] == "cycle")["decide"]["candidates"] if c["tool"] == "read_artifact")
+    assert row["offered"] is False and "world_read" in row["why_not"]
+
+
+def test_write_artifact_publishes_the_goals_evidence_and_records_an_artifact_event(tmp_path):
+    sc = scenario(tmp_path, criteria="buyer", extra="[config]\ndisabled_tools = [\"synthesize_triple\", \"reason\", "
+                  "\"similarity_search\", \"infer_rules\", \"gap_analysis\", \"user_interact\"]\n")
+    p = world_file(tmp_path, "rounds = 6\nmint_every = 0", ["alice"], sc)
+    w, recs = run_world(p)
+    ev = next(r for r in recs if r["type"] == "artifact")
+    assert ev == {"type": "artifact", "round": ev["round"], "clock": ev["clock"], "agent": "alice", "id": "alice-g1",
+                  "version": 1, "owner": "alice", "price": 1, "kind": "triples", "size": ev["size"]}
+    assert ev["size"] >= 1
+    a = w.artifacts.get("alice-g1")
+    assert ("aurora", "moors-at", "berth-three") in a.versions[0].triples
+
+
+def test_invoke_artifact_runs_its_tool_for_an_agent_that_lacks_it_and_pays_only_then(tmp_path):
+    sc = scenario(tmp_path, criteria="(aurora moors-at berth-three)", extra="[config]\ndisabled_tools = [\"kg_query\"]\n")
+    p = world_file(tmp_path, "rounds = 4\nmint_every = 0\nstarting_scrip = 5", ["alice", "bob"], sc,
+                   '[[artifacts]]\nid = "lookup"\nowner = "bob"\ntext = "a query service"\ntool = "kg_query"\nprice = 2\n')
+    w, recs = run_world(p)
+    inv = next(r for r in recs if r["type"] == "cycle" and r["agent"] == "alice" and r["decide"]["tool"] == "invoke_artifact")
+    assert inv["act"]["success"] and inv["act"]["output"].startswith("invoked lookup@1 (kg_query) for 2:")
+    assert inv["act"]["progress"] == "completed"
+    pay = next(r for r in recs if r["type"] == "ledger" and r["agent"] == "alice")
+    assert (pay["from"], pay["to"], pay["amount"]) == ("alice", "bob", 2)
+
+
+def test_self_evaluation_every_third_turn_and_a_pivot_stalls_the_goal(tmp_path):
+    sc = scenario(tmp_path, criteria="buyer", extra="[config]\nmax_backtrack_attempts = 50\nstall_threshold = 50\n")
+    p = world_file(tmp_path, "rounds = 3\nmint_every = 0", ["alice"], sc)
+    w, recs = run_world(p, deciders={"alice": Raising()})
+    evals = [r for r in recs if r["type"] == "evaluation"]
+    assert len(evals) == 1 and evals[0]["turns"] == 3 and evals[0]["success_ratio"] == 0.0 and evals[0]["scrip_change"] == 0
+    pivot = next(r for r in recs if r["type"] == "pivot")
+    assert (pivot["agent"], pivot["tool"], pivot["goal"]) == ("alice", "noop", 1)
+    decomposition = next(r for r in recs if r["type"] == "decomposition")
+    assert decomposition["agent"] == "alice" and decomposition["goal"] == 1
+    assert recs.index(pivot) < recs.index(decomposition)  # the pivot is why the goal was decomposed
+    assert w.agents["alice"].goals[1].status == "suspended"
+    # each failure entered working memory as an Observation
+    assert any(e.kind == "observation" and e.content.startswith("Failure: noop") for e in w.agents["alice"].wm.entries.values())
+
+
+def test_a_scripted_decider_counts_llm_calls_against_its_limit(tmp_path):
+    sc = scenario(tmp_path, criteria="buyer")
+    p = world_file(tmp_path, "rounds = 4\nmint_every = 0\n[world.limits]\nllm_calls = 2\nwindow_s = 100", ["alice"], sc)
+    p.write_text(p.read_text().replace('scenario = "s.toml"', 'scenario = "s.toml"\ndecider = "scripted"'))
+    _, recs = run_world(p)
+    kinds = [(r["type"], r.get("resource")) for r in recs if r["type"] in ("cycle", "rate_limited")]
+    assert kinds == [("cycle", None), ("cycle", None), ("rate_limited", "llm_calls"), ("rate_limited", "llm_calls")]
+    assert all("llm" in r["decide"] for r in recs if r["type"] == "cycle")

@@ -266,9 +266,11 @@ class World:
             agent.wm.push(f"Failure: {tool}: {act['output'][:200]}", "observation", agent.cycle, [], cycle.focus.id, tool, False)
         for ev in loop.after_turn(act["success"], tool, act["output"], c, self.step_ms):
             state_events.append(self._event("state", aid, **{k: v for k, v in ev.items() if k != "type"}))
+        own_events = agent.drain_events()  # the cycle's §11 events; a pivot's decomposition follows the pivot
         after: list[dict[str, Any]] = []
         if loop.turns % EVALUATE_EVERY == 0:
             after += self._evaluate(loop, agent, cycle.focus)
+            after += [{**ev, "agent": aid} for ev in agent.drain_events()]
         if agent.focus_goal() is None:
             ev = self._state(loop, STOPPED, "no active goal")
             if ev is not None:
@@ -285,7 +287,7 @@ class World:
                "clock": seconds(c), "state": loop.state}
         out.update((k, v) for k, v in record.items() if k not in out)
         self._write(out)
-        for ev in agent.drain_events():
+        for ev in own_events:
             self._write({**ev, "agent": aid})
         for rec in [*entries, *self._turn_events, *state_events, *after]:
             self._write(rec)
