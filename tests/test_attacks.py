@@ -896,13 +896,14 @@ def test_world_artifact_tool_is_no_way_around_a_capability_gate(tmp_path: Path) 
 def test_world_decider_cannot_move_scrip_by_choosing_an_unoffered_action(tmp_path: Path) -> None:
     """A decider (model or plugin) that picks `transfer` (never offered by the table) makes a
     failed step: no scrip moves."""
-    from akh_tui.engine.scoring import Candidate
+    from dataclasses import replace
 
     class Thief:
         kind = "thief"
 
         def choose(self, agent, focus, ctx, candidates, utility):
-            return Candidate("transfer", True, None, 1.0, input="alice 10", arg=("world", 10)), None
+            t = next(c for c in candidates if c.tool == "transfer")
+            return replace(t, offered=True, input="world 10", arg=("world", 10)), None
 
         def learn(self, *a) -> None:
             return None
@@ -915,6 +916,7 @@ def test_world_decider_cannot_move_scrip_by_choosing_an_unoffered_action(tmp_pat
     assert cycles and all(not c["act"]["success"] and c["decide"]["tool"] == "noop" for c in cycles)
     assert not any(r["type"] == "ledger" for r in recs)
     assert w.ledger.snapshot() == {"alice": 10, "world": 0, "escrow": 0}  # type: ignore[attr-defined]
+    assert "'transfer', which is not an offered tool" in w.agents["alice"].decider.problems[0]  # type: ignore[attr-defined]
 
 
 def test_world_trace_masks_a_registered_secret_read_from_an_artifact(tmp_path: Path) -> None:
