@@ -364,3 +364,85 @@ def test_a_scripted_decider_counts_llm_calls_against_its_limit(tmp_path):
     kinds = [(r["type"], r.get("resource")) for r in recs if r["type"] in ("cycle", "rate_limited")]
     assert kinds == [("cycle", None), ("cycle", None), ("rate_limited", "llm_calls"), ("rate_limited", "llm_calls")]
     assert all("llm" in r["decide"] for r in recs if r["type"] == "cycle")
+
+
+# ---- workflows -------------------------------------------------------------------------------
+
+WORKFLOW = '''[world]
+name = "wf"
+rounds = 6
+mint_every = 0
+[[agents]]
+id = "clerk"
+scenario = "s.toml"
+decider = "workflow"
+[[agents.workflow.steps]]
+name = "look"
+tool = "kg_query"
+[[agents.workflow.steps]]
+name = "publish"
+action = "write_artifact"
+on_error = "skip"
+[[agents.workflow.steps]]
+name = "pay"
+action = "transfer"
+input = "bob 2"
+[agents.workflow.transitions]
+look = [{ match = "no such output", to = "look" }, { on = "success", to = "publish" }]
+[[agents]]
+id = "bob"
+scenario = "s.toml"
+'''
+
+
+def test_a_workflow_runs_one_step_per_turn_with_transitions_skip_and_a_transfer(tmp_path):
+    scenario(tmp_path, criteria="buyer")
+    p = tmp_path / "w.toml"
+    p.write_text(WORKFLOW, encoding="utf-8")
+    w, recs = run_world(p)
+    clerk = [r for r in recs if r["type"] == "cycle" and r["agent"] == "clerk"]
+    steps = [(r["decide"]["workflow"]["step"], r["decide"]["tool"], r["act"]["success"]) for r in clerk]
+    # publish has nothing new to publish on its second visit: a failed step, skipped to pay
+    assert steps == [("look", "kg_query", True), ("publish", "write_artifact", True), ("pay", "transfer", True),
+                     ("look", "kg_query", True), ("publish", "noop", False), ("pay", "transfer", True)]
+    assert clerk[0]["decide"]["workflow"]["utility_tool"] == "kg_query"  # the table's choice, recorded beside it
+    moves = [(r["from"], r["to"], r["amount"]) for r in recs if r["type"] == "ledger" and r["agent"] == "clerk"]
+    assert moves == [("clerk", "bob", 2), ("clerk", "bob", 2)]
+    head = recs[0]["config"]["agents"][0]["workflow"]
+    assert head["steps"][2] == {"name": "pay", "action": "transfer", "on_error": "retry", "max_retries": 3, "input": "bob 2"}
+
+
+def test_workflow_retry_repeats_a_failing_step_then_skips_and_fail_restarts(tmp_path):
+    scenario(tmp_path, criteria="buyer")
+    body = WORKFLOW.replace('name = "publish"\naction = "write_artifact"\non_error = "skip"',
+                            'name = "publish"\naction = "bid"\non_error = "retry"\nmax_retries = 1')
+    body = body.replace("rounds = 6", "rounds = 5")
+    p = tmp_path / "w.toml"
+    p.write_text(body, encoding="utf-8")
+    _, recs = run_world(p)
+    steps = [(r["decide"]["workflow"]["step"], r["decide"]["workflow"]["retry"]) for r in recs
+             if r["type"] == "cycle" and r["agent"] == "clerk"]
+    # bid is not offered (no mint): tried, retried once, then skipped to pay
+    assert steps == [("look", 0), ("publish", 0), ("publish", 1), ("pay", 0), ("look", 0)]
+    body = body.replace('on_error = "retry"\nmax_retries = 1', 'on_error = "fail"')
+    p.write_text(body, encoding="utf-8")
+    _, recs = run_world(p)
+    steps = [r["decide"]["workflow"]["step"] for r in recs if r["type"] == "cycle" and r["agent"] == "clerk"]
+    assert steps == ["look", "publish", "look", "publish", "look"]
+
+
+@pytest.mark.parametrize("old, new, fld", [
+    ('tool = "kg_query"', 'tool = "kg_qeury"', "agents[0].workflow.steps[0].tool"),
+    ('{ on = "success", to = "publish" }', '{ on = "success", to = "publsh" }', "agents[0].workflow.transitions.look[1].to"),
+    ('match = "no such output"', 'match = "(unclosed"', "agents[0].workflow.transitions.look[0].match"),
+    ('on_error = "skip"', 'on_error = "ignore"', "agents[0].workflow.steps[1].on_error"),
+])
+def test_bad_workflows_name_the_field(tmp_path, old, new, fld):
+    scenario(tmp_path, criteria="buyer")
+    p = tmp_path / "w.toml"
+    p.write_text(WORKFLOW.replace(old, new), encoding="utf-8")
+    with pytest.raises(InputError) as exc:
+        load_world(str(p))
+    assert exc.value.field == fld and exc.value.line is not None
+    line = p.read_text().splitlines()[exc.value.line - 1]
+    assert new.split(" = ")[0].strip("{ ") in line or fld.rsplit(".", 1)[-1].split("[")[0] in line

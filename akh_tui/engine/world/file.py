@@ -23,18 +23,19 @@ from ..psyche import Psyche
 from ..scenario import Scenario, load_scenario
 from ..tomlpos import TomlLocator
 from ..toolspecs import TOOL_NAMES
+from .actions import ACTION_NAMES
+from .workflow import MODEL_STEPS, ON_ERROR, Step, Transition, WorkflowSpec
 
 WORLD_KEYS = ("name", "seed", "rounds", "schedule", "step_s", "mint_every", "starting_scrip", "limits")
 LIMIT_KEYS = ("window_s", "actions", "llm_calls", "llm_tokens", "writes", "policy")
 RESOURCES = ("actions", "llm_calls", "llm_tokens", "writes")  # SPEC §13's order of checking
-AGENT_KEYS = ("id", "scenario", "psyche", "decider", "seed")
+AGENT_KEYS = ("id", "scenario", "psyche", "decider", "seed", "workflow")
+STEP_KEYS = ("name", "action", "tool", "llm", "on_error", "max_retries", "input")
+TRANSITION_KEYS = ("on", "match", "to")
 ARTIFACT_KEYS = ("id", "owner", "triples", "text", "price", "tool")
 RESERVED_IDS = ("world", "escrow", "mint")
 AGENT_ID = re.compile(r"[a-z0-9_-]{1,32}")
 ARTIFACT_ID = re.compile(r"[a-z0-9_.-]{1,64}")
-# the deciders a world can run today; "workflow" (SPEC §13's workflows) is not built yet and
-# is refused by name rather than run as something else
-WORLD_DECIDERS = ("utility", "scripted", "llm")
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class AgentSpec:
     decider: str  # as written, else the scenario's, else utility
     seed: int
     seed_given: bool
+    workflow: WorkflowSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,8 @@ class WorldSpec:
     def with_seed(self, seed: int) -> "WorldSpec":
         """`--seed` replaces the world seed and so every default agent seed (SPEC §13)."""
         agents = [AgentSpec(a.id, a.scenario_name, a.scenario, a.psyche_name, a.psyche, a.decider,
-                            a.seed if a.seed_given else seed + i, a.seed_given) for i, a in enumerate(self.agents)]
+                            a.seed if a.seed_given else seed + i, a.seed_given, a.workflow)
+                  for i, a in enumerate(self.agents)]
         return WorldSpec(self.path, self.name, seed, self.rounds, self.schedule, self.step_ms, self.mint_every,
                          self.starting_scrip, self.limits, agents, self.artifacts, self.raw_limits)
 
@@ -98,7 +101,8 @@ class WorldSpec:
                       "step_s": self.step_ms / 1000, "mint_every": self.mint_every,
                       "starting_scrip": self.starting_scrip, "limits": limits},
             "agents": [{"id": a.id, "scenario": a.scenario_name, "psyche": a.psyche_name, "decider": a.decider,
-                        "seed": a.seed} for a in self.agents],
+                        "seed": a.seed} | ({"workflow": _workflow_dict(a.workflow)} if a.workflow else {})
+                       for a in self.agents],
             "artifacts": [{"id": x.id, "owner": x.owner, "triples": x.triples_name, "text": x.text, "price": x.price,
                            "tool": x.tool} for x in self.artifacts],
         }
@@ -232,14 +236,18 @@ def load_world(name_or_path: str) -> WorldSpec:
         if not isinstance(decider, str) or not decider.strip():
             raise err("must be a decider name (utility, scripted, llm) or a plugin reference 'module:attr'",
                       f"{pre}.decider")
+        workflow = None
         if decider == "workflow":
-            raise err("the workflow decider is not available in this version (utility, scripted, llm or a plugin)",
-                      f"{pre}.decider")
+            if "workflow" not in a:
+                raise err("decider = \"workflow\" needs [[agents.workflow.steps]]", f"{pre}.decider")
+            workflow = _workflow(a["workflow"], f"{pre}.workflow", scenario, err, unknown)
+        elif "workflow" in a:
+            raise err("a workflow needs decider = \"workflow\"", f"{pre}.workflow")
         aseed = a.get("seed")
         if aseed is not None and not _int(aseed):
             raise err(f"must be a non-negative integer, got {aseed!r}", f"{pre}.seed")
         agents.append(AgentSpec(aid, sc_name, scenario, psyche_name, psyche, decider,
-                                aseed if aseed is not None else seed + i, aseed is not None))
+                                aseed if aseed is not None else seed + i, aseed is not None, workflow))
 
     artifacts: list[ArtifactSpec] = []
     arts_raw = data.get("artifacts", [])
@@ -301,3 +309,93 @@ def _limits(raw: Any, err: Callable[[str, str], InputError], unknown: Callable[[
                 raise err(f"must be an integer >= 0, got {raw[r]!r}", f"world.limits.{r}")
             caps.append((r, raw[r]))
     return Limits(ms(window), tuple(caps), policy)
+
+
+def _workflow(raw: Any, pre: str, scenario: Scenario, err: Callable[[str, str], InputError],
+              unknown: Callable[[dict, tuple[str, ...], str], None]) -> WorkflowSpec:
+    """`[agents.workflow]`: `[[agents.workflow.steps]]` and `[agents.workflow.transitions]`
+    (step name = array of {on = "success" | "failure" | match = "pattern", to = "step"})."""
+    if not isinstance(raw, dict):
+        raise err("must be a table with steps (and optional transitions)", pre)
+    unknown(raw, ("steps", "transitions"), f"{pre}.")
+    steps_raw = raw.get("steps")
+    if not isinstance(steps_raw, list) or not steps_raw:
+        raise err("needs at least one [[agents.workflow.steps]]", f"{pre}.steps")
+    tools = scenario.registry.names if scenario.registry is not None else TOOL_NAMES
+    parsed: list[dict[str, Any]] = []
+    for i, st in enumerate(steps_raw):
+        sp = f"{pre}.steps[{i}]"
+        if not isinstance(st, dict):
+            raise err("must be a table with name and one of action, tool, llm", sp)
+        unknown(st, STEP_KEYS, f"{sp}.")
+        name = st.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise err("missing or empty step name", f"{sp}.name")
+        if any(p["name"] == name for p in parsed):
+            raise err(f"duplicate step name {name!r}", f"{sp}.name")
+        kinds = [k for k in ("action", "tool", "llm") if k in st]
+        if len(kinds) != 1:
+            raise err("give exactly one of action, tool or llm", f"{sp}.{kinds[1]}" if len(kinds) > 1 else sp)
+        kind = kinds[0]
+        target = st[kind]
+        allowed = {"action": ACTION_NAMES, "tool": tools, "llm": MODEL_STEPS}[kind]
+        if target not in allowed:
+            raise err(f"must be one of {', '.join(allowed)}, got {target!r}", f"{sp}.{kind}")
+        on_error = st.get("on_error", "retry")
+        if on_error not in ON_ERROR:
+            raise err(f"must be one of {', '.join(ON_ERROR)}, got {on_error!r}", f"{sp}.on_error")
+        retries = st.get("max_retries", 3)
+        if not _int(retries):
+            raise err(f"must be an integer >= 0, got {retries!r}", f"{sp}.max_retries")
+        text = st.get("input")
+        if text is not None and (not isinstance(text, str) or target not in ("transfer", "bid")):
+            raise err("only transfer (\"to amount\") and bid (\"amount\") steps take an input string", f"{sp}.input")
+        parsed.append({"name": name, "kind": kind, "target": target, "on_error": on_error, "max_retries": retries,
+                       "input": text})
+    index = {p["name"]: i for i, p in enumerate(parsed)}
+    trans_raw = raw.get("transitions", {})
+    if not isinstance(trans_raw, dict):
+        raise err("must be a table: step name = array of {on | match, to}", f"{pre}.transitions")
+    transitions: dict[str, list[Transition]] = {}
+    for sname, rules in trans_raw.items():
+        tp = f"{pre}.transitions.{sname}"
+        if sname not in index:
+            raise err(f"no step named {sname!r} (steps: {', '.join(index)})", tp)
+        if not isinstance(rules, list):
+            raise err("must be an array of {on = \"success\" | \"failure\" | match = \"pattern\", to = \"step\"}", tp)
+        out = []
+        for j, r in enumerate(rules):
+            rp = f"{tp}[{j}]"
+            if not isinstance(r, dict):
+                raise err("must be a table {on | match, to}", rp)
+            unknown(r, TRANSITION_KEYS, f"{rp}.")
+            if ("on" in r) == ("match" in r):
+                raise err("give exactly one of on (success | failure) or match (a pattern)", rp)
+            to = r.get("to")
+            if to not in index:
+                raise err(f"must name a step ({', '.join(index)}), got {to!r}", f"{rp}.to")
+            if "on" in r:
+                if r["on"] not in ("success", "failure"):
+                    raise err(f"must be \"success\" or \"failure\", got {r['on']!r}", f"{rp}.on")
+                out.append(Transition(index[to], on=r["on"]))
+            else:
+                if not isinstance(r["match"], str):
+                    raise err("must be a pattern string", f"{rp}.match")
+                try:
+                    out.append(Transition(index[to], match=re.compile(r["match"])))
+                except re.error as exc:
+                    raise err(f"not a valid pattern: {exc}", f"{rp}.match") from None
+        transitions[sname] = out
+    return WorkflowSpec(tuple(Step(p["name"], p["kind"], p["target"], p["on_error"], p["max_retries"], p["input"],
+                                   tuple(transitions.get(p["name"], ()))) for p in parsed))
+
+
+def _workflow_dict(w: WorkflowSpec) -> dict[str, Any]:
+    """The workflow as the trace header's config writes it."""
+    names = [s.name for s in w.steps]
+    return {
+        "steps": [{"name": s.name, s.kind: s.target, "on_error": s.on_error, "max_retries": s.max_retries}
+                  | ({"input": s.input} if s.input is not None else {}) for s in w.steps],
+        "transitions": {s.name: [({"on": t.on} if t.on else {"match": t.match.pattern if t.match else ""})
+                                 | {"to": names[t.to]} for t in s.transitions] for s in w.steps if s.transitions},
+    }

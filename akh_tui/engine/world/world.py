@@ -34,6 +34,7 @@ from .ledger import ESCROW, MINT, InvariantViolation, Ledger
 from .limits import RateWindows
 from .loop import EVALUATE_EVERY, PAUSED, RUNNING, SLEEPING, STARTING, STOPPED, AgentLoop
 from .mint import Bid, minted_for, refund_all, settle
+from .workflow import WorkflowDecider
 
 if TYPE_CHECKING:
     from ..context import GoalContext
@@ -62,7 +63,9 @@ class WorldDecider:
                utility: Candidate) -> tuple[Candidate, dict | None]:
         try:
             chosen, info = self.inner.choose(agent, focus, ctx, candidates, utility)
-            if not any(getattr(chosen, "tool", None) == c.tool and c.offered for c in candidates):
+            may = getattr(self.inner, "may_choose_unoffered", ())
+            tool = getattr(chosen, "tool", None)
+            if tool not in may and not any(tool == c.tool and c.offered for c in candidates):
                 raise PluginError(f"chose {getattr(chosen, 'tool', chosen)!r}, which is not an offered tool")
             return chosen, info if isinstance(info, dict) else None
         except Exception as exc:
@@ -136,6 +139,10 @@ class World:
 
     def _decider(self, kind: str, index: int, llm: Mapping[str, Any] | None) -> Any:
         fld = f"agents[{index}].decider"
+        workflow = self.spec.agents[index].workflow
+        if kind == "workflow" and workflow is not None:
+            models = {k: self._decider(k, index, llm) for k in dict.fromkeys(s.target for s in workflow.steps if s.kind == "llm")}
+            return WorkflowDecider(workflow, models)
         if kind in BUILTIN_DECIDERS:
             try:
                 return make_decider(kind, llm)
@@ -253,6 +260,9 @@ class World:
         while cycle.next_phase is not None:
             cycle.run_phase()
         record = cycle.finish()
+        inner = getattr(agent.decider, "inner", None)
+        if isinstance(inner, WorkflowDecider) and inner.last is not None:
+            record["decide"]["workflow"] = inner.last  # the step it ran, beside the table's choice
         tool, act = record["decide"]["tool"], record["act"]
         self._learn_evidence(aid, cycle)
         self.limits.use(aid, "actions", c)
