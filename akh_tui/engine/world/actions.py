@@ -91,25 +91,6 @@ def goal_words(g: "Goal") -> set[str]:
     return {w for w in normalised_words(text) if w not in STOP_WORDS}
 
 
-_words_cache: dict[tuple[int, int], frozenset[str]] = {}
-
-
-def artifact_words(a: Artifact) -> frozenset[str]:
-    """§8 words of the current version's labels and text (a version never changes: cached)."""
-    key = (id(a.current), a.version)
-    got = _words_cache.get(key)
-    if got is None:
-        words: set[str] = set()
-        for t in a.current.triples:
-            for label in t:
-                if not is_metadata_label(label):
-                    words.update(normalised_words(label))
-        if a.current.text is not None:
-            words.update(normalised_words(a.current.text))
-        got = _words_cache[key] = frozenset(w for w in words if w not in STOP_WORDS)
-    return got
-
-
 class WorldAction(Tool):
     def __init__(self, spec: ToolSpec, world: WorldPort, agent_id: str) -> None:
         self.spec = spec
@@ -137,7 +118,7 @@ class ReadArtifact(WorldAction):
         for a in self.world.artifacts:
             if self.world.read_versions.get((self.agent_id, a.id)) == a.version or not self.affordable(a):
                 continue
-            shared = len(words & artifact_words(a))
+            shared = len(words & a.current.words)
             if shared and (best is None or shared > best[0]):
                 best = (shared, a.id)  # artifacts come by id: the first of the most shared wins
         if best is None:

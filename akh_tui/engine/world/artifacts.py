@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..kg import is_metadata_label
+from ..text import STOP_WORDS, normalised_words
+
 Triple = tuple[str, str, str]
 
 
@@ -18,6 +21,18 @@ class Version:
     number: int  # from 1
     triples: tuple[Triple, ...]
     text: str | None
+    words: frozenset[str] = frozenset()  # §8 words of its labels (metadata excluded) and text, stop words out
+
+
+def version_words(triples: tuple[Triple, ...], text: str | None) -> frozenset[str]:
+    words: set[str] = set()
+    for t in triples:
+        for label in t:
+            if not is_metadata_label(label):
+                words.update(normalised_words(label))
+    if text is not None:
+        words.update(normalised_words(text))
+    return frozenset(w for w in words if w not in STOP_WORDS)
 
 
 @dataclass
@@ -75,7 +90,7 @@ class Artifacts:
         else:
             self._undo.append((aid, a.version))
             self._unindex(a)
-        a.versions.append(Version(a.version + 1, tuple(triples), text))
+        a.versions.append(Version(a.version + 1, tuple(triples), text, version_words(tuple(triples), text)))
         self._index(a)
         return a
 
