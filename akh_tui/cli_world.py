@@ -80,7 +80,7 @@ def dispatch(args: Any, out: Console, err: Console) -> int:
                            f"balance {step['balance']}"))
 
     try:
-        world = World(spec, sink=writer.write if writer is not None else None)
+        world = World(spec, lines=writer.write_line if writer is not None else None)
         try:
             ended = world.run(rounds, on_step=line)
         except InvariantViolation as exc:
