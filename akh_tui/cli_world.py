@@ -71,6 +71,15 @@ def dispatch(args: Any, out: Console, err: Console) -> int:
 
         writer = TraceWriter(args.trace)
     as_json = bool(args.json)
+    llm = None
+    if any(a.decider == "llm" or (a.workflow and any(st.target == "llm" for st in a.workflow.steps if st.kind == "llm"))
+           for a in spec.agents):
+        from .engine.run import UserConfig  # the llm decider's endpoint is the user's, as for a run
+
+        cfg = UserConfig.load()
+        if cfg.error:
+            raise InputError(cfg.error.removeprefix("config ignored: "), field="llm")
+        llm = cfg.llm
 
     def line(step: dict[str, Any]) -> None:
         if as_json:
@@ -80,7 +89,7 @@ def dispatch(args: Any, out: Console, err: Console) -> int:
                            f"balance {step['balance']}"))
 
     try:
-        world = World(spec, lines=writer.write_line if writer is not None else None)
+        world = World(spec, lines=writer.write_line if writer is not None else None, llm=llm)
         try:
             ended = world.run(rounds, on_step=line)
         except InvariantViolation as exc:

@@ -446,3 +446,10 @@ def test_bad_workflows_name_the_field(tmp_path, old, new, fld):
     assert exc.value.field == fld and exc.value.line is not None
     line = p.read_text().splitlines()[exc.value.line - 1]
     assert new.split(" = ")[0].strip("{ ") in line or fld.rsplit(".", 1)[-1].split("[")[0] in line
+
+
+def test_an_llm_agent_without_an_llm_config_is_bad_input_naming_the_agent(tmp_path, cli):
+    p = tmp_path / "w.toml"
+    p.write_text('[world]\nname = "l"\n[[agents]]\nid = "a"\nscenario = "zoo"\ndecider = "llm"\n', encoding="utf-8")
+    proc = cli("world", "run", str(p), check_rc=2)
+    assert "agents[0].decider" in proc.stderr and "[llm]" in proc.stderr and "Traceback" not in proc.stderr
