@@ -39,7 +39,8 @@ def _person_flags(p) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import cli_classroom, cli_sessions, cli_sweep, cli_think, cli_trust  # their add_parser functions load no engine
+    # their add_parser functions load no engine
+    from . import cli_classroom, cli_sessions, cli_sweep, cli_think, cli_trust, cli_world
 
     p = argparse.ArgumentParser(prog="akh-tui", description="A workbench for a cognitive agent's OODA loop.")
     p.add_argument("--scenario", help="scenario name or path for the workbench (default: zoo)")
@@ -143,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_classroom.add_parsers(sub, common)
     cli_sweep.add_parser(sub)
     cli_trust.add_parser(sub)
+    cli_world.add_parser(sub)
     bench.add_argument("--ui", action="store_true", help="also measure the workbench: cycles/s against headless, pause latency")
     bench.add_argument("--engine", action="store_true",
                        help="only the engine's own figures: cycles without recording, and a 1,000,000-triple load")
@@ -239,6 +241,10 @@ def dispatch(args, out: Console, err: Console) -> int:
             from . import cli_sweep
 
             return cli_sweep.dispatch(args, out, err)
+        if args.command == "world":
+            from . import cli_world
+
+            return cli_world.dispatch(args, out, err)
         if args.command == "think":
             from . import cli_think
 

@@ -25,6 +25,9 @@ DEFAULT_CAPABILITIES = {
     "network": False,
     "process_exec": False,
 }
+# A world's actions (SPEC §13) are gated by these; on in a world, and a scenario's config may
+# turn them off. They are not in DEFAULT_CAPABILITIES: a single run has no world to reach.
+WORLD_CAPABILITIES = {"world_read": True, "world_write": True, "scrip": True}
 # What a served session (`akh-tui serve`, a browser tab a stranger may hold) keeps off whatever
 # its scenario says: the capabilities that reach past the graph into files, the network and
 # processes. `serve` sets SAFE_ENV for the app processes it starts unless --allow-dangerous.
@@ -105,7 +108,7 @@ class AgentConfig:
         to the known ones, `tool_names` every tool the run has, built-ins and plugins (the
         caller's registry knows them: config sits below the tools and names none itself)."""
         cfg = cls()
-        known_caps = dict(DEFAULT_CAPABILITIES) | dict(plugin_capabilities or {})
+        known_caps = dict(DEFAULT_CAPABILITIES) | WORLD_CAPABILITIES | dict(plugin_capabilities or {})
         known = {f.name: f for f in fields(cls)}
         for key, value in data.items():
             line = locate(key) if locate else None

@@ -261,18 +261,19 @@ def build_agent(
     rules: RuleSet | None = None,
     kg: KnowledgeGraph | None = None,
     caches: "tuple[VSA, SymbolVectors | None] | None" = None,
+    tools: ToolRegistry | None = None,
 ) -> Agent:
     """A fresh agent for the scenario; `goals` (descriptions) replace the scenario's goals.
     `rules`: its rules loaded already (a RuleSet is never changed by an agent: each wraps it
     in its own engine); `kg`: its base graph made already (a rewind's, basegraph.py), and
-    `caches` its vector caches."""
+    `caches` its vector caches; `tools`: its registry made already (a world adds its actions)."""
     if kg is None:
         kg = build_kg(scenario)
     agent = Agent(
         kg, rules if rules is not None else build_rules(scenario),
         psyche if psyche is not None else load_psyche(scenario), scenario.config,
         scenario.seed if seed is None else seed, workspace, scenario.answers, decider,
-        tools=scenario.tool_registry() if scenario.tools else None,
+        tools=tools if tools is not None else scenario.tool_registry() if scenario.tools else None,
         vsa=caches[0] if caches is not None else None, symbol_vectors=caches[1] if caches is not None else None,
     )
     if add_goals:

@@ -1,0 +1,412 @@
+"""A world (SPEC §13): several OODA agents taking turns in rounds on a virtual clock, sharing a
+ledger, artifacts and a mint, and the trace that replays it.
+
+Each agent is an ordinary agent built from its scenario (scenario.build_agent) with the
+world's six actions added to its tools. A turn is one OODA cycle of one agent (its record is
+the §11 cycle record plus agent, round, clock and state) or a turn refused by the rate limits.
+A turn's changes to the ledger and artifacts are a transaction: the ledger invariant is
+checked after it, and a turn that breaks it is rolled back and stops the world
+(InvariantViolation), nothing of it written.
+
+The world is a pure function of (world file, the files it names, seed, inputs): the clock is
+virtual, the schedule's only randomness is `random.Random(f"{seed}:{round}")`, and records
+hold no wall time and no path but the ones the world file wrote.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from ..agent import Agent, Cycle
+from ..config import WORLD_CAPABILITIES
+from ..errors import InputError
+from ..llm import make_decider
+from ..redact import redact, redact_obj
+from ..trace import dumps
+from ..registry import BUILTIN_DECIDERS, Entry, GuardedDecider, PluginError, load_decider
+from ..scenario import build_agent, load_psyche
+from ..scoring import Candidate
+from .actions import DeciderFailed, make_actions
+from .artifacts import Artifact, Artifacts
+from .clock import earliest_wake, round_order, seconds
+from .file import WorldSpec
+from .ledger import ESCROW, MINT, InvariantViolation, Ledger
+from .limits import RateWindows
+from .loop import EVALUATE_EVERY, PAUSED, RUNNING, SLEEPING, STARTING, STOPPED, AgentLoop
+from .mint import Bid, minted_for, refund_all, settle
+from .workflow import WorkflowDecider
+
+if TYPE_CHECKING:
+    from ..context import GoalContext
+    from ..goals import Goal
+
+Sink = Callable[[dict[str, Any]], None]
+Scorer = Callable[[Artifact, int], int]
+
+
+class WorldDecider:
+    """Any decider behind the world's rule: one that raises, or picks a tool that was not
+    offered, makes a failed step (the turn runs `noop` with the error, which fails), never a
+    crashed world. A plugin decider is unwrapped from the registry's guard, which would
+    instead quietly run the utility choice."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner.inner if isinstance(inner, GuardedDecider) else inner
+        self.origin = inner.origin if isinstance(inner, GuardedDecider) else type(inner).__name__
+        self.problems: list[str] = []
+
+    @property
+    def kind(self) -> str:
+        return str(getattr(self.inner, "kind", "plugin"))
+
+    def choose(self, agent: Agent, focus: "Goal", ctx: "GoalContext", candidates: list[Candidate],
+               utility: Candidate) -> tuple[Candidate, dict | None]:
+        try:
+            chosen, info = self.inner.choose(agent, focus, ctx, candidates, utility)
+            may = getattr(self.inner, "may_choose_unoffered", ())
+            tool = getattr(chosen, "tool", None)
+            if tool not in may and not any(tool == c.tool and c.offered for c in candidates):
+                raise PluginError(f"chose {getattr(chosen, 'tool', chosen)!r}, which is not an offered tool")
+            return chosen, info if isinstance(info, dict) else None
+        except Exception as exc:
+            why = f"decider {self.origin} failed: {type(exc).__name__}: {exc}"
+            self.problems.append(f"cycle {agent.cycle}: {why}")
+            noop = next(c for c in candidates if c.tool == "noop")
+            return replace(noop, offered=True, input="the decider failed", arg=DeciderFailed(why)), None
+
+    def learn(self, agent: Agent, focus: "Goal", tool: str, act: dict) -> None:
+        try:
+            self.inner.learn(agent, focus, tool, act)
+        except Exception as exc:
+            self.problems.append(f"decider {self.origin} failed in learn: {type(exc).__name__}: {exc}")
+
+    def model_memory(self, limit: int) -> str | None:
+        try:
+            got = self.inner.model_memory(limit)
+        except Exception:
+            return None
+        return got if isinstance(got, str) else None
+
+
+def default_scorer(artifacts: Artifacts) -> Scorer:
+    """SPEC §13's default: the version's triples that no other artifact's current version holds, capped at 100."""
+    def score(a: Artifact, version: int) -> int:
+        return min(100, artifacts.unique_triples(a.id, version))
+    return score
+
+
+class World:
+    def __init__(self, spec: WorldSpec, sink: Sink | None = None, llm: Mapping[str, Any] | None = None,
+                 deciders: Mapping[str, Any] | None = None, scorer: Scorer | None = None,
+                 lines: Callable[[str], None] | None = None) -> None:
+        """`sink` receives every trace record in order, `lines` the same records encoded (a
+        trace file's lines, encoded once); `llm` is the user config's [llm] table
+        (for agents whose decider is llm); `deciders` replaces agents' deciders by id (tests,
+        a plugin host); `scorer` replaces the mint's default score."""
+        self.spec = spec
+        self.sink = sink
+        self.lines = lines
+        self.ids = [a.id for a in spec.agents]
+        self.mint_every = spec.mint_every
+        self.step_ms = spec.step_ms
+        self.ledger = Ledger(self.ids, spec.starting_scrip)
+        self.artifacts = Artifacts()
+        for x in spec.artifacts:
+            self.artifacts.write(x.id, x.owner, x.triples, x.text, x.price, x.tool)
+        self.artifacts.commit()
+        self.read_versions: dict[tuple[str, str], int] = {}
+        self.evidence: dict[tuple[str, int], dict[tuple[str, str, str], None]] = {}
+        self.bids: list[Bid] = []
+        self.limits = RateWindows(spec.limits)
+        self.scorer = scorer or default_scorer(self.artifacts)
+        self.clock = 0
+        self.round = 0
+        self.mints: list[dict[str, Any]] = []
+        self.loops = {aid: AgentLoop(aid, scrip_at_evaluation=spec.starting_scrip) for aid in self.ids}
+        self.agents: dict[str, Agent] = {}
+        self._turn_agent: str | None = None
+        self._turn_events: list[dict[str, Any]] = []
+        for i, a in enumerate(spec.agents):
+            dec = (deciders or {}).get(a.id) or self._decider(a.decider, i, llm)
+            registry = a.scenario.tool_registry()
+            for action in make_actions(self, a.id):
+                registry.entries[action.name] = Entry(action, action.spec, "world", False)
+            psyche = a.psyche.copy() if a.psyche is not None else load_psyche(a.scenario)
+            agent = build_agent(a.scenario, a.seed, psyche=psyche, decider=WorldDecider(dec), tools=registry)
+            for cap, on in WORLD_CAPABILITIES.items():
+                agent.config.capabilities.setdefault(cap, on)  # a scenario's [config] may have turned one off
+            self.agents[a.id] = agent
+        self._write({"type": "world", "v": 1, "name": spec.name, "seed": spec.seed,
+                     "agents": [{"id": a.id, "scenario": a.scenario_name, "decider": a.decider, "seed": a.seed}
+                                for a in spec.agents], "config": spec.config()})
+
+    def _decider(self, kind: str, index: int, llm: Mapping[str, Any] | None) -> Any:
+        fld = f"agents[{index}].decider"
+        workflow = self.spec.agents[index].workflow
+        if kind == "workflow" and workflow is not None:
+            models = {k: self._decider(k, index, llm) for k in dict.fromkeys(s.target for s in workflow.steps if s.kind == "llm")}
+            return WorkflowDecider(workflow, models)
+        if kind in BUILTIN_DECIDERS:
+            try:
+                return make_decider(kind, llm)
+            except InputError as exc:
+                raise InputError(exc.message, file=str(self.spec.path), field=fld) from None
+        try:
+            return load_decider(kind, self.spec.path.parent)
+        except PluginError as exc:
+            raise InputError(str(exc), file=str(self.spec.path), field=fld) from None
+
+    # ---- the WorldPort actions use -------------------------------------------------------------
+    def agent(self, agent_id: str) -> Agent:
+        if agent_id not in self.agents:
+            raise InputError(f"no agent {agent_id!r} in this world")
+        return self.agents[agent_id]
+
+    def pay(self, frm: str, to: str, amount: int, why: str) -> None:
+        self.ledger.move(frm, to, amount, why, self.round, seconds(self.clock), self._turn_agent)
+
+    def published(self, a: Artifact) -> None:
+        self._turn_events.append({"type": "artifact", "round": self.round, "clock": seconds(self.clock),
+                                  "agent": self._turn_agent, "id": a.id, "version": a.version, "owner": a.owner,
+                                  "price": a.price, "kind": a.kind, "size": a.size})
+
+    # ---- records -------------------------------------------------------------------------------
+    def _write(self, record: dict[str, Any]) -> None:
+        if self.sink is None and self.lines is None:
+            return
+        # one pass of the masks over the encoded line finds whether anything needs masking;
+        # only then is the record walked field by field (a walk costs 2/3 of a step)
+        line = dumps(record)
+        if redact(line) != line:
+            record = redact_obj(record)
+            line = dumps(record)
+        if self.sink is not None:
+            self.sink(record)
+        if self.lines is not None:
+            self.lines(line)
+
+    def _event(self, kind: str, agent: str | None, **fields: Any) -> dict[str, Any]:
+        return {"type": kind, "round": self.round, "clock": seconds(self.clock), "agent": agent, **fields}
+
+    def _state(self, loop: AgentLoop, to: str, why: str, wake_at: int | None = None) -> dict[str, Any] | None:
+        ev = loop.change(to, why, wake_at)
+        return None if ev is None else self._event("state", loop.id, **{k: v for k, v in ev.items() if k != "type"})
+
+    # ---- running -------------------------------------------------------------------------------
+    @property
+    def over(self) -> bool:
+        return all(self.loops[a].state == STOPPED for a in self.ids)
+
+    def run(self, rounds: int | None = None, on_step: Callable[[dict[str, Any]], None] | None = None) -> str:
+        """Run `rounds` rounds (default: the world file's) or until every agent is STOPPED;
+        returns why it ended. InvariantViolation stops it with the failed step uncommitted."""
+        for _ in range(rounds if rounds is not None else self.spec.rounds):
+            if self.over:
+                return "every agent is STOPPED"
+            self.step_round(on_step)
+        return "every agent is STOPPED" if self.over else f"{self.round} rounds"
+
+    def step_round(self, on_step: Callable[[dict[str, Any]], None] | None = None) -> None:
+        self.round += 1
+        events = self._wake()
+        if not any(self.loops[a].eligible for a in self.ids):
+            wake = earliest_wake([self.loops[a].wake_at for a in self.ids if self.loops[a].state == SLEEPING])
+            if wake is not None and wake > self.clock:
+                self.clock = wake  # nobody can act before then: time jumps (SPEC §13)
+                events += self._wake()
+        order = round_order(self.ids, [a for a in self.ids if self.loops[a].eligible], self.spec.schedule,
+                            self.spec.seed, self.round)
+        self._write({"type": "round", "round": self.round, "clock": seconds(self.clock), "order": order})
+        for ev in events:
+            self._write(ev)
+        for aid in order:
+            if self.loops[aid].state == PAUSED:
+                continue  # paused by its fifth error this round: back next round
+            step = self.turn(aid)
+            if step is not None and on_step is not None:
+                on_step(step)
+        if self.mint_every > 0 and self.round % self.mint_every == 0:
+            self.mint()
+
+    def _wake(self) -> list[dict[str, Any]]:
+        out = []
+        for aid in self.ids:
+            loop = self.loops[aid]
+            ev = None
+            if loop.state == PAUSED:
+                ev = self._state(loop, RUNNING, "a new round after the error limit (errors and delay kept)")
+            elif loop.state == SLEEPING and loop.wake_at is not None and loop.wake_at <= self.clock:
+                ev = self._state(loop, RUNNING, "woke")
+            if ev is not None:
+                out.append(ev)
+        return out
+
+    def turn(self, aid: str) -> dict[str, Any] | None:
+        """One turn of one agent at the current clock; the step's summary line, or None when
+        the agent had no active goal (it is STOPPED, and no turn was taken)."""
+        loop, agent, c = self.loops[aid], self.agents[aid], self.clock
+        self._turn_agent, self._turn_events = aid, []
+        self.ledger.begin()
+        self.artifacts.begin()
+        resource = self.limits.limited(aid, c)
+        if resource is not None:
+            self._write(self._event("rate_limited", aid, resource=resource))
+            if self.spec.limits.policy == "block":
+                wake = self.limits.capacity_at(aid, resource, c)
+                ev = self._state(loop, SLEEPING, f"rate limit: {resource}", wake)
+                if ev is not None:
+                    self._write(ev)
+            self.clock = c + self.step_ms
+            return {"round": self.round, "clock": seconds(c), "agent": aid, "action": f"rate_limited({resource})",
+                    "result": "refused", "balance": self.ledger.balance(aid), "state": loop.state}
+        cycle = agent.begin_cycle()
+        if cycle is None:
+            ev = self._state(loop, STOPPED, "no active goal")
+            if ev is not None:
+                self._write(ev)
+            return None
+        state_events: list[dict[str, Any]] = []
+        if loop.state == STARTING:
+            ev = self._state(loop, RUNNING, "first turn")
+            if ev is not None:
+                state_events.append(ev)
+        while cycle.next_phase is not None:
+            cycle.run_phase()
+        record = cycle.finish()
+        inner = getattr(agent.decider, "inner", None)
+        if isinstance(inner, WorkflowDecider) and inner.last is not None:
+            record["decide"]["workflow"] = inner.last  # the step it ran, beside the table's choice
+        tool, act = record["decide"]["tool"], record["act"]
+        self._learn_evidence(aid, cycle)
+        self.limits.use(aid, "actions", c)
+        llm = record["decide"].get("llm")
+        if isinstance(llm, dict):
+            self.limits.use(aid, "llm_calls", c)
+            self.limits.use(aid, "llm_tokens", c, int(llm.get("tokens") or 0))
+        if tool == "write_artifact":
+            self.limits.use(aid, "writes", c)
+        if not act["success"]:
+            agent.wm.push(f"Failure: {tool}: {act['output'][:200]}", "observation", agent.cycle, [], cycle.focus.id, tool, False)
+        for ev in loop.after_turn(act["success"], tool, act["output"], c, self.step_ms):
+            state_events.append(self._event("state", aid, **{k: v for k, v in ev.items() if k != "type"}))
+        own_events = agent.drain_events()  # the cycle's §11 events; a pivot's decomposition follows the pivot
+        after: list[dict[str, Any]] = []
+        if loop.turns % EVALUATE_EVERY == 0:
+            after += self._evaluate(loop, agent, cycle.focus)
+            after += [{**ev, "agent": aid} for ev in agent.drain_events()]
+        if agent.focus_goal() is None:
+            ev = self._state(loop, STOPPED, "no active goal")
+            if ev is not None:
+                state_events.append(ev)
+        try:
+            self.ledger.check(aid, tool)
+        except InvariantViolation:
+            self.ledger.rollback()
+            self.artifacts.rollback()
+            raise
+        entries = self.ledger.commit()
+        self.artifacts.commit()
+        out = {"type": "cycle", "v": 1, "cycle": record["cycle"], "agent": aid, "round": self.round,
+               "clock": seconds(c), "state": loop.state}
+        out.update((k, v) for k, v in record.items() if k not in out)
+        self._write(out)
+        for ev in own_events:
+            self._write({**ev, "agent": aid})
+        for rec in [*entries, *self._turn_events, *state_events, *after]:
+            self._write(rec)
+        self.clock = c + self.step_ms
+        return {"round": self.round, "clock": seconds(c), "agent": aid, "action": tool,
+                "result": act["progress"], "balance": self.ledger.balance(aid), "state": loop.state}
+
+    def _learn_evidence(self, aid: str, cycle: Cycle) -> None:
+        """The triples a goal's tool calls returned (SPEC §8's evidence; hypotheses excluded):
+        what write_artifact can publish for that goal."""
+        result = cycle.result
+        if result is None or cycle.failed:
+            return
+        kg = self.agents[aid].kg
+        ev = self.evidence.setdefault((aid, cycle.focus.id), {})
+        for t in result.triples:
+            if kg.is_meta_triple(t) or t.provenance == "tool:synthesize_triple":
+                continue
+            ev[(kg.label(t.subject), kg.label(t.predicate), kg.label(t.object))] = None
+
+    def _evaluate(self, loop: AgentLoop, agent: Agent, focus: "Goal") -> list[dict[str, Any]]:
+        """Self-evaluation after every third acting turn, and a pivot when the last three
+        turns failed with one tool: that goal stalls now (decomposed, or failed if it is a
+        sub-goal already), as §7 would after stall_threshold cycles."""
+        balance = self.ledger.balance(loop.id)
+        out = [self._event("evaluation", loop.id, turns=loop.turns, success_ratio=loop.success_ratio(),
+                           scrip_change=balance - loop.scrip_at_evaluation)]
+        loop.scrip_at_evaluation = balance
+        tool = loop.pivot_tool()
+        if tool is not None:
+            out.append(self._event("pivot", loop.id, tool=tool, goal=focus.id))
+            if focus.status == "active" and focus.is_leaf:
+                if focus.origin == "decomposition":
+                    agent._fail(focus, f"pivot: the last 3 turns failed with {tool}")
+                else:
+                    agent.decompose(focus)
+        return out
+
+    # ---- the mint ------------------------------------------------------------------------------
+    def mint(self) -> None:
+        """The auction after every mint_every-th round (SPEC §13), recorded even with no bids."""
+        self._turn_agent = None
+        self.ledger.begin()
+        bids, self.bids = self.bids, []
+        win: Bid | None = None
+        price = 0
+        score: int | None = 0
+        minted = 0
+        try:
+            score = None
+            s = settle(bids, self.ids, ESCROW)
+            win, price = s.winner, s.price
+            if win is not None:
+                score = int(self.scorer(self.artifacts.by_id[win.artifact], win.version))
+                if not 0 <= score <= 100:
+                    raise ValueError(f"score {score} is not in 0..100")
+            else:
+                score = 0
+            moves = s.moves
+        except Exception:
+            win, price, score, moves = None, 0, None, refund_all(bids, ESCROW)
+        for frm, to, amount, why in moves:
+            self.pay(frm, to, amount, why)
+        if win is not None and score is not None:
+            minted = minted_for(score)
+            if minted:
+                self.pay(MINT, win.agent, minted, f"minted for {win.artifact}@{win.version} (score {score})")
+        try:
+            self.ledger.check(None, "mint")
+        except InvariantViolation:
+            self.ledger.rollback()
+            self.bids = bids
+            raise
+        entries = self.ledger.commit()
+        rec = self._event("mint", None, artifact=win.artifact if win else None, version=win.version if win else None,
+                          bids=[[b.agent, b.amount] for b in bids], price=price, score=score, minted=minted)
+        rec["agent"] = win.agent if win else None
+        self.mints.append(rec)
+        self._write(rec)
+        for e in entries:
+            self._write(e)
+
+    # ---- the summary ---------------------------------------------------------------------------
+    def summary(self) -> dict[str, Any]:
+        return {
+            "round": self.round, "clock": seconds(self.clock),
+            "balances": self.ledger.snapshot(), "minted": self.ledger.minted,
+            "artifacts": [{"id": a.id, "owner": a.owner, "version": a.version, "price": a.price, "kind": a.kind,
+                           "size": a.size} for a in self.artifacts],
+            "mints": [{"round": m["round"], "winner": m["agent"], "artifact": m["artifact"], "price": m["price"],
+                       "score": m["score"], "minted": m["minted"]} for m in self.mints],
+            "escrow_bids": [[b.agent, b.amount] for b in self.bids],
+            "agents": {aid: {"state": self.loops[aid].state, "errors": self.loops[aid].errors,
+                             "crash_reason": self.loops[aid].crash_reason,
+                             "goals": [{"id": g.id, "description": g.description, "status": g.status}
+                                       for g in sorted(self.agents[aid].goals.values(), key=lambda g: g.id)]}
+                       for aid in self.ids},
+        }
