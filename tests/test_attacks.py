@@ -554,13 +554,12 @@ async def dask_setup(worker):
 '''
 
 
-def test_a_hostile_dask_worker_cannot_run_code_in_the_sweep_client(tmp_path, capsys, monkeypatch) -> None:
+def test_a_hostile_dask_worker_cannot_run_code_in_the_sweep_client(tmp_path) -> None:
     """Issue 23: a worker started with --preload sends pickled objects back (as its result, as a
     pickle frame whatever the client asks for, as the result's type) and bytes that are no
     result. No process unpickles any of them (no marker file), each tampered result is a failed
     row naming what was refused, the honest runs are stored, exit 0 as for any failed run, and
     no traceback reaches the terminal."""
-    from akh_tui.cli import main
     from akh_tui.engine.sweep import load_sweep
     from akh_tui.engine.sweepstore import SweepStore
 
@@ -591,10 +590,15 @@ def test_a_hostile_dask_worker_cannot_run_code_in_the_sweep_client(tmp_path, cap
 
         with Client(address, timeout="30s") as c:
             c.wait_for_workers(1, timeout=60)
-        monkeypatch.setenv("AKH_TUI_DATA", str(tmp_path / "data"))
-        capsys.readouterr()
-        rc = main(["sweep", "run", str(sweep_file), "--scheduler", address, "--out", str(tmp_path / "out")])
-        out, err = capsys.readouterr()
+        # the client in a process of its own, as a user runs it: what reaches its terminal is
+        # all of its stdout and stderr (Dask's log handlers included)
+        cli_env = dict(os.environ, PYTHONPATH=str(ROOT), AKH_TUI_DATA=str(tmp_path / "data"), COLUMNS="200")
+        client = subprocess.Popen([sys.executable, "-m", "akh_tui.cli", "sweep", "run", str(sweep_file), "--scheduler",
+                                   address, "--out", str(tmp_path / "out")], cwd=tmp_path, env=cli_env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs.append(client)
+        out, err = client.communicate(timeout=240)
+        rc = client.returncode
     finally:
         for p in procs[::-1]:
             p.terminate()
@@ -604,7 +608,7 @@ def test_a_hostile_dask_worker_cannot_run_code_in_the_sweep_client(tmp_path, cap
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-    assert sorted(os.listdir(marks)) == [], f"code ran in a process (the client is pid {os.getpid()})"
+    assert sorted(os.listdir(marks)) == [], f"a pickle from the worker ran code (the sweep's client was pid {client.pid})"
     assert rc == 0 and "5 of 5 runs stored" in out and "(3 failed)" in out, out + err
     assert "Traceback" not in out + err
     store = SweepStore(tmp_path / "out", create=False)
