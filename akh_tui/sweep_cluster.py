@@ -7,7 +7,8 @@ when a sweep runs.
 What comes back from a worker is data, never code: each task returns bytes
 (engine/sweepwire.py), the client accepts results only as msgpack (which builds plain values,
 never an object of the sender's choosing) and decodes and checks them itself; a result it
-refuses is a failed row. What Dask's own protocol still trusts, and this client cannot refuse:
+refuses is a failed row; the pickled type Dask reports with each result is dropped unread.
+What Dask's own protocol still trusts, and this client cannot refuse:
 its messages may carry pickled parts (`__Pickled__` frames, which distributed.protocol.core
 unpickles whatever the deserializers say), and the scheduler's report stream is read with every
 deserializer (a task's exception arrives there pickled). A malicious scheduler can therefore
@@ -18,10 +19,11 @@ scheduler and worker in it (the README's sweep section says so).
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from rich.console import Console
 from rich.text import Text
@@ -33,8 +35,8 @@ from .engine.urls import check_url
 CONNECT_TIMEOUT = "15s"
 # The schemes of a Dask address a client connects to (a bare HOST:PORT is Dask's tcp://).
 SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss")
-# How the client sends (its task functions and the scattered scenario files: Dask's own and
-# pickle, for the workers to load) and what it accepts back: msgpack only. The client passes
+# How the client sends data (the scattered scenario files, as Dask's defaults; the task graph
+# Dask pickles itself) and what it accepts back: msgpack only. The client passes
 # its deserializers along with each request, so honest workers send results as msgpack; a
 # result serialized any other way (pickle, Dask's own family, whose header is a pickled type)
 # is refused with a TypeError before anything is loaded.
@@ -45,8 +47,6 @@ RECEIVE = ["msgpack"]
 def start_client(workers: int | None, scheduler: str | None):
     """(client, cluster or None). A local cluster: processes, one thread each (runs are
     CPU-bound Python), on 127.0.0.1 only, without the dashboard."""
-    import logging
-
     from dask.distributed import Client, LocalCluster
 
     if scheduler:
@@ -69,7 +69,7 @@ def start_client(workers: int | None, scheduler: str | None):
     return _refuse_result_types(Client(cluster, serializers=SEND, deserializers=RECEIVE)), cluster
 
 
-def _refuse_result_types(client):
+def _refuse_result_types(client: Any) -> Any:
     """The client, told to ignore the type a worker reports with each finished task.
 
     Dask passes that type on as pickle bytes, and the client unpickles them as the result
@@ -78,7 +78,7 @@ def _refuse_result_types(client):
     handlers = client._stream_handlers
     in_memory = handlers["key-in-memory"]
 
-    def key_in_memory(**msg):
+    def key_in_memory(**msg: Any) -> Any:
         msg.pop("type", None)
         return in_memory(**msg)
 
@@ -149,8 +149,6 @@ def _drive(store, tasks, summary, workers, scheduler, err, on_result, bundles) -
 def collect(client, store, tasks, summary, progress=None, on_result=None, bundles: dict | None = None) -> None:
     """Submit the tasks to the client's cluster and store each result as it comes back.
     `bundles` (scenario files as text) goes to every worker once, not with every task."""
-    import logging
-
     from dask.distributed import as_completed
 
     from .engine.sweepwire import worker_task
@@ -204,14 +202,14 @@ def collect(client, store, tasks, summary, progress=None, on_result=None, bundle
             client.cancel(pending)
 
 
-def _key(task) -> str:
+def _key(task: Any) -> str:
     return f"akh-sweep-{task.run_id}"
 
 
 _LOST = object()  # a result that could not be fetched (its worker gone): the run is retried next time
 
 
-def _gather(client, futures) -> list[tuple[str, object]]:
+def _gather(client: Any, futures: list) -> list[tuple[str, object]]:
     """(key, what came back) for each finished future: the bytes, the refusal (an exception,
     as text in its row), or _LOST. One gather for all; when it fails, one per future, so
     that one refused result does not take its batch with it."""
@@ -234,7 +232,7 @@ def _gather(client, futures) -> list[tuple[str, object]]:
     return out
 
 
-def _receive(task, blob: object) -> dict:
+def _receive(task: Any, blob: object) -> dict:
     """The run's result from what its worker sent: decoded and checked here, or a failed row
     saying why it was refused."""
     from .engine.sweepwire import MalformedResult, decode_result, refused_result
@@ -247,11 +245,11 @@ def _receive(task, blob: object) -> dict:
         return refused_result(task, str(exc))
 
 
-class _DropRefusals:
+class _DropRefusals(logging.Filter):
     """A logging filter: drops Dask's "Failed to deserialize" (with its traceback), logged when
     the client refuses a worker's result; the result's row says it instead."""
 
-    def filter(self, record) -> bool:
+    def filter(self, record: logging.LogRecord) -> bool:
         return not str(record.msg).startswith("Failed to deserialize")
 
 
