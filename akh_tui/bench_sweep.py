@@ -81,7 +81,7 @@ def main(args, out: Console) -> int:
                     st = SweepStore(tmp / f"w{n}-{i}", sweep)
                     summary = {"ran": 0, "lost": 0, "interrupted": False}
                     t0, c0 = time.perf_counter(), time.process_time()
-                    collect(client, st, tasks, summary, run_task)
+                    collect(client, st, tasks, summary)
                     cluster_times[n].append(time.perf_counter() - t0)
                     if n == 1:
                         client_cpu.append(time.process_time() - c0)

@@ -24,7 +24,9 @@ def add_parser(sub, common: argparse.ArgumentParser | None = None) -> None:
     run.add_argument("file", metavar="SWEEP.toml")
     run.add_argument("--out", help="the sweep's folder (default: the sweep file's name without .toml, beside it)")
     run.add_argument("--workers", type=positive, help="local worker processes (default: the number of cores)")
-    run.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="send the runs to this Dask scheduler instead of a local cluster")
+    run.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                     help="send the runs to this Dask scheduler (tcp://, tls://, ws:// or wss://) instead of a local "
+                          "cluster; every scheduler and worker in it is trusted (see the README)")
     run.add_argument("--check", action="store_true", help="validate the file and print how many runs it makes; run nothing")
     run.add_argument("--json", action="store_true", help="machine-readable summary")
     from .cli_trust import add_flags
@@ -72,7 +74,7 @@ def default_out(sweep_file: str) -> Path:
 def cmd_run(args, out: Console, err: Console) -> int:
     from .cli_trust import checking, untrusted_lines
     from .engine.sweep import load_sweep
-    from .sweep_cluster import host_port, run_sweep
+    from .sweep_cluster import check_scheduler, run_sweep
 
     if args.check:  # runs nothing: imports no plugin from a folder not trusted already
         checking()
@@ -82,7 +84,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
     if args.scheduler and args.workers:
         raise InputError("--workers sizes the local cluster; with --scheduler the cluster's own workers run the sweep", field="--workers")
     if args.scheduler:
-        host_port(args.scheduler)  # a malformed address is refused before anything runs
+        check_scheduler(args.scheduler)  # a malformed address is refused before anything runs
     if args.check:
         if args.json:
             print(json.dumps({"ok": True, "file": args.file, "runs": sweep.run_count, "axes": sweep.axis_names()}))

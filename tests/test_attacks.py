@@ -1366,3 +1366,127 @@ def test_world_trace_masks_a_registered_secret_read_from_an_artifact(tmp_path: P
     text = json.dumps(recs)
     assert any(r["type"] == "cycle" and r["decide"]["tool"] == "read_artifact" for r in recs)
     assert secret not in text
+
+# ---- issue 23, a sweep's results from a Dask cluster are data, never code ----
+
+HOSTILE_WORKER = '''
+"""A `dask worker --preload` that attacks the client through what it sends back: per task key,
+the result replaced by an object whose unpickling writes a marker file ("object"), by a
+ready-pickled frame sent whatever serializer the client asks for ("pickle"), by bytes that are
+no result ("garbage"); or the result's type, which Dask passes on pickled, replaced ("type")."""
+import json
+import os
+import pickle
+
+from distributed import WorkerPlugin
+from distributed.protocol.serialize import Serialized
+from distributed.worker_state_machine import TaskFinishedMsg
+
+MARKS = os.environ["AKH_ATTACK_MARKS"]
+MODES = json.loads(os.environ["AKH_ATTACK_MODES"])  # task key -> mode
+
+
+class Payload:
+    def __reduce__(self):
+        code = f"import os; open({MARKS!r} + '/ran-in-pid-%d' % os.getpid(), 'w').close()"
+        return (exec, (code,))
+
+
+_to_dict = TaskFinishedMsg.to_dict
+
+
+def to_dict(self):
+    d = _to_dict(self)
+    if MODES.get(str(d["key"])) == "type":
+        d["type"] = pickle.dumps(Payload())
+    return d
+
+
+TaskFinishedMsg.to_dict = to_dict
+
+
+class Swap(WorkerPlugin):
+    def setup(self, worker):
+        self.worker = worker
+
+    def transition(self, key, start, finish, **kw):
+        mode = MODES.get(str(key))
+        if finish != "memory" or mode not in ("object", "pickle", "garbage"):
+            return
+        pickled = Serialized({"serializer": "pickle", "writeable": ()}, [pickle.dumps(Payload())])
+        self.worker.data[key] = {"object": Payload(), "pickle": pickled, "garbage": b"not a result"}[mode]
+
+
+async def dask_setup(worker):
+    await worker.plugin_add(Swap(), name="akh-attack")
+'''
+
+
+def test_a_hostile_dask_worker_cannot_run_code_in_the_sweep_client(tmp_path) -> None:
+    """Issue 23: a worker started with --preload sends pickled objects back (as its result, as a
+    pickle frame whatever the client asks for, as the result's type) and bytes that are no
+    result. No process unpickles any of them (no marker file), each tampered result is a failed
+    row naming what was refused, the honest runs are stored, exit 0 as for any failed run, and
+    no traceback reaches the terminal."""
+    from akh_tui.engine.sweep import load_sweep
+    from akh_tui.engine.sweepstore import SweepStore
+
+    sweep_file = tmp_path / "s.toml"
+    sweep_file.write_text('scenarios = ["zoo"]\nseeds = [0, 1, 2, 3, 4]\nmax_cycles = 4\n')
+    tasks = load_sweep(sweep_file).tasks()
+    modes = dict(zip([f"akh-sweep-{t.run_id}" for t in tasks], ["object", "pickle", "garbage", "type"]))
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    (tmp_path / "hostile_worker.py").write_text(HOSTILE_WORKER)
+    # the preload by module name: its Payload pickles by reference (as `exec` and a string)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path)]), AKH_ATTACK_MARKS=str(marks), AKH_ATTACK_MODES=json.dumps(modes))
+    dask = str(Path(sys.executable).with_name("dask"))
+    procs: list[subprocess.Popen] = []
+    try:
+        sched_file = tmp_path / "scheduler.json"
+        procs.append(subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                                       "--scheduler-file", str(sched_file)], cwd=tmp_path, env=env,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        deadline = time.monotonic() + 60
+        while not sched_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        address = json.loads(sched_file.read_text())["address"]
+        procs.append(subprocess.Popen([dask, "worker", address, "--host", "127.0.0.1", "--nthreads", "1",
+                                       "--no-dashboard", "--no-nanny", "--preload", "hostile_worker"],
+                                      cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        from dask.distributed import Client
+
+        with Client(address, timeout="30s") as c:
+            c.wait_for_workers(1, timeout=60)
+        # the client in a process of its own, as a user runs it: what reaches its terminal is
+        # all of its stdout and stderr (Dask's log handlers included)
+        cli_env = dict(os.environ, PYTHONPATH=str(ROOT), AKH_TUI_DATA=str(tmp_path / "data"), COLUMNS="200")
+        client = subprocess.Popen([sys.executable, "-m", "akh_tui.cli", "sweep", "run", str(sweep_file), "--scheduler",
+                                   address, "--out", str(tmp_path / "out")], cwd=tmp_path, env=cli_env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs.append(client)
+        out, err = client.communicate(timeout=240)
+        rc = client.returncode
+    finally:
+        for p in procs[::-1]:
+            p.terminate()
+        for p in procs[::-1]:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+    assert sorted(os.listdir(marks)) == [], f"a pickle from the worker ran code (the sweep's client was pid {client.pid})"
+    assert rc == 0 and "5 of 5 runs stored" in out and "(3 failed)" in out, out + err
+    assert "Traceback" not in out + err
+    store = SweepStore(tmp_path / "out", create=False)
+    try:
+        rows = {r["seed"]: r for r in store.rows()}
+    finally:
+        store.close()
+    for seed in (0, 1, 2):
+        assert rows[seed]["status"] == "failed" and rows[seed]["run_id"] == tasks[seed].run_id
+        assert rows[seed]["error"].startswith("the worker's result was refused: "), rows[seed]["error"]
+    assert "msgpack" in rows[0]["error"] and "pickle" in rows[1]["error"], (rows[0]["error"], rows[1]["error"])
+    assert "not a sweep result" in rows[2]["error"]
+    assert rows[3]["status"] == rows[4]["status"] == "ok"  # the pickled type was never loaded

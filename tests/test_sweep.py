@@ -133,6 +133,30 @@ def test_the_cli_refuses_a_bad_file_with_exit_2_and_counts_the_runs_of_a_good_on
     assert rc == 2 and "expected tcp://HOST:PORT" in err.replace("\n", " ")
 
 
+@pytest.mark.parametrize("address, words", [
+    ("http://127.0.0.1:8786", "must start with tcp:// or tls:// or ws:// or wss://"),
+    ("tls://127.0.0.1", "names no port"),
+    ("ws://127.0.0.1:99999", "Port out of range"),
+    ("tcp://127.0.0.1:8786/status", "no user, path or query"),
+    ("tcp://admin:hunter2@127.0.0.1:8786", "no user, path or query"),
+    ("tcp://127.0.0.1 :8786", "whitespace"),
+])
+def test_a_malformed_scheduler_address_is_refused_before_anything_runs(tmp_path, akh, address, words):
+    good = write(tmp_path, GRID, "good.toml")
+    rc, out, err = akh("sweep", "run", str(good), "--scheduler", address, "--check")
+    err = err.replace("\n", "")
+    assert rc == 2 and "field '--scheduler'" in err and words in err, err
+    assert "hunter2" not in err and "Traceback" not in err
+    assert not (tmp_path / "good").exists()
+
+
+def test_a_bare_host_and_port_is_a_tcp_scheduler_address(tmp_path, akh):
+    good = write(tmp_path, GRID, "good.toml")
+    assert akh("sweep", "run", str(good), "--scheduler", "127.0.0.1:8786", "--check")[0] == 0
+    rc, _, err = akh("sweep", "run", str(good), "--scheduler", "tls://127.0.0.1:9")  # checked, then not reachable
+    assert rc == 2 and "cannot reach the scheduler" in err
+
+
 def test_random_samples_are_drawn_with_their_own_seed_and_ids_follow_the_settings(tmp_path):
     text = ('scenarios = ["zoo"]\nseeds = [0, 1]\nsamples = 4\nsample_seed = 9\n'
             '[axes]\narchetypes.sage = { min = 0.1, max = 0.9 }\ndecider = ["utility", "scripted"]\n')
@@ -161,6 +185,100 @@ def read_trace_text(result: dict) -> str:
     import zlib
 
     return zlib.decompress(result["trace"]).decode()
+
+
+# ---- what a worker sends back: bytes the client decodes and checks --------------------------------
+
+def test_a_result_travels_as_bytes_and_decodes_to_the_same_row_and_trace(grid):
+    from akh_tui.engine.sweepwire import decode_result, worker_task
+
+    sweep, rows, traces = grid
+    task = sweep.tasks()[4]
+    blob = worker_task(task)
+    assert isinstance(blob, bytes)
+    got = decode_result(task, blob)
+    row = next(r for r in rows if r["run_id"] == task.run_id)
+    assert plain([got["row"]]) == plain([row]) and read_trace_text(got) == traces[task.run_id]
+
+
+def test_what_escapes_a_run_on_the_worker_comes_back_as_text_in_a_failed_row(grid, monkeypatch):
+    """Not an exception object for the client to unpickle: its type and message, as text."""
+    from akh_tui.engine import sweepwire
+
+    task = grid[0].tasks()[0]
+
+    def leaves(task, bundles=None):
+        raise SystemExit("a scenario's code called sys.exit")
+
+    monkeypatch.setattr(sweepwire, "run_task", leaves)
+    row = sweepwire.decode_result(task, sweepwire.worker_task(task))["row"]
+    assert (row["status"], row["error"], row["run_id"]) == ("failed", "SystemExit: a scenario's code called sys.exit", task.run_id)
+
+
+def _forged(blob: bytes, edit) -> bytes:
+    """The worker's genuine result with its row edited (as a hostile worker could)."""
+    import struct
+
+    from akh_tui.engine.sweepwire import MAGIC, encode_result
+
+    head = len(MAGIC) + 8
+    (n,) = struct.unpack(">Q", blob[len(MAGIC):head])
+    row = json.loads(blob[head:head + n])
+    edit(row)
+    return encode_result({"row": row, "trace": blob[head + n:]})
+
+
+FORGERIES = [
+    ("another run's id", lambda r: r.update(run_id="000000000000"), "field 'run_id' is '000000000000', not this run's"),
+    ("another seed", lambda r: r.update(seed=r["seed"] + 1), "field 'seed'"),
+    ("a setting true for 1", lambda r: r["settings"].update({"archetypes.explorer": True}), "field 'settings'"),
+    ("an unknown field", lambda r: r.update(note="hi"), "unknown field 'note'"),
+    ("a missing outcome", lambda r: r.pop("cycles_run"), "field 'cycles_run' is missing"),
+    ("a count as a bool", lambda r: r.update(vetoes=True), "field 'vetoes' must be a count"),
+    ("a negative count", lambda r: r.update(goals_completed=-1), "field 'goals_completed' must be a count"),
+    ("a table of strings", lambda r: r.update(tool_counts={"x": "1"}), "field 'tool_counts' must be a table"),
+    ("an unknown status", lambda r: r.update(status="maybe"), "field 'status' is 'maybe'"),
+    ("an error on a run that succeeded", lambda r: r.update(error="x"), "field 'error' must be null"),
+    ("a failed run with its outcomes", lambda r: r.update(status="failed", error="x"), "unknown field"),
+    ("a nested list for a number", lambda r: r.update(individuation=[[1]]), "field 'individuation' must be a finite number"),
+]
+
+
+@pytest.mark.parametrize("edit, words", [f[1:] for f in FORGERIES], ids=[f[0] for f in FORGERIES])
+def test_a_forged_row_is_refused_naming_what_was_wrong(grid, edit, words):
+    from akh_tui.engine.sweepwire import MalformedResult, decode_result, worker_task
+
+    task = grid[0].tasks()[1]
+    with pytest.raises(MalformedResult) as err:
+        decode_result(task, _forged(worker_task(task), edit))
+    assert words in str(err.value)
+
+
+def test_bytes_that_are_no_result_are_refused(grid):
+    import struct
+    import zlib
+
+    from akh_tui.engine.sweepwire import MAGIC, MalformedResult, decode_result, worker_task
+
+    task = grid[0].tasks()[2]
+    good = worker_task(task)
+    head = len(MAGIC) + 8
+    (n,) = struct.unpack(">Q", good[len(MAGIC):head])
+    cases = {
+        "expected bytes, got dict": {"row": {}, "trace": b""},
+        "not a sweep result": b"\x80\x04\x95 a pickle",
+        "truncated before the row": MAGIC + b"\0\0",
+        "runs past the end": good[:head + n - 1],
+        "the row is not JSON": MAGIC + struct.pack(">Q", 3) + b"\xff\xfe{" + good[head + n:],
+        "is not a number a run produces": _forged(good, lambda r: r.update(individuation=0.5)).replace(b'"individuation":0.5', b'"individuation":NaN'),
+        "the trace is not zlib-compressed": good[:head + n] + b"plain text",
+        "the trace is not UTF-8": good[:head + n] + zlib.compress(b"\xff\xfe"),
+        "truncated or has bytes after its end": good + b"x",
+    }
+    for words, blob in cases.items():
+        with pytest.raises(MalformedResult) as err:
+            decode_result(task, blob)
+        assert words in str(err.value), (words, str(err.value))
 
 
 # ---- determinism against plain runs -------------------------------------------------------------
