@@ -1129,8 +1129,12 @@ def test_the_workbench_asks_before_opening_and_imports_nothing_until_agreed(tmp_
             shown = str(prompt.screen.query_one("#trust-folders", Static).render())
             assert str(d) in shown and "evilmod.py" in shown and "evilmod:make_decider" in shown
             assert not (d / "MARKER").exists()  # the dialog is up: nothing imported
+            deadline = time.monotonic() + 30  # a busy machine lays the buttons out late: wait, never sleep
+            while not prompt.screen.query_one(f"#{answer}").region.area and time.monotonic() < deadline:
+                await pilot.pause()
             await pilot.click(f"#{answer}")
-            await pilot.pause()
+            while prompt.return_value is None and time.monotonic() < deadline:
+                await pilot.pause()
 
     asyncio.run(answer_it())
     assert prompt.return_value == answer
