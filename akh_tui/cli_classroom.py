@@ -5,7 +5,10 @@ engine modules are imported inside the commands, so `akh-tui --help` loads none 
 from __future__ import annotations
 
 import json
+import os
+from contextlib import contextmanager
 from pathlib import Path
+from typing import IO, Iterator
 
 from rich.console import Console
 from rich.text import Text
@@ -108,6 +111,25 @@ def redact_arg(text: str) -> str:
     return redact(text)
 
 
+@contextmanager
+def _replacing(path: Path) -> Iterator[IO[str]]:
+    """`path` open for writing text, replaced only once the whole file is written: a failed
+    export or report leaves what was there before. What is not a regular file (/dev/null, a
+    pipe) is written in place."""
+    if path.exists() and not path.is_file():
+        with open(path, "w", encoding="utf-8") as fh:
+            yield fh
+        return
+    part = path.with_name(f".{path.name}.part")
+    try:
+        with open(part, "w", encoding="utf-8") as fh:
+            yield fh
+        os.replace(part, path)
+    finally:
+        if part.exists():
+            part.unlink()
+
+
 def _branch_stream(store, args):
     """(meta with its scenario fit to leave the machine, branch id, Extent) of RUN --branch."""
     from .engine.paths import Locations, shown_scenario
@@ -154,7 +176,7 @@ def cmd_export_otel(store, args, out: Console, err: Console) -> int:
         where = "-"
     else:
         try:
-            with open(args.output, "w", encoding="utf-8") as fh:
+            with _replacing(Path(args.output)) as fh:
                 n = otel.write_otlp_json(spans, fh)
         except (OSError, ValueError) as exc:
             raise InputError(f"cannot write: {getattr(exc, 'strerror', None) or exc}", file=args.output) from None
@@ -196,25 +218,23 @@ def cmd_report(store, args, out: Console, err: Console) -> int:
     kind = path.suffix.lower()
     if kind not in (".html", ".htm", ".md"):
         raise InputError(f"the report is written as .html or .md, not {kind or 'a file without a suffix'}", field="-o")
-    meta = store.run_meta(args.run)
-    branch = store.find_branch(args.run, args.branch)
-    last = store.last_cycle(branch)
+    meta, branch, extent = _branch_stream(store, args)
+    last = extent.last
     bad = [c for c in args.shots if not 1 <= c <= last]
     if bad:
         raise InputError(f"cycle {bad[0]} is not recorded (run {args.run} branch {args.branch} has cycles 1..{last})",
                          field="--shot")
-    data = report.report_data(store.trace_items(branch), meta, args.run, args.branch)
-    if args.shots:
-        data["shots"] = workbench_shots(store, meta, args.run, args.branch, branch, sorted(set(args.shots)))
-    text = report.to_markdown(data) if kind == ".md" else report.to_html(data)
+    shots = workbench_shots(store, meta, args.run, args.branch, branch, sorted(set(args.shots))) if args.shots else None
     try:
-        path.write_text(text, encoding="utf-8")
+        with _replacing(path) as fh:
+            n = report.write_report(store.trace_items(branch), meta, args.run, args.branch, extent, fh,
+                                    markdown=kind == ".md", shots=shots)
     except (OSError, ValueError) as exc:
         raise InputError(f"cannot write the report: {getattr(exc, 'strerror', None) or exc}", file=str(path)) from None
     if args.json:
-        print(json.dumps({"file": str(path), "cycles": len(data["rows"])}))
+        print(json.dumps({"file": str(path), "cycles": n}))
     else:
-        out.print(Text(f"wrote the report of run {args.run} branch {args.branch} ({len(data['rows'])} cycle(s)) to {path}"))
+        out.print(Text(f"wrote the report of run {args.run} branch {args.branch} ({n} cycle(s)) to {path}"))
     return 0
 
 
