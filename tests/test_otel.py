@@ -150,7 +150,11 @@ def test_export_refuses_what_it_cannot_do(cli, tmp_path):
     cli("agent", "run", "--scenario", "zoo", "--max-cycles", "2")
     for argv, words in [
         (("--format", "otlp"), "--endpoint"),
-        (("--format", "otlp", "--endpoint", "ftp://x"), "not an http(s) URL"),
+        (("--format", "otlp", "--endpoint", "ftp://x"), "must start with http:// or https://"),
+        # malformed: a refusal naming the field, never a ValueError's traceback
+        (("--format", "otlp", "--endpoint", "http://[::1/"), "field '--endpoint': 'http://[::1/' is not a URL"),
+        (("--format", "otlp", "--endpoint", "http://127.0.0.1:99999/v1/traces"), "is not a URL"),
+        (("--format", "otlp", "--endpoint", "http:///v1/traces"), "names no host"),
         (("--format", "otlp", "--endpoint", "http://127.0.0.1:9/v1/traces", "--header", "novalue"), "KEY=VALUE"),
         (("--format", "otlp-json", "--start", "yesterday"), "ISO 8601"),
         (("--endpoint", "http://127.0.0.1:9/v1/traces"), "go with --format"),
@@ -158,3 +162,4 @@ def test_export_refuses_what_it_cannot_do(cli, tmp_path):
     ]:
         proc = cli("sessions", "export", "1", *argv, check_rc=2)
         assert words in proc.stderr, (argv, proc.stderr)
+        assert "Traceback" not in proc.stderr

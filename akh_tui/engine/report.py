@@ -54,9 +54,9 @@ class _Plot:
     SVG (no script, no fonts fetched).
 
     Each series keeps its points as the polyline draws them. Points that fall in the same
-    drawn column (the same x at the drawing's 0.1 px precision: only past a few thousand
-    cycles) are kept as that column's first, lowest, highest and last: the same line on the
-    page, and memory bounded by the plot's width, not the run's length."""
+    pixel column (only when the run is longer than the plot is wide, about 300 cycles) are
+    kept as that column's first, lowest, highest and last: the same line on the page, and
+    memory bounded by the plot's width, not the run's length."""
 
     left, right, top, bottom = 44, 210, 26, 30
 
@@ -66,8 +66,8 @@ class _Plot:
         self.width, self.height = width, height
         self.pw, self.ph = width - self.left - self.right, height - self.top - self.bottom
         self.span = max(1, x1 - x0)
-        # per series: columns of (x text, [(y, order)] as first, lowest, highest, last)
-        self.series: dict[object, list[tuple[str, list[tuple[float, int]]]]] = {}
+        # per series: pixel columns of (column, [first, lowest, highest, last]), a point as (y, order, x text)
+        self.series: dict[object, list[tuple[int, list[tuple[float, int, str]]]]] = {}
         self._n = 0
 
     def px(self, x: float) -> float:
@@ -82,17 +82,19 @@ class _Plot:
         if y is None:
             return
         self._n += 1
-        xt, yv = f"{self.px(x):.1f}", self.py(y)
-        if cols and cols[-1][0] == xt:
+        x_px = self.px(x)
+        point = (self.py(y), self._n, f"{x_px:.1f}")
+        col = int(x_px)
+        if cols and cols[-1][0] == col:
             first, low, high, _last = cols[-1][1]
-            cols[-1] = (xt, [first, min(low, (yv, self._n)), max(high, (yv, self._n)), (yv, self._n)])
+            cols[-1] = (col, [first, min(low, point), max(high, point), point])
         else:
-            cols.append((xt, [(yv, self._n)] * 4))
+            cols.append((col, [point] * 4))
 
     def _points(self, key: object) -> str:
         out: list[str] = []
-        for xt, (first, low, high, last) in self.series.get(key, []):
-            for _, (yv, _order) in sorted({p[1]: p for p in (first, low, high, last)}.items()):
+        for _col, kept in self.series.get(key, []):
+            for _order, (yv, _, xt) in sorted({p[1]: p for p in kept}.items()):
                 out.append(f"{xt},{yv:.1f}")
         return " ".join(out)
 
