@@ -66,8 +66,10 @@ class _Plot:
         self.width, self.height = width, height
         self.pw, self.ph = width - self.left - self.right, height - self.top - self.bottom
         self.span = max(1, x1 - x0)
-        # per series: pixel columns of (column, [first, lowest, highest, last]), a point as (y, order, x text)
-        self.series: dict[object, list[tuple[int, list[tuple[float, int, str]]]]] = {}
+        # per series: the points of its finished pixel columns as polyline text, and the open
+        # column as (column, [first, lowest, highest, last]), a point as (y, order, x text)
+        self.drawn: dict[object, list[str]] = {}
+        self.open: dict[object, tuple[int, list[tuple[float, int, str]]] | None] = {}
         self._n = 0
 
     def px(self, x: float) -> float:
@@ -78,25 +80,30 @@ class _Plot:
 
     def add(self, key: object, x: int, y: float | None) -> None:
         """The point (x, y) of series `key` (registered even when y is None: a legend entry)."""
-        cols = self.series.setdefault(key, [])
+        drawn = self.drawn.setdefault(key, [])
+        current = self.open.setdefault(key, None)
         if y is None:
             return
         self._n += 1
         x_px = self.px(x)
         point = (self.py(y), self._n, f"{x_px:.1f}")
         col = int(x_px)
-        if cols and cols[-1][0] == col:
-            first, low, high, _last = cols[-1][1]
-            cols[-1] = (col, [first, min(low, point), max(high, point), point])
-        else:
-            cols.append((col, [point] * 4))
+        if current is not None and current[0] == col:
+            first, low, high, _last = current[1]
+            self.open[key] = (col, [first, min(low, point), max(high, point), point])
+            return
+        if current is not None:
+            drawn.append(self._column(current[1]))
+        self.open[key] = (col, [point] * 4)
+
+    @staticmethod
+    def _column(kept: list[tuple[float, int, str]]) -> str:
+        """A column's kept points (each once) in the order they came, as polyline text."""
+        return " ".join(f"{xt},{yv:.1f}" for _order, (yv, _, xt) in sorted({p[1]: p for p in kept}.items()))
 
     def _points(self, key: object) -> str:
-        out: list[str] = []
-        for _col, kept in self.series.get(key, []):
-            for _order, (yv, _, xt) in sorted({p[1]: p for p in kept}.items()):
-                out.append(f"{xt},{yv:.1f}")
-        return " ".join(out)
+        current = self.open.get(key)
+        return " ".join(self.drawn.get(key, []) + ([self._column(current[1])] if current is not None else []))
 
     def svg(self, legend: list[tuple[object, str]]) -> str:
         """The plot with `legend`'s series, in its order: (key, label)."""
@@ -265,7 +272,7 @@ def write_report(items: Iterable[dict], meta: dict, run: int, branch: str, exten
         d = summary.head(run, branch, before) | {"shots": shots or {}}
         out.write(_md_head(d) if markdown else _html_head(d))
         spool.seek(0)
-        shutil.copyfileobj(spool, out, 1 << 20)
+        shutil.copyfileobj(spool, out, 1 << 16)
     out.write("\n" if markdown else "\n</table><p class=\"dim\">made by akh-tui sessions report</p></body></html>\n")
     return summary.rows
 
