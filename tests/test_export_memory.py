@@ -153,3 +153,16 @@ def test_otlp_json_and_report_memory_does_not_grow_with_the_number_of_cycles(tmp
         # 200 cycles and 261 MB at 2,000 for OTLP JSON, 4.8 and 48 MB for a report); streamed,
         # 12.7 and 12.7 MB, 0.5 and 0.9 MB (a report's plots fill up to their width)
         assert peak_long < peak_short * 1.3 + 1024 * 1024, (what, peak_short, peak_long)
+
+
+def test_the_bench_prints_the_streamed_figures_for_each_length(tmp_path):
+    from akh_tui.bench_stream import COMMANDS, stream_figures, stream_rows
+
+    figures = stream_figures((25, 50), tmp_path, runs=1)
+    assert list(figures) == ["25", "50"] and all(list(f) == list(COMMANDS) for f in figures.values())
+    for by_command in figures.values():
+        for f in by_command.values():
+            assert 0 < f["peak_mb"]["median"] < 200 and f["seconds"]["median"] > 0  # nan if the command failed
+    rows = stream_rows(figures)
+    assert [r[0].split(",")[0] for r in rows] == ["`sessions export --format otlp-json`", "`sessions report -o x.html`"] * 2
+    assert all(r[2] == "≤ 200 MB, flat" and r[1].endswith(" s)") for r in rows)
