@@ -99,13 +99,14 @@ def _headers(pairs: list[str]) -> dict[str, str]:
     for pair in pairs:
         k, sep, v = pair.partition("=")
         if not sep or not k.strip():
-            raise InputError(f"expected KEY=VALUE, got {redact_arg(pair)!r}", field="--header")
+            raise InputError(f"expected KEY=VALUE, got {_redacted(pair)!r}", field="--header")
         register_secret(v)
         out[k.strip()] = v
     return out
 
 
-def redact_arg(text: str) -> str:
+def _redacted(text: str) -> str:
+    """`text` as it may be printed: userinfo, header values and credentials masked."""
     from .engine.redact import redact
 
     return redact(text)
@@ -130,7 +131,7 @@ def _replacing(path: Path) -> Iterator[IO[str]]:
             part.unlink()
 
 
-def _branch_stream(store, args):
+def _branch_stream(store, args) -> tuple[dict, int, tuple[int, int, int]]:
     """(meta with its scenario fit to leave the machine, branch id, Extent) of RUN --branch."""
     from .engine.paths import Locations, shown_scenario
     from .engine.run import otel
@@ -168,9 +169,9 @@ def cmd_export_otel(store, args, out: Console, err: Console) -> int:
         try:
             n = otel.send_otlp(spans, args.endpoint, headers)
         except OSError as exc:
-            err.print(Text(redact_arg(f"error: {exc}"), style="bold red"))
+            err.print(Text(_redacted(f"error: {exc}"), style="bold red"))
             return 1
-        where = redact_arg(args.endpoint)
+        where = _redacted(args.endpoint)
     elif args.output == "-":
         n = otel.write_otlp_json(spans, sys.stdout)
         where = "-"
