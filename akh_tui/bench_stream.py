@@ -8,6 +8,10 @@ The long branches are made the fast way: a real run's first cycles, repeated und
 numbers (the records' and events' own cycle fields renumbered too) and written through the
 store's own packing, so a 100,000-cycle branch takes seconds instead of the minutes running it
 would (this measures reading a branch, not recording one).
+
+Measured when this was written (a shared 2-core machine; VmHWM, min / median / max of 3, one run
+at 100,000): OTLP JSON 69 / 69 / 69 MB at 1,000 cycles, 70 / 71 / 71 MB at 10,000, 71 MB at
+100,000; the HTML report 47, 48 and 48 MB. The whole-run code took 217 MB and 74 MB at 1,000.
 """
 
 from __future__ import annotations
