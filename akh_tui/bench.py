@@ -22,6 +22,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from .bench_stream import stream_figures, stream_rows
 from .engine.agent import Agent
 from .engine.config import AgentConfig
 from .engine.run import Run
@@ -588,7 +589,8 @@ def ui_figures(seconds: float = 3.0) -> dict:
     }
 
 
-def main(quick: bool = False, as_json: bool = False, console: Console | None = None, ui: bool = False) -> int:
+def main(quick: bool = False, as_json: bool = False, console: Console | None = None, ui: bool = False,
+         soak: bool = False) -> int:
     console = console or _console()
     n_timed = 300 if quick else 3000
     soak = (1000, 3000) if quick else (10_000, 100_000)
@@ -605,6 +607,9 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
         results["store"] = store_figures(quick, Path(tmp))
         results["plots"] = plots_figures(Path(tmp) / "history.db")
         results["rewind_big"] = rewind_big_figures(quick, Path(tmp))
+        # issue 23: streamed OTLP JSON and reports; 100,000 cycles take minutes (--soak)
+        sizes = (200, 1000) if quick else (1000, 10_000) + ((100_000,) if soak else ())
+        results["stream"] = stream_figures(sizes, Path(tmp) / "stream", runs=1 if quick else 3)
         trace = Path(tmp) / "trace.jsonl"
         demo = time_cycles(demo_agent(), n_timed, trace)
         results["demo"] = {"cycles": len(demo), "median_ms": statistics.median(demo), "p99_ms": pct(demo, 99),
@@ -694,6 +699,8 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
               "≤ 200 MB (constant)")
     t.add_row("`sessions export` time (1M cycles, projected)", f"{k['export_s']['median']:.1f} s "
               f"({k['export_s_projected_1m']:.0f} s)", "")
+    for row in stream_rows(results["stream"]):
+        t.add_row(*row)
     pf = results["plots"]
 
     def mmm_s(d: dict, unit: str = "s", digits: int = 2) -> str:

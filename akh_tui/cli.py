@@ -146,6 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
     cli_trust.add_parser(sub)
     cli_world.add_parser(sub)
     bench.add_argument("--ui", action="store_true", help="also measure the workbench: cycles/s against headless, pause latency")
+    bench.add_argument("--soak", action="store_true",
+                       help="also the streamed export and report figures on a 100,000-cycle branch (minutes)")
     bench.add_argument("--engine", action="store_true",
                        help="only the engine's own figures: cycles without recording, and a 1,000,000-triple load")
     return p
@@ -255,7 +257,7 @@ def dispatch(args, out: Console, err: Console) -> int:
             # its own console: written to a file, its tables keep a readable width (bench._console)
             if args.engine:
                 return engine_main(quick=args.quick, as_json=args.json)
-            return bench_main(quick=args.quick, as_json=args.json, ui=args.ui)
+            return bench_main(quick=args.quick, as_json=args.json, ui=args.ui, soak=args.soak)
         if args.command == "trust":
             return cli_trust.dispatch(args, out, err)
     except InputError as exc:

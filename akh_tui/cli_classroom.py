@@ -5,7 +5,10 @@ engine modules are imported inside the commands, so `akh-tui --help` loads none 
 from __future__ import annotations
 
 import json
+import os
+from contextlib import contextmanager
 from pathlib import Path
+from typing import IO, Iterator
 
 from rich.console import Console
 from rich.text import Text
@@ -95,20 +98,62 @@ def dispatch_sessions(args, out: Console, err: Console) -> int:
 
 
 def _headers(pairs: list[str]) -> dict[str, str]:
+    """--header KEY=VALUE pairs: the only headers an OTLP export sends. Their values are
+    registered as secrets, so no error line, log or span repeats them."""
+    from .engine.redact import register_secret
     from .engine.run import InputError
 
     out = {}
     for pair in pairs:
         k, sep, v = pair.partition("=")
         if not sep or not k.strip():
-            raise InputError(f"expected KEY=VALUE, got {pair!r}", field="--header")
+            raise InputError(f"expected KEY=VALUE, got {_redacted(pair)!r}", field="--header")
+        register_secret(v)
         out[k.strip()] = v
     return out
 
 
+def _redacted(text: str) -> str:
+    """`text` as it may be printed: userinfo, header values and credentials masked."""
+    from .engine.redact import redact
+
+    return redact(text)
+
+
+@contextmanager
+def _replacing(path: Path) -> Iterator[IO[str]]:
+    """`path` open for writing text, replaced only once the whole file is written: a failed
+    export or report leaves what was there before. What is not a regular file (/dev/null, a
+    pipe) is written in place."""
+    if path.exists() and not path.is_file():
+        with open(path, "w", encoding="utf-8") as fh:
+            yield fh
+        return
+    part = path.with_name(f".{path.name}.part")
+    try:
+        with open(part, "w", encoding="utf-8") as fh:
+            yield fh
+        os.replace(part, path)
+    finally:
+        if part.exists():
+            part.unlink()
+
+
+def _branch_stream(store, args) -> tuple[dict, int, tuple[int, int, int]]:
+    """(meta with its scenario fit to leave the machine, branch id, Extent) of RUN --branch."""
+    from .engine.paths import Locations, shown_scenario
+    from .engine.run import otel
+
+    meta = store.run_meta(args.run)
+    meta = dict(meta, scenario=shown_scenario(meta.get("scenario"), Locations.resolve(args.data_dir).data_dir))
+    branch = store.find_branch(args.run, args.branch)
+    return meta, branch, otel.Extent(*store.cycle_extent(branch))
+
+
 def cmd_export_otel(store, args, out: Console, err: Console) -> int:
     """`sessions export --format otlp|otlp-json`: the branch as OpenTelemetry spans
-    (engine/otel.py), sent to an OTLP/HTTP endpoint or written as OTLP JSON."""
+    (engine/otel.py), sent to an OTLP/HTTP endpoint or written as OTLP JSON, streamed from the
+    store a batch at a time."""
     import sys
 
     from .engine.run import otel
@@ -122,35 +167,34 @@ def cmd_export_otel(store, args, out: Console, err: Console) -> int:
         raise InputError("--format otlp sends to --endpoint; -o goes with --format otlp-json", field="-o")
     if args.format == "otlp-json" and (args.endpoint or args.header):
         raise InputError("--endpoint and --header go with --format otlp; otlp-json writes to -o", field="--format")
-    if args.endpoint and not args.endpoint.startswith(("http://", "https://")):
-        raise InputError(f"not an http(s) URL: {args.endpoint!r}", field="--endpoint")
     headers = _headers(args.header)
+    if args.endpoint:
+        otel.check_endpoint(args.endpoint)
     start = otel.parse_start(args.start)
-    meta = store.run_meta(args.run)
-    branch = store.find_branch(args.run, args.branch)
-    spans = otel.build_spans(store.trace_items(branch), meta, args.run, args.branch, start)
-    cycles = sum(1 for s in spans if s.name.startswith("cycle "))
+    meta, branch, extent = _branch_stream(store, args)
+    spans = otel.stream_spans(store.trace_items(branch), meta, args.run, args.branch, extent, start)
     if args.format == "otlp":
         try:
-            otel.send_otlp(spans, args.endpoint, headers)
+            n = otel.send_otlp(spans, args.endpoint, headers)
         except OSError as exc:
-            err.print(Text(f"error: {exc}", style="bold red"))
+            err.print(Text(_redacted(f"error: {exc}"), style="bold red"))
             return 1
-        where = args.endpoint
+        where = _redacted(args.endpoint)
+    elif args.output == "-":
+        n = otel.write_otlp_json(spans, sys.stdout)
+        where = "-"
     else:
-        text = otel.to_otlp_json(spans)
-        if args.output == "-":
-            sys.stdout.write(text)
-        else:
-            try:
-                Path(args.output).write_text(text, encoding="utf-8")
-            except (OSError, ValueError) as exc:
-                raise InputError(f"cannot write: {getattr(exc, 'strerror', None) or exc}", file=args.output) from None
+        try:
+            with _replacing(Path(args.output)) as fh:
+                n = otel.write_otlp_json(spans, fh)
+        except (OSError, ValueError) as exc:
+            raise InputError(f"cannot write: {getattr(exc, 'strerror', None) or exc}", file=args.output) from None
         where = args.output
+    cycles = extent.cycles
     if args.json and where != "-":
-        print(json.dumps({"run": args.run, "branch": args.branch, "cycles": cycles, "spans": len(spans), "to": where}))
+        print(json.dumps({"run": args.run, "branch": args.branch, "cycles": cycles, "spans": n, "to": where}))
     elif where != "-":
-        err.print(Text(f"exported {cycles} cycle(s) of run {args.run} branch {args.branch} as {len(spans)} span(s) "
+        err.print(Text(f"exported {cycles} cycle(s) of run {args.run} branch {args.branch} as {n} span(s) "
                        f"to {where}"))
     return 0
 
@@ -183,25 +227,23 @@ def cmd_report(store, args, out: Console, err: Console) -> int:
     kind = path.suffix.lower()
     if kind not in (".html", ".htm", ".md"):
         raise InputError(f"the report is written as .html or .md, not {kind or 'a file without a suffix'}", field="-o")
-    meta = store.run_meta(args.run)
-    branch = store.find_branch(args.run, args.branch)
-    last = store.last_cycle(branch)
+    meta, branch, extent = _branch_stream(store, args)
+    last = extent.last
     bad = [c for c in args.shots if not 1 <= c <= last]
     if bad:
         raise InputError(f"cycle {bad[0]} is not recorded (run {args.run} branch {args.branch} has cycles 1..{last})",
                          field="--shot")
-    data = report.report_data(store.trace_items(branch), meta, args.run, args.branch)
-    if args.shots:
-        data["shots"] = workbench_shots(store, meta, args.run, args.branch, branch, sorted(set(args.shots)))
-    text = report.to_markdown(data) if kind == ".md" else report.to_html(data)
+    shots = workbench_shots(store, meta, args.run, args.branch, branch, sorted(set(args.shots))) if args.shots else None
     try:
-        path.write_text(text, encoding="utf-8")
+        with _replacing(path) as fh:
+            n = report.write_report(store.trace_items(branch), meta, args.run, args.branch, extent, fh,
+                                    markdown=kind == ".md", shots=shots)
     except (OSError, ValueError) as exc:
         raise InputError(f"cannot write the report: {getattr(exc, 'strerror', None) or exc}", file=str(path)) from None
     if args.json:
-        print(json.dumps({"file": str(path), "cycles": len(data["rows"])}))
+        print(json.dumps({"file": str(path), "cycles": n}))
     else:
-        out.print(Text(f"wrote the report of run {args.run} branch {args.branch} ({len(data['rows'])} cycle(s)) to {path}"))
+        out.print(Text(f"wrote the report of run {args.run} branch {args.branch} ({n} cycle(s)) to {path}"))
     return 0
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -1494,3 +1495,138 @@ def test_a_hostile_dask_worker_cannot_run_code_in_the_sweep_client(tmp_path) -> 
     assert "msgpack" in rows[0]["error"] and "pickle" in rows[1]["error"], (rows[0]["error"], rows[1]["error"])
     assert "not a sweep result" in rows[2]["error"]
     assert rows[3]["status"] == rows[4]["status"] == "ok"  # the pickled type was never loaded
+
+# ---- issue 23, exports and reports: stream and leak nothing ----
+# A stored run leaves the machine as OTLP spans and as reports; each row is one way it could
+# carry out what it should not (credentials from the environment, a password, a home folder)
+# or carry in what it should not (markup that runs where the report is opened).
+
+class _Collector(http.server.BaseHTTPRequestHandler):
+    """An OTLP/HTTP endpoint on 127.0.0.1 that keeps the headers and bodies it is sent."""
+
+    seen: list[tuple[dict, bytes]] = []
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        type(self).seen.append(({k.lower(): v for k, v in self.headers.items()}, body))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def _recorded_run(tmp_path: Path, goal: str) -> tuple[dict, list[dict], tuple[int, int, int]]:
+    """(meta, trace items, extent) of a 2-cycle zoo run working on `goal`."""
+    from akh_tui.engine.paths import Locations
+    from akh_tui.engine.run import Run
+    from akh_tui.engine.session import SessionStore
+
+    loc = Locations(tmp_path / "data", tmp_path / "config.toml")
+    r = Run.start(loc, "zoo", goals=[goal])
+    r.run_cycles(2)
+    r.close()
+    st = SessionStore(loc.session_db)
+    try:
+        b = st.find_branch(1, "main")
+        return st.run_meta(1), list(st.trace_items(b)), st.cycle_extent(b)
+    finally:
+        st.close()
+
+
+def x_otel_env_headers_to_foreign_endpoint(tmp_path: Path, monkeypatch) -> None:
+    from akh_tui.engine import otel
+
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", f"authorization=Bearer {SECRET},x-team=ours")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS", f"x-api-key={SECRET}")
+    meta, items, extent = _recorded_run(tmp_path, "Find mammals")
+    _Collector.seen = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Collector)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1/traces"
+        otel.send_otlp(otel.stream_spans(items, meta, 1, "main", otel.Extent(*extent)), url, {"x-mine": "1"})
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+    assert _Collector.seen
+    for headers, _body in _Collector.seen:
+        assert headers.get("x-mine") == "1"
+        assert SECRET not in str(headers) and "x-team" not in headers and "authorization" not in headers
+
+
+def x_otel_malformed_endpoints_refused(tmp_path: Path, monkeypatch) -> None:
+    from akh_tui.engine import otel
+
+    for url in ("http://[::1/", f"http://me:{SECRET}@[::1/", "http://127.0.0.1:99999/v1/traces", "http:///v1/traces",
+                "javascript:alert(1)", "file:///etc/passwd", "http://host/\nx"):
+        with pytest.raises(InputError) as caught:
+            otel.check_endpoint(url)
+        assert caught.value.field == "--endpoint" and SECRET not in str(caught.value), url
+
+
+def x_otel_no_absolute_scenario_path(tmp_path: Path, monkeypatch) -> None:
+    from akh_tui.engine.paths import bundled_data_dir, shown_scenario
+
+    data = tmp_path / "data"
+    assert shown_scenario(str(bundled_data_dir() / "scenarios" / "zoo.toml"), data) == "bundled:zoo"
+    assert shown_scenario(str(data / "mine" / "s.toml"), data) == "mine/s.toml"
+    assert shown_scenario(str(tmp_path / "home" / "alice" / "secret-project" / "s.toml"), data) == "s.toml"
+    assert shown_scenario("/a/../../etc/passwd.toml", data) == "passwd.toml"
+
+
+def x_secret_in_goal_text_not_in_spans_or_reports(tmp_path: Path, monkeypatch) -> None:
+    import io
+
+    from akh_tui.engine import otel, report
+
+    meta, items, extent = _recorded_run(tmp_path, f"Find mammals, token {SECRET}")
+    spans = io.StringIO()
+    otel.write_otlp_json(otel.stream_spans(items, meta, 1, "main", otel.Extent(*extent)), spans)
+    assert SECRET not in spans.getvalue() and "[redacted]" in spans.getvalue()
+    for markdown in (False, True):
+        out = io.StringIO()
+        report.write_report(items, meta, 1, "main", extent, out, markdown=markdown)
+        assert SECRET not in out.getvalue() and "redacted" in out.getvalue()  # (Markdown escapes its brackets)
+
+
+def x_markup_in_user_text_is_text_in_reports(tmp_path: Path, monkeypatch) -> None:
+    import io
+
+    from akh_tui.engine import report
+
+    markdown_it = pytest.importorskip("markdown_it")
+    # (a goal's parentheses are a triple pattern: inline links come in through the name)
+    goal = "Find <img src=x onerror=alert`1`> ![i][r] [x][r] <https://e.invalid/a> `code` *em*"
+    meta, items, extent = _recorded_run(tmp_path, goal)
+    meta = dict(meta, name="<script>alert(3)</script>[x](javascript:alert(3)) ![i](http://127.0.0.1:9/i.png)",
+                psyche={"persona": "<iframe src=javascript:alert(4)>"})
+    out = io.StringIO()
+    report.write_report(items, meta, 1, "main", extent, out, markdown=True)
+    html = markdown_it.MarkdownIt("commonmark").enable("table").render(out.getvalue())
+    html = re.sub(r"<svg.*?</svg>", "", html, flags=re.S)  # the plots are the report's own markup
+    for tag in ("<script", "<img", "<iframe", "<a ", "<em>"):
+        assert tag not in html, tag
+    assert "`code` *em*" in html  # the goal's own backticks and stars, as written
+    out = io.StringIO()
+    report.write_report(items, meta, 1, "main", extent, out)
+    for tag in ("<script", "<img", "<iframe"):
+        assert tag not in out.getvalue(), tag
+
+
+EXPORT_ATTACKS: dict[str, Callable[[Path, pytest.MonkeyPatch], None]] = {
+    "otel-env-headers-to-foreign-endpoint": x_otel_env_headers_to_foreign_endpoint,
+    "otel-malformed-endpoints-refused": x_otel_malformed_endpoints_refused,
+    "otel-no-absolute-scenario-path": x_otel_no_absolute_scenario_path,
+    "secret-in-goal-text-not-in-spans-or-reports": x_secret_in_goal_text_not_in_spans_or_reports,
+    "markup-in-user-text-is-text-in-reports": x_markup_in_user_text_is_text_in_reports,
+}
+
+
+@pytest.mark.parametrize("attack", list(EXPORT_ATTACKS), ids=list(EXPORT_ATTACKS))
+def test_export_and_report_attack_held(tmp_path: Path, monkeypatch, attack: str) -> None:
+    pytest.importorskip("opentelemetry.sdk")
+    EXPORT_ATTACKS[attack](tmp_path, monkeypatch)

@@ -111,3 +111,58 @@ def test_the_bench_reports_the_exports_own_peak_not_the_benchmarks(tmp_path):
         del ballast
     assert 0 < mb < 200, mb  # ru_maxrss said ≥ 320 here
     assert seconds > 0
+
+
+# ---- issue 23: OTLP JSON and reports stream too -----------------------------------------------
+
+def _streamed_peak(loc: Locations, what: str, out: Path) -> int:
+    """Python's peak traced memory (bytes) while writing the branch as `what`, the way the CLI
+    does: the records as an iterator, the extent from the index."""
+    from akh_tui.engine import otel, report
+
+    s = Sessions(loc)
+    try:
+        st = s.store
+        meta, branch = st.run_meta(1), st.find_branch(1, "main")
+        extent = otel.Extent(*st.cycle_extent(branch))
+        tracemalloc.start()
+        try:
+            with open(out, "w", encoding="utf-8") as fh:
+                if what == "otlp-json":
+                    otel.write_otlp_json(otel.stream_spans(st.trace_items(branch), meta, 1, "main", extent), fh)
+                else:
+                    report.write_report(st.trace_items(branch), meta, 1, "main", extent, fh, markdown=what == "md")
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    finally:
+        s.close()
+    return peak
+
+
+def test_otlp_json_and_report_memory_does_not_grow_with_the_number_of_cycles(tmp_path, monkeypatch):
+    from akh_tui.bench_stream import long_branch
+
+    monkeypatch.setattr(session_mod.SessionStore, "PAGE", 16)
+    short, long = long_branch(tmp_path / "short", 200), long_branch(tmp_path / "long", 2000)
+    for what in ("otlp-json", "html", "md"):
+        _streamed_peak(short, what, tmp_path / "warm")  # the first call imports the SDK: not the export's own
+        peak_short = _streamed_peak(short, what, tmp_path / f"short.{what}")
+        peak_long = _streamed_peak(long, what, tmp_path / f"long.{what}")
+        # ten times the cycles: the whole-run code held them all (tracemalloc peaks of 26 MB at
+        # 200 cycles and 261 MB at 2,000 for OTLP JSON, 4.8 and 48 MB for a report); streamed,
+        # 12.7 and 12.7 MB, 0.5 and 0.9 MB (a report's plots fill up to their width)
+        assert peak_long < peak_short * 1.3 + 1024 * 1024, (what, peak_short, peak_long)
+
+
+def test_the_bench_prints_the_streamed_figures_for_each_length(tmp_path):
+    from akh_tui.bench_stream import COMMANDS, stream_figures, stream_rows
+
+    figures = stream_figures((25, 50), tmp_path, runs=1)
+    assert list(figures) == ["25", "50"] and all(list(f) == list(COMMANDS) for f in figures.values())
+    for by_command in figures.values():
+        for f in by_command.values():
+            assert 0 < f["peak_mb"]["median"] < 200 and f["seconds"]["median"] > 0  # nan if the command failed
+    rows = stream_rows(figures)
+    assert [r[0].split(",")[0] for r in rows] == ["`sessions export --format otlp-json`", "`sessions report -o x.html`"] * 2
+    assert all(r[2] == "≤ 200 MB, flat" and r[1].endswith(" s)") for r in rows)

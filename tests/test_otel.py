@@ -8,6 +8,7 @@ import gzip
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -150,7 +151,11 @@ def test_export_refuses_what_it_cannot_do(cli, tmp_path):
     cli("agent", "run", "--scenario", "zoo", "--max-cycles", "2")
     for argv, words in [
         (("--format", "otlp"), "--endpoint"),
-        (("--format", "otlp", "--endpoint", "ftp://x"), "not an http(s) URL"),
+        (("--format", "otlp", "--endpoint", "ftp://x"), "must start with http:// or https://"),
+        # malformed: a refusal naming the field, never a ValueError's traceback
+        (("--format", "otlp", "--endpoint", "http://[::1/"), "field '--endpoint': 'http://[::1/' is not a URL"),
+        (("--format", "otlp", "--endpoint", "http://127.0.0.1:99999/v1/traces"), "is not a URL"),
+        (("--format", "otlp", "--endpoint", "http:///v1/traces"), "names no host"),
         (("--format", "otlp", "--endpoint", "http://127.0.0.1:9/v1/traces", "--header", "novalue"), "KEY=VALUE"),
         (("--format", "otlp-json", "--start", "yesterday"), "ISO 8601"),
         (("--endpoint", "http://127.0.0.1:9/v1/traces"), "go with --format"),
@@ -158,3 +163,83 @@ def test_export_refuses_what_it_cannot_do(cli, tmp_path):
     ]:
         proc = cli("sessions", "export", "1", *argv, check_rc=2)
         assert words in proc.stderr, (argv, proc.stderr)
+        assert "Traceback" not in proc.stderr
+
+
+# ---- issue 23: what an export sends and shows -------------------------------------------------
+
+def test_only_the_headers_the_user_passed_reach_the_endpoint(cli, tmp_path, receiver, monkeypatch):
+    # credentials for the user's usual collector, in the environment the SDK exporter reads
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-leak=env-secret-4711,authorization=Bearer envtoken4711abcd")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "x-leak-traces=env-secret-4712")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip")
+    cli("agent", "run", "--scenario", "zoo", "--max-cycles", "2")
+    cli("sessions", "export", "1", "--format", "otlp", "--endpoint", receiver.url, "--header", "X-Mine=my-value-1")
+    assert receiver.requests
+    for got in receiver.headers:
+        names = {k.lower() for k in got.keys()}
+        assert got["X-Mine"] == "my-value-1"
+        assert names <= {"host", "user-agent", "accept-encoding", "accept", "connection", "content-length",
+                         "content-type", "x-mine"}, names
+        assert "env-secret" not in str(got) and "envtoken" not in str(got)
+    # and none at all when none is passed
+    receiver.headers.clear()
+    cli("sessions", "export", "1", "--format", "otlp", "--endpoint", receiver.url)
+    assert all("authorization" not in {k.lower() for k in got.keys()} and "x-leak" not in str(got).lower()
+               for got in receiver.headers)
+
+
+def _scenario_values(doc: dict) -> list[str]:
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    return [a["value"]["stringValue"] for s in spans for a in s["attributes"] if a["key"] == "akh.scenario"]
+
+
+def test_spans_name_the_scenario_without_an_absolute_path(cli, tmp_path):
+    bundled = Path(__file__).resolve().parents[1] / "akh_tui" / "data"
+    elsewhere = tmp_path / "mine" / "secret-project"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "mine.toml").write_text((bundled / "scenarios" / "shadow.toml").read_text()
+                                         .replace("../kg/", f"{bundled}/kg/").replace("../rules/", f"{bundled}/rules/"))
+    inside = tmp_path / "data" / "scenarios"
+    inside.mkdir(parents=True)
+    (inside / "ours.toml").write_text((elsewhere / "mine.toml").read_text())
+    cli("agent", "run", "--scenario", "shadow", "--max-cycles", "1")
+    cli("agent", "run", "--scenario", str(elsewhere / "mine.toml"), "--max-cycles", "1")
+    cli("agent", "run", "--scenario", str(inside / "ours.toml"), "--max-cycles", "1")
+    for run, want in (("1", "bundled:shadow"), ("2", "mine.toml"), ("3", "scenarios/ours.toml")):
+        text = cli("sessions", "export", run, "--format", "otlp-json").stdout
+        assert _scenario_values(json.loads(text)) == [want], run
+        assert str(tmp_path) not in text and str(bundled) not in text
+        cli("sessions", "report", run, "-o", f"r{run}.html")
+        cli("sessions", "report", run, "-o", f"r{run}.md")
+        for ext in ("html", "md"):
+            shown = (tmp_path / f"r{run}.{ext}").read_text()
+            assert want in shown and str(tmp_path) not in shown and str(bundled) not in shown
+
+
+def test_an_endpoints_password_is_never_printed(cli, tmp_path, receiver):
+    cli("agent", "run", "--scenario", "zoo", "--max-cycles", "1")
+    port = receiver.server.server_address[1]
+    # a path the receiver refuses (404): the export fails and says so
+    proc = cli("sessions", "export", "1", "--format", "otlp", "--endpoint",
+               f"http://alice:hunter2-pw@127.0.0.1:{port}/refused", check_rc=1)
+    assert "did not accept the spans" in proc.stderr and "127.0.0.1" in proc.stderr
+    assert "hunter2-pw" not in proc.stderr + proc.stdout
+    # accepted: the line saying where it went masks it too
+    proc = cli("sessions", "export", "1", "--format", "otlp", "--endpoint", f"http://alice:hunter2-pw@127.0.0.1:{port}/v1/traces")
+    assert "exported 1 cycle(s)" in proc.stderr and "hunter2-pw" not in proc.stderr + proc.stdout
+    # malformed, with a password in it: refused (exit 2) without repeating it
+    proc = cli("sessions", "export", "1", "--format", "otlp", "--endpoint", "http://alice:hunter2-pw@[::1/", check_rc=2)
+    assert "field '--endpoint'" in proc.stderr and "hunter2-pw" not in proc.stderr + proc.stdout
+    proc = cli("sessions", "export", "1", "--format", "otlp", "--endpoint", receiver.url,
+               "--header", "bad header without equals", check_rc=2)
+    assert "KEY=VALUE" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_header_value_quoted_in_the_run_is_masked_in_the_spans(cli, tmp_path, receiver):
+    token = "tok-4711-abcdef-secret"
+    cli("agent", "run", "--scenario", "zoo", "--goals", f"Find mammals with {token}", "--max-cycles", "2")
+    cli("sessions", "export", "1", "--format", "otlp", "--endpoint", receiver.url, "--header", f"X-Api-Token={token}")
+    assert receiver.headers[0]["X-Api-Token"] == token  # sent where the user said
+    sent = b"".join(r.SerializeToString() for r in receiver.requests)
+    assert b"Find mammals with [redacted]" in sent and token.encode() not in sent

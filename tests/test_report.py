@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -82,3 +83,73 @@ def test_a_markdown_report_of_a_branch_and_bad_output_names(cli, tmp_path):
     assert ".html or .md" in cli("sessions", "report", "1", "-o", "report.pdf", check_rc=2).stderr
     assert "cycle 9 is not recorded" in cli("sessions", "report", "1", "-o", "r.md", "--shot", "9", check_rc=2).stderr
     assert "no branch 'nope'" in cli("sessions", "report", "1", "--branch", "nope", "-o", "r.md", check_rc=2).stderr
+
+
+# ---- issue 23: user text in a report is text --------------------------------------------------
+
+HOSTILE_NAME = "<script>window.pwned='name'</script>[n](javascript:window.pwned='nlink')"
+HOSTILE_GOAL = ("Find <img src=x onerror=\"window.pwned='img'\"> ![i](javascript:window.pwned='image') "
+                "[click](javascript:window.pwned='link') <https://example.invalid/auto> *em* &lt;b&gt; x|y")
+HOSTILE_PERSONA = "<script>window.pwned='persona'</script>"
+
+
+def _hostile_run(cli, tmp_path: Path) -> None:
+    data = Path(__file__).resolve().parents[1] / "akh_tui" / "data"
+    (tmp_path / "psyche.toml").write_text(f'[persona]\nname = {json.dumps(HOSTILE_PERSONA)}\n')
+    (tmp_path / "evil.toml").write_text(
+        f"name = {json.dumps(HOSTILE_NAME)}\nseed = 3\nkg = [{json.dumps(str(data / 'kg' / 'zoo.tsv'))}]\n"
+        f"[psyche]\nfile = \"psyche.toml\"\n"
+        f"[[goals]]\ndescription = {json.dumps(HOSTILE_GOAL)}\ncriteria = \"plankton\"\n")
+    cli("agent", "run", "--scenario", str(tmp_path / "evil.toml"), "--max-cycles", "3")
+
+
+def test_user_text_in_a_markdown_report_renders_as_text(cli, tmp_path):
+    _hostile_run(cli, tmp_path)
+    cli("sessions", "report", "1", "-o", "r.md")
+    md = (tmp_path / "r.md").read_text()
+    markdown_it = pytest.importorskip("markdown_it")
+    # CommonMark with raw HTML on (as the spec has it) and GFM tables
+    html = markdown_it.MarkdownIt("commonmark").enable("table").render(md)
+    body = html.split("<h2>Over the cycles</h2>")[0] + html.split("<h2>Cycles")[1]  # the plots are ours (SVG)
+    assert "<script" not in body and "<img" not in body and "<a " not in body, body
+    assert "javascript:" not in " ".join(re.findall(r'(?:href|src)="[^"]*"', body))
+    # what the user wrote, shown as written (HTML-escaped by the renderer)
+    assert "&lt;script&gt;window.pwned='name'&lt;/script&gt;[n](javascript:window.pwned='nlink')" in body
+    assert "![i](javascript:window.pwned='image') [click](javascript:window.pwned='link')" in body
+    assert "*em* &amp;lt;b&amp;gt; x|y" in body  # an entity stays text; the pipe stays in its cell
+    assert "&lt;script&gt;window.pwned='persona'&lt;/script&gt;" in body
+    (tmp_path / "r.md.html").write_text(html)
+    _inert_in_chromium(tmp_path / "r.md.html")
+
+
+def test_user_text_in_an_html_report_is_inert(cli, tmp_path):
+    """The HTML report escaped user text before issue 23 too: this keeps it so."""
+    _hostile_run(cli, tmp_path)
+    cli("sessions", "report", "1", "-o", "r.html")
+    html = (tmp_path / "r.html").read_text()
+    ET.fromstring(html.split("\n", 1)[1])  # still well-formed
+    assert "<script" not in html and "<img" not in html and "<a " not in html
+    _inert_in_chromium(tmp_path / "r.html")
+
+
+def _inert_in_chromium(page_file: Path) -> None:
+    """Chromium opens the page: nothing the user wrote ran or became an element, and it is on
+    the page as the text it was."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium; .ci/run installs it)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            page = browser.new_page()
+            dialogs: list[str] = []
+            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            page.goto(page_file.as_uri())
+            page.wait_for_load_state("load")
+            assert page.evaluate("window.pwned === undefined") and not dialogs
+            assert [page.locator(tag).count() for tag in ("script", "img", "a")] == [0, 0, 0]
+            text = page.inner_text("body")
+            assert HOSTILE_NAME in text and HOSTILE_PERSONA in text
+            assert "![i](javascript:window.pwned='image') [click](javascript:window.pwned='link')" in text
+        finally:
+            browser.close()

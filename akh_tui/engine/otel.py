@@ -16,16 +16,27 @@ fixed start (each cycle one second, each phase a fifth of it), never the wall cl
 The SDK and exporter are imported lazily (only `sessions export --format otlp…` needs them),
 and the spans are built as ReadableSpans with explicit contexts rather than through a
 tracer, which would take ids from a random generator and times from the clock.
+
+A run is streamed, never held: the trace items are consumed as an iterator, the spans come
+out a cycle at a time and are encoded, sent or written BATCH at a time, so memory does not
+grow with the run's length (a 200,000-cycle run once took 5.4 GB here). What the root span
+says about the whole run (its end, the number of cycles) comes from the store's index
+beforehand (`Extent`). Every attribute string passes through `redact`, and nothing the
+exporter would read from OTEL_* environment variables reaches an endpoint the user named.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+from contextlib import contextmanager
 from datetime import datetime, timezone
-from typing import Any, Iterable
+from itertools import islice
+from typing import IO, Any, Iterable, Iterator, NamedTuple
 
 from .. import __version__
+from .redact import redact
 
 # 2025-01-01T00:00:00Z: where cycle 1 starts unless --start says otherwise
 DEFAULT_START_NS = 1_735_689_600 * 1_000_000_000
@@ -63,8 +74,27 @@ def _id(key: str, nbytes: int) -> int:
     return v or 1
 
 
+class Extent(NamedTuple):
+    """What the root span says of the whole branch before its first cycle is read: the first
+    and last cycle recorded and how many records there are (SessionStore.cycle_extent)."""
+
+    first: int
+    last: int
+    cycles: int
+
+
+def check_endpoint(text: str) -> str:
+    """--endpoint as given, when it is an http(s) URL with a host: a malformed one is an
+    InputError naming the field (its userinfo never repeated), not a ValueError."""
+    from .urls import check_url
+
+    check_url(text, "--endpoint")
+    return text
+
+
 def _text(v: Any) -> str:
     s = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+    s = redact(s)  # every string a collector keeps: goal text, tool output, persona
     return s if len(s) <= MAX_TEXT else s[:MAX_TEXT] + "…"
 
 
@@ -128,7 +158,8 @@ def cycle_attributes(rec: dict) -> dict[str, Any]:
 
 
 class _Builder:
-    """Collects ReadableSpans of one trace with explicit, derived contexts."""
+    """Collects ReadableSpans of one trace with explicit, derived contexts; the caller takes
+    them (`take`) a cycle at a time."""
 
     def __init__(self, key: str, resource, scope) -> None:
         from opentelemetry.trace import SpanContext, TraceFlags
@@ -145,9 +176,9 @@ class _Builder:
         from opentelemetry.trace import SpanKind, Status, StatusCode
 
         ctx = self._ctx(_id(f"span|{self.key}|{path}", 8))
-        status = Status(StatusCode.ERROR, error) if error else Status(StatusCode.UNSET)
+        status = Status(StatusCode.ERROR, redact(error)) if error else Status(StatusCode.UNSET)
         sp = ReadableSpan(
-            name, context=ctx, parent=parent, resource=self.resource, attributes=_attrs(attributes),
+            redact(name), context=ctx, parent=parent, resource=self.resource, attributes=_attrs(attributes),
             events=[Event(n, _attrs(a), timestamp=t) for n, t, a in events],
             kind=kind if kind is not None else SpanKind.INTERNAL, status=status,
             start_time=start, end_time=end, instrumentation_scope=self.scope,
@@ -155,46 +186,75 @@ class _Builder:
         self.spans.append(sp)
         return ctx
 
+    def take(self) -> list:
+        """The spans built since the last call, parents first."""
+        out, self.spans = self.spans, []
+        return out
+
 
 def _event_attrs(ev: dict) -> dict[str, Any]:
     return {f"akh.{k}": v for k, v in ev.items() if k not in ("v",)}
 
 
 def build_spans(items: Iterable[dict], meta: dict, run: int, branch: str, start_ns: int = DEFAULT_START_NS) -> list:
+    """All the spans of a branch's trace items held in memory (a short run, a test); a stored
+    branch is streamed with `stream_spans` instead."""
+    items = list(items)
+    cycles = [int(it["cycle"]) for it in items if it.get("type") == "cycle"]
+    extent = Extent(cycles[0], cycles[-1], len(cycles)) if cycles else Extent(0, 0, 0)
+    return list(stream_spans(items, meta, run, branch, extent, start_ns))
+
+
+def _follow(items: Iterable[dict]) -> Iterator[tuple[dict | None, list[dict]]]:
+    """The items as (record, the events after it), the first pair's record None (the events
+    before the first cycle). Trace order (SPEC §11, SessionStore.trace_lines) puts a cycle's
+    events right after its record and those of cycle 0 before every record, so nothing but
+    one cycle is held."""
+    rec: dict | None = None
+    events: list[dict] = []
+    for it in items:
+        kind = it.get("type")
+        if kind == "cycle":
+            yield rec, events
+            rec, events = it, []
+        elif kind != "run":
+            events.append(it)
+    yield rec, events
+
+
+def stream_spans(items: Iterable[dict], meta: dict, run: int, branch: str, extent: Extent,
+                 start_ns: int = DEFAULT_START_NS) -> Iterator:
     """The spans of a branch's trace items (records and events, in trace order), each parent
-    before its children (the root `invoke_agent` span first)."""
+    before its children (the root `invoke_agent` span first), a cycle's spans at a time.
+    `extent` is the branch's (SessionStore.cycle_extent); meta["scenario"] is shown as given
+    (paths.shown_scenario makes it fit to leave the machine)."""
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.util.instrumentation import InstrumentationScope
     from opentelemetry.trace import SpanKind
 
     from .tools import SPEC_BY_NAME
 
-    name = meta.get("name") or "akh-tui"
+    name = redact(meta.get("name") or "akh-tui")
     seed = meta.get("seed")
-    key = f"{name}|{seed}|run {run}|{branch}"
+    key = f"{name}|{seed}|run {run}|{redact(branch)}"
     # Resource(), not Resource.create(): create() adds a random service.instance.id and reads
     # the environment, and the same run must export the same bytes anywhere
     resource = Resource({"service.name": "akh-tui", "service.version": __version__, "service.instance.id": key,
                          "telemetry.sdk.language": "python", "telemetry.sdk.name": "opentelemetry",
                          "akh.scenario": name, "akh.seed": seed if seed is not None else -1})
     b = _Builder(key, resource, InstrumentationScope("akh_tui.engine.otel", __version__))
-
-    records: list[dict] = []
-    events_by_cycle: dict[int, list[dict]] = {}
-    for it in items:
-        if it.get("type") == "cycle":
-            records.append(it)
-        elif it.get("type") != "run":
-            events_by_cycle.setdefault(int(it.get("cycle", 0) or 0), []).append(it)
+    pairs = _follow(items)
+    _, leading = next(pairs)
 
     def t0(cycle: int) -> int:
         return start_ns + (cycle - 1) * CYCLE_NS
 
-    first = records[0]["cycle"] if records else 1
-    last = records[-1]["cycle"] if records else 1
+    first = extent.first if extent.cycles else 1
+    last = extent.last if extent.cycles else 1
     psyche = meta.get("psyche") or {}
     root_start, root_end = t0(first), t0(last) + CYCLE_NS
-    root_events = [(ev.get("type", "event"), root_start, _event_attrs(ev)) for ev in events_by_cycle.get(0, [])]
+    root_events = [(ev.get("type", "event"), root_start, _event_attrs(ev)) for ev in leading
+                   if int(ev.get("cycle", 0) or 0) == 0]
     root = b.span("root", f"invoke_agent {name}", None, root_start, root_end, {
         "gen_ai.operation.name": "invoke_agent",
         "gen_ai.provider.name": "akh-tui",
@@ -203,20 +263,23 @@ def build_spans(items: Iterable[dict], meta: dict, run: int, branch: str, start_
         "gen_ai.agent.id": key,
         "gen_ai.conversation.id": key,
         "akh.run": run, "akh.branch": branch, "akh.seed": seed, "akh.scenario": meta.get("scenario"),
-        "akh.decider": meta.get("decider"), "akh.cycles": len(records),
+        "akh.decider": meta.get("decider"), "akh.cycles": extent.cycles,
         "akh.psyche.persona": psyche.get("persona"), "akh.psyche.dominant": psyche.get("dominant"),
         "akh.psyche.archetypes": psyche.get("archetypes"),
     }, kind=SpanKind.INTERNAL, events=root_events)
+    yield from b.take()
 
-    for rec in records:
+    for rec, following in pairs:
+        assert rec is not None  # only the first pair has none
         c = int(rec["cycle"])
+        mine = [ev for ev in following if int(ev.get("cycle", 0) or 0) == c]
         start = t0(c)
         decide, act = rec.get("decide") or {}, rec.get("act") or {}
-        tool = decide.get("tool") or "none"
+        tool = redact(decide.get("tool") or "none")
         attrs = cycle_attributes(rec)
         goals = rec.get("goals") or []
         goal_status = [f"#{g.get('id')} {g.get('status')} {g.get('coverage', 0):.2f} {g.get('description')}" for g in goals]
-        evs = [(ev.get("type", "event"), start + CYCLE_NS - 1, _event_attrs(ev)) for ev in events_by_cycle.get(c, [])]
+        evs = [(ev.get("type", "event"), start + CYCLE_NS - 1, _event_attrs(ev)) for ev in mine]
         failed: str | None
         if act.get("vetoed"):
             failed = f"vetoed by {act.get('veto') or 'the shadow'}"
@@ -286,15 +349,20 @@ def build_spans(items: Iterable[dict], meta: dict, run: int, branch: str, start_
             "akh.wm.size": wm.get("size"), "akh.wm.evicted": len(wm.get("evicted") or []),
             "akh.wm.consolidated": len(wm.get("consolidated") or []),
             "akh.psyche.archetypes": ps.get("archetypes"), "akh.psyche.dominant": ps.get("dominant"),
-            "akh.events": [ev.get("type", "event") for ev in events_by_cycle.get(c, [])] or None,
+            "akh.events": [ev.get("type", "event") for ev in mine] or None,
         })
-    return b.spans
+        yield from b.take()
 
 
-def to_otlp_json(spans: list) -> str:
-    """The OTLP/JSON encoding of the spans (one ExportTraceServiceRequest, as an OTLP/HTTP
-    JSON body or the OpenTelemetry Collector's file receiver reads it): ids in hex, as the
-    OTLP JSON mapping wants, not protobuf JSON's base64."""
+def _batches(spans: Iterable) -> Iterator[list]:
+    it = iter(spans)
+    while batch := list(islice(it, BATCH)):
+        yield batch
+
+
+def _span_dicts(batch: list) -> dict:
+    """The OTLP/JSON mapping of one batch (an ExportTraceServiceRequest as a dict): ids in hex,
+    as the OTLP JSON mapping wants, not protobuf JSON's base64."""
     import base64
     import importlib
 
@@ -302,7 +370,7 @@ def to_otlp_json(spans: list) -> str:
     MessageToDict = importlib.import_module("google.protobuf.json_format").MessageToDict
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
-    doc = MessageToDict(encode_spans(spans), use_integers_for_enums=True)
+    doc = MessageToDict(encode_spans(batch), use_integers_for_enums=True)
 
     def hexify(node):
         if isinstance(node, dict):
@@ -316,17 +384,69 @@ def to_otlp_json(spans: list) -> str:
                 hexify(v)
 
     hexify(doc)
-    return json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return doc
 
 
-def send_otlp(spans: list, endpoint: str, headers: dict[str, str], timeout: float = 10.0) -> None:
-    """POST the spans to an OTLP/HTTP (protobuf) endpoint in batches; raises OSError naming
-    the endpoint when one is not accepted."""
+def write_otlp_json(spans: Iterable, out: IO[str]) -> int:
+    """Write the spans as one OTLP/JSON ExportTraceServiceRequest (as an OTLP/HTTP JSON body or
+    the OpenTelemetry Collector's file receiver reads it), a batch at a time; returns how many.
+
+    The spans of one trace share one resource and scope, so the document is one envelope
+    around one list: its text is written around the list, and each batch's spans go into the
+    list as they are encoded. The bytes are json.dumps of the whole document's."""
+    n = 0
+    suffix = ""
+    for batch in _batches(spans):
+        doc = _span_dicts(batch)
+        scope = doc["resourceSpans"][0]["scopeSpans"][0]
+        got = scope["spans"]
+        if n == 0:
+            mark = "\0SPANS\0"
+            scope["spans"] = mark
+            envelope = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+            prefix, suffix = envelope.split(json.dumps(mark, ensure_ascii=False))
+            out.write(prefix + "[")
+        else:
+            out.write(",")
+        out.write(",".join(json.dumps(sp, ensure_ascii=False, separators=(",", ":")) for sp in got))
+        n += len(got)
+    out.write("]" + suffix + "\n")
+    return n
+
+
+def to_otlp_json(spans: Iterable) -> str:
+    """write_otlp_json's text, for spans of a short run."""
+    import io
+
+    buf = io.StringIO()
+    write_otlp_json(spans, buf)
+    return buf.getvalue()
+
+
+@contextmanager
+def _no_otel_environment() -> Iterator[None]:
+    """While the exporter is built, no OTEL_* variable is set: it would merge
+    OTEL_EXPORTER_OTLP_HEADERS (credentials for the user's usual collector) into the headers
+    sent to whatever --endpoint names, and take certificates, a credential-provider session or
+    compression from there. Only what the command line says is used."""
+    saved = {k: os.environ.pop(k) for k in list(os.environ) if k.upper().startswith("OTEL_")}
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
+
+
+def send_otlp(spans: Iterable, endpoint: str, headers: dict[str, str], timeout: float = 10.0) -> int:
+    """POST the spans to an OTLP/HTTP (protobuf) endpoint, a batch at a time, with exactly
+    `headers` (and the protocol's own); returns how many were sent. Raises OSError naming the
+    endpoint (its userinfo masked) when one is not accepted."""
     import logging
 
+    from opentelemetry.exporter.otlp.proto.http import Compression
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace.export import SpanExportResult
 
+    check_endpoint(endpoint)
     # the exporter logs its failures instead of raising: keep them to say why
     seen: list[str] = []
 
@@ -338,13 +458,18 @@ def send_otlp(spans: list, endpoint: str, headers: dict[str, str], timeout: floa
     handler = _Keep(level=logging.WARNING)
     log.addHandler(handler)
     propagate, log.propagate = log.propagate, False
-    exporter = OTLPSpanExporter(endpoint=endpoint, headers=headers or None, timeout=timeout)
+    with _no_otel_environment():
+        exporter = OTLPSpanExporter(endpoint=endpoint, headers=dict(headers), timeout=timeout,
+                                    compression=Compression.NoCompression)
+    n = 0
     try:
-        for i in range(0, len(spans), BATCH):
-            if exporter.export(spans[i:i + BATCH]) is not SpanExportResult.SUCCESS:
+        for batch in _batches(spans):
+            if exporter.export(batch) is not SpanExportResult.SUCCESS:
                 why = seen[-1] if seen else "no reason given"
-                raise OSError(f"the OTLP endpoint {endpoint} did not accept the spans ({why})")
+                raise OSError(redact(f"the OTLP endpoint {endpoint} did not accept the spans ({why})"))
+            n += len(batch)
     finally:
         exporter.shutdown()
         log.removeHandler(handler)
         log.propagate = propagate
+    return n

@@ -60,6 +60,23 @@ def _safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "scenario"
 
 
+def shown_scenario(scenario: str | None, data_dir: Path) -> str | None:
+    """How a run's scenario is named in what leaves the machine (OTLP spans, reports): a bundled
+    one as `bundled:<name>`, one under the data dir by its path relative to it, any other by its
+    file name. Never the absolute path, which says whose home folder the run came from. A bare
+    name (an imported trace's header) is kept as it is."""
+    if not scenario or not scenario.endswith(".toml") and "/" not in scenario and os.sep not in scenario:
+        return scenario
+    p = Path(scenario)
+    try:
+        p = p.resolve()
+        if p.parent == (bundled_data_dir() / "scenarios").resolve():
+            return f"bundled:{p.stem}"
+        return p.relative_to(data_dir.resolve()).as_posix()
+    except (OSError, ValueError, RuntimeError):  # not under the data dir (or unresolvable)
+        return p.name
+
+
 @dataclass(frozen=True)
 class Locations:
     """Where one data dir keeps things. Build with `Locations.resolve`."""

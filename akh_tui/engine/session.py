@@ -721,6 +721,18 @@ class SessionStore:
                 return row[0][0]
         return 0
 
+    def cycle_extent(self, branch: int) -> tuple[int, int, int]:
+        """(first cycle, last cycle, number of records) of the branch, from the index alone:
+        what a streamed export or report must say before its first record (0, 0, 0 when empty)."""
+        first = last = count = 0
+        for seg in self.lineage(branch):
+            row = self._query("SELECT MIN(cycle), MAX(cycle), COUNT(*) FROM cycles WHERE branch=? AND cycle>=? AND cycle<?",
+                              (seg.branch, max(1, seg.lo["cycles"]), seg.hi["cycles"]))  # as record_texts reads
+            if row and row[0][2]:
+                first = first or row[0][0]
+                last, count = row[0][1], count + row[0][2]
+        return first, last, count
+
     def search(self, branch: int, tool: str | None = None, veto: str | bool | None = None, goal: int | None = None,
                progress: str | None = None, text: str | None = None) -> list[dict]:
         """history.search's filters, run inside SQLite (a 10,000-cycle branch in a fraction of a
