@@ -74,8 +74,8 @@ def config_from_args(args) -> ThinkConfig:
         return ThinkConfig(**{k: v for k, (_f, v) in kwargs.items()})
     except InputError as exc:
         # name the flag the user typed rather than the dataclass field
-        flag = kwargs[exc.field][0] if exc.field in kwargs else exc.field
-        raise InputError(exc.message, field=flag) from None
+        named = kwargs[exc.field][0] if exc.field in kwargs else exc.field
+        raise InputError(exc.message, field=named) from None
 
 
 def cmd_think(args, out: Console) -> int:

@@ -36,7 +36,7 @@ class TraceWriter:
         else:
             self._fh, self._own = target, False
 
-    def header(self, scenario: str, seed: int, config: dict, psyche: dict, **extra) -> None:
+    def header(self, scenario: str, seed: int | None, config: dict, psyche: dict, **extra) -> None:
         self.write({"type": "run", "v": TRACE_VERSION, "scenario": scenario, "seed": seed, "config": config, "psyche": psyche, **extra})
 
     def write(self, obj: Mapping[str, Any]) -> None:

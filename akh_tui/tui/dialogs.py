@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import traceback
-from typing import Callable
+from typing import Callable, Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -67,8 +67,8 @@ class HelpScreen(ModalScreen[None]):
     """
 
     def __init__(self, rows: list[tuple[str, str, str]], config_note: str,
-                 editor_rows: list[tuple[str, str, str]] = (),
-                 sections: list[tuple[str, list[tuple[str, str, str]]]] = ()) -> None:
+                 editor_rows: Sequence[tuple[str, str, str]] = (),
+                 sections: Sequence[tuple[str, list[tuple[str, str, str]]]] = ()) -> None:
         super().__init__()
         self._rows = rows
         self._sections = ([("in the psyche editor", list(editor_rows))] if editor_rows else []) + list(sections)

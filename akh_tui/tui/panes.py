@@ -8,8 +8,10 @@ import re
 
 from rich.text import Text
 from textual.binding import Binding
+from textual.widget import Widget
 from textual.widgets import DataTable, OptionList, Static, Tree
 from textual.widgets.option_list import Option
+from textual.widgets.tree import TreeNode
 
 from ..engine.run import TOOL_NAMES, why_chosen, why_not_text
 
@@ -106,7 +108,7 @@ class GoalsPane(Tree, inherit_bindings=False):
         if shape != self._shape:
             self._shape = shape
             self.clear()
-            self._goal_nodes = {}
+            self._goal_nodes: dict[int, TreeNode[int]] = {}
 
             def add(parent_node, g):
                 node = parent_node.add(self._label(g, view["focus"], shown_errors.get(g["id"]), self._compact()),
@@ -418,8 +420,9 @@ class PsychePane(Pane):
         t.append(f"vetoes fired {p['vetoes_fired']}", style="red" if p["vetoes_fired"] else "dim")
         t.append(f" · encounters {p['shadow_encounters']}", style="dim")  # shadow encounters (SPEC §9)
         line = patterns_line(p)
-        if self.parent is not None and self.parent.border_subtitle != line:  # setting it repaints the box
-            self.parent.border_subtitle = line
+        box = self.parent
+        if isinstance(box, Widget) and box.border_subtitle != line:  # setting it repaints the box
+            box.border_subtitle = line
         if p["pending"]:
             t.append("\nedit pending: applies next cycle", style="bold yellow")
         self.show_text(t)

@@ -27,6 +27,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Footer, Static
 from textual_plotext import PlotextPlot
@@ -225,7 +226,8 @@ class ToolGrid(Widget, can_focus=True):
         for ti, name in enumerate(TOOL_NAMES):
             chosen_here = s.tool[s.position(self.cursor) or 0] == ti
             t.append(f"{name:<{LABEL - 1}} ", style="bold" if chosen_here else "")
-            run, run_style = [], ""  # cells of one style go in one span: a span a cell made
+            run: list[str] = []
+            run_style = ""  # cells of one style go in one span: a span a cell made
             # every redraw of a 100-column grid cost the compositor a third of a second
             for i in range(lo, hi):
                 at_cursor = s.cycles[i] == self.cursor
@@ -250,15 +252,15 @@ class ToolGrid(Widget, can_focus=True):
             if run:
                 t.append("".join(run), style=run_style)
             t.append("\n")
-        i = s.position(self.cursor)
-        if i is not None:
-            tool = TOOL_NAMES[s.tool[i]] if s.tool[i] >= 0 else "?"
-            score = s.scores[i][s.tool[i]] if s.tool[i] >= 0 else None
+        here = s.position(self.cursor)
+        if here is not None:
+            tool = TOOL_NAMES[s.tool[here]] if s.tool[here] >= 0 else "?"
+            score = s.scores[here][s.tool[here]] if s.tool[here] >= 0 else None
             t.append(f"cycle {self.cursor}: ", style="bold")
             t.append(f"{tool}" + (f" {score:.2f}" if score is not None else ""))
-            if s.vetoed[i]:
+            if s.vetoed[here]:
                 t.append(" VETOED", style="bold red")
-            t.append(f" · WM {s.wm_size[i]}/{s.wm_capacity[i]} · enter replays it", style="dim")
+            t.append(f" · WM {s.wm_size[here]}/{s.wm_capacity[here]} · enter replays it", style="dim")
         return t
 
 
@@ -283,7 +285,7 @@ class PlotsScreen(Screen[None]):
         self._seek = seek
         self._sync = sync
         self.grid = ToolGrid(self.series, cursor, id="tool-grid")
-        self._redraw = None
+        self._redraw: Timer | None = None
         self._pages = 0
 
     def compose(self) -> ComposeResult:
