@@ -12,8 +12,8 @@ from rich.table import Table
 from rich.text import Text
 
 from .engine.run import (
-    DEFAULT_RULES, InputError, Locations, Run, UserConfig, answer_lines, check_goal, first_hit, parse_breakpoint,
-    stop_phases,
+    DEFAULT_RULES, CycleRecord, InputError, Locations, Run, UserConfig, answer_lines, check_goal, first_hit,
+    parse_breakpoint, stop_phases,
 )
 
 PROGRESS_FROM = 50  # runs at least this long show a progress bar (on a terminal)
@@ -171,14 +171,14 @@ def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console,
     # runs whole, so a resume (which drops the unrecorded cycle) still moves on
     phases = stop_phases(breaks or [])
 
-    def should_stop(rec: dict) -> bool:
+    def should_stop(rec: CycleRecord) -> bool:
         hit = first_hit(breaks, rec, previous[0]) if breaks else None
         previous[0] = rec
         if hit:
             fired.append(f"cycle {rec['cycle']}: {hit}")
         return hit is not None
 
-    def summarise(rec: dict) -> dict:
+    def summarise(rec: CycleRecord) -> dict:
         a = rec["act"]
         return {
             "cycle": rec["cycle"], "goal": rec["goal"]["id"], "tool": rec["decide"]["tool"],
@@ -192,7 +192,7 @@ def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console,
     if not as_json and max_cycles >= PROGRESS_FROM and err.is_terminal:
         progress = Progress(TextColumn("cycles"), BarColumn(), MofNCompleteColumn(), console=err, transient=True)
 
-    def on_record(rec: dict) -> None:
+    def on_record(rec: CycleRecord) -> None:
         run.stop_before = phases
         row = summarise(rec)
         shown[0] += 1

@@ -21,6 +21,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Static, TextArea
 
+from ..engine.records import CycleRecord, PendingAct, PendingCycle
 from ..engine.run import DEFAULT_RULES, PHASES, InputError, stop_phases
 from .dialogs import guarded
 
@@ -325,7 +326,7 @@ class PhaseStepping(_Host):
         else:
             self._post_note(f"cycle {state.get('cycle')}: stopped before {self.ctl.next_phase}")
 
-    def _stopped_between_cycles(self, rec: dict) -> None:
+    def _stopped_between_cycles(self, rec: CycleRecord) -> None:
         self.running = False
         self.until_change = None
         self._post_note(f"cycle {rec['cycle']} recorded: stopped before observe")
@@ -378,7 +379,7 @@ class PhaseStepping(_Host):
         self._post_note("stop before: " + (", ".join(p for p in PHASES if p in self.phase_stops) or "none"))
         self._dirty = True
 
-    def _phase_record(self) -> dict | None:
+    def _phase_record(self) -> PendingCycle | None:
         """A cycle in progress as far as the panes can show it: its decide (the score table
         with the pending choice) and, once run, its act."""
         if not self.live:
@@ -387,7 +388,7 @@ class PhaseStepping(_Host):
         if state is None or "decide" not in state["results"]:
             return None
         r = state["results"]
-        act = {"vetoed": False, "veto": None, "success": True, "bias": 0.0, "bias_patterns": [],
+        act: PendingAct = {"vetoed": False, "veto": None, "success": True, "bias": 0.0, "bias_patterns": [],
                "output": "(pending: act has not run)", **(r.get("act") or {}),
                "progress": "pending (learn has not run)"}
         return {"cycle": state["cycle"], "decide": r["decide"], "act": act, "pending": True}
