@@ -157,7 +157,7 @@ class ForkScreen(TravelDialog):
     """
 
     def __init__(self, cycle: int, archetypes: dict[str, float], tools: list[str], existing: list[str],
-                 on_fork: Callable[[str, dict], None]) -> None:
+                 on_fork: Callable[[str, dict], object]) -> None:
         super().__init__()
         self.cycle = cycle
         self.archetypes = dict(archetypes)
