@@ -19,6 +19,7 @@ whatever the branch's length.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from rich.text import Text
 from textual import work
@@ -32,7 +33,8 @@ from textual.widget import Widget
 from textual.widgets import Footer, Static
 from textual_plotext import PlotextPlot
 
-from ..engine.run import TOOL_NAMES
+from ..engine.records import CycleSummary
+from ..engine.run import TOOL_NAMES, Run
 
 PAGE = 2000  # cycles read per page from the store (each page is drawn as it arrives)
 MAX_POINTS = 160  # a line plot's points at most: longer series are averaged in bins (plotext
@@ -67,7 +69,7 @@ class Series:
     coverage: dict[int, list[tuple[int, float]]] = field(default_factory=dict)  # goal -> (cycle, coverage)
     events: list[tuple[int, str]] = field(default_factory=list)
 
-    def extend(self, page: list[dict]) -> None:
+    def extend(self, page: list[CycleSummary]) -> None:
         index = {t: i for i, t in enumerate(TOOL_NAMES)}
         for s in page:
             self.cycles.append(s["cycle"])
@@ -277,7 +279,7 @@ class PlotsScreen(Screen[None]):
     PlotsScreen #plot-row { height: 1fr; min-height: 8; }
     """
 
-    def __init__(self, ctl, cursor: int, seek, sync: bool = False) -> None:
+    def __init__(self, ctl: Run, cursor: int, seek: Callable[[int | None], None], sync: bool = False) -> None:
         super().__init__()
         self.ctl = ctl
         self.series = Series()
