@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections import deque
 from pathlib import Path
+from typing import Callable, TypeVar
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -12,8 +14,8 @@ from rich.table import Table
 from rich.text import Text
 
 from .engine.run import (
-    DEFAULT_RULES, CycleRecord, InputError, Locations, Run, UserConfig, answer_lines, check_goal, first_hit,
-    parse_breakpoint, stop_phases,
+    DEFAULT_RULES, Breakpoint, CycleRecord, InputError, Locations, Run, UserConfig, answer_lines, check_goal,
+    first_hit, parse_breakpoint, stop_phases,
 )
 
 PROGRESS_FROM = 50  # runs at least this long show a progress bar (on a terminal)
@@ -158,7 +160,8 @@ def cmd_cycle(args, out: Console, err: Console) -> int:
     return _drive(run, 1, args.json, out, err)
 
 
-def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console, breaks: list | None = None) -> int:
+def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console,
+           breaks: list[Breakpoint] | None = None) -> int:
     for w in run.warnings:
         err.print(Text(f"warning: {w}", style="yellow"))
     # not live: only the last 20 rows are printed, so only they are kept (a million-cycle run
@@ -324,7 +327,10 @@ def cmd_consolidate(args, out: Console, err: Console) -> int:
     return 0
 
 
-def _only_read(args, ask):
+T = TypeVar("T")
+
+
+def _only_read(args: argparse.Namespace, ask: Callable[[Run], T]) -> T:
     """`ask(run)` on the current run, which is only read: opened read-only with no writer's
     lock (it works while the workbench or `agent run` writes the run, and on a read-only file
     system) and closed without a checkpoint."""
