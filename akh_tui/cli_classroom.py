@@ -213,7 +213,7 @@ def workbench_shots(store, meta: dict, run: int, branch_name: str, branch: int, 
         async with app.run_test(size=(160, 48)) as pilot:
             await pilot.pause()
             for c in cycles:
-                app.action_back((app.replay or c) - c)  # a replay opens on the newest cycle
+                app.action_replay_back((app.replay or c) - c)  # a replay opens on the newest cycle
                 await pilot.pause()
                 svg = app.export_screenshot(title=f"{meta.get('name')} run {run} {branch_name}: cycle {c}")
                 svg = re.sub(r',?\s*url\("https?://[^"]*"\)\s*format\("[^"]*"\)', "", svg)  # web fonts

@@ -82,10 +82,10 @@ class Workbench(PhaseStepping, App):
         Binding("e", "edit_psyche", "Psyche", id="edit_psyche"),
         Binding("v", "veto_selected", "Veto tool", id="veto_selected"),
         Binding("t", "think", "ThinkLoop", id="think", show=False),
-        Binding("comma", "back(1)", "Back", id="back", key_display=","),
-        Binding("full_stop", "forward(1)", "Fwd", id="forward", key_display="."),
-        Binding("less_than_sign", "back(10)", "Back 10", id="back10", key_display="<", show=False),
-        Binding("greater_than_sign", "forward(10)", "Fwd 10", id="forward10", key_display=">", show=False),
+        Binding("comma", "replay_back(1)", "Back", id="back", key_display=","),
+        Binding("full_stop", "replay_forward(1)", "Fwd", id="forward", key_display="."),
+        Binding("less_than_sign", "replay_back(10)", "Back 10", id="back10", key_display="<", show=False),
+        Binding("greater_than_sign", "replay_forward(10)", "Fwd 10", id="forward10", key_display=">", show=False),
         Binding("l", "live", "Live", id="live", show=False),
         Binding("f", "fork", "Fork", id="fork"),
         Binding("b", "branches", "Branches", id="branches"),
@@ -648,12 +648,12 @@ class Workbench(PhaseStepping, App):
             self._drain()
 
     @guarded
-    def action_back(self, n: int = 1) -> None:
+    def action_replay_back(self, n: int = 1) -> None:  # not `back`: App's action_back pops a screen
         start = self.replay if self.replay is not None else self.last_cycle()  # live shows the newest
         self._seek(start - n)
 
     @guarded
-    def action_forward(self, n: int = 1) -> None:
+    def action_replay_forward(self, n: int = 1) -> None:
         if self.replay is None:
             self.notify("live already: , goes back", markup=False)
             return
@@ -795,7 +795,7 @@ class Workbench(PhaseStepping, App):
     @guarded
     def action_step(self) -> None:
         if self.replay is not None:  # stepping a replay moves through the recorded cycles
-            self.action_forward(1)
+            self.action_replay_forward(1)
             return
         if self.running:
             self.running = False
