@@ -161,7 +161,7 @@ def guarded(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P
     ending the app (the workbench never crashes on a bug: it says what failed)."""
 
     @functools.wraps(method)
-    def wrapper(self: S, *args: P.args, **kwargs: P.kwargs) -> R | None:
+    def wrapper(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R | None:
         try:
             return method(self, *args, **kwargs)
         except Exception as exc:
