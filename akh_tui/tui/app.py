@@ -22,13 +22,14 @@ from pathlib import Path
 from typing import Callable, Iterable, Literal
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.theme import Theme
+from textual.widgets import DataTable, Footer, OptionList, Static, Tree
 
 from ..engine.records import CycleRecord, Event, ForkEvent, View
 from ..engine.run import (AddGoal, InputError, Locations, Psyche, Run, StoreWriteError, UserConfig, first_hit,
@@ -307,7 +308,7 @@ class Workbench(PhaseStepping, App):
             self.last_event = f"replaying {self.trace_file.name}: , . move, / searches (no engine)"
         self._render_all(None)
 
-    def on_resize(self, event) -> None:
+    def on_resize(self, event: events.Resize) -> None:
         self._status_lines = 0  # the status line wraps anew
         self._fit(event.size.width, event.size.height)
 
@@ -322,7 +323,7 @@ class Workbench(PhaseStepping, App):
         self.score_table.set_narrow(width < NARROW)
         self._dirty = True
 
-    def _remember_theme(self, theme) -> None:
+    def _remember_theme(self, theme: Theme) -> None:
         try:
             self.user_config.save_theme(theme.name)
         except OSError as exc:
@@ -621,7 +622,7 @@ class Workbench(PhaseStepping, App):
         self.status_bar.update(t, layout=relayout)
 
     @guarded
-    def on_data_table_row_highlighted(self, event) -> None:
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self.why_pane.show(self.shown_record(), self.score_table.selected_tool())
 
     @guarded
@@ -742,12 +743,12 @@ class Workbench(PhaseStepping, App):
 
     # ---- views of one goal: detail, Orient, findings ------------------------------------------
     @guarded
-    def on_tree_node_selected(self, event) -> None:
+    def on_tree_node_selected(self, event: Tree.NodeSelected[int]) -> None:
         if event.node.data is not None:
             self.open_goal(int(event.node.data))
 
     @guarded
-    def on_option_list_option_selected(self, event) -> None:
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if isinstance(event.option_list, MemoryList):
             from .dialogs import EntryScreen
 
@@ -916,7 +917,8 @@ class Workbench(PhaseStepping, App):
 
         keymap = self.user_config.keymap
 
-        def rows(bindings, descriptions: dict[str, str] | None = None) -> list[tuple[str, str, str]]:
+        def rows(bindings: Iterable[BindingType],
+                 descriptions: dict[str, str] | None = None) -> list[tuple[str, str, str]]:
             out = []
             for b in bindings:
                 if not isinstance(b, Binding):
