@@ -21,11 +21,11 @@ from .engine.run import (
 PROGRESS_FROM = 50  # runs at least this long show a progress bar (on a terminal)
 
 
-def locations(args) -> Locations:
+def locations(args: argparse.Namespace) -> Locations:
     return Locations.resolve(getattr(args, "data_dir", None))
 
 
-def dispatch(args, out: Console, err: Console) -> int:
+def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
     fn = {
         "run": cmd_run, "cycle": cmd_cycle, "resume": cmd_resume, "plan": cmd_plan,
         "reflect": cmd_reflect, "consolidate": cmd_consolidate, "recall": cmd_recall, "fork": cmd_fork,
@@ -119,7 +119,7 @@ def _ask_answer(w: dict, err: Console) -> list[str]:
         except InputError as exc:
             err.print(Text(str(exc), style="red"))
 
-def cmd_run(args, out: Console, err: Console) -> int:
+def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     _check_trace_path(args.trace)
     breaks = [parse_breakpoint(b, tools=None) for b in args.breaks]  # before anything runs or is written
     goals = None
@@ -138,7 +138,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
     return _drive(run, args.max_cycles, args.json, out, err, breaks=breaks)
 
 
-def cmd_resume(args, out: Console, err: Console) -> int:
+def cmd_resume(args: argparse.Namespace, out: Console, err: Console) -> int:
     _check_trace_path(args.trace)
     breaks = [parse_breakpoint(b, tools=None) for b in args.breaks]
     run = Run.resume(locations(args), args.branch, args.trace)
@@ -150,7 +150,7 @@ def cmd_resume(args, out: Console, err: Console) -> int:
     return _drive(run, args.max_cycles, args.json, out, err, breaks=breaks)
 
 
-def cmd_cycle(args, out: Console, err: Console) -> int:
+def cmd_cycle(args: argparse.Namespace, out: Console, err: Console) -> int:
     _check_trace_path(args.trace)
     check_goal(args.goal, "--goal")
     run = Run.open_or_new(locations(args), args.scenario, args.trace)
@@ -275,7 +275,7 @@ def _print_goals(out: Console, goals: list[dict]) -> None:
 
 # ---- plan / reflect / consolidate / recall --------------------------------------------------
 
-def cmd_plan(args, out: Console, err: Console) -> int:
+def cmd_plan(args: argparse.Namespace, out: Console, err: Console) -> int:
     check_goal(args.goal, "--goal")
     run = Run.open_or_new(locations(args), args.scenario)
     try:
@@ -293,7 +293,7 @@ def cmd_plan(args, out: Console, err: Console) -> int:
     return 0
 
 
-def cmd_reflect(args, out: Console, err: Console) -> int:
+def cmd_reflect(args: argparse.Namespace, out: Console, err: Console) -> int:
     run = Run.resume(locations(args))
     try:
         events = run.reflect()
@@ -312,7 +312,7 @@ def cmd_reflect(args, out: Console, err: Console) -> int:
     return 0
 
 
-def cmd_consolidate(args, out: Console, err: Console) -> int:
+def cmd_consolidate(args: argparse.Namespace, out: Console, err: Console) -> int:
     run = Run.resume(locations(args))
     try:
         ev = run.consolidate()
@@ -341,7 +341,7 @@ def _only_read(args: argparse.Namespace, ask: Callable[[Run], T]) -> T:
         run.close(checkpoint=False)
 
 
-def cmd_recall(args, out: Console, err: Console) -> int:
+def cmd_recall(args: argparse.Namespace, out: Console, err: Console) -> int:
     found = _only_read(args, lambda run: run.recall(args.query, args.top_k))
     if args.json:
         print(json.dumps(found))
@@ -356,7 +356,7 @@ def cmd_recall(args, out: Console, err: Console) -> int:
     return 0
 
 
-def cmd_fork(args, out: Console, err: Console) -> int:
+def cmd_fork(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .engine.run import Psyche
 
     edits: dict = {}
@@ -408,7 +408,7 @@ def _print_lines(out: Console, lines: list[str]) -> None:
         out.print(Text(line), soft_wrap=True)
 
 
-def cmd_explain(args, out: Console, err: Console) -> int:
+def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Why a goal is (not) done, per criterion."""
     gid = _goal_id(args.goal)
     info = _only_read(args, lambda run: run.explain_goal(gid))
@@ -419,7 +419,7 @@ def cmd_explain(args, out: Console, err: Console) -> int:
     return 0
 
 
-def cmd_why(args, out: Console, err: Console) -> int:
+def cmd_why(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Why the cycle's tool was chosen, or why --tool was not: from the record alone."""
     info = _only_read(args, lambda run: run.why(args.cycle, args.tool))
     if args.json:
@@ -429,7 +429,7 @@ def cmd_why(args, out: Console, err: Console) -> int:
     return 0
 
 
-def cmd_synthesize(args, out: Console, err: Console) -> int:
+def cmd_synthesize(args: argparse.Namespace, out: Console, err: Console) -> int:
     """A goal's findings in the persona's grammar (or --grammar)."""
     gid = _goal_id(args.goal)
     info = _only_read(args, lambda run: run.synthesize(gid, args.grammar))
