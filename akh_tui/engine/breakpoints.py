@@ -114,7 +114,7 @@ class Breakpoint:
                 return f"veto '{act.get('veto')}' fired on {record['decide']['tool']}"
             return None
         if self.kind == "goal":
-            before = {g["id"]: g["status"] for g in (previous["goals"] if previous is not None else [])}
+            before = {g["id"]: g["status"] for g in (previous.get("goals", []) if previous is not None else [])}
             changed = [f"#{g['id']} {before.get(g['id'], 'new')} → {g['status']}" for g in record["goals"]
                        if before.get(g["id"]) != g["status"] and (previous is not None or g["status"] != "active")]
             return "goal status changed: " + ", ".join(changed) if changed else None
