@@ -212,7 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_BROKEN_PIPE
 
 
-def dispatch(args, out: Console, err: Console) -> int:
+def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
     from . import cli_trust
 
     consent = None
@@ -275,7 +275,7 @@ def dispatch(args, out: Console, err: Console) -> int:
     return 0
 
 
-def start_workbench(args, out: Console) -> int:
+def start_workbench(args: argparse.Namespace, out: Console) -> int:
     from .engine.paths import Locations
     from .tui.app import run
 
@@ -287,13 +287,13 @@ def start_workbench(args, out: Console) -> int:
     return run(args.scenario or "zoo", args.seed, args.decider, locations=locations, resume=args.resume)
 
 
-def open_trace(args, out: Console) -> int:
+def open_trace(args: argparse.Namespace, out: Console) -> int:
     from .tui.app import run
 
     return run(trace_file=args.file)
 
 
-def cmd_tools(args, out: Console) -> int:
+def cmd_tools(args: argparse.Namespace, out: Console) -> int:
     from rich.table import Table
 
     from .engine.catalog import tool_rows
@@ -331,7 +331,7 @@ def cmd_tools(args, out: Console) -> int:
     return 0
 
 
-def cmd_psyche_check(args, out: Console) -> int:
+def cmd_psyche_check(args: argparse.Namespace, out: Console) -> int:
     from .engine.catalog import check_psyche
 
     p = check_psyche(args.file)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections import deque
 from pathlib import Path
+from typing import Callable, TypeVar
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -12,18 +14,18 @@ from rich.table import Table
 from rich.text import Text
 
 from .engine.run import (
-    DEFAULT_RULES, ForkEditError, InputError, Locations, Run, UserConfig, answer_lines, check_goal, first_hit,
-    parse_breakpoint, redact, redact_obj, stop_phases,
+    DEFAULT_RULES, Breakpoint, CycleRecord, ForkEditError, InputError, Locations, Run, UserConfig, answer_lines,
+    check_goal, first_hit, parse_breakpoint, redact, redact_obj, stop_phases,
 )
 
 PROGRESS_FROM = 50  # runs at least this long show a progress bar (on a terminal)
 
 
-def locations(args) -> Locations:
+def locations(args: argparse.Namespace) -> Locations:
     return Locations.resolve(getattr(args, "data_dir", None))
 
 
-def dispatch(args, out: Console, err: Console) -> int:
+def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
     fn = {
         "run": cmd_run, "cycle": cmd_cycle, "resume": cmd_resume, "plan": cmd_plan,
         "reflect": cmd_reflect, "consolidate": cmd_consolidate, "recall": cmd_recall, "fork": cmd_fork,
@@ -117,7 +119,7 @@ def _ask_answer(w: dict, err: Console) -> list[str]:
         except InputError as exc:
             err.print(Text(redact(str(exc)), style="red"))
 
-def cmd_run(args, out: Console, err: Console) -> int:
+def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     _check_trace_path(args.trace)
     breaks = [parse_breakpoint(b, tools=None) for b in args.breaks]  # before anything runs or is written
     goals = None
@@ -136,7 +138,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
     return _drive(run, args.max_cycles, args.json, out, err, breaks=breaks)
 
 
-def cmd_resume(args, out: Console, err: Console) -> int:
+def cmd_resume(args: argparse.Namespace, out: Console, err: Console) -> int:
     _check_trace_path(args.trace)
     breaks = [parse_breakpoint(b, tools=None) for b in args.breaks]
     run = Run.resume(locations(args), args.branch, args.trace)
@@ -148,7 +150,7 @@ def cmd_resume(args, out: Console, err: Console) -> int:
     return _drive(run, args.max_cycles, args.json, out, err, breaks=breaks)
 
 
-def cmd_cycle(args, out: Console, err: Console) -> int:
+def cmd_cycle(args: argparse.Namespace, out: Console, err: Console) -> int:
     _check_trace_path(args.trace)
     check_goal(args.goal, "--goal")
     run = Run.open_or_new(locations(args), args.scenario, args.trace)
@@ -158,7 +160,8 @@ def cmd_cycle(args, out: Console, err: Console) -> int:
     return _drive(run, 1, args.json, out, err)
 
 
-def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console, breaks: list | None = None) -> int:
+def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console,
+           breaks: list[Breakpoint] | None = None) -> int:
     for w in run.warnings:  # a plugin's or a config's words: masked like every other sink's
         err.print(Text(redact(f"warning: {w}"), style="yellow"))
     # not live: only the last 20 rows are printed, so only they are kept (a million-cycle run
@@ -171,14 +174,14 @@ def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console,
     # runs whole, so a resume (which drops the unrecorded cycle) still moves on
     phases = stop_phases(breaks or [])
 
-    def should_stop(rec: dict) -> bool:
+    def should_stop(rec: CycleRecord) -> bool:
         hit = first_hit(breaks, rec, previous[0]) if breaks else None
         previous[0] = rec
         if hit:
             fired.append(f"cycle {rec['cycle']}: {hit}")
         return hit is not None
 
-    def summarise(rec: dict) -> dict:
+    def summarise(rec: CycleRecord) -> dict:
         a = rec["act"]
         return {
             "cycle": rec["cycle"], "goal": rec["goal"]["id"], "tool": rec["decide"]["tool"],
@@ -192,7 +195,7 @@ def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console,
     if not as_json and max_cycles >= PROGRESS_FROM and err.is_terminal:
         progress = Progress(TextColumn("cycles"), BarColumn(), MofNCompleteColumn(), console=err, transient=True)
 
-    def on_record(rec: dict) -> None:
+    def on_record(rec: CycleRecord) -> None:
         run.stop_before = phases
         row = summarise(rec)
         shown[0] += 1
@@ -272,7 +275,7 @@ def _print_goals(out: Console, goals: list[dict]) -> None:
 
 # ---- plan / reflect / consolidate / recall --------------------------------------------------
 
-def cmd_plan(args, out: Console, err: Console) -> int:
+def cmd_plan(args: argparse.Namespace, out: Console, err: Console) -> int:
     check_goal(args.goal, "--goal")
     run = Run.open_or_new(locations(args), args.scenario)
     for w in run.warnings:  # a plugin left out (not trusted, failed to load): said before the plan
@@ -292,7 +295,7 @@ def cmd_plan(args, out: Console, err: Console) -> int:
     return 0
 
 
-def cmd_reflect(args, out: Console, err: Console) -> int:
+def cmd_reflect(args: argparse.Namespace, out: Console, err: Console) -> int:
     run = Run.resume(locations(args))
     try:
         events = run.reflect()
@@ -311,7 +314,7 @@ def cmd_reflect(args, out: Console, err: Console) -> int:
     return 0
 
 
-def cmd_consolidate(args, out: Console, err: Console) -> int:
+def cmd_consolidate(args: argparse.Namespace, out: Console, err: Console) -> int:
     run = Run.resume(locations(args))
     try:
         ev = run.consolidate()
@@ -326,7 +329,10 @@ def cmd_consolidate(args, out: Console, err: Console) -> int:
     return 0
 
 
-def _only_read(args, ask):
+T = TypeVar("T")
+
+
+def _only_read(args: argparse.Namespace, ask: Callable[[Run], T]) -> T:
     """`ask(run)` on the current run, which is only read: opened read-only with no writer's
     lock (it works while the workbench or `agent run` writes the run, and on a read-only file
     system) and closed without a checkpoint."""
@@ -337,7 +343,7 @@ def _only_read(args, ask):
         run.close(checkpoint=False)
 
 
-def cmd_recall(args, out: Console, err: Console) -> int:
+def cmd_recall(args: argparse.Namespace, out: Console, err: Console) -> int:
     found = _only_read(args, lambda run: run.recall(args.query, args.top_k))
     if args.json:
         print(json.dumps(found))
@@ -357,7 +363,7 @@ FORK_FLAGS = {"archetypes": "--set", "disable_tools": "--disable", "goals": "--g
               "name": "--name"}
 
 
-def cmd_fork(args, out: Console, err: Console) -> int:
+def cmd_fork(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .engine.run import Psyche
 
     edits: dict = {}
@@ -407,7 +413,7 @@ def _print_lines(out: Console, lines: list[str]) -> None:
         out.print(Text(line), soft_wrap=True)
 
 
-def cmd_explain(args, out: Console, err: Console) -> int:
+def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Why a goal is (not) done, per criterion."""
     gid = _goal_id(args.goal)
     info = _only_read(args, lambda run: run.explain_goal(gid))
@@ -418,7 +424,7 @@ def cmd_explain(args, out: Console, err: Console) -> int:
     return 0
 
 
-def cmd_why(args, out: Console, err: Console) -> int:
+def cmd_why(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Why the cycle's tool was chosen, or why --tool was not: from the record alone."""
     info = _only_read(args, lambda run: run.why(args.cycle, args.tool))
     if args.json:
@@ -428,7 +434,7 @@ def cmd_why(args, out: Console, err: Console) -> int:
     return 0
 
 
-def cmd_synthesize(args, out: Console, err: Console) -> int:
+def cmd_synthesize(args: argparse.Namespace, out: Console, err: Console) -> int:
     """A goal's findings in the persona's grammar (or --grammar)."""
     gid = _goal_id(args.goal)
     info = _only_read(args, lambda run: run.synthesize(gid, args.grammar))

@@ -8,7 +8,10 @@ import json
 import os
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, TYPE_CHECKING, Iterator
+
+if TYPE_CHECKING:
+    from .engine.otel import Extent
 
 from rich.console import Console
 from rich.text import Text
@@ -139,7 +142,7 @@ def _replacing(path: Path) -> Iterator[IO[str]]:
             part.unlink()
 
 
-def _branch_stream(store, args) -> tuple[dict, int, tuple[int, int, int]]:
+def _branch_stream(store, args) -> "tuple[dict, int, Extent]":
     """(meta with its scenario fit to leave the machine, branch id, Extent) of RUN --branch."""
     from .engine.paths import Locations, shown_scenario
     from .engine.run import otel
@@ -263,7 +266,7 @@ def workbench_shots(store, meta: dict, run: int, branch_name: str, branch: int, 
         async with app.run_test(size=(160, 48)) as pilot:
             await pilot.pause()
             for c in cycles:
-                app.action_back((app.replay or c) - c)  # a replay opens on the newest cycle
+                app.action_replay_back((app.replay or c) - c)  # a replay opens on the newest cycle
                 await pilot.pause()
                 svg = app.export_screenshot(title=f"{meta.get('name')} run {run} {branch_name}: cycle {c}")
                 svg = re.sub(r',?\s*url\("https?://[^"]*"\)\s*format\("[^"]*"\)', "", svg)  # web fonts

@@ -3,6 +3,7 @@ session store, and JSONL traces (SPEC §11) in and out of it."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from typing import TYPE_CHECKING
@@ -44,7 +45,7 @@ def add_parser(sub, common) -> None:
     dele.add_argument("run", type=int, metavar="RUN")
 
 
-def dispatch(args, out: Console, err: Console) -> int:
+def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
     if cli_classroom.handles(args):
         return cli_classroom.dispatch_sessions(args, out, err)
     from .engine.paths import Locations

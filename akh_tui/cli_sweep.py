@@ -52,7 +52,7 @@ def add_parser(sub, common: argparse.ArgumentParser | None = None) -> None:
     bench.add_argument("--json", action="store_true")
 
 
-def dispatch(args, out: Console, err: Console) -> int:
+def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.sweep_command == "run":
         return cmd_run(args, out, err)
     if args.sweep_command == "report":
@@ -71,7 +71,7 @@ def default_out(sweep_file: str) -> Path:
     return p.with_suffix("") if p.suffix == ".toml" else p.with_name(p.name + ".sweep")
 
 
-def cmd_run(args, out: Console, err: Console) -> int:
+def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .cli_trust import checking, untrusted_lines
     from .engine.sweep import load_sweep
     from .sweep_cluster import check_scheduler, run_sweep
@@ -110,7 +110,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
     return 130 if summary["interrupted"] else 0
 
 
-def cmd_report(args, out: Console) -> int:
+def cmd_report(args: argparse.Namespace, out: Console) -> int:
     from . import sweep_report
     from .engine.sweepstore import SweepStore
 
@@ -133,7 +133,7 @@ def cmd_report(args, out: Console) -> int:
     return 0
 
 
-def cmd_open(args, out: Console) -> int:
+def cmd_open(args: argparse.Namespace, out: Console) -> int:
     import tempfile
 
     from .engine.sweepstore import SweepStore

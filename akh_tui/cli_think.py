@@ -6,6 +6,7 @@ flag (the main CLI prints it, as JSON with --json, and exits 2).
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 
@@ -64,7 +65,7 @@ def _parse(value, flag: str, kind: type):
     return kind(v)
 
 
-def config_from_args(args) -> ThinkConfig:
+def config_from_args(args: argparse.Namespace) -> ThinkConfig:
     kwargs = {}
     for dest, (flag, fld, kind) in _OPTIONS.items():
         value = getattr(args, dest, None)
@@ -74,11 +75,11 @@ def config_from_args(args) -> ThinkConfig:
         return ThinkConfig(**{k: v for k, (_f, v) in kwargs.items()})
     except InputError as exc:
         # name the flag the user typed rather than the dataclass field
-        flag = kwargs[exc.field][0] if exc.field in kwargs else exc.field
-        raise InputError(exc.message, field=flag) from None
+        named = kwargs[exc.field][0] if exc.field in kwargs else exc.field
+        raise InputError(exc.message, field=named) from None
 
 
-def cmd_think(args, out: Console) -> int:
+def cmd_think(args: argparse.Namespace, out: Console) -> int:
     goal = getattr(args, "goal", None)
     if not isinstance(goal, str) or not tokens(goal):
         raise InputError(f"must contain at least one letter or digit, got {goal!r}", field="GOAL")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
@@ -89,7 +90,7 @@ def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.trust_command == "list":
         if lst.error is not None:
             raise lst.error
-        rows = []
+        rows: list[dict[str, Any]] = []
         for e in sorted(lst.entries.values(), key=lambda e: e.folder):
             try:
                 why = lst.check(Path(e.folder))

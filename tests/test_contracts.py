@@ -1,5 +1,5 @@
 """The dependency rules written down in pyproject.toml ([tool.importlinter]) hold, and the
-engine type-checks: both run here so a change that breaks them fails the suite."""
+package type-checks: both run here so a change that breaks them fails the suite."""
 
 from __future__ import annotations
 
@@ -31,7 +31,33 @@ def test_a_front_end_reaching_past_the_door_breaks_the_contract(tmp_path):
     assert proc.returncode != 0 and "akh_tui.tui.sneaky -> akh_tui.engine.session" in proc.stdout, proc.stdout
 
 
-def test_the_engine_type_checks():
-    proc = subprocess.run([sys.executable, "-m", "mypy", "akh_tui/engine"], cwd=ROOT, capture_output=True,
+def test_the_package_type_checks():
+    """The whole package, front ends included: their reads of records, views and events are
+    checked against engine/records.py."""
+    proc = subprocess.run([sys.executable, "-m", "mypy", "akh_tui"], cwd=ROOT, capture_output=True,
                           text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr
+
+
+def test_no_action_of_the_workbench_shadows_one_of_textuals():
+    """A widget's or screen's `action_x` that Textual also defines replaces Textual's for every
+    caller: PhaseDiagram's `toggle` took DOMNode's toggle(attribute), the workbench's `back`
+    (one replayed cycle back) took App's back (pop the screen)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import akh_tui.tui
+    from textual.dom import DOMNode
+
+    clashes = set()
+    for info in pkgutil.iter_modules(akh_tui.tui.__path__):
+        module = importlib.import_module(f"akh_tui.tui.{info.name}")
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if not issubclass(cls, DOMNode) or not cls.__module__.startswith("akh_tui."):
+                continue
+            for name in cls.__dict__:
+                if name.startswith("action_") and any(name in base.__dict__ for base in cls.__mro__[1:]
+                                                      if base.__module__.startswith("textual")):
+                    clashes.add(f"{cls.__name__}.{name}")
+    assert not clashes, sorted(clashes)

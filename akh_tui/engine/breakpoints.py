@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from .errors import InputError
+from .records import CycleRecord
 from .toolspecs import TOOL_NAMES, unknown_tool
 
 # The cycle record's shape (SPEC §11), for checking a condition's path before it is used:
@@ -100,7 +101,7 @@ class Breakpoint:
     op: str | None = None
     value: float | str | None = None
 
-    def check(self, record: dict, previous: dict | None) -> str | None:
+    def check(self, record: CycleRecord, previous: CycleRecord | None) -> str | None:
         """Why this breakpoint fires on `record`, or None."""
         if self.kind == "phase":
             return None  # a phase breakpoint stops part-way through a cycle: see `stop_phases`
@@ -113,7 +114,7 @@ class Breakpoint:
                 return f"veto '{act.get('veto')}' fired on {record['decide']['tool']}"
             return None
         if self.kind == "goal":
-            before = {g["id"]: g["status"] for g in (previous or {}).get("goals", [])}
+            before = {g["id"]: g["status"] for g in (previous.get("goals", []) if previous is not None else [])}
             changed = [f"#{g['id']} {before.get(g['id'], 'new')} → {g['status']}" for g in record["goals"]
                        if before.get(g["id"]) != g["status"] and (previous is not None or g["status"] != "active")]
             return "goal status changed: " + ", ".join(changed) if changed else None
@@ -124,7 +125,7 @@ class Breakpoint:
         actual = resolve(record, self.path)
         return f"{'.'.join(self.path)} = {actual!r} ({self.spec})"
 
-    def _holds(self, record: dict) -> bool:
+    def _holds(self, record: CycleRecord) -> bool:
         actual = resolve(record, self.path)
         if actual is None or isinstance(actual, (dict, list)) or self.op is None:
             return False
@@ -137,7 +138,7 @@ class Breakpoint:
         return OPS[self.op](str(actual).lower() if isinstance(actual, bool) else str(actual), self.value)
 
 
-def resolve(record: dict, path: tuple[str, ...]) -> Any:
+def resolve(record: CycleRecord, path: tuple[str, ...]) -> Any:
     if path == ("score",):
         chosen = record["decide"]["tool"]
         return next((c["score"] for c in record["decide"]["candidates"] if c["tool"] == chosen), None)
@@ -211,7 +212,7 @@ def parse(spec: str, field: str = "--break", tools: "Sequence[str] | None" = TOO
     return Breakpoint(text, "condition", path=path, op=op, value=value)
 
 
-def first_hit(breakpoints: list[Breakpoint], record: dict, previous: dict | None) -> str | None:
+def first_hit(breakpoints: list[Breakpoint], record: CycleRecord, previous: CycleRecord | None) -> str | None:
     """'<spec>: <why>' for the first breakpoint that fires, in the order they were given."""
     for bp in breakpoints:
         why = bp.check(record, previous)

@@ -55,6 +55,7 @@ class Act(TypedDict, total=False):
     vetoed: bool
     veto: str | None
     bias: float | None
+    bias_patterns: list[str]
     output: str
     progress: Progress
     coverage: float
@@ -77,6 +78,27 @@ class CycleRecord(TypedDict):
     psyche: dict[str, Any]
 
 
+class PendingAct(TypedDict, total=False):
+    """A cycle part-way's act as the panes show it: act's fields once act has run, and a
+    progress that says learn has not (not one of `Progress`: the cycle has none yet)."""
+    success: bool
+    vetoed: bool
+    veto: str | None
+    bias: float | None
+    bias_patterns: list[str]
+    output: str
+    progress: str
+
+
+class PendingCycle(TypedDict):
+    """A cycle stepped part-way by phase (decide has run, it is not recorded yet): what the
+    score table and the Why pane read of it in place of a cycle record."""
+    cycle: int
+    decide: Decide
+    act: PendingAct
+    pending: Literal[True]
+
+
 class CycleSummary(TypedDict):
     """The few figures of one cycle the plots screen draws (Run.summaries): read from the store
     without decoding the whole record, so a 10,000-cycle branch stays quick."""
@@ -93,10 +115,113 @@ class CycleSummary(TypedDict):
     coverage: dict[int, float]  # goal id -> coverage
 
 
-class Event(TypedDict, total=False):
-    type: EventType
+class _EventBase(TypedDict):
     v: int
     cycle: int
+
+
+class Adjustment(TypedDict, total=False):
+    """One thing reflection changed or suggested: boost_priority, demote_priority and
+    suggest_decomposition name a goal; trigger_consolidation the pressure that set it off."""
+    kind: str
+    goal: int
+    old: int
+    new: int
+    stagnant: int
+    pressure: float
+
+
+class ArchetypeChange(TypedDict):
+    kind: Literal["archetype"]
+    archetype: str
+    tool: str
+    rate: float
+    old: float
+    new: float
+
+
+class IndividuationChange(TypedDict):
+    kind: Literal["individuation"]
+    old: float
+    new: float
+
+
+class DominantChange(TypedDict):
+    kind: Literal["dominant"]
+    old: str
+    new: str
+
+
+PsycheChange = ArchetypeChange | IndividuationChange | DominantChange
+
+
+class ReflectionEvent(_EventBase):
+    type: Literal["reflection"]
+    adjustments: list[Adjustment]
+    tool_rates: dict[str, float]
+    psyche_changes: list[PsycheChange]
+    psyche: dict[str, object]  # the psyche's snapshot after it
+
+
+class PsycheEditEvent(_EventBase):
+    type: Literal["psyche_edit"]
+    source: str
+    psyche: dict[str, object]
+    vetoes: list[str]
+    biases: list[str]
+
+
+class GoalAddedEvent(_EventBase):
+    type: Literal["goal_added"]
+    goal: GoalSummary
+    criteria: str | None
+
+
+class EpisodeSummary(TypedDict):
+    id: int
+    goal: int | None
+    summary: str
+    tags: list[str]
+
+
+class ConsolidationEvent(_EventBase):
+    type: Literal["consolidation"]
+    reason: str
+    episodes: list[EpisodeSummary]
+    removed: list[int]
+    wm_size: int
+
+
+class ChildGoal(GoalSummary):
+    criteria: str | None
+
+
+class DecompositionEvent(_EventBase):
+    type: Literal["decomposition"]
+    goal: int
+    mode: str
+    reason: str
+    children: list[ChildGoal]
+
+
+class ForkEvent(_EventBase):
+    type: Literal["fork"]
+    branch: str
+    parent: str
+    edits: list[str]  # what was changed, in words
+
+
+class BacktrackEvent(_EventBase):
+    type: Literal["backtrack"]
+    goal: int
+    attempt: int
+    failed_tool: str
+    strategy: str
+
+
+# one class per kind, told apart by `type` (a check of ev["type"] narrows to the kind)
+Event = (ReflectionEvent | PsycheEditEvent | GoalAddedEvent | ConsolidationEvent | DecompositionEvent | ForkEvent
+         | BacktrackEvent)
 
 
 class PsycheView(TypedDict, total=False):

@@ -46,7 +46,7 @@ from .goals import make_goal
 from .memory import KIND_RELEVANCE
 from .paths import Locations
 from .psyche import Psyche
-from .records import CycleRecord, CycleSummary, Event, View
+from .records import ConsolidationEvent, CycleRecord, CycleSummary, Event, ForkEvent, View
 from .replay import parse_search
 from .rules import RuleSet
 from .scenario import (Scenario, build_agent, build_kg, build_rules, list_scenarios, load_psyche,
@@ -71,6 +71,7 @@ __all__ = [
     "GraphOracle", "ThinkLoop", "CycleRecord", "CycleSummary", "Event", "View", "otel", "pin", "report", "load_scenario",
     "TraceWriter", "DANGEROUS_CAPABILITIES", "SAFE_ENV", "rerun", "check_pin", "StoreWriteError", "StoreBusy",
     "StoreDamaged", "StoreLost",
+    "Breakpoint",
     "PHASES", "Verdict", "Answer", "parse_rules", "answer_lines", "DEFAULT_RULES", "stop_phases", "trust",
     "SERVED_ENV", "served_process", "plugin_needs", "scenario_decider", "redact", "redact_obj",
 ]
@@ -1139,8 +1140,10 @@ class Run:
     def reflect(self) -> list[Event]:
         return self.apply(Reflect())
 
-    def consolidate(self) -> Event:
-        return self.apply(Consolidate())[-1]
+    def consolidate(self) -> ConsolidationEvent:
+        event = self.apply(Consolidate())[-1]
+        assert event["type"] == "consolidation"  # the command's own event comes last
+        return event
 
     # ---- the psyche on disk ------------------------------------------------------------------
     def psyche_file(self) -> Path | None:
@@ -1185,7 +1188,7 @@ class Run:
         with self.lock:
             return self.store.branches(self.run_id)
 
-    def fork(self, cycle: int, name: str, edits: dict | None = None) -> Event:
+    def fork(self, cycle: int, name: str, edits: dict | None = None) -> ForkEvent:
         """Rewind to `cycle`, apply the edits and continue as branch `name` (now current)."""
         with self.lock:
             self._engine()
@@ -1194,7 +1197,7 @@ class Run:
                                         self._base_graph())
             self._adopt(agent)
             self._emit([event], persist=False)
-            return cast(Event, event)
+            return cast(ForkEvent, event)
 
     def switch(self, branch: str | int) -> None:
         """Continue from another branch's newest state (the one left is checkpointed)."""

@@ -61,7 +61,7 @@ class TraceWriter:
                                  f"cycle (export it with `akh-tui sessions export`)", file=self.name, field="--trace")
         return self.failed
 
-    def header(self, scenario: str, seed: int, config: dict, psyche: dict, **extra) -> None:
+    def header(self, scenario: str, seed: int | None, config: dict, psyche: dict, **extra) -> None:
         self.write({"type": "run", "v": TRACE_VERSION, "scenario": scenario, "seed": seed, "config": config, "psyche": psyche, **extra})
 
     def write(self, obj: Mapping[str, Any]) -> None:

@@ -19,17 +19,19 @@ import queue
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Literal
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.theme import Theme
+from textual.widgets import DataTable, Footer, OptionList, Static, Tree
 
+from ..engine.records import CycleRecord, Event, ForkEvent, View
 from ..engine.run import (AddGoal, InputError, Locations, Psyche, Run, StoreWriteError, UserConfig, first_hit,
                           parse_breakpoint)
 from .dialogs import AddGoalScreen, HelpScreen, guarded, show_error
@@ -37,6 +39,12 @@ from .panes import ERROR_WIDTH, GoalsPane, MemoryList, MemoryPane, PlanPane, Psy
 from .themes import load_themes
 from .travel import BranchesScreen, BreakpointsScreen, CompareScreen, ForkScreen, Scrubber, SearchScreen
 from .phases import PhaseBar, PhaseStepping
+
+# what the engine thread is asked to do: "step", "cycle" (one cycle of a run), "wake" (stop
+# waiting between cycles), or a function to run there
+EngineJob = Literal["step", "cycle", "wake"] | Callable[[], None]
+# what the UI keeps of a cycle record it does not draw: (cycle, vetoed, the goals' error signal)
+CycleNews = tuple[int, bool, tuple[tuple[int, float], ...]]
 
 SPEEDS = (1, 2, 5, 10, 20, 50, 100, 0)  # cycles per second; 0 = as fast as the engine goes
 DRAIN_HZ = 30  # at most this many redraws a second
@@ -75,10 +83,10 @@ class Workbench(PhaseStepping, App):
         Binding("e", "edit_psyche", "Psyche", id="edit_psyche"),
         Binding("v", "veto_selected", "Veto tool", id="veto_selected"),
         Binding("t", "think", "ThinkLoop", id="think", show=False),
-        Binding("comma", "back(1)", "Back", id="back", key_display=","),
-        Binding("full_stop", "forward(1)", "Fwd", id="forward", key_display="."),
-        Binding("less_than_sign", "back(10)", "Back 10", id="back10", key_display="<", show=False),
-        Binding("greater_than_sign", "forward(10)", "Fwd 10", id="forward10", key_display=">", show=False),
+        Binding("comma", "replay_back(1)", "Back", id="back", key_display=","),
+        Binding("full_stop", "replay_forward(1)", "Fwd", id="forward", key_display="."),
+        Binding("less_than_sign", "replay_back(10)", "Back 10", id="back10", key_display="<", show=False),
+        Binding("greater_than_sign", "replay_forward(10)", "Fwd 10", id="forward10", key_display=">", show=False),
         Binding("l", "live", "Live", id="live", show=False),
         Binding("f", "fork", "Fork", id="fork"),
         Binding("b", "branches", "Branches", id="branches"),
@@ -160,7 +168,7 @@ class Workbench(PhaseStepping, App):
         self.marks = self.ctl.marks()
         self.running = False
         self.speed_index = 3
-        self.until_change: tuple | None = None
+        self.until_change: tuple[tuple[int, str], ...] | None = None
         self.psyche_draft: str | None = None
         self.deltas: dict[str, float] = {}
         # what the engine thread left for the UI: each cycle record reduced at once to what the
@@ -168,10 +176,10 @@ class Workbench(PhaseStepping, App):
         # frame at full speed drains over a thousand cycles: kept whole until then, their records
         # outlived the young generations and made the collector sweep the whole heap (Textual's
         # included) several times a second, which cost the engine more than the frames did
-        self._inbox: list[tuple | dict] = []
-        self._inbox_record: dict | None = None
+        self._inbox: list[CycleNews | Event] = []
+        self._inbox_record: CycleRecord | None = None
         self._inbox_lock = threading.Lock()
-        self._commands: queue.Queue = queue.Queue()
+        self._commands: queue.Queue[EngineJob | None] = queue.Queue()
         self._stop = threading.Event()
         self._frame_drawn = threading.Event()  # cleared while a full-speed frame is drawn
         self._frame_drawn.set()
@@ -182,7 +190,7 @@ class Workbench(PhaseStepping, App):
         # CPU seconds (None until measured: it is measured again once Textual has drawn it)
         self._frame: tuple[float, float, bool] = (0.0, 0.0, False)
         self._last_full: tuple[float, float | None] = (0.0, 0.0)
-        self._status_view: dict | None = None  # the view of the last full frame, for ticker frames
+        self._status_view: View | None = None  # the view of the last full frame, for ticker frames
         self._status_lines = 0  # the status line's height in lines when last laid out (0: never)
         self.cycles_drawn = 0
         self.drawn: tuple[int, bool] | None = None  # the live cycle the panes last showed, and whether running
@@ -202,9 +210,10 @@ class Workbench(PhaseStepping, App):
         defaults = {b.id: b.key for b in self.all_bindings() if b.id}
         self.keymap_refusals = self.user_config.check_keymap(defaults)
         keymap = self.user_config.keymap
-        mine = {b.id for b in self.BINDINGS}
+        own = [b for b in self.BINDINGS if isinstance(b, Binding)]  # all of them (Textual also takes tuples)
+        mine = {b.id for b in own}
         self._bindings = BindingsMap([b.with_key(keymap[b.id], key_display=None) if b.id in keymap else b
-                                      for b in self.BINDINGS])
+                                      for b in own])
         self.set_keymap({k: v for k, v in keymap.items() if k not in mine})
 
     @classmethod
@@ -299,7 +308,7 @@ class Workbench(PhaseStepping, App):
             self.last_event = f"replaying {self.trace_file.name}: , . move, / searches (no engine)"
         self._render_all(None)
 
-    def on_resize(self, event) -> None:
+    def on_resize(self, event: events.Resize) -> None:
         self._status_lines = 0  # the status line wraps anew
         self._fit(event.size.width, event.size.height)
 
@@ -314,7 +323,7 @@ class Workbench(PhaseStepping, App):
         self.score_table.set_narrow(width < NARROW)
         self._dirty = True
 
-    def _remember_theme(self, theme) -> None:
+    def _remember_theme(self, theme: Theme) -> None:
         try:
             self.user_config.save_theme(theme.name)
         except OSError as exc:
@@ -352,7 +361,7 @@ class Workbench(PhaseStepping, App):
     def on_workbench_draw_now(self, message: DrawNow) -> None:
         self._drain()
 
-    def _execute(self, cmd) -> None:
+    def _execute(self, cmd: EngineJob) -> None:
         if cmd == "wake":  # only interrupts the wait between cycles
             self._dirty = True
             if not self.running and not self.sync:
@@ -394,22 +403,25 @@ class Workbench(PhaseStepping, App):
                 self.call_from_thread(show_error, self, title, exc)
         self._dirty = True
 
-    def _submit(self, cmd) -> None:
+    def _submit(self, cmd: EngineJob) -> None:
         if self.sync:
             self._execute(cmd)
             self._drain()
         else:
             self._commands.put(cmd)
 
-    def _on_engine_output(self, item: dict) -> None:
-        news = self._cycle_news(item) if item.get("type") == "cycle" else item
-        with self._inbox_lock:
-            self._inbox.append(news)
-            if news is not item:
+    def _on_engine_output(self, item: CycleRecord | Event) -> None:
+        if item["type"] == "cycle":
+            news = self._cycle_news(item)
+            with self._inbox_lock:
+                self._inbox.append(news)
                 self._inbox_record = item
+        else:
+            with self._inbox_lock:
+                self._inbox.append(item)
 
     @staticmethod
-    def _cycle_news(rec: dict) -> tuple:
+    def _cycle_news(rec: CycleRecord) -> CycleNews:
         """What the UI keeps of a cycle record it does not draw: (cycle, vetoed, the goals'
         error signal)."""
         return rec["cycle"], bool(rec["act"]["vetoed"]), GoalsPane.signal(rec)
@@ -418,7 +430,7 @@ class Workbench(PhaseStepping, App):
         self.last_event = text
 
     @staticmethod
-    def _statuses(rec: dict) -> tuple:
+    def _statuses(rec: CycleRecord) -> tuple[tuple[int, str], ...]:
         return tuple((g["id"], g["status"]) for g in rec["goals"])
 
     # ---- drawing ---------------------------------------------------------------------------
@@ -482,21 +494,21 @@ class Workbench(PhaseStepping, App):
                     self.marks[cycle] = "!"
                     if len(self.marks) > MAX_MARKS:  # bounded: a long run must not grow the UI's memory
                         del self.marks[min(self.marks)]
-            elif it.get("type") == "fork":
+            elif it["type"] == "fork":
                 self.last_event = (f"branch {it['branch']} forked from {it['parent']} after cycle {it['cycle']}"
                                    f" ({', '.join(it['edits']) or 'no edits'})")
-            elif it.get("type") == "reflection":
+            elif it["type"] == "reflection":
                 deltas: dict[str, float] = {}
                 for ch in it["psyche_changes"]:
-                    if ch.get("kind") == "archetype":
+                    if ch["kind"] == "archetype":
                         deltas[ch["archetype"]] = deltas.get(ch["archetype"], 0.0) + ch["new"] - ch["old"]
                 self.deltas = deltas
                 self.last_event = f"reflection at cycle {it['cycle']}"
-            elif it.get("type") == "decomposition":
+            elif it["type"] == "decomposition":
                 self.last_event = f"goal #{it['goal']} decomposed ({it['mode']}) at cycle {it['cycle']}"
-            elif it.get("type") == "psyche_edit":
+            elif it["type"] == "psyche_edit":
                 self.last_event = f"psyche edited ({it['source']}): applies at cycle {it['cycle'] + 1}"
-            elif it.get("type") == "goal_added":
+            elif it["type"] == "goal_added":
                 self.last_event = f"goal #{it['goal']['id']} added"
         if self.breakpoint_hit is not None:
             self.notify(self.breakpoint_hit, title="Breakpoint", severity="warning", timeout=6, markup=False)
@@ -506,7 +518,7 @@ class Workbench(PhaseStepping, App):
         else:
             self._render_ticker()
 
-    def shown_record(self) -> dict | None:
+    def shown_record(self) -> CycleRecord | None:
         """The record the panes show: the replayed one, or the newest."""
         if self.replay is not None:
             return self.ctl.record(self.replay)
@@ -515,7 +527,7 @@ class Workbench(PhaseStepping, App):
     def last_cycle(self) -> int:
         return self.ctl.last_cycle()
 
-    def _render_all(self, record: dict | None) -> None:
+    def _render_all(self, record: CycleRecord | None) -> None:
         try:
             errors = None
             if self.replay is not None:
@@ -560,7 +572,7 @@ class Workbench(PhaseStepping, App):
             return
         last = self.last_cycle()
         self.scrubber.show(1 if last else 0, last, None, self.marks)
-        self._render_status(dict(self._status_view, cycle=last))
+        self._render_status({**self._status_view, "cycle": last})
 
     def _replayed_errors(self, cycle: int) -> dict[int, list[float]]:
         """The goals' error sparklines as they stood at a replayed cycle (from its records)."""
@@ -575,7 +587,7 @@ class Workbench(PhaseStepping, App):
         main = self.goals_pane.screen
         main.set_class(self.replay is not None, "-replay")
 
-    def _render_status(self, view: dict) -> None:
+    def _render_status(self, view: View) -> None:
         done = sum(1 for g in view["goals"] if g["status"] == "completed" and g["parent"] is None)
         top = sum(1 for g in view["goals"] if g["parent"] is None)
         speed = SPEEDS[self.speed_index]
@@ -610,7 +622,7 @@ class Workbench(PhaseStepping, App):
         self.status_bar.update(t, layout=relayout)
 
     @guarded
-    def on_data_table_row_highlighted(self, event) -> None:
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self.why_pane.show(self.shown_record(), self.score_table.selected_tool())
 
     @guarded
@@ -637,12 +649,12 @@ class Workbench(PhaseStepping, App):
             self._drain()
 
     @guarded
-    def action_back(self, n: int = 1) -> None:
+    def action_replay_back(self, n: int = 1) -> None:  # not `back`: App's action_back pops a screen
         start = self.replay if self.replay is not None else self.last_cycle()  # live shows the newest
         self._seek(start - n)
 
     @guarded
-    def action_forward(self, n: int = 1) -> None:
+    def action_replay_forward(self, n: int = 1) -> None:
         if self.replay is None:
             self.notify("live already: , goes back", markup=False)
             return
@@ -659,7 +671,7 @@ class Workbench(PhaseStepping, App):
         """True (and says so) when a past cycle is shown: the engine is not touched."""
         if self.replay is None:
             return False
-        if not self.live:
+        if self.trace_file is not None:  # not live: a trace file replayed
             self.notify(f"{self.trace_file.name} is a recorded trace: replay only", markup=False)
         else:
             self.notify(f"replaying cycle {self.replay} (read-only): l goes back to live, f forks a branch here",
@@ -679,7 +691,7 @@ class Workbench(PhaseStepping, App):
         self.push_screen(ForkScreen(cycle, archetypes, list(self.ctl.tool_names()), names,
                                     lambda name, edits: self.fork(cycle, name, edits)))
 
-    def fork(self, cycle: int, name: str, edits: dict) -> dict:
+    def fork(self, cycle: int, name: str, edits: dict) -> ForkEvent:
         """Rewind to `cycle`, apply the edits, continue live on the new branch."""
         self.running = False
         event = self.ctl.fork(cycle, name, edits)  # a refusal (ValueError, InputError) reaches the dialog
@@ -731,12 +743,12 @@ class Workbench(PhaseStepping, App):
 
     # ---- views of one goal: detail, Orient, findings ------------------------------------------
     @guarded
-    def on_tree_node_selected(self, event) -> None:
+    def on_tree_node_selected(self, event: Tree.NodeSelected[int]) -> None:
         if event.node.data is not None:
             self.open_goal(int(event.node.data))
 
     @guarded
-    def on_option_list_option_selected(self, event) -> None:
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if isinstance(event.option_list, MemoryList):
             from .dialogs import EntryScreen
 
@@ -784,7 +796,7 @@ class Workbench(PhaseStepping, App):
     @guarded
     def action_step(self) -> None:
         if self.replay is not None:  # stepping a replay moves through the recorded cycles
-            self.action_forward(1)
+            self.action_replay_forward(1)
             return
         if self.running:
             self.running = False
@@ -888,7 +900,10 @@ class Workbench(PhaseStepping, App):
 
         # the focus goal's symbols: the graph oracle matches label words exactly
         goal = self.ctl.goal_words(self.ctl.view()["focus"]) or "whale mammal"
-        self.push_screen(ThinkScreen(str(self.ctl.scenario.path), goal))
+        scenario = self.ctl.scenario
+        if scenario is None:  # live runs have one; this guards the checker's view of it
+            return
+        self.push_screen(ThinkScreen(str(scenario.path), goal))
 
     @guarded
     def action_help(self) -> None:
@@ -902,13 +917,14 @@ class Workbench(PhaseStepping, App):
 
         keymap = self.user_config.keymap
 
-        def rows(bindings, descriptions: dict[str, str] | None = None) -> list[tuple[str, str, str]]:
+        def rows(bindings: Iterable[BindingType],
+                 descriptions: dict[str, str] | None = None) -> list[tuple[str, str, str]]:
             out = []
             for b in bindings:
                 if not isinstance(b, Binding):
                     continue
                 keys = keymap.get(b.id, b.key) if b.id else b.key
-                out.append((key_label(keys), (descriptions or {}).get(b.id, b.description), b.id or ""))
+                out.append((key_label(keys), (descriptions or {}).get(b.id or "", b.description), b.id or ""))
             return out
 
         sections = [
@@ -933,12 +949,12 @@ class Workbench(PhaseStepping, App):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         for b in self.BINDINGS:
-            if b.id in ("quit",):
+            if not isinstance(b, Binding) or b.id in ("quit",):
                 continue
-            desc = self.DESCRIPTIONS.get(b.id, b.description)
+            desc = self.DESCRIPTIONS.get(b.id or "", b.description)
             yield SystemCommand(desc[0].upper() + desc[1:], f"key: {b.key}", self._runner(b.action))
 
-    def _runner(self, action: str) -> Callable[[], None]:
+    def _runner(self, action: str) -> Callable[[], object]:
         return lambda: self.call_later(self.run_action, action)
 
 
@@ -961,10 +977,10 @@ def run(scenario: str = "zoo", seed: int | None = None, decider: str = "utility"
             from .trust_prompt import ask
 
             # the scenario's own Python plugins: asked about before the run is opened (nothing imported before)
-            go, decider = ask(locations or Locations.resolve(), scenario, decider, resume)
+            go, agreed = ask(locations or Locations.resolve(), scenario, decider, resume)
             if not go:
                 return 0
-            app = Workbench(scenario, seed, decider=decider, locations=locations, resume=resume)
+            app = Workbench(scenario, seed, decider=agreed or decider, locations=locations, resume=resume)
     except InputError as exc:
         print(f"error: {exc}")
         return 2

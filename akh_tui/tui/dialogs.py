@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import traceback
-from typing import Callable
+from typing import Callable, Concatenate, ParamSpec, Sequence, TypeVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -67,8 +67,8 @@ class HelpScreen(ModalScreen[None]):
     """
 
     def __init__(self, rows: list[tuple[str, str, str]], config_note: str,
-                 editor_rows: list[tuple[str, str, str]] = (),
-                 sections: list[tuple[str, list[tuple[str, str, str]]]] = ()) -> None:
+                 editor_rows: Sequence[tuple[str, str, str]] = (),
+                 sections: Sequence[tuple[str, list[tuple[str, str, str]]]] = ()) -> None:
         super().__init__()
         self._rows = rows
         self._sections = ([("in the psyche editor", list(editor_rows))] if editor_rows else []) + list(sections)
@@ -151,12 +151,17 @@ class ErrorScreen(ModalScreen[None]):
         self.dismiss(None)
 
 
-def guarded(method):
+S = TypeVar("S")
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def guarded(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P], R | None]:
     """Run a screen's or app's handler; an exception is shown on an ErrorScreen instead of
     ending the app (the workbench never crashes on a bug: it says what failed)."""
 
     @functools.wraps(method)
-    def wrapper(self, *args, **kwargs):
+    def wrapper(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R | None:
         try:
             return method(self, *args, **kwargs)
         except Exception as exc:

@@ -14,7 +14,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from ..engine.run import InputError
+from ..engine.run import InputError, Run
 
 GRAMMARS = {"1": "narrative", "2": "formal", "3": "terse"}
 
@@ -32,7 +32,7 @@ class FindingsScreen(Screen[None]):
     FindingsScreen VerticalScroll { border: round $primary 50%; padding: 0 1; }
     """
 
-    def __init__(self, ctl, goal_id: int, grammar: str | None = None) -> None:
+    def __init__(self, ctl: Run, goal_id: int, grammar: str | None = None) -> None:
         super().__init__()
         self.ctl = ctl
         self.goal_id = goal_id

@@ -16,7 +16,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ..engine.run import InputError
+from ..engine.run import InputError, Run
 from .panes import MARKER_STYLE, STATUS_ICON, STATUS_STYLE, spark
 
 
@@ -72,7 +72,7 @@ class GoalDetailScreen(ModalScreen[None]):
     GoalDetailScreen #goal-keys { dock: bottom; height: 1; color: $text-muted; }
     """
 
-    def __init__(self, ctl, goal: dict, plan: dict | None, errors: list[float] | None,
+    def __init__(self, ctl: Run, goal: dict, plan: dict | None, errors: list[float] | None,
                  open_orient: Callable[[int], None], open_findings: Callable[[int], None]) -> None:
         super().__init__()
         self.ctl, self.goal, self.plan, self.errors = ctl, goal, plan, errors

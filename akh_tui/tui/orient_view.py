@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ..engine.run import InputError
+from ..engine.run import InputError, Run
 from .panes import bar
 
 PROVENANCE_STYLE = {"asserted": "", "inferred": "magenta", "hypothesis": "yellow", "tool": "cyan", "user": "green"}
@@ -103,7 +103,7 @@ class OrientScreen(Screen[None]):
     OrientScreen #orient-inspector-box { height: 3fr; }
     """
 
-    def __init__(self, ctl, goal_id: int | None = None, symbol: str | None = None) -> None:
+    def __init__(self, ctl: Run, goal_id: int | None = None, symbol: str | None = None) -> None:
         super().__init__()
         self.ctl = ctl
         self.goal_id, self.symbol = goal_id, symbol

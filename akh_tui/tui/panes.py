@@ -8,9 +8,12 @@ import re
 
 from rich.text import Text
 from textual.binding import Binding
+from textual.widget import Widget
 from textual.widgets import DataTable, OptionList, Static, Tree
 from textual.widgets.option_list import Option
+from textual.widgets.tree import TreeNode
 
+from ..engine.records import CycleRecord, PendingCycle, View
 from ..engine.run import TOOL_NAMES, why_chosen, why_not_text
 
 ERROR_HISTORY = 64  # cycles of each goal's error signal kept for its sparkline
@@ -79,12 +82,12 @@ class GoalsPane(Tree, inherit_bindings=False):
         self.guide_depth = 2
         self._shape: tuple = ()
 
-    def record(self, rec: dict, errors: dict[int, list[float]] | None = None) -> None:
+    def record(self, rec: CycleRecord, errors: dict[int, list[float]] | None = None) -> None:
         """Keep each goal's error signal, the OODA loop's counterpart of ThinkLoop's e(k)."""
         self.add_signal(self.signal(rec), errors)
 
     @staticmethod
-    def signal(rec: dict) -> tuple[tuple[int, float], ...]:
+    def signal(rec: CycleRecord) -> tuple[tuple[int, float], ...]:
         """A cycle's error signal: (goal id, 1 − coverage) of its open goals and its focus."""
         focus = rec["goal"]["id"]
         return tuple((g["id"], 1.0 - g["coverage"]) for g in rec["goals"]
@@ -97,7 +100,7 @@ class GoalsPane(Tree, inherit_bindings=False):
             series.append(error)
             del series[:-ERROR_HISTORY]
 
-    def show(self, view: dict, errors: dict[int, list[float]] | None = None) -> None:
+    def show(self, view: View, errors: dict[int, list[float]] | None = None) -> None:
         """`errors`: the series to draw instead of the live ones (a replayed cycle's)."""
         shown_errors = self.errors if errors is None else errors
         goals = view["goals"]
@@ -106,7 +109,7 @@ class GoalsPane(Tree, inherit_bindings=False):
         if shape != self._shape:
             self._shape = shape
             self.clear()
-            self._goal_nodes = {}
+            self._goal_nodes: dict[int, TreeNode[int]] = {}
 
             def add(parent_node, g):
                 node = parent_node.add(self._label(g, view["focus"], shown_errors.get(g["id"]), self._compact()),
@@ -153,7 +156,7 @@ class GoalsPane(Tree, inherit_bindings=False):
 
 
 class PlanPane(Pane):
-    def show(self, view: dict) -> None:
+    def show(self, view: View) -> None:
         # only the focus goal's plan: a completed or failed goal's plan is not shown once the
         # focus has moved on (its detail, enter on the goal, still shows it)
         focus = view["focus"]
@@ -296,7 +299,7 @@ class ScoreTable(DataTable):
         self._build()
         self.move_cursor(row=row)
 
-    def show(self, record: dict | None) -> None:
+    def show(self, record: CycleRecord | PendingCycle | None) -> None:
         if record is None:
             return
         chosen = record["decide"]["tool"]
@@ -350,12 +353,12 @@ class WhyPane(Pane):
     """Why the chosen tool won, in plain words; and why the tool under the score table's
     cursor did not (what it would have taken)."""
 
-    def show(self, record: dict | None, selected: str | None = None) -> None:
+    def show(self, record: CycleRecord | PendingCycle | None, selected: str | None = None) -> None:
         if record is None:
             self.show_text(Text("Press space to step one cycle, r to run.\nMove the score table's cursor to ask why not that tool.", style="dim"))
             return
         t = Text()
-        lines = why_chosen(record)
+        lines = why_chosen(dict(record))
         llm = record["decide"].get("llm")
         if llm is not None and llm["status"] == "accepted" and llm["tool"] != llm["utility_tool"]:
             # the model overrode the table: "beat the runner-up" would be the wrong story
@@ -385,7 +388,7 @@ class WhyPane(Pane):
         t.append(f"output: {out[:200]}\n", style="red" if not record["act"]["success"] else "dim")
         if selected and selected != record["decide"]["tool"]:
             t.append("\n")
-            for i, line in enumerate(why_not_text(record, selected)):
+            for i, line in enumerate(why_not_text(dict(record), selected)):
                 t.append(line + "\n", style="bold" if i == 0 else "")
         self.show_text(t)
 
@@ -395,7 +398,7 @@ class PsychePane(Pane):
         super().__init__(**kw)
         self.deltas: dict[str, float] = {}
 
-    def show(self, view: dict) -> None:
+    def show(self, view: View) -> None:
         p = view["psyche"]
         dom = p["dominant"]
         # the gauges take what the names and numbers leave (12 cells at most, 4 at least)
@@ -418,8 +421,9 @@ class PsychePane(Pane):
         t.append(f"vetoes fired {p['vetoes_fired']}", style="red" if p["vetoes_fired"] else "dim")
         t.append(f" · encounters {p['shadow_encounters']}", style="dim")  # shadow encounters (SPEC §9)
         line = patterns_line(p)
-        if self.parent is not None and self.parent.border_subtitle != line:  # setting it repaints the box
-            self.parent.border_subtitle = line
+        box = self.parent
+        if isinstance(box, Widget) and box.border_subtitle != line:  # setting it repaints the box
+            box.border_subtitle = line
         if p["pending"]:
             t.append("\nedit pending: applies next cycle", style="bold yellow")
         self.show_text(t)
@@ -441,7 +445,7 @@ class MemoryPane(Pane):
         self.last_consolidation: str = ""
         self.entries = entries
 
-    def show(self, view: dict, record: dict | None, rows: int) -> None:
+    def show(self, view: View, record: CycleRecord | None, rows: int) -> None:
         wm = view["wm"]
         t = Text()
         t.append(f"WM {wm['size']}/{wm['capacity']} ", style="bold")
@@ -456,9 +460,10 @@ class MemoryPane(Pane):
         t.append(self.last_consolidation, style="magenta")
         if self.entries is None or view.get("model_memory"):
             t.append("\n")
-        if view.get("model_memory"):
+        model_memory = view.get("model_memory")
+        if model_memory:
             # the structured memory the model is shown, above the agent's own entries
-            lines = view["model_memory"].splitlines()[:4]
+            lines = model_memory.splitlines()[:4]
             for i, ln in enumerate(lines):
                 t.append("  model ", style="bold yellow")
                 t.append(ln[:200] + ("\n" if i < len(lines) - 1 or self.entries is None else ""))

@@ -9,7 +9,7 @@ them: a workbench that never steps phases looks as it always did.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from rich.text import Text
 from textual import events
@@ -21,8 +21,20 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Static, TextArea
 
+from ..engine.records import CycleRecord, PendingAct, PendingCycle
 from ..engine.run import DEFAULT_RULES, PHASES, InputError, stop_phases
 from .dialogs import guarded
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from ..engine.run import Breakpoint, Run, UserConfig
+
+    # the mixin is only ever mixed into the workbench, an App: the checker sees App's methods
+    # (screen, push_screen, call_from_thread) on it; at run time it stays a plain class
+    _Host = App[None]
+else:
+    _Host = object
 
 ARROW = " → "
 
@@ -67,7 +79,7 @@ class PhaseDiagram(Widget, can_focus=False):
     BINDINGS = [
         Binding("left", "move(-1)", "Prev phase", show=False),
         Binding("right", "move(1)", "Next phase", show=False),
-        Binding("enter", "toggle", "Stop before", show=False),
+        Binding("enter", "toggle_stop", "Stop before", show=False),
     ]
 
     class StopsChanged(Message):
@@ -75,8 +87,8 @@ class PhaseDiagram(Widget, can_focus=False):
             super().__init__()
             self.stops = stops
 
-    def __init__(self, **kw) -> None:
-        super().__init__(**kw)
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
         self.next_phase = "observe"
         self.stops: set[str] = set()
         self.cursor = 0
@@ -132,7 +144,7 @@ class PhaseDiagram(Widget, can_focus=False):
         self.cursor = (self.cursor + d) % len(PHASES)
         self.refresh()
 
-    def action_toggle(self) -> None:
+    def action_toggle_stop(self) -> None:  # not `toggle`: that is DOMNode's action_toggle(attribute)
         self.toggle(PHASES[self.cursor])
 
 
@@ -239,12 +251,32 @@ class QuestionScreen(ModalScreen[None]):
         self.dismiss(None)
 
 
-class PhaseStepping:
+class PhaseStepping(_Host):
     """The cycle in phases and a person in the loop (issue 12): a mixin of the workbench's
     phase stepping, the phase diagram, approval before act and user_interact's question."""
 
     phase_stops: set[str]
     last_phase: tuple[str | None, dict | None]
+    approval_specs: list[str]
+    # what the workbench provides (tui/app.py): its run, settings and state, and the methods below
+    ctl: Run
+    user_config: UserConfig
+    sync: bool
+    running: bool
+    until_change: tuple[tuple[int, str], ...] | None
+    _dirty: bool
+    _breaks: list[Breakpoint]
+    phase_bar: PhaseBar
+
+    if TYPE_CHECKING:
+        @property
+        def live(self) -> bool: ...
+
+        def _read_only(self) -> bool: ...
+
+        def _submit(self, cmd: Callable[[], None]) -> None: ...  # (the app's takes more)
+
+        def _post_note(self, text: str) -> None: ...
 
     def _person_in_the_loop(self) -> None:
         self.phase_stops = set()
@@ -294,12 +326,12 @@ class PhaseStepping:
         else:
             self._post_note(f"cycle {state.get('cycle')}: stopped before {self.ctl.next_phase}")
 
-    def _stopped_between_cycles(self, rec: dict) -> None:
+    def _stopped_between_cycles(self, rec: CycleRecord) -> None:
         self.running = False
         self.until_change = None
         self._post_note(f"cycle {rec['cycle']} recorded: stopped before observe")
 
-    def _call_ui(self, fn) -> None:
+    def _call_ui(self, fn: Callable[[], None]) -> None:
         if self.sync or threading.current_thread() is threading.main_thread():
             fn()
         else:
@@ -347,7 +379,7 @@ class PhaseStepping:
         self._post_note("stop before: " + (", ".join(p for p in PHASES if p in self.phase_stops) or "none"))
         self._dirty = True
 
-    def _phase_record(self) -> dict | None:
+    def _phase_record(self) -> PendingCycle | None:
         """A cycle in progress as far as the panes can show it: its decide (the score table
         with the pending choice) and, once run, its act."""
         if not self.live:
@@ -356,7 +388,7 @@ class PhaseStepping:
         if state is None or "decide" not in state["results"]:
             return None
         r = state["results"]
-        act = {"vetoed": False, "veto": None, "success": True, "bias": 0.0, "bias_patterns": [],
+        act: PendingAct = {"vetoed": False, "veto": None, "success": True, "bias": 0.0, "bias_patterns": [],
                "output": "(pending: act has not run)", **(r.get("act") or {}),
                "progress": "pending (learn has not run)"}
         return {"cycle": state["cycle"], "decide": r["decide"], "act": act, "pending": True}

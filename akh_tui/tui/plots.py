@@ -19,6 +19,7 @@ whatever the branch's length.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from rich.text import Text
 from textual import work
@@ -27,11 +28,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Footer, Static
 from textual_plotext import PlotextPlot
 
-from ..engine.run import TOOL_NAMES
+from ..engine.records import CycleSummary
+from ..engine.run import TOOL_NAMES, Run
 
 PAGE = 2000  # cycles read per page from the store (each page is drawn as it arrives)
 MAX_POINTS = 160  # a line plot's points at most: longer series are averaged in bins (plotext
@@ -66,7 +69,7 @@ class Series:
     coverage: dict[int, list[tuple[int, float]]] = field(default_factory=dict)  # goal -> (cycle, coverage)
     events: list[tuple[int, str]] = field(default_factory=list)
 
-    def extend(self, page: list[dict]) -> None:
+    def extend(self, page: list[CycleSummary]) -> None:
         index = {t: i for i, t in enumerate(TOOL_NAMES)}
         for s in page:
             self.cycles.append(s["cycle"])
@@ -225,7 +228,8 @@ class ToolGrid(Widget, can_focus=True):
         for ti, name in enumerate(TOOL_NAMES):
             chosen_here = s.tool[s.position(self.cursor) or 0] == ti
             t.append(f"{name:<{LABEL - 1}} ", style="bold" if chosen_here else "")
-            run, run_style = [], ""  # cells of one style go in one span: a span a cell made
+            run: list[str] = []
+            run_style = ""  # cells of one style go in one span: a span a cell made
             # every redraw of a 100-column grid cost the compositor a third of a second
             for i in range(lo, hi):
                 at_cursor = s.cycles[i] == self.cursor
@@ -250,15 +254,15 @@ class ToolGrid(Widget, can_focus=True):
             if run:
                 t.append("".join(run), style=run_style)
             t.append("\n")
-        i = s.position(self.cursor)
-        if i is not None:
-            tool = TOOL_NAMES[s.tool[i]] if s.tool[i] >= 0 else "?"
-            score = s.scores[i][s.tool[i]] if s.tool[i] >= 0 else None
+        here = s.position(self.cursor)
+        if here is not None:
+            tool = TOOL_NAMES[s.tool[here]] if s.tool[here] >= 0 else "?"
+            score = s.scores[here][s.tool[here]] if s.tool[here] >= 0 else None
             t.append(f"cycle {self.cursor}: ", style="bold")
             t.append(f"{tool}" + (f" {score:.2f}" if score is not None else ""))
-            if s.vetoed[i]:
+            if s.vetoed[here]:
                 t.append(" VETOED", style="bold red")
-            t.append(f" · WM {s.wm_size[i]}/{s.wm_capacity[i]} · enter replays it", style="dim")
+            t.append(f" · WM {s.wm_size[here]}/{s.wm_capacity[here]} · enter replays it", style="dim")
         return t
 
 
@@ -275,7 +279,7 @@ class PlotsScreen(Screen[None]):
     PlotsScreen #plot-row { height: 1fr; min-height: 8; }
     """
 
-    def __init__(self, ctl, cursor: int, seek, sync: bool = False) -> None:
+    def __init__(self, ctl: Run, cursor: int, seek: Callable[[int | None], None], sync: bool = False) -> None:
         super().__init__()
         self.ctl = ctl
         self.series = Series()
@@ -283,7 +287,7 @@ class PlotsScreen(Screen[None]):
         self._seek = seek
         self._sync = sync
         self.grid = ToolGrid(self.series, cursor, id="tool-grid")
-        self._redraw = None
+        self._redraw: Timer | None = None
         self._pages = 0
 
     def compose(self) -> ComposeResult:

@@ -82,15 +82,15 @@ class PsycheTextArea(TextArea):
 
 
 def _make_text_area(text: str) -> PsycheTextArea:
-    options = dict(
-        theme="css", soft_wrap=False, show_line_numbers=True, tab_behavior="indent",
-        id="psyche-text",
-    )
+    def make(language: str | None) -> PsycheTextArea:
+        return PsycheTextArea(text, language=language, theme="css", soft_wrap=False, show_line_numbers=True,
+                              tab_behavior="indent", id="psyche-text")
+
     try:
-        return PsycheTextArea(text, language="toml", **options)
+        return make("toml")
     except LanguageDoesNotExist:
         # tree-sitter without the TOML grammar: plain text still edits and validates.
-        return PsycheTextArea(text, language=None, **options)
+        return make(None)
 
 
 class PsycheEditorScreen(Screen[str | None]):

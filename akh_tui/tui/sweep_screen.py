@@ -15,6 +15,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Footer, Static
 
 from .. import sweep_report
@@ -140,7 +141,7 @@ class SweepBrowser(App[str | None]):
     def _sort(self) -> None:
         table = self.query_one("#runs", DataTable)
         by_id = self._by_id
-        col = self.sort_column
+        col = self.sort_column or "idx"  # set before any sort: idx is the table's own order
         cells = {rid: dict(self._cells(r)) for rid, r in by_id.items()}
         # run id breaks ties, so equal values keep one order whichever way the table was sorted before
         order = sorted(by_id, key=lambda rid: (_sort_key(cells[rid][col]), rid), reverse=self.sort_reverse)
@@ -158,7 +159,7 @@ class SweepBrowser(App[str | None]):
     def ordered_ids(self) -> list[str]:
         """The run ids as the table shows them now (tests read the sort through this)."""
         table = self.query_one("#runs", DataTable)
-        return [str(table.coordinate_to_cell_key((i, 0)).row_key.value) for i in range(table.row_count)]
+        return [str(table.coordinate_to_cell_key(Coordinate(i, 0)).row_key.value) for i in range(table.row_count)]
 
 
 def browse(folder: str | Path) -> int:

@@ -7,8 +7,9 @@ anything else goes to the error screen (`guarded`)."""
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Sequence
 
+from rich.console import JustifyMethod
 from rich.table import Table
 from rich.text import Text
 from textual import events
@@ -156,7 +157,7 @@ class ForkScreen(TravelDialog):
     """
 
     def __init__(self, cycle: int, archetypes: dict[str, float], tools: list[str], existing: list[str],
-                 on_fork: Callable[[str, dict], None]) -> None:
+                 on_fork: Callable[[str, dict], object]) -> None:
         super().__init__()
         self.cycle = cycle
         self.archetypes = dict(archetypes)
@@ -354,7 +355,9 @@ class CompareScreen(TravelDialog):
         if not factors:
             return Text("the chosen tools score the same on both sides: the input or the outcome differs", style="dim")
         table = Table(title=Text("factors that differ", style="bold"), expand=True, box=None, pad_edge=False)
-        for col, justify in (("tool", "left"), ("factor", "left"), (self.a, "right"), (self.b, "right"), ("difference", "right")):
+        columns: tuple[tuple[str, JustifyMethod], ...] = (
+            ("tool", "left"), ("factor", "left"), (self.a, "right"), (self.b, "right"), ("difference", "right"))
+        for col, justify in columns:
             table.add_column(Text(col), justify=justify)
         for tool, diff in factors.items():
             for i, (factor, (va, vb)) in enumerate(diff.items()):
@@ -386,7 +389,7 @@ class BreakpointsScreen(TravelDialog):
     ]
     HINT = "tool=NAME · veto · veto=NAME · goal · <path> <op> <value>, e.g. score < 0.3"
 
-    def __init__(self, specs: list[str], on_change: Callable[[list[str]], None], config_specs: list[str] = ()) -> None:
+    def __init__(self, specs: list[str], on_change: Callable[[list[str]], None], config_specs: Sequence[str] = ()) -> None:
         super().__init__()
         self.specs = list(specs)
         self.config_specs = set(config_specs)
