@@ -272,6 +272,7 @@ def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
     finally:
         if consent is not None:
             cli_trust.say_remembered(consent, err)
+        cli_trust.forget()  # the agreement was this command's: `main` called again starts from the list
     return 0
 
 

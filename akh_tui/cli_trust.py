@@ -49,6 +49,13 @@ def apply(args: argparse.Namespace):
     return trust.agree(_trust_file(), bool(getattr(args, "allow_plugins", False)), bool(getattr(args, "trust", False)))
 
 
+def forget() -> None:
+    """Back to the remembered list only (what a process has before its flags are read)."""
+    from .engine import trust
+
+    trust.set_consent(None)
+
+
 def checking():
     """`--check` and `check PIN`: the trusted list only, whatever the flags say; a plugin from
     any other folder is named as what the run "would need", never imported."""
