@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Iterator
 
 if TYPE_CHECKING:
-    from .engine.otel import Extent
+    from .engine.sessions import Sessions
 
 from rich.console import Console
 from rich.text import Text
@@ -83,21 +83,16 @@ def handles(args) -> bool:
                                                             or args.start))
 
 
-def _open_store(args):
-    """The data dir's session store, read only through SessionStore's public methods (the one
-    place to re-point when the store moves behind another door)."""
+def dispatch_sessions(args, out: Console, err: Console) -> int:
     from .engine.paths import Locations
     from .engine.sessions import Sessions
 
-    return Sessions(Locations.resolve(args.data_dir)).store
-
-
-def dispatch_sessions(args, out: Console, err: Console) -> int:
-    store = _open_store(args)
+    sessions = Sessions(Locations.resolve(args.data_dir))  # read-only: pin, report and export write no byte of it
     try:
-        return {"pin": cmd_pin, "report": cmd_report, "export": cmd_export_otel}[args.sessions_command](store, args, out, err)
+        return {"pin": cmd_pin, "report": cmd_report, "export": cmd_export_otel}[args.sessions_command](
+            sessions, args, out, err)
     finally:
-        store.close()
+        sessions.close()
 
 
 def _headers(pairs: list[str]) -> dict[str, str]:
@@ -142,18 +137,7 @@ def _replacing(path: Path) -> Iterator[IO[str]]:
             part.unlink()
 
 
-def _branch_stream(store, args) -> "tuple[dict, int, Extent]":
-    """(meta with its scenario fit to leave the machine, branch id, Extent) of RUN --branch."""
-    from .engine.paths import Locations, shown_scenario
-    from .engine.run import otel
-
-    meta = store.run_meta(args.run)
-    meta = dict(meta, scenario=shown_scenario(meta.get("scenario"), Locations.resolve(args.data_dir).data_dir))
-    branch = store.find_branch(args.run, args.branch)
-    return meta, branch, otel.Extent(*store.cycle_extent(branch))
-
-
-def cmd_export_otel(store, args, out: Console, err: Console) -> int:
+def cmd_export_otel(sessions: "Sessions", args, out: Console, err: Console) -> int:
     """`sessions export --format otlp|otlp-json`: the branch as OpenTelemetry spans
     (engine/otel.py), sent to an OTLP/HTTP endpoint or written as OTLP JSON, streamed from the
     store a batch at a time."""
@@ -174,8 +158,8 @@ def cmd_export_otel(store, args, out: Console, err: Console) -> int:
     if args.endpoint:
         otel.check_endpoint(args.endpoint)
     start = otel.parse_start(args.start)
-    meta, branch, extent = _branch_stream(store, args)
-    spans = otel.stream_spans(store.trace_items(branch), meta, args.run, args.branch, extent, start)
+    extent = sessions.extent(args.run, args.branch)
+    spans = sessions.spans(args.run, args.branch, start)
     if args.format == "otlp":
         try:
             n = otel.send_otlp(spans, args.endpoint, headers)
@@ -202,12 +186,12 @@ def cmd_export_otel(store, args, out: Console, err: Console) -> int:
     return 0
 
 
-def cmd_pin(store, args, out: Console, err: Console) -> int:
+def cmd_pin(sessions: "Sessions", args, out: Console, err: Console) -> int:
     from .engine.run import InputError
     from .engine.run import pin as pins
 
     path = Path(args.output)
-    pin = pins.make_pin(store, args.run, args.branch, args.cycles, path)
+    pin = sessions.pin(args.run, args.branch, args.cycles, path)
     try:
         path.write_text(pins.dump_pin(pin), encoding="utf-8")
     except (OSError, ValueError) as exc:
@@ -222,25 +206,22 @@ def cmd_pin(store, args, out: Console, err: Console) -> int:
     return 0
 
 
-def cmd_report(store, args, out: Console, err: Console) -> int:
+def cmd_report(sessions: "Sessions", args, out: Console, err: Console) -> int:
     from .engine.run import InputError
-    from .engine.run import report
 
     path = Path(args.output)
     kind = path.suffix.lower()
     if kind not in (".html", ".htm", ".md"):
         raise InputError(f"the report is written as .html or .md, not {kind or 'a file without a suffix'}", field="-o")
-    meta, branch, extent = _branch_stream(store, args)
-    last = extent.last
+    last = sessions.extent(args.run, args.branch).last
     bad = [c for c in args.shots if not 1 <= c <= last]
     if bad:
         raise InputError(f"cycle {bad[0]} is not recorded (run {args.run} branch {args.branch} has cycles 1..{last})",
                          field="--shot")
-    shots = workbench_shots(store, meta, args.run, args.branch, branch, sorted(set(args.shots))) if args.shots else None
+    shots = workbench_shots(sessions, args.run, args.branch, sorted(set(args.shots))) if args.shots else None
     try:
         with _replacing(path) as fh:
-            n = report.write_report(store.trace_items(branch), meta, args.run, args.branch, extent, fh,
-                                    markdown=kind == ".md", shots=shots)
+            n = sessions.write_report(args.run, args.branch, fh, markdown=kind == ".md", shots=shots)
     except (OSError, ValueError) as exc:
         raise InputError(f"cannot write the report: {getattr(exc, 'strerror', None) or exc}", file=str(path)) from None
     if args.json:
@@ -250,7 +231,7 @@ def cmd_report(store, args, out: Console, err: Console) -> int:
     return 0
 
 
-def workbench_shots(store, meta: dict, run: int, branch_name: str, branch: int, cycles: list[int]) -> dict[int, str]:
+def workbench_shots(sessions: "Sessions", run: int, branch_name: str, cycles: list[int]) -> dict[int, str]:
     """The workbench replaying the branch (read-only, from its exported trace), as it draws
     each of `cycles`: SVG, with web fonts dropped so the report fetches nothing."""
     import asyncio
@@ -259,6 +240,8 @@ def workbench_shots(store, meta: dict, run: int, branch_name: str, branch: int, 
 
     from .engine.run import TraceWriter
     from .tui.app import Workbench  # the workbench itself: only this option loads textual
+
+    meta = sessions.shown_meta(run)
 
     async def shoot(trace: Path) -> dict[int, str]:
         app = Workbench(trace_file=trace, sync=True)
@@ -279,7 +262,7 @@ def workbench_shots(store, meta: dict, run: int, branch_name: str, branch: int, 
         try:
             writer.header(meta.get("name") or "", meta.get("seed"), meta.get("config") or {}, meta.get("psyche") or {},
                           run=run, branch=branch_name)
-            for item in store.trace_items(branch):
+            for item in sessions.items(run, branch_name):
                 writer.write(item)
         finally:
             writer.close()

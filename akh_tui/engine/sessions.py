@@ -1,16 +1,16 @@
 """The door to a data dir's list of runs, for commands that do not drive one (`akh-tui
-sessions`: list, show, export, import, search, compare, delete, check). It opens the session
-store read-only unless it must write, and never makes an agent: a run is driven only through
-`run.py`."""
+sessions`: list, show, export (JSONL or OpenTelemetry), import, search, compare, delete, check,
+pin, report). It opens the session store read-only unless it must write, and never makes an
+agent: a run is driven only through `run.py`."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import IO
+from typing import IO, Any, Iterator
 
-from . import history, writelock
+from . import history, otel, pin, report, writelock
 from .errors import InputError
-from .paths import Locations
+from .paths import Locations, shown_scenario
 from .replay import parse_search
 from .session import SessionStore
 from .trace import TraceWriter, read_trace
@@ -117,5 +117,38 @@ class Sessions:
     def check(self) -> dict:
         """The full integrity scan (SQLite's and every record's checksum)."""
         return self.store.check()
+
+    # ---- what is handed out: streamed, a record at a time ------------------------------------
+    def shown_meta(self, run: int) -> dict:
+        """The run's metadata with its scenario named as it may leave the machine (never an
+        absolute path: paths.shown_scenario)."""
+        meta = self.store.run_meta(run)
+        return dict(meta, scenario=shown_scenario(meta.get("scenario"), self.locations.data_dir))
+
+    def extent(self, run: int, branch: str) -> otel.Extent:
+        """(first, last, number) of the branch's recorded cycles, from the index alone."""
+        self.store.run_meta(run)
+        return otel.Extent(*self.store.cycle_extent(self.store.find_branch(run, branch)))
+
+    def items(self, run: int, branch: str) -> Iterator[dict]:
+        """The branch's trace items (records and events, SPEC §11 order), one at a time."""
+        self.store.run_meta(run)
+        return self.store.trace_items(self.store.find_branch(run, branch))
+
+    def spans(self, run: int, branch: str, start_ns: int = otel.DEFAULT_START_NS) -> Iterator[Any]:
+        """The branch as OpenTelemetry spans, a cycle's at a time (otel.stream_spans)."""
+        meta, extent = self.shown_meta(run), self.extent(run, branch)
+        return otel.stream_spans(self.items(run, branch), meta, run, branch, extent, start_ns)
+
+    def write_report(self, run: int, branch: str, out: IO[str], markdown: bool = False,
+                     shots: dict[int, str] | None = None) -> int:
+        """The branch's report (HTML, or Markdown) written to `out`; returns its cycles."""
+        meta, extent = self.shown_meta(run), self.extent(run, branch)
+        return report.write_report(self.items(run, branch), meta, run, branch, extent, out, markdown=markdown,
+                                   shots=shots)
+
+    def pin(self, run: int, branch: str, cycles: list[int], pin_path: Path) -> dict:
+        """The pin of `cycles` of the branch, for `akh-tui check` (pin.make_pin)."""
+        return pin.make_pin(self.store, run, branch, cycles, pin_path)
 
 
