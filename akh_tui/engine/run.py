@@ -160,6 +160,7 @@ class Run:
         self._patterns: list[tuple[int, int, int]] = []  # (from cycle, vetoes, biases) configured
         self._vetoes_fired = 0
         self._lock_file: Path | None = None  # the writer's lock of this run (writelock.py)
+        self._frozen: int | None = None  # a branch opened only to fork it (resume(fork_at=...)): never checkpointed
         # the cycle in phases (a person in the loop): the cycle in progress, the inputs given
         # during it (recorded with its record), and what it waits for before act
         self._cycle: Cycle | None = None
@@ -221,8 +222,11 @@ class Run:
 
     @classmethod
     def resume(cls, locations: Locations, branch: str | None = None, trace: str | Path | IO[str] | None = None,
-               store: str | Path | None = None, config: UserConfig | None = None) -> "Run":
-        """The store's current run where it was left (its current branch, or `branch`)."""
+               store: str | Path | None = None, config: UserConfig | None = None, fork_at: int | None = None) -> "Run":
+        """The store's current run where it was left (its current branch, or `branch`).
+        `fork_at`: only to fork the branch after that cycle (`agent fork`): it is rewound there
+        rather than resumed, so a branch damaged later on can still be forked before the damage;
+        it is never checkpointed (nothing is appended to it)."""
         if store is None and not locations.has_store():
             # nothing to resume: say so, and leave no empty store behind
             raise InputError(f"no session to resume in {locations.data_dir} (start one with `akh-tui agent run` "
@@ -237,7 +241,14 @@ class Run:
                 r = cls(locations, st, sc, None, meta, writer, config)
                 r._lock_file = lock
                 bid = st.find_branch(meta["id"], branch) if branch is not None else None
-                r._adopt(history.resume(st, r._rebuild, bid))
+                if fork_at is None:
+                    r._adopt(history.resume(st, r._rebuild, bid))
+                else:
+                    b = st.current() if bid is None else bid
+                    st.refuse_marked(b, upto=fork_at)
+                    r._adopt(history.rewind(st, b, fork_at, r._rebuild))
+                    st.adopt(b, r._engine())
+                    r._frozen = b
             except BaseException:
                 writelock.release(lock)
                 raise
@@ -1159,6 +1170,7 @@ class Run:
         with self.lock:
             self._engine()
             self.drop_cycle()
+            self.store.refuse_marked(self.store.current(), upto=cycle)  # never build on damage `sessions check` found
             agent, event = history.fork(self.store, self.store.current(), cycle, name, edits, self._rebuild,
                                         self._base_graph())
             self._adopt(agent)
@@ -1247,7 +1259,7 @@ class Run:
             try:
                 if self.trace is not None:
                     self.trace.close()
-                if self.agent is not None and checkpoint:
+                if self.agent is not None and checkpoint and self.store.branch != self._frozen:
                     self.drop_cycle()  # quitting mid-cycle: a resume starts at the cycle's start
                     try:
                         self.store.checkpoint(self.agent)
