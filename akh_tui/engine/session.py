@@ -1264,8 +1264,11 @@ class SessionStore:
                         continue
                     checked += 1
                     try:
-                        self._text(b, table, k, stored, c)
-                    except StoreDamaged:
+                        text = self._text(b, table, k, stored, c)
+                        # the key is outside the checksum: it must name the cycle the value holds
+                        if table != "events" and json.loads(text).get("cycle") != k:
+                            raise StoreDamaged("key mismatch")
+                    except (StoreDamaged, ValueError, AttributeError):
                         found(f"{self._branch_label(b)}: {what}", k, b, table)
             except sqlite3.DatabaseError as exc:
                 found(f"{table}: unreadable ({exc})", None, None, table)
@@ -1348,6 +1351,8 @@ class SessionStore:
                f"WHERE branch=? AND cycle>=? AND cycle<? ORDER BY cycle")
         for b, c, stored, crc, *cols in self._ranged(branch, "cycles", sql, base + 1, last + 1):
             rec = self._decode(b, "cycle record", c, stored, crc)
+            if not isinstance(rec, dict) or rec.get("cycle") != c:
+                self._damaged(b, "cycle row", c, ValueError("its key is not its record's cycle"))
             if self.schema != "2":
                 try:
                     ok = list(search_columns(rec)) == cols
