@@ -347,7 +347,7 @@ class SessionStore:
                 elif self.schema != SCHEMA_VERSION:
                     self._migrate()
             self.branch: int | None = self._current()
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # a flipped byte in a text can fail to decode
             self._corrupt(str(exc))
 
     def _connect_readonly(self) -> sqlite3.Connection:
@@ -446,7 +446,7 @@ class SessionStore:
             self.schema = row[0]
             # no PRAGMA quick_check here: it reads the whole file (minutes on a million cycles);
             # records carry checksums, and check() is the full scan for an explicit command
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # a flipped byte in a text can fail to decode
             self._corrupt(str(exc))
 
     def close(self) -> None:
@@ -509,7 +509,7 @@ class SessionStore:
     def _query(self, sql: str, args: tuple = ()) -> list[tuple]:
         try:
             return self.db.execute(sql, args).fetchall()
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # a flipped byte in a text can fail to decode
             self._corrupt(str(exc))
 
     # ---- checked rows (schema 4) -----------------------------------------------------------
@@ -1239,7 +1239,7 @@ class SessionStore:
         cycles; rows written before checksums (schema 2) are counted as unchecked."""
         try:
             rows = self.db.execute("PRAGMA integrity_check").fetchall()
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # a flipped byte in a text can fail to decode
             rows = [(str(exc),)]
         sqlite_ok = [r[0] for r in rows] == ["ok"]
         damaged: dict[str, list[int]] = {}
@@ -1270,7 +1270,7 @@ class SessionStore:
                             raise StoreDamaged("key mismatch")
                     except (StoreDamaged, ValueError, AttributeError):
                         found(f"{self._branch_label(b)}: {what}", k, b, table)
-            except sqlite3.DatabaseError as exc:
+            except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # a flipped byte in a text can fail to decode
                 found(f"{table}: unreadable ({exc})", None, None, table)
         # the rows beside the records (schema 4): keyed by branch, or the store's own (meta, runs)
         rcrc = self._row_crc_col()
@@ -1295,7 +1295,7 @@ class SessionStore:
                         found(f"{self._branch_label(row[0])}: {what}", row[1], row[0], table)
                     else:
                         found(f"{self._branch_label(row[0])}: {what} (numbered)", row[1], row[0], table, cycle=False)
-            except sqlite3.DatabaseError as exc:
+            except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # a flipped byte in a text can fail to decode
                 found(f"{table}: unreadable ({exc})", None, None, table)
         if not sqlite_ok:
             marks.append({"branch": None, "what": "sqlite", "cycle": None})
