@@ -417,6 +417,7 @@ class SessionStore:
         return str(self.path) if self.path is not None else ":memory:"
 
     def _corrupt(self, why: str) -> NoReturn:
+        why = why.split(" with text '")[0][:200]  # SQLite quotes the undecodable text itself: not for a terminal
         try:
             if self.db is not None:
                 self.db.close()
@@ -705,6 +706,12 @@ class SessionStore:
     def _crc_col(self) -> str:
         return "crc" if self.schema != "2" else "NULL"
 
+    def _v(self, col: str) -> str:
+        """A stored value's column as its bytes: a value whose type byte was flipped to text
+        would fail to decode as UTF-8 inside the fetch, before its row could be named; as
+        bytes it reaches its checksum (schema 2 stored text, read as it is)."""
+        return f"CAST({col} AS BLOB)" if self.schema != "2" else col
+
     def _decode(self, seg_branch: int, what: str, key: int, stored, crc) -> Any:
         """A stored JSON value, its checksum verified: damage names run, branch and cycle."""
         try:
@@ -763,7 +770,7 @@ class SessionStore:
         return row[0], row[1]
 
     def record(self, branch: int, cycle: int) -> dict | None:
-        sql = f"SELECT branch, cycle, record, {self._crc_col()} FROM cycles WHERE branch=? AND cycle>=? AND cycle<?"
+        sql = f"SELECT branch, cycle, {self._v('record')}, {self._crc_col()} FROM cycles WHERE branch=? AND cycle>=? AND cycle<?"
         for b, c, rec, crc in self._ranged(branch, "cycles", sql, cycle, cycle + 1):
             return self._decode(b, "cycle record", c, rec, crc)
         return None
@@ -777,7 +784,7 @@ class SessionStore:
 
     def record_texts(self, branch: int, start: int = 1, end: int = INF) -> Iterator[tuple[int, str]]:
         """(cycle, the record's JSON text as the trace writes it), oldest first."""
-        sql = (f"SELECT branch, cycle, record, {self._crc_col()} FROM cycles WHERE branch=? AND cycle>=? AND cycle<? "
+        sql = (f"SELECT branch, cycle, {self._v('record')}, {self._crc_col()} FROM cycles WHERE branch=? AND cycle>=? AND cycle<? "
                f"ORDER BY cycle LIMIT {self.PAGE}")
         stop = min(end, INF - 1) + 1
         for seg in self.lineage(branch):
@@ -787,7 +794,12 @@ class SessionStore:
                 if not rows:
                     break
                 for sb, c, rec, crc in rows:
-                    yield c, self._text(sb, "cycle record", c, rec, crc)
+                    text = self._text(sb, "cycle record", c, rec, crc)
+                    # the key is outside the checksum; a look at the text's start (where the
+                    # trace writes "cycle") spares decoding the record to see it is its own
+                    if f'"cycle":{c},' not in text[:200] and _cycle_of(text) != c:
+                        self._damaged(sb, "cycle row", c, ValueError("its key is not its record's cycle"))
+                    yield c, text
                 a = rows[-1][1] + 1
 
     def summaries(self, branch: int, start: int = 1, end: int = INF) -> Iterator[dict]:
@@ -808,7 +820,7 @@ class SessionStore:
         by the goal column, so a long branch's other cycles are neither read nor decoded."""
         if not goals:
             return
-        sql = (f"SELECT cycle, record, {self._crc_col()} FROM cycles WHERE branch=? AND cycle>=? AND cycle<? "
+        sql = (f"SELECT cycle, {self._v('record')}, {self._crc_col()} FROM cycles WHERE branch=? AND cycle>=? AND cycle<? "
                f"AND {self._col('goal')} IN ({', '.join('?' * len(goals))}) ORDER BY cycle")
         for seg in self.lineage(branch):
             for c, rec, crc in self._query(sql, (seg.branch, seg.lo["cycles"], seg.hi["cycles"], *goals)):
@@ -861,7 +873,7 @@ class SessionStore:
         out: list[dict] = []
         for seg in self.lineage(branch):
             rows = self._query(
-                f"SELECT cycle, {col('tool')}, {col('progress')}, {col('vetoed')}, record, {self._crc_col()} FROM cycles "
+                f"SELECT cycle, {col('tool')}, {col('progress')}, {col('vetoed')}, {self._v('record')}, {self._crc_col()} FROM cycles "
                 f"WHERE branch=? AND cycle>=? AND cycle<?{cond} ORDER BY cycle",
                 (seg.branch, seg.lo["cycles"], seg.hi["cycles"], *args))
             for c, t, p, v, rec, crc in rows:
@@ -896,7 +908,7 @@ class SessionStore:
 
     def head_state(self, branch: int) -> dict | None:
         """The core state a branch's head holds (whatever was recorded after it), or None."""
-        row = self._query(f"SELECT cycle, payload, {self._crc_col()} FROM heads WHERE branch=?", (branch,))
+        row = self._query(f"SELECT cycle, {self._v('payload')}, {self._crc_col()} FROM heads WHERE branch=?", (branch,))
         return self._decode(branch, "head state", row[0][0], row[0][1], row[0][2]) if row else None
 
     def events(self, branch: int, kind: str | None = None) -> Iterator[tuple[int, dict]]:
@@ -927,12 +939,12 @@ class SessionStore:
                                           f"AND ((cycle>=? AND cycle<?){at_fork})", args)[0]
                 if first is None:
                     continue
-                sql = (f"SELECT seq, cycle, event, {crc} FROM events WHERE seq>? AND seq<=? AND +branch=? "
+                sql = (f"SELECT seq, cycle, {self._v('event')}, {crc} FROM events WHERE seq>? AND seq<=? AND +branch=? "
                        f"AND ((+cycle>=? AND +cycle<?){' OR (+cycle=? AND input=0)' if fork else ''}) "
                        f"ORDER BY seq LIMIT {self.PAGE}")
                 after, bound = first - 1, (last,)
             else:  # a few events of one type (resume reads the psyche edits): its own index
-                sql = (f"SELECT seq, cycle, event, {crc} FROM events WHERE seq>? AND branch=? "
+                sql = (f"SELECT seq, cycle, {self._v('event')}, {crc} FROM events WHERE seq>? AND branch=? "
                        f"AND ((cycle>=? AND cycle<?){at_fork}){typed} ORDER BY seq LIMIT {self.PAGE}")
                 after, bound = -1, ()
             while True:
@@ -1171,7 +1183,7 @@ class SessionStore:
     def head(self, branch: int) -> tuple[int, dict] | None:
         """The branch's head (cycle, core state) when nothing was recorded after it, else None
         (the process stopped without a checkpoint: the caller rewinds to the last cycle)."""
-        row = self._query(f"SELECT cycle, inputs_seq, payload, {self._crc_col()} FROM heads WHERE branch=?", (branch,))
+        row = self._query(f"SELECT cycle, inputs_seq, {self._v('payload')}, {self._crc_col()} FROM heads WHERE branch=?", (branch,))
         if not row:
             raise InputError("this branch was imported from a trace: it can be replayed, not resumed", file=self.where)
         head_cycle, head_seq, payload, crc = row[0]
@@ -1184,7 +1196,7 @@ class SessionStore:
         last = self.last_cycle(branch)
         if cycle < 0 or cycle > last:
             raise InputError(f"cycle {cycle} is outside the branch (0..{last})", field="cycle")
-        sql = (f"SELECT cycle, payload, {self._crc_col()} FROM snapshots WHERE branch=? AND cycle>=? AND cycle<? "
+        sql = (f"SELECT cycle, {self._v('payload')}, {self._crc_col()} FROM snapshots WHERE branch=? AND cycle>=? AND cycle<? "
                f"ORDER BY cycle DESC LIMIT 1")
         for seg in reversed(self.lineage(branch)):
             lo, hi = seg.lo["snapshots"], min(seg.hi["snapshots"], cycle + 1)
@@ -1257,7 +1269,7 @@ class SessionStore:
                                 ("heads", "cycle", "payload"), ("events", "cycle", "event")):
             what = {"cycles": "cycle records", "snapshots": "snapshots", "heads": "head states", "events": "events"}[table]
             try:
-                cur = self.db.execute(f"SELECT branch, {key}, {col}, {crc} FROM {table} ORDER BY branch, {key}")
+                cur = self.db.execute(f"SELECT branch, {key}, {self._v(col)}, {crc} FROM {table} ORDER BY branch, {key}")
                 for b, k, stored, c in cur:
                     if c is None:
                         unchecked += 1
@@ -1347,7 +1359,7 @@ class SessionStore:
         lead-in), whatever the run's length: the head or rewind reads these anyway."""
         last = self.last_cycle(branch)
         base, _state = self.snapshot_before(branch, last)
-        sql = (f"SELECT branch, cycle, record, {self._crc_col()}, tool, vetoed, veto, goal, progress FROM cycles "
+        sql = (f"SELECT branch, cycle, {self._v('record')}, {self._crc_col()}, tool, vetoed, veto, goal, progress FROM cycles "
                f"WHERE branch=? AND cycle>=? AND cycle<? ORDER BY cycle")
         for b, c, stored, crc, *cols in self._ranged(branch, "cycles", sql, base + 1, last + 1):
             rec = self._decode(b, "cycle record", c, stored, crc)
@@ -1438,6 +1450,13 @@ class SessionStore:
                     self.db.execute("INSERT INTO events (branch, cycle, input, event, crc, type) VALUES (?, ?, 0, ?, ?, ?)",
                                     (b, it.get("cycle", cycle), *self._pack(_dump(it), "event"), it.get("type")))
         return run
+
+
+def _cycle_of(text: str) -> Any:
+    try:
+        return json.loads(text).get("cycle")
+    except (ValueError, AttributeError):
+        return None
 
 
 def _rowid(cursor: sqlite3.Cursor) -> int:
