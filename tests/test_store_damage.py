@@ -283,3 +283,34 @@ def test_bit_flips_give_named_damage_reports_never_a_traceback_nor_an_append(pri
         trials += 1
         assert time.monotonic() < deadline
     assert trials == 10 and refused > 0
+
+
+def test_the_workbench_shows_a_damaged_branch_and_stays_up(workbench, tmp_path):
+    from tests.helpers import drive
+
+    app = workbench()
+
+    async def script(app, pilot):
+        app.ctl.run_cycles(30)  # until zoo's goals are done
+        last = app.ctl.cycle
+        assert last > 5
+        app.ctl.fork(3, "b")
+        con = sqlite3.connect(_db(tmp_path))  # another connection damages main's last record (WAL: the app sees it)
+        con.execute("UPDATE cycles SET record = substr(record, 1, 40) || x'00' || substr(record, 42) "
+                    "WHERE branch = 1 AND cycle = ?", (last,))
+        con.commit()
+        con.close()
+        await pilot.press("b")  # the branches; the cursor is on b, the current one
+        await pilot.press("up", "enter")  # switch to main
+        await pilot.pause()
+        assert type(app.screen).__name__ == "BranchesScreen"  # a refusal is shown in the dialog, which stays
+        shown = " ".join(" ".join(str(w.render()).split()) for w in app.screen.query("Static"))
+        assert "damaged" in shown and f"cycle {last}" in shown and f"agent fork --at {last - 1}" in shown
+        await pilot.press("escape")
+        assert app.ctl.branch_name == "b" and app.ctl.cycle == 3  # still on b; it goes on
+        app.ctl.run_cycles(1)
+        assert app.ctl.cycle == 4
+        app.main_last = last
+
+    drive(app, script)
+    assert _value(_db(tmp_path), "SELECT MAX(cycle) FROM cycles WHERE branch=1") == app.main_last

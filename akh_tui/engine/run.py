@@ -39,7 +39,7 @@ from .breakpoints import parse as parse_breakpoint
 from .breakpoints import stop_phases
 from .confine import check_workspace
 from .commands import AddGoal, Answer, Command, Consolidate, EditPsyche, MakePlan, Reflect, Verdict
-from .errors import InputError, StoreBusy, StoreDamaged, StoreLost, StoreWriteError, parse_toml, read_user_file, toml_error
+from .errors import BranchDamaged, InputError, StoreBusy, StoreDamaged, StoreLost, StoreWriteError, parse_toml, read_user_file, toml_error
 from .explain import why_chosen, why_not_text
 from .goals import make_goal
 from .memory import KIND_RELEVANCE
@@ -64,7 +64,7 @@ __all__ = [
     "TOOL_NAMES", "SPECS", "check_goal", "list_scenarios", "PsycheFileChanged", "read_user_file", "toml_error", "parse_toml",
     "GraphOracle", "ThinkLoop", "CycleRecord", "CycleSummary", "Event", "View", "otel", "pin", "report", "load_scenario",
     "TraceWriter", "DANGEROUS_CAPABILITIES", "SAFE_ENV", "rerun", "check_pin", "StoreWriteError", "StoreBusy",
-    "StoreDamaged", "StoreLost",
+    "StoreDamaged", "BranchDamaged", "StoreLost",
     "PHASES", "Verdict", "Answer", "parse_rules", "answer_lines", "DEFAULT_RULES", "stop_phases",
 ]
 
