@@ -183,8 +183,13 @@ def test_explain_reports_damage_in_one_line(cli, tmp_path):
     _one_line_damage(cli("agent", "explain", "--goal", "1", check_rc=2), "cycle 28 of run 1, branch 'main'")
 
 
-def test_the_workbench_resume_reports_a_damaged_branch_and_writes_nothing(tmp_path):
-    from akh_tui.tui.app import run as run_workbench
+def test_the_workbench_resume_reports_a_damaged_branch_and_writes_nothing(tmp_path, monkeypatch):
+    from akh_tui.tui.app import Workbench, run as run_workbench
+
+    def opened(self, *a, **kw):
+        raise AssertionError("the workbench went on with a damaged branch")
+
+    monkeypatch.setattr(Workbench, "run", opened)
 
     loc = Locations(tmp_path / "data", tmp_path / "config.toml")
     r = Run.start(loc, "zoo", goals=[GOAL])
