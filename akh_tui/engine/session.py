@@ -1141,10 +1141,10 @@ class SessionStore:
             crc = self._row_crc_col()
             symbols = [[r[2], r[3]] for r in self._checked(branch, "symbols", "graph symbol", self._ranged(
                 branch, "symbols", f"SELECT branch, id, label, kind, {crc} FROM symbols WHERE branch=? AND id>=? AND id<? "
-                f"ORDER BY id", len(agent.kg.symbols), n_sym))]
+                f"ORDER BY id", len(agent.kg.symbols), n_sym), n_sym)]
             triples = _loads_rows([(r[2],) for r in self._checked(branch, "triples", "graph triple", self._ranged(
                 branch, "triples", f"SELECT branch, seq, payload, {crc} FROM triples WHERE branch=? AND seq>=? AND seq<? "
-                f"ORDER BY seq", len(agent.kg.log), n_tri))])
+                f"ORDER BY seq", len(agent.kg.log), n_tri), n_tri)])
             cap = agent.config.episodic_capacity
             nxt = state["episodes_next_id"]
             em = EpisodicMemory(cap)
@@ -1171,16 +1171,26 @@ class SessionStore:
         except (KeyError, ValueError, TypeError) as exc:
             self._corrupt(f"a saved state is malformed: {exc}")
 
-    def _checked(self, branch: int, table: str, what: str, rows: Iterable[tuple]) -> list[tuple]:
+    def _checked(self, branch: int, table: str, what: str, rows: Iterable[tuple], end: int | None = None) -> list[tuple]:
         """Rows of a ROW_COLUMNS table (its columns, then the checksum), each checked; a
-        damaged one is reported with the branch that holds it and its number. A row count
-        short of what the state names is reported by the restore itself."""
-        out = []
+        damaged one is reported with the branch that holds it and its number. Numbered rows
+        (`end`: the count the state names) must follow one another up to it: a gap or a
+        short end is rows lost from the store. Rows missing at the start are left to the
+        restore, which says the scenario's graph changed (the base the rows follow)."""
+        out: list[tuple] = []
         for row in rows:
             if row[-1] is not None and row_crc(*row[:-1]) != row[-1]:
                 run, name = self._branch_where(row[0])
                 self._bad_row(f"{what} #{row[1]} of {self._branch_label(row[0])}", run=run, branch=name)
+            if end is not None and out and row[1] != out[-1][1] + 1:
+                run, name = self._branch_where(row[0])
+                self._bad_row(f"{what}s of {self._branch_label(branch)}", run=run, branch=name,
+                              why=f"#{out[-1][1] + 1} to #{row[1] - 1} are missing")
             out.append(row)
+        if end is not None and out and out[-1][1] != end - 1:
+            run, name = self._branch_where(branch)
+            self._bad_row(f"{what}s of {self._branch_label(branch)}", run=run, branch=name,
+                          why=f"#{out[-1][1] + 1} to #{end - 1} are missing")
         return out
 
     def head(self, branch: int) -> tuple[int, dict] | None:
