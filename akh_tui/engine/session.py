@@ -179,7 +179,12 @@ def pack(text: str, zdict: bytes | None = None, kind: str = "cycle") -> tuple[by
 
 def unpack(stored: bytes | str, crc: int | None, zdicts: "dict[str, bytes | None] | None" = None) -> str:
     """The JSON text of a stored value; ValueError when its checksum or compression is off.
-    A schema-2 row (text, no checksum) is taken as it is."""
+    A schema-2 row (text, no checksum) is taken as it is (read as bytes: see `_v`)."""
+    if isinstance(stored, bytes) and crc is None:
+        try:
+            stored = stored.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"undecodable ({exc})") from None
     if isinstance(stored, str):
         if crc is not None and zlib.crc32(stored.encode("utf-8")) != crc:
             raise ValueError("checksum mismatch")
