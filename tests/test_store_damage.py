@@ -76,6 +76,9 @@ def test_damaged_run_metadata_is_reported_by_run_never_a_traceback(cli, tmp_path
         _one_line_damage(proc, "metadata of run 1")
     checked = cli("sessions", "check", check_rc=2)
     assert "run 1: run metadata" in checked.stderr
+    # damage no branch owns: once check found it, not even a new run is written into the store
+    _one_line_damage(cli("agent", "run", "--fresh", "--goals", GOAL, "--max-cycles", "2", check_rc=2),
+                     "found this store damaged")
     assert db.read_bytes() == before  # reported, never replaced or appended to
 
 

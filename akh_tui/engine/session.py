@@ -981,6 +981,11 @@ class SessionStore:
     def start(self, agent: Agent, meta: dict) -> int:
         """A new run with its `main` branch, made current; saves the agent's starting state.
         Earlier runs are kept (see `akh-tui sessions`)."""
+        whole = [m for m in self._marks() if m.get("branch") is None]
+        if whole:  # damage no branch owns (SQLite's own pages, the store's metadata): nothing new goes in
+            raise StoreDamaged(f"`akh-tui sessions check` found this store damaged ({whole[0].get('what')}); no new run is "
+                               f"written into it. Restore it from a copy, or use --data-dir for a new one; a check that "
+                               f"finds it whole clears this.", file=self.where)
         with self._tx():
             run = self._insert_run(meta)
             branch = self._insert_branch(run, "main")
