@@ -383,7 +383,7 @@ def cmd_fork(args: argparse.Namespace, out: Console, err: Console) -> int:
         edits["goals"] = args.fork_goals
     if args.psyche:
         edits["psyche"] = Psyche.load(args.psyche).to_toml()
-    run = Run.resume(locations(args))
+    run = Run.resume(locations(args), fork_at=args.at)  # rewound there: a branch damaged later can still be forked
     try:
         event = run.fork(args.at, args.name, edits)
     except ForkEditError as exc:  # a weight out of range, an unknown tool or archetype, no name

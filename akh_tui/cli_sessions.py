@@ -185,7 +185,13 @@ def cmd_check(sessions: Sessions, args, out: Console, err: Console) -> int:
                    + (f", {result['unchecked']:,} written before checksums (not checked)" if result["unchecked"] else "")))
     for where, cycles in result["damaged"].items():
         shown = ", ".join(str(c) for c in cycles[:20]) + (f" … ({len(cycles)} in all)" if len(cycles) > 20 else "")
-        err.print(Text(f"damaged: {where}" + (f": cycle(s) {shown}" if cycles else ""), style="bold red"))
+        unit = "row(s)" if where.endswith("(numbered)") else "cycle(s)"
+        err.print(Text(f"damaged: {where}" + (f": {unit} {shown}" if cycles else ""), style="bold red"))
+    if result.get("mark"):
+        err.print(Text(result["mark"], style="yellow"))
+    elif not result["ok"]:
+        err.print(Text("writers refuse the damaged branches from now on (`akh-tui agent resume` says how to fork "
+                       "before the damage); run `akh-tui sessions check` again once the store is whole"))
     if result["ok"]:
         out.print(Text("the store is whole", style="green"))
         return 0

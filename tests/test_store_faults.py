@@ -387,7 +387,7 @@ def test_a_schema_2_store_is_read_as_it_is_and_migrated_on_write(cli, tmp_path):
     # a writer migrates it in place; the old history reads the same, the run goes on
     cli("agent", "resume", "--max-cycles", "3")
     con = sqlite3.connect(db)
-    assert con.execute("SELECT value FROM meta WHERE key='schema'").fetchone()[0] == "3"
+    assert con.execute("SELECT value FROM meta WHERE key='schema'").fetchone()[0] == session_mod.SCHEMA_VERSION
     con.close()
     assert cli("sessions", "export", "1").stdout == old_main
     bold = cli("sessions", "export", "1", "--branch", "bold").stdout

@@ -325,4 +325,19 @@ class StoreBusy(InputError):
 
 class StoreDamaged(InputError):
     """The session store holds damaged data (a checksum does not match, a page is missing);
-    the message names the run, branch and cycles. Nothing was written."""
+    the message names the run, branch and cycles. Nothing was written. `run`, `branch` (its
+    name) and `cycle` say where, when the damage is in one branch's rows (None otherwise)."""
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None, field: str | None = None,
+                 run: int | None = None, branch: str | None = None, cycle: int | None = None) -> None:
+        self.run, self.branch, self.cycle = run, branch, cycle
+        super().__init__(message, file=file, line=line, field=field)
+
+    def to_dict(self) -> dict:
+        return super().to_dict() | {"run": self.run, "branch": self.branch, "cycle": self.cycle}
+
+
+class BranchDamaged(StoreDamaged):
+    """A branch that a writer was about to continue is damaged where it would resume from (or
+    `sessions check` marked it damaged): nothing is appended to it; the message says how to go
+    on (fork before the damage)."""

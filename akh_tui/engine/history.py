@@ -19,6 +19,7 @@ from typing import Callable, Iterable, Iterator
 from .agent import Agent
 from .basegraph import BaseGraph
 from .commands import ForkEditError, ForkEdits, replay
+from .errors import BranchDamaged, StoreDamaged
 from .scoring import FACTORS
 from .session import SessionStore
 
@@ -84,14 +85,27 @@ def resume(store: SessionStore, rebuild: Rebuild, branch: int | None = None) -> 
     that followed it applied (the process was killed)."""
     branch = store.current() if branch is None else branch
     store.branch_info(branch)
-    head = store.head(branch)
-    if head is not None:
-        agent = store.restore(branch, head[1], rebuild())
-    else:
-        last = store.last_cycle(branch)
-        agent = rewind(store, branch, last, rebuild)
-        replay(agent, store.inputs(branch, last, last + 1).get(last, []))
-        agent.drain_events()
+    try:
+        head = store.head(branch)
+        # what it restores from is checked before anything is appended: the snapshot and the
+        # records after it (verify_tail), the head or the rewind as they are read; a writer
+        # also refuses a branch `sessions check` marked damaged
+        store.verify_tail(branch)
+        if not store.readonly:
+            store.refuse_marked(branch)
+        if head is not None:
+            agent = store.restore(branch, head[1], rebuild())
+        else:
+            last = store.last_cycle(branch)
+            agent = rewind(store, branch, last, rebuild)
+            replay(agent, store.inputs(branch, last, last + 1).get(last, []))
+            agent.drain_events()
+    except BranchDamaged:
+        raise
+    except StoreDamaged as exc:
+        if store.readonly:
+            raise
+        raise store.refusal(branch, exc) from None
     store.adopt(branch, agent)
     return agent
 

@@ -40,7 +40,8 @@ from .breakpoints import stop_phases
 from .confine import check_workspace
 from .commands import (AddGoal, Answer, Command, Consolidate, EditPsyche, ForkEditError, MakePlan, Reflect,
                        Verdict)
-from .errors import InputError, StoreBusy, StoreDamaged, StoreLost, StoreWriteError, parse_toml, read_user_file, toml_error
+from .errors import (BranchDamaged, InputError, StoreBusy, StoreDamaged, StoreLost, StoreWriteError, parse_toml,
+                     read_user_file, toml_error)
 from .explain import why_chosen, why_not_text
 from .goals import make_goal
 from .memory import KIND_RELEVANCE
@@ -70,7 +71,7 @@ __all__ = [
     "TOOL_NAMES", "SPECS", "check_goal", "list_scenarios", "PsycheFileChanged", "read_user_file", "toml_error", "parse_toml",
     "GraphOracle", "ThinkLoop", "CycleRecord", "CycleSummary", "Event", "View", "otel", "pin", "report", "load_scenario",
     "TraceWriter", "DANGEROUS_CAPABILITIES", "SAFE_ENV", "rerun", "check_pin", "StoreWriteError", "StoreBusy",
-    "StoreDamaged", "StoreLost",
+    "StoreDamaged", "BranchDamaged", "StoreLost",
     "Breakpoint",
     "PHASES", "Verdict", "Answer", "parse_rules", "answer_lines", "DEFAULT_RULES", "stop_phases", "trust",
     "SERVED_ENV", "served_process", "plugin_needs", "scenario_decider", "redact", "redact_obj",
@@ -170,6 +171,7 @@ class Run:
         self._patterns: list[tuple[int, int, int]] = []  # (from cycle, vetoes, biases) configured
         self._vetoes_fired = 0
         self._lock_file: Path | None = None  # the writer's lock of this run (writelock.py)
+        self._frozen: int | None = None  # a branch opened only to fork it (resume(fork_at=...)): never checkpointed
         # the cycle in phases (a person in the loop): the cycle in progress, the inputs given
         # during it (recorded with its record), and what it waits for before act
         self._cycle: Cycle | None = None
@@ -232,8 +234,11 @@ class Run:
 
     @classmethod
     def resume(cls, locations: Locations, branch: str | None = None, trace: str | Path | IO[str] | None = None,
-               store: str | Path | None = None, config: UserConfig | None = None) -> "Run":
-        """The store's current run where it was left (its current branch, or `branch`)."""
+               store: str | Path | None = None, config: UserConfig | None = None, fork_at: int | None = None) -> "Run":
+        """The store's current run where it was left (its current branch, or `branch`).
+        `fork_at`: only to fork the branch after that cycle (`agent fork`): it is rewound there
+        rather than resumed, so a branch damaged later on can still be forked before the damage;
+        it is never checkpointed (nothing is appended to it)."""
         if store is None and not locations.has_store():
             # nothing to resume: say so, and leave no empty store behind
             raise InputError(f"no session to resume in {locations.data_dir} (start one with `akh-tui agent run` "
@@ -248,7 +253,14 @@ class Run:
                 r = cls(locations, st, sc, None, meta, writer, config)
                 r._lock_file = lock
                 bid = st.find_branch(meta["id"], branch) if branch is not None else None
-                r._adopt(history.resume(st, r._rebuild, bid))
+                if fork_at is None:
+                    r._adopt(history.resume(st, r._rebuild, bid))
+                else:
+                    b = st.current() if bid is None else bid
+                    st.refuse_marked(b, upto=fork_at)
+                    r._adopt(history.rewind(st, b, fork_at, r._rebuild))
+                    st.adopt(b, r._engine())
+                    r._frozen = b
             except BaseException:
                 writelock.release(lock)
                 raise
@@ -1193,6 +1205,7 @@ class Run:
         with self.lock:
             self._engine()
             self.drop_cycle()
+            self.store.refuse_marked(self.store.current(), upto=cycle)  # never build on damage `sessions check` found
             agent, event = history.fork(self.store, self.store.current(), cycle, name, edits, self._rebuild,
                                         self._base_graph())
             self._adopt(agent)
@@ -1285,7 +1298,7 @@ class Run:
                         self.trace.close()
                     except InputError as exc:  # the trace's file refused: the store still closes cleanly
                         trace_error = exc
-                if self.agent is not None and checkpoint:
+                if self.agent is not None and checkpoint and self.store.branch != self._frozen:
                     self.drop_cycle()  # quitting mid-cycle: a resume starts at the cycle's start
                     try:
                         self.store.checkpoint(self.agent)

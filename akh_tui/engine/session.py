@@ -18,14 +18,20 @@ only its record, graph additions, episodes and events, and a killed process lose
 cycle in flight. A store that cannot be read is reported
 and left untouched, never replaced.
 
-Schema 3 (this version) keeps every cycle record, snapshot and head as zlib-compressed JSON
+Schema 3 keeps every cycle record, snapshot and head as zlib-compressed JSON
 with a CRC-32 of the stored bytes beside it, checked on every read: a flipped bit is reported
-with its run, branch and cycle instead of being replayed. The fields `sessions search` and the
+with its run, branch and cycle instead of being replayed. Schema 4 (this version) adds a CRC-32
+to every other row a reader trusts (ROW_COLUMNS: the runs' metadata, branches, meta with its
+dictionaries, the graph additions, episodes, user inputs), over its key and its values. A
+writer about to continue a branch checks the snapshot it would restore from and the records
+after it (`verify_tail`) and refuses a branch damaged there or marked by `sessions check`
+(`refuse_marked`: the mark is a file beside the store, which is never written while damaged). The fields `sessions search` and the
 timeline filter on (tool, veto, goal, progress) have columns of their own. A snapshot leaves
 out what those rows hold (the provenance of recent cycles, the last record: read back on a
 restore) and packs each goal's seen symbol ids (base64 gaps); older snapshots, which hold
-them in full, read as before. A schema-2 store
-is migrated in place when it is opened for writing (its old rows keep no checksum); read-only
+them in full, read as before. A schema-2 or -3 store
+is migrated in place when it is opened for writing (a schema-2 store's old records keep no
+checksum; schema-3 rows get theirs from what they hold then); read-only
 commands read it as it is. Opening checks only the header and the file's length (a whole
 number of pages): `check()` is the full integrity scan, for an explicit command.
 
@@ -50,14 +56,16 @@ import numpy as np
 
 from .agent import Agent
 from .config import served_process
-from .errors import InputError, StoreDamaged, StoreLost, StoreWriteError
+from .errors import BranchDamaged, InputError, StoreDamaged, StoreLost, StoreWriteError
 from .memory import Episode, EpisodicMemory
 from .state import apply_kg_additions, core_state, restore, triple_row
 from .redact import redact, registered_in
 from .trace import Trace, dumps, redact_line
 
-SCHEMA_VERSION = "3"
-READABLE_SCHEMAS = ("2", "3")  # 2: text records without checksums, read as they are, migrated on write
+SCHEMA_VERSION = "4"
+# 2: text records without checksums; 3: no checksum on the rows beside the records (runs,
+# branches, the graph, inputs, meta). Both are read as they are and migrated on write.
+READABLE_SCHEMAS = ("2", "3", "4")
 SNAPSHOT_EVERY = 25  # rewinding replays at most this many cycles minus one (plus a fork's lead-in)
 # A cycle that added this many triples (an infer_rules run deriving thousands) gets a snapshot
 # of its own, so that no rewind replays it: replaying it, and undoing it for the next rewind
@@ -66,14 +74,16 @@ SNAPSHOT_EVERY = 25  # rewinding replays at most this many cycles minus one (plu
 # grows by a snapshot now and then; the other rewinds are unchanged.
 SNAPSHOT_AFTER_TRIPLES = 1000
 SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE runs (id INTEGER PRIMARY KEY, meta TEXT NOT NULL);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL, crc INTEGER);
+CREATE TABLE runs (id INTEGER PRIMARY KEY, meta TEXT NOT NULL, crc INTEGER);
 CREATE TABLE branches (id INTEGER PRIMARY KEY, run INTEGER NOT NULL, name TEXT NOT NULL, parent INTEGER,
-    fork_cycle INTEGER, fork_sizes TEXT, edits TEXT NOT NULL DEFAULT '[]', UNIQUE (run, name));
+    fork_cycle INTEGER, fork_sizes TEXT, edits TEXT NOT NULL DEFAULT '[]', crc INTEGER, UNIQUE (run, name));
 CREATE TABLE symbols (branch INTEGER NOT NULL, id INTEGER NOT NULL, label TEXT NOT NULL, kind TEXT NOT NULL,
+    crc INTEGER, PRIMARY KEY (branch, id));
+CREATE TABLE triples (branch INTEGER NOT NULL, seq INTEGER NOT NULL, payload TEXT NOT NULL, crc INTEGER,
+    PRIMARY KEY (branch, seq));
+CREATE TABLE episodes (branch INTEGER NOT NULL, id INTEGER NOT NULL, payload TEXT NOT NULL, crc INTEGER,
     PRIMARY KEY (branch, id));
-CREATE TABLE triples (branch INTEGER NOT NULL, seq INTEGER NOT NULL, payload TEXT NOT NULL, PRIMARY KEY (branch, seq));
-CREATE TABLE episodes (branch INTEGER NOT NULL, id INTEGER NOT NULL, payload TEXT NOT NULL, PRIMARY KEY (branch, id));
 CREATE TABLE cycles (branch INTEGER NOT NULL, cycle INTEGER NOT NULL, record TEXT NOT NULL, crc INTEGER,
     tool TEXT, vetoed INTEGER, veto TEXT, goal INTEGER, progress TEXT, PRIMARY KEY (branch, cycle));
 CREATE INDEX cycles_vetoed ON cycles (branch, cycle) WHERE vetoed;
@@ -82,7 +92,7 @@ CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT, branch INTEGER NOT N
 CREATE INDEX events_by_branch ON events (branch, cycle);
 CREATE INDEX events_by_type ON events (branch, type);  -- resume reads the psyche edits only
 CREATE TABLE inputs (seq INTEGER PRIMARY KEY AUTOINCREMENT, branch INTEGER NOT NULL, cycle INTEGER NOT NULL,
-    kind TEXT NOT NULL, payload TEXT NOT NULL);
+    kind TEXT NOT NULL, payload TEXT NOT NULL, crc INTEGER);
 CREATE INDEX inputs_by_branch ON inputs (branch, cycle);
 CREATE TABLE snapshots (branch INTEGER NOT NULL, cycle INTEGER NOT NULL, payload TEXT NOT NULL, crc INTEGER,
     PRIMARY KEY (branch, cycle));
@@ -127,6 +137,28 @@ UPDATE events SET type = json_extract(event, '$.type');
 CREATE INDEX events_by_type ON events (branch, type);
 """
 
+# Schema 4: the rows a reader trusts besides the records get a checksum too (a bit flipped in a
+# run's metadata was a JSONDecodeError, in the dictionary a traceback). A row's checksum covers
+# its key columns and its values (`row_crc`, in ROW_COLUMNS order), so a flipped key is caught
+# as well. Rows of an older store keep the checksum the migration computes from them as they are.
+ROW_COLUMNS = {
+    "meta": ("key", "value"),
+    "runs": ("id", "meta"),
+    "branches": ("id", "run", "name", "parent", "fork_cycle", "fork_sizes", "edits"),
+    "symbols": ("branch", "id", "label", "kind"),
+    "triples": ("branch", "seq", "payload"),
+    "episodes": ("branch", "id", "payload"),
+    "inputs": ("branch", "cycle", "kind", "payload"),  # not seq: it is numbered by the insert
+}
+MIGRATE_3_TO_4 = "".join(f"ALTER TABLE {t} ADD COLUMN crc INTEGER;\nUPDATE {t} SET crc = akh_row_crc({', '.join(cols)});\n"
+                         for t, cols in ROW_COLUMNS.items())
+
+
+def row_crc(*values: Any) -> int:
+    """The checksum of a row of ROW_COLUMNS: its values as text, separated by a unit
+    separator (a value of another type, say a flipped text turned integer, does not match)."""
+    return zlib.crc32("\x1f".join([v if isinstance(v, str) else repr(v) for v in values]).encode("utf-8", "surrogatepass"))
+
 
 # How a value is stored. Records of one store look alike (same keys, the same eleven tools
 # scored), so each kind is deflated against a preset dictionary: the store's first value of
@@ -152,7 +184,12 @@ def pack(text: str, zdict: bytes | None = None, kind: str = "cycle") -> tuple[by
 
 def unpack(stored: bytes | str, crc: int | None, zdicts: "dict[str, bytes | None] | None" = None) -> str:
     """The JSON text of a stored value; ValueError when its checksum or compression is off.
-    A schema-2 row (text, no checksum) is taken as it is."""
+    A schema-2 row (text, no checksum) is taken as it is (read as bytes: see `_v`)."""
+    if isinstance(stored, bytes) and crc is None:
+        try:
+            stored = stored.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"undecodable ({exc})") from None
     if isinstance(stored, str):
         if crc is not None and zlib.crc32(stored.encode("utf-8")) != crc:
             raise ValueError("checksum mismatch")
@@ -314,6 +351,7 @@ class SessionStore:
                 self.db = self._connect_readonly()
             else:
                 self.db = sqlite3.connect(str(self.path or ":memory:"), isolation_level=None, check_same_thread=False)
+                self.db.create_function("akh_row_crc", -1, row_crc, deterministic=True)  # for MIGRATE_3_TO_4
             if existed:
                 self._check()
             if not readonly:
@@ -321,11 +359,11 @@ class SessionStore:
                 self.db.execute("PRAGMA synchronous=NORMAL")
                 if not existed:
                     self.db.executescript(SCHEMA)
-                    self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+                    self._set_meta("schema", SCHEMA_VERSION)
                 elif self.schema != SCHEMA_VERSION:
                     self._migrate()
             self.branch: int | None = self._current()
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # a flipped byte in a text can fail to decode
             self._corrupt(str(exc))
 
     def _connect_readonly(self) -> sqlite3.Connection:
@@ -371,25 +409,31 @@ class SessionStore:
                                f"Restore it from a copy, or use --data-dir for a new one.", file=str(self.path))
 
     def _migrate(self) -> None:
-        """Schema 2 -> 3 in place, in one transaction (a failure leaves it schema 2)."""
+        """Schema 2 -> 3 -> 4 in place, in one transaction (a failure leaves it as it was)."""
+        old = self.schema
         try:
             self.db.execute("BEGIN IMMEDIATE")
-            for stmt in [x for x in MIGRATE_2_TO_3.split(";") if x.strip()]:
+            steps = ([MIGRATE_2_TO_3] if old == "2" else []) + [MIGRATE_3_TO_4]
+            for stmt in [x for step in steps for x in step.split(";") if x.strip()]:
                 self.db.execute(stmt)
-            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            self._set_meta("schema", SCHEMA_VERSION)
             self.db.execute("COMMIT")
             self.schema = SCHEMA_VERSION
         except sqlite3.Error as exc:
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
-            raise StoreWriteError(f"the schema-2 store could not be brought to schema {SCHEMA_VERSION} ({exc}); "
+            raise StoreWriteError(f"the schema-{old} store could not be brought to schema {SCHEMA_VERSION} ({exc}); "
                                   f"it was left as it was", file=self.where) from None
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta (key, value, crc) VALUES (?, ?, ?)", (key, value, row_crc(key, value)))
 
     @property
     def where(self) -> str:
         return str(self.path) if self.path is not None else ":memory:"
 
     def _corrupt(self, why: str) -> NoReturn:
+        why = why.split(" with text '")[0][:200]  # SQLite quotes the undecodable text itself: not for a terminal
         try:
             if self.db is not None:
                 self.db.close()
@@ -404,7 +448,12 @@ class SessionStore:
     def _check(self) -> None:
         try:
             names = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone() if "meta" in names else None
+            row = None
+            if "meta" in names:
+                checked = "crc" in {r[1] for r in self.db.execute("PRAGMA table_info(meta)")}
+                row = self.db.execute(f"SELECT value, {'crc' if checked else 'NULL'} FROM meta WHERE key='schema'").fetchone()
+                if row is not None:
+                    self._verify_row(row[1], ("schema", row[0]), "the store's schema version")
             if row is not None and row[0] not in READABLE_SCHEMAS:
                 self._corrupt(f"it was written by another version of akh-tui (schema {row[0]}, this one reads "
                               f"{', '.join(READABLE_SCHEMAS)})")
@@ -414,7 +463,7 @@ class SessionStore:
             self.schema = row[0]
             # no PRAGMA quick_check here: it reads the whole file (minutes on a million cycles);
             # records carry checksums, and check() is the full scan for an explicit command
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # a flipped byte in a text can fail to decode
             self._corrupt(str(exc))
 
     def close(self) -> None:
@@ -477,63 +526,126 @@ class SessionStore:
     def _query(self, sql: str, args: tuple = ()) -> list[tuple]:
         try:
             return self.db.execute(sql, args).fetchall()
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # a flipped byte in a text can fail to decode
             self._corrupt(str(exc))
+
+    # ---- checked rows (schema 4) -----------------------------------------------------------
+    def _row_crc_col(self) -> str:
+        """The row checksum column of ROW_COLUMNS's tables, or NULL before schema 4."""
+        return "crc" if self.schema not in ("2", "3") else "NULL"
+
+    def _verify_row(self, crc: Any, values: tuple, what: str, run: int | None = None, branch: str | None = None,
+                    cycle: int | None = None) -> None:
+        """A row as read against its checksum (None: written before schema 4, taken as it is)."""
+        if crc is not None and row_crc(*values) != crc:
+            self._bad_row(what, run, branch, cycle)
+
+    def _bad_row(self, what: str, run: int | None = None, branch: str | None = None, cycle: int | None = None,
+                 why: str = "checksum mismatch") -> NoReturn:
+        raise StoreDamaged(f"damaged {what}: {why}. Nothing was changed; `akh-tui sessions check` lists every "
+                           f"damaged record.", file=self.where, run=run, branch=branch, cycle=cycle)
+
+    def _meta_value(self, key: str) -> str | None:
+        """A checked value of the meta table (the current branch, a dictionary)."""
+        row = self._query(f"SELECT value, {self._row_crc_col()} FROM meta WHERE key=?", (key,))
+        if not row:
+            return None
+        value, crc = row[0]
+        self._verify_row(crc, (key, value), f"store metadata {key!r}")
+        if not isinstance(value, str):
+            self._bad_row(f"store metadata {key!r}", why=f"a {type(value).__name__} where text belongs")
+        return value
+
+    def _run_row(self, run: int, meta: Any, crc: Any) -> dict:
+        self._verify_row(crc, (run, meta), f"metadata of run {run}", run=run)
+        try:
+            out = json.loads(meta) if isinstance(meta, str) else None
+        except ValueError:
+            out = None
+        if not isinstance(out, dict):
+            self._bad_row(f"metadata of run {run}", run=run, why="not a JSON object")
+        return out
+
+    _BRANCH_SQL = "SELECT id, run, name, parent, fork_cycle, fork_sizes, edits, {crc} FROM branches"
+
+    def _branch_rows(self, where: str, args: tuple) -> list[tuple]:
+        """Rows (id, run, name, parent, fork_cycle, fork_sizes, edits) of branches, checked."""
+        out = []
+        for row in self._query(self._BRANCH_SQL.format(crc=self._row_crc_col()) + " WHERE " + where + " ORDER BY id", args):
+            bid, run, name = row[0], row[1], row[2]
+            label = f"branch row {bid} (read as run {run}, branch {name!r})"
+            self._verify_row(row[7], row[:7], label, run=run if isinstance(run, int) else None,
+                             branch=name if isinstance(name, str) else None)
+            if not (isinstance(run, int) and isinstance(name, str) and isinstance(row[6], str)):
+                self._bad_row(label, why="a value of the wrong type")
+            out.append(row[:7])
+        return out
 
     # ---- runs and branches -----------------------------------------------------------------
     def _current(self) -> int | None:
-        row = self._query("SELECT value FROM meta WHERE key='current'")
-        return int(row[0][0]) if row else None
+        value = self._meta_value("current")
+        if value is None:
+            return None
+        if not value.isdigit():
+            self._bad_row("store metadata 'current'", why=f"not a branch id ({value[:20]!r})")
+        return int(value)
 
     def _set_current(self, branch: int) -> None:
         # A served tab's run (`akh-tui serve`) is current for its own process only: the pointer
         # that `agent resume` and `akh-tui --resume` follow stays where the owner left it.
         if not served_process():
-            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('current', ?)", (str(branch),))
+            self._set_meta("current", str(branch))
         self.branch = branch
 
     def runs(self) -> list[dict]:
         out = []
-        for rid, meta in self._query("SELECT id, meta FROM runs ORDER BY id"):
-            out.append({"id": rid, **json.loads(meta), "branches": self.branches(rid)})
+        for rid, meta, crc in self._query(f"SELECT id, meta, {self._row_crc_col()} FROM runs ORDER BY id"):
+            out.append({"id": rid, **self._run_row(rid, meta, crc), "branches": self.branches(rid)})
         return out
 
     def run_meta(self, run: int) -> dict:
-        row = self._query("SELECT meta FROM runs WHERE id=?", (run,))
+        row = self._query(f"SELECT meta, {self._row_crc_col()} FROM runs WHERE id=?", (run,))
         if not row:
             raise InputError(f"no run {run} in this store (see `akh-tui sessions list`)", file=self.where, field="run")
-        return {"id": run, **json.loads(row[0][0])}
+        return {"id": run, **self._run_row(run, row[0][0], row[0][1])}
 
     def branches(self, run: int) -> list[dict]:
-        rows = self._query(
-            "SELECT b.id, b.name, b.parent, b.fork_cycle, b.edits, p.name, h.cycle FROM branches b "
-            "LEFT JOIN branches p ON p.id = b.parent LEFT JOIN heads h ON h.branch = b.id WHERE b.run=? ORDER BY b.id", (run,))
+        rows = self._branch_rows("run=?", (run,))
+        names = {r[0]: r[2] for r in rows}
+        heads = {b for (b,) in self._query("SELECT h.branch FROM heads h JOIN branches b ON b.id = h.branch WHERE b.run=?",
+                                           (run,))}
         out = []
-        for bid, name, parent, fork_cycle, edits, pname, head in rows:
+        for bid, _run, name, parent, fork_cycle, _sizes, edits in rows:
             last = self.last_cycle(bid)
-            out.append({"id": bid, "run": run, "name": name, "parent": pname, "fork_cycle": fork_cycle,
-                        "edits": json.loads(edits), "head_cycle": last, "last_cycle": last,
-                        "replay_only": head is None, "current": bid == self.branch})
+            try:
+                applied = json.loads(edits)
+            except ValueError:
+                self._bad_row(f"edits of run {run}, branch {name!r}", run=run, branch=name, why="not JSON")
+            out.append({"id": bid, "run": run, "name": name, "parent": names.get(parent), "fork_cycle": fork_cycle,
+                        "edits": applied, "head_cycle": last, "last_cycle": last,
+                        "replay_only": bid not in heads, "current": bid == self.branch})
         return out
 
     def branch_info(self, branch: int) -> dict:
-        row = self._query("SELECT run FROM branches WHERE id=?", (branch,))
+        row = self._branch_rows("id=?", (branch,))
         if not row:
             raise InputError(f"no branch {branch} in this store", file=self.where, field="branch")
-        return next(b for b in self.branches(row[0][0]) if b["id"] == branch)
+        return next(b for b in self.branches(row[0][1]) if b["id"] == branch)
 
     def find_branch(self, run: int, name: str) -> int:
-        row = self._query("SELECT id FROM branches WHERE run=? AND name=?", (run, name))
-        if not row:
-            names = ", ".join(b["name"] for b in self.branches(run))
-            raise InputError(f"run {run} has no branch {name!r} (it has: {names})", file=self.where, field="--branch")
-        return row[0][0]
+        # all the run's rows, checked: a damaged name is reported as damage, not as "no such branch"
+        rows = self._branch_rows("run=?", (run,))
+        for row in rows:
+            if row[2] == name:
+                return row[0]
+        names = ", ".join(r[2] for r in rows)
+        raise InputError(f"run {run} has no branch {name!r} (it has: {names})", file=self.where, field="--branch")
 
     def current_run(self) -> int | None:
         if self.branch is None:
             return None
-        row = self._query("SELECT run FROM branches WHERE id=?", (self.branch,))
-        return row[0][0] if row else None
+        row = self._branch_rows("id=?", (self.branch,))
+        return row[0][1] if row else None
 
     def meta(self) -> dict | None:
         """The current run's meta (scenario, seed, goals, decider), or None."""
@@ -570,12 +682,22 @@ class SessionStore:
             return self._lineages[branch]
         chain = []  # (branch id, bounds its parent contributes) from `branch` upward
         b = branch
+        seen: set[int] = set()
         while b is not None:
-            row = self._query("SELECT parent, fork_cycle, fork_sizes FROM branches WHERE id=?", (b,))
+            seen.add(b)
+            row = self._branch_rows("id=?", (b,))
             if not row:
                 raise InputError(f"no branch {b} in this store", file=self.where, field="branch")
-            parent, fork_cycle, sizes = row[0]
-            chain.append((b, parent, fork_bounds(fork_cycle, json.loads(sizes)) if parent is not None else None))
+            _id, run, name, parent, fork_cycle, sizes, _edits = row[0]
+            bounds = None
+            if parent is not None:
+                try:
+                    bounds = fork_bounds(int(fork_cycle), [int(x) for x in json.loads(sizes)])
+                except (TypeError, ValueError):
+                    self._bad_row(f"fork point of run {run}, branch {name!r}", run=run, branch=name, why="malformed")
+                if parent in seen:  # a flipped parent id must not loop forever
+                    self._bad_row(f"parent of run {run}, branch {name!r}", run=run, branch=name, why="a loop")
+            chain.append((b, parent, bounds))
             b = parent
         segments: list[Segment] = []
         hi = {d: INF for d in DIMS}
@@ -603,6 +725,12 @@ class SessionStore:
     def _crc_col(self) -> str:
         return "crc" if self.schema != "2" else "NULL"
 
+    def _v(self, col: str) -> str:
+        """A stored value's column as its bytes: a value whose type byte was flipped to text
+        would fail to decode as UTF-8 inside the fetch, before its row could be named; as
+        bytes it reaches its checksum (schema 2 stored text, read as it is)."""
+        return f"CAST({col} AS BLOB)" if self.schema != "2" else col
+
     def _decode(self, seg_branch: int, what: str, key: int, stored, crc) -> Any:
         """A stored JSON value, its checksum verified: damage names run, branch and cycle."""
         try:
@@ -618,9 +746,10 @@ class SessionStore:
             self._damaged(seg_branch, what, key, exc)
 
     def _damaged(self, seg_branch: int, what: str, key: int, exc: Exception) -> NoReturn:
+        run, name = self._branch_where(seg_branch)
         raise StoreDamaged(f"damaged {what} at cycle {key} of {self._branch_label(seg_branch)}: {exc}. "
                            f"Nothing was changed; `akh-tui sessions check` lists every damaged record.",
-                           file=self.where) from None
+                           file=self.where, run=run, branch=name, cycle=key) from None
 
     def _dicts(self, stored) -> dict[str, bytes | None]:
         """The store's dictionaries, read from meta when a value needs one."""
@@ -630,8 +759,8 @@ class SessionStore:
 
     def _zdict(self, kind: str) -> bytes | None:
         if kind not in self._zdicts:
-            row = self._query("SELECT value FROM meta WHERE key=?", (f"zdict.{kind}",))
-            self._zdicts[kind] = row[0][0].encode("utf-8")[-WINDOW:] if row else None
+            value = self._meta_value(f"zdict.{kind}")
+            self._zdicts[kind] = value.encode("utf-8")[-WINDOW:] if value is not None else None
         return self._zdicts[kind]
 
     def _pack(self, text: str, kind: str) -> tuple[bytes, int]:
@@ -641,16 +770,28 @@ class SessionStore:
         text = redact_line(text)
         zdict = self._zdict(kind)
         if zdict is None:
-            self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"zdict.{kind}", text))
+            self._set_meta(f"zdict.{kind}", text)
             self._zdicts[kind] = zdict = text.encode("utf-8")[-WINDOW:]
         return pack(text, zdict, kind)
 
     def _branch_label(self, branch: int) -> str:
-        row = self._query("SELECT b.run, b.name FROM branches b WHERE b.id=?", (branch,))
-        return f"run {row[0][0]}, branch {row[0][1]!r}" if row else f"branch id {branch}"
+        run, name = self._branch_where(branch)
+        return f"run {run}, branch {name!r}" if run is not None else f"branch id {branch}"
+
+    def _branch_where(self, branch: int) -> tuple[int | None, str | None]:
+        """(run, name) of a branch for a damage report: read as it is (never raising: the
+        report is being made), None when the row is missing or damaged."""
+        try:
+            row = self.db.execute(f"SELECT run, name, parent, fork_cycle, fork_sizes, edits, {self._row_crc_col()} "
+                                  f"FROM branches WHERE id=?", (branch,)).fetchone()
+        except sqlite3.Error:
+            return None, None
+        if row is None or (row[6] is not None and row_crc(branch, *row[:6]) != row[6]):
+            return None, None
+        return row[0], row[1]
 
     def record(self, branch: int, cycle: int) -> dict | None:
-        sql = f"SELECT branch, cycle, record, {self._crc_col()} FROM cycles WHERE branch=? AND cycle>=? AND cycle<?"
+        sql = f"SELECT branch, cycle, {self._v('record')}, {self._crc_col()} FROM cycles WHERE branch=? AND cycle>=? AND cycle<?"
         for b, c, rec, crc in self._ranged(branch, "cycles", sql, cycle, cycle + 1):
             return self._decode(b, "cycle record", c, rec, crc)
         return None
@@ -664,7 +805,7 @@ class SessionStore:
 
     def record_texts(self, branch: int, start: int = 1, end: int = INF) -> Iterator[tuple[int, str]]:
         """(cycle, the record's JSON text as the trace writes it), oldest first."""
-        sql = (f"SELECT branch, cycle, record, {self._crc_col()} FROM cycles WHERE branch=? AND cycle>=? AND cycle<? "
+        sql = (f"SELECT branch, cycle, {self._v('record')}, {self._crc_col()} FROM cycles WHERE branch=? AND cycle>=? AND cycle<? "
                f"ORDER BY cycle LIMIT {self.PAGE}")
         stop = min(end, INF - 1) + 1
         for seg in self.lineage(branch):
@@ -674,6 +815,8 @@ class SessionStore:
                 if not rows:
                     break
                 for sb, c, rec, crc in rows:
+                    # (the key, outside the checksum, is compared with the record's own cycle by
+                    # check() and by a writer's verify_tail, not here: export writes the text)
                     yield c, self._text(sb, "cycle record", c, rec, crc)
                 a = rows[-1][1] + 1
 
@@ -695,7 +838,7 @@ class SessionStore:
         by the goal column, so a long branch's other cycles are neither read nor decoded."""
         if not goals:
             return
-        sql = (f"SELECT cycle, record, {self._crc_col()} FROM cycles WHERE branch=? AND cycle>=? AND cycle<? "
+        sql = (f"SELECT cycle, {self._v('record')}, {self._crc_col()} FROM cycles WHERE branch=? AND cycle>=? AND cycle<? "
                f"AND {self._col('goal')} IN ({', '.join('?' * len(goals))}) ORDER BY cycle")
         for seg in self.lineage(branch):
             for c, rec, crc in self._query(sql, (seg.branch, seg.lo["cycles"], seg.hi["cycles"], *goals)):
@@ -760,7 +903,7 @@ class SessionStore:
         out: list[dict] = []
         for seg in self.lineage(branch):
             rows = self._query(
-                f"SELECT cycle, {col('tool')}, {col('progress')}, {col('vetoed')}, record, {self._crc_col()} FROM cycles "
+                f"SELECT cycle, {col('tool')}, {col('progress')}, {col('vetoed')}, {self._v('record')}, {self._crc_col()} FROM cycles "
                 f"WHERE branch=? AND cycle>=? AND cycle<?{cond} ORDER BY cycle",
                 (seg.branch, seg.lo["cycles"], seg.hi["cycles"], *args))
             for c, t, p, v, rec, crc in rows:
@@ -795,7 +938,7 @@ class SessionStore:
 
     def head_state(self, branch: int) -> dict | None:
         """The core state a branch's head holds (whatever was recorded after it), or None."""
-        row = self._query(f"SELECT cycle, payload, {self._crc_col()} FROM heads WHERE branch=?", (branch,))
+        row = self._query(f"SELECT cycle, {self._v('payload')}, {self._crc_col()} FROM heads WHERE branch=?", (branch,))
         return self._decode(branch, "head state", row[0][0], row[0][1], row[0][2]) if row else None
 
     def events(self, branch: int, kind: str | None = None) -> Iterator[tuple[int, dict]]:
@@ -826,12 +969,12 @@ class SessionStore:
                                           f"AND ((cycle>=? AND cycle<?){at_fork})", args)[0]
                 if first is None:
                     continue
-                sql = (f"SELECT seq, cycle, event, {crc} FROM events WHERE seq>? AND seq<=? AND +branch=? "
+                sql = (f"SELECT seq, cycle, {self._v('event')}, {crc} FROM events WHERE seq>? AND seq<=? AND +branch=? "
                        f"AND ((+cycle>=? AND +cycle<?){' OR (+cycle=? AND input=0)' if fork else ''}) "
                        f"ORDER BY seq LIMIT {self.PAGE}")
                 after, bound = first - 1, (last,)
             else:  # a few events of one type (resume reads the psyche edits): its own index
-                sql = (f"SELECT seq, cycle, event, {crc} FROM events WHERE seq>? AND branch=? "
+                sql = (f"SELECT seq, cycle, {self._v('event')}, {crc} FROM events WHERE seq>? AND branch=? "
                        f"AND ((cycle>=? AND cycle<?){at_fork}){typed} ORDER BY seq LIMIT {self.PAGE}")
                 after, bound = -1, ()
             while True:
@@ -845,18 +988,29 @@ class SessionStore:
     def inputs(self, branch: int, start: int, end: int) -> dict[int, list[tuple[str, Any]]]:
         """User inputs after each cycle in [start, end), as replayed on rewind."""
         out: dict[int, list[tuple[str, Any]]] = {}
-        sql = "SELECT cycle, kind, payload FROM inputs WHERE branch=? AND cycle>=? AND cycle<? ORDER BY seq"
-        for cyc, kind, payload in self._ranged(branch, "inputs", sql, start, end):
-            out.setdefault(cyc, []).append((kind, json.loads(payload)))
+        sql = (f"SELECT branch, cycle, kind, payload, {self._row_crc_col()} FROM inputs WHERE branch=? AND cycle>=? "
+               f"AND cycle<? ORDER BY seq")
+        for b, cyc, kind, payload, crc in self._ranged(branch, "inputs", sql, start, end):
+            try:
+                if crc is not None and row_crc(b, cyc, kind, payload) != crc:
+                    raise ValueError("checksum mismatch")
+                out.setdefault(cyc, []).append((kind, json.loads(payload)))
+            except (ValueError, TypeError) as exc:
+                self._damaged(b, "user input", cyc, exc)
         return out
 
     # ---- recording -------------------------------------------------------------------------
     def start(self, agent: Agent, meta: dict) -> int:
         """A new run with its `main` branch, made current; saves the agent's starting state.
         Earlier runs are kept (see `akh-tui sessions`)."""
+        whole = [m for m in self._marks() if m.get("branch") is None]
+        if whole:  # damage no branch owns (SQLite's own pages, the store's metadata): nothing new goes in
+            raise StoreDamaged(f"`akh-tui sessions check` found this store damaged ({whole[0].get('what')}); no new run is "
+                               f"written into it. Restore it from a copy, or use --data-dir for a new one; a check that "
+                               f"finds it whole clears this.", file=self.where)
         with self._tx():
-            run = _rowid(self.db.execute("INSERT INTO runs (meta) VALUES (?)", (_dump(meta),)))
-            branch = _rowid(self.db.execute("INSERT INTO branches (run, name) VALUES (?, 'main')", (run,)))
+            run = self._insert_run(meta)
+            branch = self._insert_branch(run, "main")
             self._set_current(branch)
             self._saved_symbols = agent.base_symbols
             self._saved_triples = agent.base_triples
@@ -878,8 +1032,7 @@ class SessionStore:
         with self._tx():
             self._write(agent, record, events, input_events, text)
             for kind, payload in inputs:
-                self.db.execute("INSERT INTO inputs (branch, cycle, kind, payload) VALUES (?, ?, ?, ?)",
-                                (self.branch, at, kind, _dump(payload)))
+                self._put_input(self.current(), at, kind, payload)
             if record is not None and (record["cycle"] % self.every == 0 or added >= SNAPSHOT_AFTER_TRIPLES):
                 self._snapshot(agent, record)
 
@@ -928,16 +1081,18 @@ class SessionStore:
             raise RuntimeError("no current branch: start a run first")
         db, kg, b = self.db, agent.kg, self.branch
         if len(kg.symbols) > self._saved_symbols:
-            db.executemany("INSERT OR REPLACE INTO symbols VALUES (?, ?, ?, ?)",
-                           [(b, s.id, redact(s.label) if registered_in(s.label) else s.label, s.kind)
-                            for s in kg.symbols[self._saved_symbols:]])
+            labels = [(s, redact(s.label) if registered_in(s.label) else s.label)
+                      for s in kg.symbols[self._saved_symbols:]]
+            db.executemany("INSERT OR REPLACE INTO symbols VALUES (?, ?, ?, ?, ?)",
+                           [(b, s.id, label, s.kind, row_crc(b, s.id, label, s.kind)) for s, label in labels])
         if len(kg.log) > self._saved_triples:
-            rows = [(b, i, _dump(triple_row(kg, t)))
-                    for i, t in enumerate(kg.log[self._saved_triples:], start=self._saved_triples)]
-            db.executemany("INSERT OR REPLACE INTO triples VALUES (?, ?, ?)", rows)
+            rows = [(b, i, text, row_crc(b, i, text)) for i, text in
+                    enumerate([_dump(triple_row(kg, t)) for t in kg.log[self._saved_triples:]], start=self._saved_triples)]
+            db.executemany("INSERT OR REPLACE INTO triples VALUES (?, ?, ?, ?)", rows)
         if agent.episodic.new:
-            db.executemany("INSERT OR REPLACE INTO episodes VALUES (?, ?, ?)",
-                           [(b, e.id, _dump(e.to_dict())) for e in agent.episodic.new])
+            db.executemany("INSERT OR REPLACE INTO episodes VALUES (?, ?, ?, ?)",
+                           [(b, e.id, text, row_crc(b, e.id, text))
+                            for e, text in [(e, _dump(e.to_dict())) for e in agent.episodic.new]])
             agent.episodic.new.clear()
         if record is not None:
             self._put_cycle(b, record, text)
@@ -954,6 +1109,25 @@ class SessionStore:
         blob, crc = self._pack(text if text is not None else _dump(record), "cycle")
         self.db.execute("INSERT OR REPLACE INTO cycles (branch, cycle, record, crc, tool, vetoed, veto, goal, progress) "
                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", (branch, record["cycle"], blob, crc, *search_columns(record)))
+
+    def _insert_run(self, meta: Mapping[str, Any]) -> int:
+        text = _dump(meta)
+        run = _rowid(self.db.execute("INSERT INTO runs (meta) VALUES (?)", (text,)))
+        self.db.execute("UPDATE runs SET crc=? WHERE id=?", (row_crc(run, text), run))
+        return run
+
+    def _insert_branch(self, run: int, name: str, parent: int | None = None, fork_cycle: int | None = None,
+                       fork_sizes: str | None = None, edits: str = "[]") -> int:
+        b = _rowid(self.db.execute("INSERT INTO branches (run, name, parent, fork_cycle, fork_sizes, edits) "
+                                   "VALUES (?, ?, ?, ?, ?, ?)", (run, name, parent, fork_cycle, fork_sizes, edits)))
+        self.db.execute("UPDATE branches SET crc=? WHERE id=?",
+                        (row_crc(b, run, name, parent, fork_cycle, fork_sizes, edits), b))
+        return b
+
+    def _put_input(self, branch: int, cycle: int, kind: str, payload: Any) -> None:
+        text = _dump(payload)
+        self.db.execute("INSERT INTO inputs (branch, cycle, kind, payload, crc) VALUES (?, ?, ?, ?, ?)",
+                        (branch, cycle, kind, text, row_crc(branch, cycle, kind, text)))
 
     def checkpoint(self, agent: Agent) -> None:
         """Save the agent's state as its branch's head (on a clean stop): resume loads it
@@ -974,13 +1148,11 @@ class SessionStore:
              applied: list[str], event: dict) -> int:
         """Branch `name` off `parent` after `cycle`; `agent` is the rewound agent with the edits
         applied, `sizes` its graph and episode counts before them. The new branch is current."""
-        run = self._query("SELECT run FROM branches WHERE id=?", (parent,))[0][0]
+        run = self._branch_rows("id=?", (parent,))[0][1]
         if self._query("SELECT 1 FROM branches WHERE run=? AND name=?", (run, name)):
             raise InputError(f"run {run} already has a branch {name!r}", file=self.where, field="name")
         with self._tx():
-            branch = _rowid(self.db.execute(
-                "INSERT INTO branches (run, name, parent, fork_cycle, fork_sizes, edits) VALUES (?, ?, ?, ?, ?, ?)",
-                (run, name, parent, cycle, _dump(sizes), _dump(applied))))
+            branch = self._insert_branch(run, name, parent, cycle, _dump(sizes), _dump(applied))
             self._set_current(branch)
             self._saved_symbols, self._saved_triples = sizes[0], sizes[1]
             known = agent.kg_stored
@@ -988,8 +1160,7 @@ class SessionStore:
                 agent.kg_stored = (branch, known[1], known[2])  # the parent's rows up to `sizes` are the branch's
             self._write(agent, None, [event], input_events=True)
             if edits:
-                self.db.execute("INSERT INTO inputs (branch, cycle, kind, payload) VALUES (?, ?, 'edits', ?)",
-                                (branch, cycle, _dump(edits)))
+                self._put_input(branch, cycle, "edits", edits)
             self._head(agent)
         return branch
 
@@ -1000,17 +1171,19 @@ class SessionStore:
         graph, basegraph.py): the additions are read from where the graph ends."""
         try:
             n_sym, n_tri = state["kg_size"]
-            symbols = [[r[0], r[1]] for r in self._ranged(
-                branch, "symbols", "SELECT label, kind FROM symbols WHERE branch=? AND id>=? AND id<? ORDER BY id",
-                len(agent.kg.symbols), n_sym)]
-            triples = _loads_rows(self._ranged(
-                branch, "triples", "SELECT payload FROM triples WHERE branch=? AND seq>=? AND seq<? ORDER BY seq",
-                len(agent.kg.log), n_tri))
+            crc = self._row_crc_col()
+            symbols = [[r[2], r[3]] for r in self._checked(branch, "symbols", "graph symbol", self._ranged(
+                branch, "symbols", f"SELECT branch, id, label, kind, {crc} FROM symbols WHERE branch=? AND id>=? AND id<? "
+                f"ORDER BY id", len(agent.kg.symbols), n_sym), n_sym)]
+            triples = _loads_rows([(r[2],) for r in self._checked(branch, "triples", "graph triple", self._ranged(
+                branch, "triples", f"SELECT branch, seq, payload, {crc} FROM triples WHERE branch=? AND seq>=? AND seq<? "
+                f"ORDER BY seq", len(agent.kg.log), n_tri), n_tri)])
             cap = agent.config.episodic_capacity
             nxt = state["episodes_next_id"]
             em = EpisodicMemory(cap)
-            for d in _loads_rows(self._ranged(branch, "episodes", "SELECT payload FROM episodes WHERE branch=? AND id>=? AND id<? ORDER BY id",
-                                              max(0, nxt - cap), nxt)):
+            for d in _loads_rows([(r[2],) for r in self._checked(branch, "episodes", "episode", self._ranged(
+                    branch, "episodes", f"SELECT branch, id, payload, {crc} FROM episodes WHERE branch=? AND id>=? AND id<? "
+                    f"ORDER BY id", max(0, nxt - cap), nxt))]):
                 em._insert(Episode.from_dict(d))
             apply_kg_additions(agent, {"symbols": symbols, "triples": triples})
             state = dict(state)
@@ -1031,10 +1204,32 @@ class SessionStore:
         except (KeyError, ValueError, TypeError) as exc:
             self._corrupt(f"a saved state is malformed: {exc}")
 
+    def _checked(self, branch: int, table: str, what: str, rows: Iterable[tuple], end: int | None = None) -> list[tuple]:
+        """Rows of a ROW_COLUMNS table (its columns, then the checksum), each checked; a
+        damaged one is reported with the branch that holds it and its number. Numbered rows
+        (`end`: the count the state names) must follow one another up to it: a gap or a
+        short end is rows lost from the store. Rows missing at the start are left to the
+        restore, which says the scenario's graph changed (the base the rows follow)."""
+        out: list[tuple] = []
+        for row in rows:
+            if row[-1] is not None and row_crc(*row[:-1]) != row[-1]:
+                run, name = self._branch_where(row[0])
+                self._bad_row(f"{what} #{row[1]} of {self._branch_label(row[0])}", run=run, branch=name)
+            if end is not None and out and row[1] != out[-1][1] + 1:
+                run, name = self._branch_where(row[0])
+                self._bad_row(f"{what}s of {self._branch_label(branch)}", run=run, branch=name,
+                              why=f"#{out[-1][1] + 1} to #{row[1] - 1} are missing")
+            out.append(row)
+        if end is not None and out and out[-1][1] != end - 1:
+            run, name = self._branch_where(branch)
+            self._bad_row(f"{what}s of {self._branch_label(branch)}", run=run, branch=name,
+                          why=f"#{out[-1][1] + 1} to #{end - 1} are missing")
+        return out
+
     def head(self, branch: int) -> tuple[int, dict] | None:
         """The branch's head (cycle, core state) when nothing was recorded after it, else None
         (the process stopped without a checkpoint: the caller rewinds to the last cycle)."""
-        row = self._query(f"SELECT cycle, inputs_seq, payload, {self._crc_col()} FROM heads WHERE branch=?", (branch,))
+        row = self._query(f"SELECT cycle, inputs_seq, {self._v('payload')}, {self._crc_col()} FROM heads WHERE branch=?", (branch,))
         if not row:
             raise InputError("this branch was imported from a trace: it can be replayed, not resumed", file=self.where)
         head_cycle, head_seq, payload, crc = row[0]
@@ -1047,7 +1242,7 @@ class SessionStore:
         last = self.last_cycle(branch)
         if cycle < 0 or cycle > last:
             raise InputError(f"cycle {cycle} is outside the branch (0..{last})", field="cycle")
-        sql = (f"SELECT cycle, payload, {self._crc_col()} FROM snapshots WHERE branch=? AND cycle>=? AND cycle<? "
+        sql = (f"SELECT cycle, {self._v('payload')}, {self._crc_col()} FROM snapshots WHERE branch=? AND cycle>=? AND cycle<? "
                f"ORDER BY cycle DESC LIMIT 1")
         for seg in reversed(self.lineage(branch)):
             lo, hi = seg.lo["snapshots"], min(seg.hi["snapshots"], cycle + 1)
@@ -1102,31 +1297,183 @@ class SessionStore:
         cycles; rows written before checksums (schema 2) are counted as unchecked."""
         try:
             rows = self.db.execute("PRAGMA integrity_check").fetchall()
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # a flipped byte in a text can fail to decode
             rows = [(str(exc),)]
         sqlite_ok = [r[0] for r in rows] == ["ok"]
         damaged: dict[str, list[int]] = {}
+        marks: list[dict] = []  # what a writer refuses to continue (damage_marks)
         checked = unchecked = 0
+
+        def found(label: str, key: int | None, branch: int | None = None, what: str = "", cycle: bool = True) -> None:
+            damaged.setdefault(label, [])
+            if key is not None:
+                damaged[label].append(key)
+            marks.append({"branch": branch, "what": what, "cycle": key if cycle else None})
+
         crc = self._crc_col()
         for table, key, col in (("cycles", "cycle", "record"), ("snapshots", "cycle", "payload"),
                                 ("heads", "cycle", "payload"), ("events", "cycle", "event")):
+            what = {"cycles": "cycle records", "snapshots": "snapshots", "heads": "head states", "events": "events"}[table]
             try:
-                cur = self.db.execute(f"SELECT branch, {key}, {col}, {crc} FROM {table} ORDER BY branch, {key}")
+                cur = self.db.execute(f"SELECT branch, {key}, {self._v(col)}, {crc} FROM {table} ORDER BY branch, {key}")
                 for b, k, stored, c in cur:
                     if c is None:
                         unchecked += 1
                         continue
                     checked += 1
                     try:
-                        unpack(stored, c, self._dicts(stored))
-                    except ValueError:
-                        what = {"cycles": "cycle records", "snapshots": "snapshots", "heads": "head states",
-                                "events": "events"}[table]
-                        damaged.setdefault(f"{self._branch_label(b)}: {what}", []).append(k)
-            except sqlite3.DatabaseError as exc:
-                damaged.setdefault(f"{table}: unreadable ({exc})", [])
+                        text = self._text(b, table, k, stored, c)
+                        # the key is outside the checksum: it must name the cycle the value holds
+                        if table != "events" and json.loads(text).get("cycle") != k:
+                            raise StoreDamaged("key mismatch")
+                    except (StoreDamaged, ValueError, AttributeError):
+                        found(f"{self._branch_label(b)}: {what}", k, b, table)
+            except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # a flipped byte in a text can fail to decode
+                found(f"{table}: unreadable ({exc})", None, None, table)
+        # the rows beside the records (schema 4): keyed by branch, or the store's own (meta, runs)
+        rcrc = self._row_crc_col()
+        for table, cols in ROW_COLUMNS.items():
+            what = {"meta": "store metadata", "runs": "run metadata", "branches": "branch rows", "symbols": "graph symbols",
+                    "triples": "graph triples", "episodes": "episodes", "inputs": "user inputs"}[table]
+            try:
+                for row in self.db.execute(f"SELECT {', '.join(cols)}, {rcrc} FROM {table}"):
+                    if row[-1] is None:
+                        unchecked += 1
+                        continue
+                    checked += 1
+                    if row_crc(*row[:-1]) == row[-1]:
+                        continue
+                    if table == "meta":
+                        found(f"{what}: {row[0]!r}", None, None, table)
+                    elif table == "runs":
+                        found(f"run {row[0]}: {what}", None, None, table)
+                    elif table == "branches":
+                        found(f"branch row {row[0]} (read as run {row[1]}, branch {row[2]!r})", None, row[0], table)
+                    elif table == "inputs":  # keyed by the cycle they followed
+                        found(f"{self._branch_label(row[0])}: {what}", row[1], row[0], table)
+                    else:
+                        found(f"{self._branch_label(row[0])}: {what} (numbered)", row[1], row[0], table, cycle=False)
+            except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # a flipped byte in a text can fail to decode
+                found(f"{table}: unreadable ({exc})", None, None, table)
+        if not sqlite_ok:
+            marks.append({"branch": None, "what": "sqlite", "cycle": None})
         return {"sqlite": "ok" if sqlite_ok else "; ".join(r[0] for r in rows[:10]), "checked": checked,
-                "unchecked": unchecked, "damaged": damaged, "ok": sqlite_ok and not damaged}
+                "unchecked": unchecked, "damaged": damaged, "ok": sqlite_ok and not damaged, "marks": marks}
+
+    # ---- damage a writer refuses -------------------------------------------------------------
+    @property
+    def mark_path(self) -> Path | None:
+        """Where `sessions check` leaves its verdict for writers: beside the store, never in
+        it (a damaged store is not written to)."""
+        return self.path.with_name(self.path.name + ".damaged.json") if self.path is not None else None
+
+    def record_check(self, result: dict) -> str | None:
+        """Keep `check()`'s verdict for later writers: the damage found, or nothing once the
+        store is whole. None, or why it could not be kept (a read-only file system)."""
+        mark = self.mark_path
+        if mark is None:
+            return None
+        try:
+            if result["ok"]:
+                mark.unlink(missing_ok=True)
+            else:
+                tmp = mark.with_name(mark.name + ".tmp")
+                tmp.write_text(json.dumps({"v": 1, "marks": result["marks"]}), encoding="utf-8")
+                os.replace(tmp, mark)
+        except OSError as exc:
+            return f"the damage could not be marked for writers ({exc.strerror or exc}): {mark}"
+        return None
+
+    def _marks(self) -> list[dict]:
+        """The damage `sessions check` marked; an unreadable mark file counts as the whole store."""
+        mark = self.mark_path
+        if mark is None or not mark.exists():
+            return []
+        try:
+            marks = json.loads(mark.read_text(encoding="utf-8"))["marks"]
+            if isinstance(marks, list) and all(isinstance(m, dict) for m in marks):
+                return marks
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        return [{"branch": None, "what": "mark", "cycle": None}]
+
+    def verify_tail(self, branch: int) -> None:
+        """What a writer checks before it continues `branch` (StoreDamaged naming the first
+        damage): the newest snapshot at or before the branch's last cycle, every cycle record
+        after it (checksum, and the columns search and provenance read against the record)
+        and the user inputs after it. One snapshot and at most `every` records (plus a fork's
+        lead-in), whatever the run's length: the head or rewind reads these anyway."""
+        last = self.last_cycle(branch)
+        base, _state = self.snapshot_before(branch, last)
+        sql = (f"SELECT branch, cycle, {self._v('record')}, {self._crc_col()}, tool, vetoed, veto, goal, progress FROM cycles "
+               f"WHERE branch=? AND cycle>=? AND cycle<? ORDER BY cycle")
+        for b, c, stored, crc, *cols in self._ranged(branch, "cycles", sql, base + 1, last + 1):
+            rec = self._decode(b, "cycle record", c, stored, crc)
+            if not isinstance(rec, dict) or rec.get("cycle") != c:
+                self._damaged(b, "cycle row", c, ValueError("its key is not its record's cycle"))
+            if self.schema != "2":
+                try:
+                    ok = list(search_columns(rec)) == cols
+                except (KeyError, TypeError):
+                    ok = False
+                if not ok:
+                    self._damaged(b, "cycle row", c, ValueError("its columns do not match its record"))
+        self.inputs(branch, base, last + 1)
+
+    def refuse_marked(self, branch: int, upto: int | None = None) -> None:
+        """BranchDamaged when `sessions check` marked damage that continuing `branch` (or
+        forking it after cycle `upto`) would build on: in the rows of its lineage up to there,
+        or anywhere SQLite's own check failed."""
+        marks = self._marks()
+        if not marks:
+            return
+        segs = {seg.branch: seg for seg in self.lineage(branch)}
+        hit: dict | None = None
+        for m in marks:
+            b, c = m.get("branch"), m.get("cycle")
+            if b is None:
+                if m.get("what") in ("sqlite", "mark", "meta", "runs") or m.get("what") in BRANCH_TABLES:
+                    hit = m  # somewhere in the store: no branch is known whole
+                    break
+                continue
+            seg = segs.get(b)
+            if seg is None:
+                continue
+            if m.get("what") == "heads" and b != branch:
+                continue  # another branch's head: not read by this one
+            if isinstance(c, int) and not (seg.lo["cycles"] <= c < seg.hi["cycles"]) and m.get("what") in (
+                    "cycles", "snapshots", "events", "inputs"):
+                continue  # its parent's rows after the fork point: not this branch's
+            if upto is not None and isinstance(c, int) and c > upto and m.get("what") in ("cycles", "snapshots", "events",
+                                                                                           "inputs", "heads"):
+                continue  # after the fork point asked for
+            if hit is None or (isinstance(c, int) and (not isinstance(hit.get("cycle"), int) or c < hit["cycle"])):
+                hit = m
+        if hit is not None:
+            raise self.refusal(branch, None, hit)
+
+    def refusal(self, branch: int, exc: "StoreDamaged | None", mark: dict | None = None) -> BranchDamaged:
+        """Why a writer will not continue `branch`, and how to go on: fork before the damage."""
+        run, name = self._branch_where(branch)
+        where = f"run {run}, branch {name!r}" if run is not None else f"branch id {branch}"
+        if exc is not None:
+            cycle, what = exc.cycle, "heads" if "head state" in exc.message else "cycles"
+            why = exc.message.split(". Nothing was changed")[0]
+        else:
+            assert mark is not None
+            cycle, what = mark.get("cycle"), str(mark.get("what"))
+            why = (f"`akh-tui sessions check` found damage ({what}" + (f" at cycle {cycle}" if isinstance(cycle, int) else "")
+                   + ")")
+        if isinstance(cycle, int) and what in ("cycles", "snapshots", "events", "inputs", "heads") and \
+                (mark is None or mark.get("branch") is not None):
+            at = cycle if what == "heads" else max(0, cycle - 1)
+            how = (f"fork before the damage: `akh-tui agent fork --at {at} --name NAME` (it starts a new branch there; "
+                   f"`akh-tui agent resume` then continues it)")
+        else:
+            how = ("restore the store from a copy, or use --data-dir for a new one; `akh-tui sessions export` writes "
+                   "out what still reads, and `akh-tui sessions check` clears this mark once the store is whole")
+        return BranchDamaged(f"{where} is damaged: {why}. Nothing was appended to it; to go on, {how}.",
+                             file=self.where, run=run, branch=name, cycle=cycle if isinstance(cycle, int) else None)
 
     # ---- import ----------------------------------------------------------------------------
     def import_trace(self, trace: Trace, source: str) -> int:
@@ -1138,8 +1485,8 @@ class SessionStore:
                 "goals": None, "decider": "imported", "imported_from": source,
                 "config": header.get("config"), "psyche": header.get("psyche")}
         with self._tx():
-            run = _rowid(self.db.execute("INSERT INTO runs (meta) VALUES (?)", (_dump(meta),)))
-            b = _rowid(self.db.execute("INSERT INTO branches (run, name) VALUES (?, 'main')", (run,)))
+            run = self._insert_run(meta)
+            b = self._insert_branch(run, "main")
             cycle = 0
             for it in items:
                 if it.get("type") == "cycle":

@@ -115,8 +115,11 @@ class Sessions:
             writelock.release(lock)
 
     def check(self) -> dict:
-        """The full integrity scan (SQLite's and every record's checksum)."""
-        return self.store.check()
+        """The full integrity scan (SQLite's and every record's checksum). Its verdict is kept
+        beside the store for writers (`agent resume` refuses a branch found damaged), cleared
+        when the store is whole; `mark` says why it could not be kept, if so."""
+        result = self.store.check()
+        return result | {"mark": self.store.record_check(result)}
 
     # ---- what is handed out: streamed, a record at a time ------------------------------------
     def shown_meta(self, run: int) -> dict:

@@ -13,7 +13,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from ..engine.run import InputError
+from ..engine.run import InputError, StoreDamaged
 
 
 class AddGoalScreen(ModalScreen[None]):
@@ -177,5 +177,8 @@ def show_error(app, title: str, exc: BaseException) -> None:
     if hasattr(app, "running"):
         app.running = False
     if isinstance(app.screen, ErrorScreen):
+        return
+    if isinstance(exc, StoreDamaged):  # the user's data, not a bug: its one-line report says how to go on
+        app.push_screen(ErrorScreen("The session store is damaged there; nothing was appended to it.", str(exc)))
         return
     app.push_screen(ErrorScreen(title, "".join(traceback.format_exception(exc)[-6:])))
