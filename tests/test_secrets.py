@@ -17,6 +17,7 @@ import os
 import sqlite3
 import tempfile
 import threading
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Iterator
@@ -88,13 +89,14 @@ def store_text(db: Path) -> str:
     """Every value of the session store file, compressed ones decompressed, as one text."""
     con = sqlite3.connect(db)
     try:
-        zdicts = {k.removeprefix("zdict."): v.encode("utf-8")[-32768:]
+        zdicts = {k.removeprefix("zdict."): (v if isinstance(v, bytes) else v.encode("utf-8"))[-32768:]
                   for k, v in con.execute("SELECT key, value FROM meta WHERE key LIKE 'zdict.%'")}
         out: list[str] = []
         for table in TABLES:
             for row in con.execute(f"SELECT * FROM {table}"):
                 for v in row:
-                    out.append(unpack(v, None, zdicts) if isinstance(v, bytes) else str(v))
+                    # a value's own checksum: this reads every value, whatever column holds its sum
+                    out.append(unpack(v, zlib.crc32(v), zdicts) if isinstance(v, bytes) else str(v))
         return "\n".join(out)
     finally:
         con.close()
