@@ -165,6 +165,23 @@ class Moody(Base):
         COUNT[0] += 1
         return ToolResult(f"call {COUNT[0]}")
 
+class PlainTriples(Base):
+    # what a new plugin author writes first (issue 28): labels, not the graph's triples
+    def run(self, tc, ctx, arg):
+        return ToolResult("weather in oslo: snow", [("oslo", "has-weather", "snow")])
+
+class OddTriple(Base):
+    def run(self, tc, ctx, arg):
+        return ToolResult("weather in oslo: snow", [("oslo", "has-weather", "snow"), ("oslo", 7)])
+
+class MadeUpTriple(Base):
+    def run(self, tc, ctx, arg):
+        from akh_tui.engine.kg import Triple
+        return ToolResult("made up", [Triple(10**6, 10**6 + 1, 10**6 + 2)])
+
+def plain_triples(): return PlainTriples()
+def odd_triple(): return OddTriple()
+def made_up_triple(): return MadeUpTriple()
 def raising_offer(): return RaisesInOffer()
 def raising_run(): return RaisesInRun()
 def wrong_run(): return WrongRun()
@@ -226,6 +243,58 @@ def test_a_raising_or_wrong_run_is_a_failed_cycle(tmp_path, ref, words):
     assert words in rec["act"]["output"]
     assert run.step() is not None
     run.close()
+
+
+def test_a_plugin_returning_plain_triples_adds_them_and_meets_the_goal(tmp_path):
+    # issue 28: ("oslo", "has-weather", "snow") crashed phase_act ('tuple' has no 'subject')
+    sc = harbour(tmp_path, tools=["badtool:plain_triples"], goal="Find the weather in oslo", criteria="snow")
+    (sc.parent / "badtool.py").write_text(BAD)
+    run = Run.start(locs(tmp_path), str(sc))
+    rec = run.step()
+    assert rec["decide"]["tool"] == "bad_tool"
+    assert rec["act"]["success"] and rec["act"]["progress"] == "completed", rec["act"]
+    kg = run.agent.kg
+    t = kg.get(kg.lookup("oslo"), kg.lookup("has-weather"), kg.lookup("snow"))
+    assert t is not None and t.provenance == "tool:bad_tool" and t.cycle == 1
+    run.close()
+
+
+def test_a_plain_triple_already_known_counts_for_the_goal(tmp_path):
+    sc = harbour(tmp_path, tools=["badtool:plain_triples"], goal="Find the weather in oslo", criteria="(oslo has-weather snow)")
+    (sc.parent / "harbour.tsv").write_text((sc.parent / "harbour.tsv").read_text() + "oslo\thas-weather\tsnow\n")
+    (sc.parent / "badtool.py").write_text(BAD)
+    run = Run.start(locs(tmp_path), str(sc))
+    rec = run.step()
+    assert rec["act"]["progress"] == "completed", rec["act"]
+    kg = run.agent.kg
+    assert kg.get(kg.lookup("oslo"), kg.lookup("has-weather"), kg.lookup("snow")).provenance == "asserted"
+    run.close()
+
+
+@pytest.mark.parametrize("ref, words", [
+    ("badtool:odd_triple", "plugin tool bad_tool (scenario harbour.toml: badtool:odd_triple) returned a ToolResult whose "
+                           "triples[1] is a tuple ('oslo', 7), not a Triple from tc.kg.add"),
+    ("badtool:made_up_triple", "triples[0] is a Triple the graph does not hold"),
+])
+def test_a_result_the_agent_cannot_use_is_a_failed_cycle_naming_plugin_and_field(tmp_path, ref, words):
+    run = bad_run(tmp_path, ref)
+    rec = run.step()
+    assert rec["decide"]["tool"] == "bad_tool"
+    assert not rec["act"]["success"] and rec["act"]["progress"] == "failed"
+    assert words in rec["act"]["output"], rec["act"]["output"]
+    kg = run.agent.kg
+    assert kg.lookup("has-weather") is None  # taken whole or not at all: the good triple was not added
+    assert run.step() is not None
+    run.close()
+
+
+def test_the_cli_runs_a_plain_triple_plugin_without_a_traceback(tmp_path, cli):
+    sc = harbour(tmp_path, tools=["badtool:odd_triple"], goal="Find the weather in oslo", criteria="snow")
+    (sc.parent / "badtool.py").write_text(BAD)
+    proc = cli("agent", "run", "--scenario", str(sc), "--max-cycles", "2", check_rc=None)
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert proc.returncode == 0, proc.stderr
+    assert "bad_tool" in proc.stdout + proc.stderr
 
 
 def test_a_slow_plugin_is_turned_off_and_named(tmp_path, monkeypatch):
