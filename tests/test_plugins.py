@@ -453,3 +453,51 @@ def test_an_unknown_capability_in_the_config_is_still_refused(tmp_path):
     sc = harbour(tmp_path, extra="[config.capabilities]\nwarp_drive = true\n")
     with pytest.raises(InputError, match="unknown capability 'warp_drive'"):
         Run.start(locs(tmp_path), str(sc))
+
+
+# ---- docs/plugins.md's complete tool, run as written (issue 28) ----------------------------------
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "plugins.md"
+
+
+def _doc_block(first_line: str) -> str:
+    """The fenced block of docs/plugins.md whose first line is `first_line`."""
+    import re
+
+    for m in re.finditer(r"```[a-z]*\n(.*?)```", DOC.read_text(), re.S):
+        if m.group(1).splitlines()[0].startswith(first_line):
+            return m.group(1)
+    raise AssertionError(f"docs/plugins.md has no block starting {first_line!r}")
+
+
+@pytest.mark.parametrize("known", [False, True])
+def test_the_docs_complete_tool_runs_as_written(tmp_path, monkeypatch, known):
+    # the module on Python's path (installed-like), the scenario and its facts where the user keeps them
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "weather.py").write_text(_doc_block("# weather.py: a complete tool plugin"))
+    monkeypatch.syspath_prepend(str(site))
+    sc = tmp_path / "sc"
+    sc.mkdir()
+    # known: the graph holds the answer, and kg_query (which would find it first) is off, so
+    # the doc's `None when already known` branch answers
+    (sc / "weather.toml").write_text(_doc_block("# weather.toml") + ('\n[config]\ndisabled_tools = ["kg_query"]\n' if known else ""))
+    facts = "".join(line + "\n" for line in _doc_block("# weather.tsv").splitlines()[1:])
+    assert facts == "oslo\tis-a\tcity\n"  # tabs survive in the doc
+    (sc / "weather.tsv").write_text(_doc_block("# weather.tsv") + ("oslo\thas-weather\tsnow\n" if known else ""))
+    run = Run.start(locs(tmp_path), str(sc / "weather.toml"))
+    assert run.warnings == [] and "weather_lookup" in run.tool_names()
+    recs = []
+    while (rec := run.step()) is not None and len(recs) < 10:  # until the goal is done
+        recs.append(rec)
+    rec = next(r for r in recs if r["decide"]["tool"] == "weather_lookup")
+    assert rec["decide"]["input"] == "oslo" and rec["act"]["output"] == "weather in oslo: snow"
+    assert rec["act"]["progress"] == "completed", rec["act"]  # the word and the (s p o) pattern
+    assert rec is recs[-1] and run.agent.goals[1].status == "completed"
+    kg = run.agent.kg
+    t = kg.get(kg.lookup("oslo"), kg.lookup("has-weather"), kg.lookup("snow"))
+    assert t.provenance == ("asserted" if known else "tool:weather_lookup")
+    # the declared base is what the why-not reasons with: the row says 0.85
+    row = next(c for c in rec["decide"]["candidates"] if c["tool"] == "weather_lookup")
+    assert row["base"] == 0.85
+    run.close()
