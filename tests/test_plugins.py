@@ -14,6 +14,7 @@ import pytest
 
 from akh_tui.engine import registry
 from akh_tui.engine.paths import Locations
+from akh_tui.engine.explain import why_not
 from akh_tui.engine.run import InputError, Run, parse_breakpoint, why_chosen, why_not_text
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "akh-tui-tides"
@@ -179,6 +180,15 @@ class MadeUpTriple(Base):
         from akh_tui.engine.kg import Triple
         return ToolResult("made up", [Triple(10**6, 10**6 + 1, 10**6 + 2)])
 
+class Fixed(Base):
+    # declares the one base its rule gives: the why-not must not propose another
+    def __init__(self):
+        self.spec = ToolSpec("fixed_tool", "explorer", ("read_kg",), "safe", "none", ("tide", "water", "high"),
+                             "fixed", base_values=(0.3,), base_rule="0.3 always")
+    def offer(self, tc, ctx):
+        return Offer(True, 0.3, "x")
+
+def fixed(): return Fixed()
 def plain_triples(): return PlainTriples()
 def odd_triple(): return OddTriple()
 def made_up_triple(): return MadeUpTriple()
@@ -295,6 +305,23 @@ def test_the_cli_runs_a_plain_triple_plugin_without_a_traceback(tmp_path, cli):
     assert "Traceback" not in proc.stderr + proc.stdout
     assert proc.returncode == 0, proc.stderr
     assert "bad_tool" in proc.stdout + proc.stderr
+
+
+def test_the_why_not_proposes_only_a_base_the_plugin_declares(tmp_path):
+    # issue 28: explain read the built-ins' table only, so a plugin of base_values=(0.3,) got
+    # "base 0.93 (now 0.30) would do it", possible
+    sc = harbour(tmp_path, tools=["badtool:fixed"], goal="Find the tide times at nowhere", criteria="unicorn")
+    (sc.parent / "badtool.py").write_text(BAD)
+    run = Run.start(locs(tmp_path), str(sc))
+    rec = run.step()
+    assert rec["decide"]["tool"] != "fixed_tool"
+    info = why_not(rec, "fixed_tool")
+    base = [x for x in info["closers"] if x["factor"] == "base"]
+    assert base and not any(x["possible"] for x in base), base
+    assert "its rule gives only 0.30 (0.3 always)" in base[0]["text"], base
+    assert not any(line.strip().startswith("base:") and "would do it" in line
+                   for line in why_not_text(rec, "fixed_tool")[:3])
+    run.close()
 
 
 def test_a_slow_plugin_is_turned_off_and_named(tmp_path, monkeypatch):
