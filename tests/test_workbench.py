@@ -131,6 +131,39 @@ def test_veto_from_the_score_table_fires_next_cycle(workbench):
     drive(workbench("zoo"), script)
 
 
+def test_the_why_pane_counts_a_tools_vetoes_on_the_goal_and_V_lifts_the_veto(workbench):
+    # issue 28: on solar a vetoed synthesize_triple was chosen again and again, with nothing
+    # saying so or undoing it
+    async def script(app, pilot):
+        table = app.query_one(ScoreTable)
+        row = table._names.index("synthesize_triple")
+        table.move_cursor(row=row)
+        await pilot.press("v")
+        fired: dict[int, int] = {}
+        for _ in range(37):
+            await pilot.press("space")
+            rec = app.ctl.latest
+            if rec["act"]["vetoed"]:
+                goal = rec["goal"]["id"]
+                fired[goal] = fired.get(goal, 0) + 1
+                if fired[goal] == 2:
+                    break
+        assert 2 in fired.values(), fired
+        why = text_of(app.query_one(WhyPane))
+        assert "vetoed 2 times on this goal · V lifts this veto" in why
+        await pilot.press("V")
+        assert not any(p.name == "no_synthesize_triple" for p in app.ctl.current_psyche().shadow.veto_patterns) \
+            or app.ctl.view()["psyche"]["pending"]
+        for _ in range(12):
+            await pilot.press("space")
+            rec = app.ctl.latest
+            if rec["decide"]["tool"] == "synthesize_triple":
+                break
+        assert rec["decide"]["tool"] == "synthesize_triple" and not rec["act"]["vetoed"]  # it runs again
+
+    drive(workbench("solar"), script)
+
+
 VETO = '''
 [[shadow.veto_patterns]]
 name = "no_synthesis"

@@ -159,6 +159,9 @@ class Run:
         self._psyche_file: Path | None = None
         self._patterns: list[tuple[int, int, int]] = []  # (from cycle, vetoes, biases) configured
         self._vetoes_fired = 0
+        # (run, branch, goal) -> (cycle counted up to, vetoes per tool): a branch's records are
+        # only appended to, so the Why pane's count reads each cycle once, not every frame
+        self._veto_tally: dict[tuple[int, int, int], tuple[int, dict[str, int]]] = {}
         self._lock_file: Path | None = None  # the writer's lock of this run (writelock.py)
         # the cycle in phases (a person in the loop): the cycle in progress, the inputs given
         # during it (recorded with its record), and what it waits for before act
@@ -1108,6 +1111,44 @@ class Run:
                 return False
             self.edit_psyche(updated, source=f"veto {tool} from the score table")
             return True
+
+    def lift_veto(self, tool: str) -> bool:
+        """Remove the veto `veto_tool` added for `tool` (applies at the next cycle). False, and
+        nothing recorded, when the psyche has none (a veto of the psyche file is the editor's)."""
+        with self.lock:
+            a = self._engine()
+            current = (a.pending_psyche or a.psyche).copy()
+            updated = current.without_veto_for_tool(tool)
+            if updated.to_toml() == current.to_toml():
+                return False
+            self.edit_psyche(updated, source=f"lift the veto of {tool} from the score table")
+            return True
+
+    def vetoes_on_goal(self, goal: int, upto: int) -> dict[str, int]:
+        """How often each tool was chosen and vetoed (by the shadow or the user) on `goal` in
+        cycles 1..upto of the branch shown."""
+        with self.lock:
+            upto = min(upto, self.last_cycle())  # a cycle not recorded yet is counted once it is
+            branch = self.store.current()
+            key = (self.run_id, branch, goal)
+            done, counts = self._veto_tally.get(key, (0, {}))
+            if upto < done:  # a replayed cycle before the counted ones: counted apart
+                done, counts = 0, {}
+                recs: Iterator[dict] = self.store.goal_records(branch, [goal])
+                keep = False
+            else:
+                counts = dict(counts)
+                recs = iter(self.store.records(branch, done + 1, upto)) if upto > done else iter(())
+                keep = True
+            for rec in recs:
+                if rec["cycle"] > upto:
+                    break
+                if rec["goal"]["id"] == goal and rec["act"]["vetoed"]:
+                    tool = rec["decide"]["tool"]
+                    counts[tool] = counts.get(tool, 0) + 1
+            if keep:
+                self._veto_tally[key] = (max(done, upto), counts)
+            return counts
 
     def reflect(self) -> list[Event]:
         return self.apply(Reflect())

@@ -74,6 +74,7 @@ class Workbench(PhaseStepping, App):
         Binding("g", "add_goal", "Add goal", id="add_goal"),
         Binding("e", "edit_psyche", "Psyche", id="edit_psyche"),
         Binding("v", "veto_selected", "Veto tool", id="veto_selected"),
+        Binding("V", "lift_veto_selected", "Lift veto", id="lift_veto_selected", key_display="V", show=False),
         Binding("t", "think", "ThinkLoop", id="think", show=False),
         Binding("comma", "back(1)", "Back", id="back", key_display=","),
         Binding("full_stop", "forward(1)", "Fwd", id="forward", key_display="."),
@@ -537,7 +538,7 @@ class Workbench(PhaseStepping, App):
             self.goals_pane.show(view, errors)
             self.plan_pane.show(view)
             self.score_table.show(pending or record)
-            self.why_pane.show(pending or record, self.score_table.selected_tool())
+            self.why_pane.show(pending or record, self.score_table.selected_tool(), self._vetoes(pending or record))
             pp = self.psyche_pane
             pp.deltas = deltas
             pp.show(view)
@@ -609,9 +610,16 @@ class Workbench(PhaseStepping, App):
         self._status_lines = lines
         self.status_bar.update(t, layout=relayout)
 
+    def _vetoes(self, record: dict | None) -> dict[str, int] | None:
+        """How often each tool was vetoed on the record's goal up to its cycle (the Why pane)."""
+        if record is None or "goal" not in record:  # a cycle part-way is not recorded yet
+            return None
+        return self.ctl.vetoes_on_goal(record["goal"]["id"], record["cycle"])
+
     @guarded
     def on_data_table_row_highlighted(self, event) -> None:
-        self.why_pane.show(self.shown_record(), self.score_table.selected_tool())
+        record = self.shown_record()
+        self.why_pane.show(record, self.score_table.selected_tool(), self._vetoes(record))
 
     @guarded
     def on_scrubber_seek(self, event: Scrubber.Seek) -> None:
@@ -862,6 +870,20 @@ class Workbench(PhaseStepping, App):
             self.notify(f"Veto added for {tool}: it fires if {tool} is chosen from the next cycle on", markup=False)
         else:
             self.notify(f"{tool} is vetoed already: nothing changed", markup=False)
+
+    @guarded
+    def action_lift_veto_selected(self) -> None:
+        if self._read_only():
+            return
+        tool = self.score_table.selected_tool()
+        if tool is None:
+            return
+        if self.ctl.lift_veto(tool):
+            self._dirty = True
+            self.notify(f"Veto of {tool} lifted: it runs when chosen from the next cycle on", markup=False)
+        else:
+            self.notify(f"No veto added with v for {tool}: a psyche pattern is changed in the editor (e)",
+                        markup=False)
 
     @guarded
     def action_reset(self) -> None:

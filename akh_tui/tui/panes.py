@@ -350,7 +350,8 @@ class WhyPane(Pane):
     """Why the chosen tool won, in plain words; and why the tool under the score table's
     cursor did not (what it would have taken)."""
 
-    def show(self, record: dict | None, selected: str | None = None) -> None:
+    def show(self, record: dict | None, selected: str | None = None, vetoes: dict[str, int] | None = None) -> None:
+        """`vetoes`: how often each tool was vetoed on the record's goal so far (Run.vetoes_on_goal)."""
         if record is None:
             self.show_text(Text("Press space to step one cycle, r to run.\nMove the score table's cursor to ask why not that tool.", style="dim"))
             return
@@ -369,6 +370,7 @@ class WhyPane(Pane):
             lines = [ln for ln in lines if not ln.startswith("vetoed")]
             for ln in veto:
                 t.append(ln.upper()[:1] + ln[1:] + "\n", style="bold red")
+            t.append(veto_note(record, vetoes) + "\n", style="red")
         for i, line in enumerate(lines):
             t.append(line + "\n", style="bold" if i == 0 else "")
         if llm is not None:
@@ -387,7 +389,27 @@ class WhyPane(Pane):
             t.append("\n")
             for i, line in enumerate(why_not_text(record, selected)):
                 t.append(line + "\n", style="bold" if i == 0 else "")
+            n = (vetoes or {}).get(selected, 0)
+            if n:
+                t.append(f"{selected} was vetoed {_times(n)} on this goal\n", style="red")
         self.show_text(t)
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
+
+
+def veto_note(record: dict, vetoes: dict[str, int] | None) -> str:
+    """How often the vetoed tool was chosen and vetoed on this goal (None: a cycle part-way, not
+    counted yet), and how to stop it: a veto wears off with recency, and the tool is chosen again
+    and again (issue 28)."""
+    tool, pattern = record["decide"]["tool"], record["act"]["veto"]
+    parts = [] if vetoes is None else [f"vetoed {_times(max(1, vetoes.get(tool, 0)))} on this goal"]
+    if pattern == f"no_{tool}":
+        parts.append("V lifts this veto")
+    elif pattern != "user":
+        parts.append("[shadow] anticipate = true (e) stops choosing it")
+    return " · ".join(parts)
 
 
 class PsychePane(Pane):
