@@ -447,3 +447,76 @@ def test_markup_in_graph_labels_reaches_the_screen_as_text(tmp_path, monkeypatch
         assert not isinstance(app.screen, ErrorScreen)
 
     drive(app, script)
+
+
+# ---- the why-not in reach (issue 28) -------------------------------------------------------------
+
+def _why_lines(app) -> list[str]:
+    """The Why pane's rendered lines (wrapped as shown)."""
+    from textual.geometry import Region
+
+    pane = app.query_one(WhyPane)
+    return [strip.text for strip in pane.render_lines(Region(0, 0, pane.size.width, pane.size.height))]
+
+
+def _visible_why(app) -> list[str]:
+    box = app.query_one("#why-box")
+    top = round(box.scroll_y)
+    return _why_lines(app)[top: top + box.scrollable_content_region.height]
+
+
+def test_moving_the_cursor_brings_the_why_not_into_view_and_the_keyboard_scrolls_it(workbench):
+    async def script(app, pilot):
+        for _ in range(6):
+            await pilot.press("space")
+        table = app.query_one(ScoreTable)
+        chosen = app.ctl.latest["decide"]["tool"]
+        other = next(n for n in table._names if n != chosen and n != "kg_query")
+        table.move_cursor(row=table._names.index(other))
+        await pilot.pause()
+        await pilot.pause()
+        shown = "\n".join(_visible_why(app))
+        assert f"{other} lost to" in shown or f"{other} was not offered" in shown, shown
+        # the pane scrolls by keyboard: tab to it, page up goes back to the chosen tool's story
+        box = app.query_one("#why-box")
+        box.focus()
+        await pilot.press("home")
+        await pilot.pause()
+        assert box.scroll_y == 0 and chosen in "\n".join(_visible_why(app))
+        await pilot.press("down")
+        await pilot.pause()
+        assert box.scroll_y == 1
+
+    drive(workbench("solar"), script)
+
+
+def test_the_why_pane_widens_with_the_terminal(workbench):
+    async def script(app, pilot):
+        box = app.query_one("#why-box")
+        assert box.outer_size.width == 36
+        await pilot.resize_terminal(200, 50)
+        await pilot.pause()
+        assert box.outer_size.width >= 80
+        table = app.query_one(ScoreTable)
+        assert table.outer_size.width >= 109  # the score table keeps its full columns
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert box.outer_size.width == 28
+
+    drive(workbench("zoo"), script)
+
+
+def test_the_chosen_row_scrolls_into_view_at_80x24(workbench):
+    async def script(app, pilot):
+        table = app.query_one(ScoreTable)
+        for _ in range(4):  # cycle 4: shell_exec (the table's 11th row) is chosen and vetoed
+            await pilot.press("space")
+        await pilot.pause()
+        await pilot.pause()
+        assert app.ctl.latest["decide"]["tool"] == "shell_exec" and app.ctl.latest["act"]["vetoed"]
+        row = table._names.index("shell_exec")
+        header = 1
+        visible = table.scrollable_content_region.height - header
+        assert table.scroll_y <= row < table.scroll_y + visible, (table.scroll_y, row, visible)
+
+    drive(workbench("shadow"), script, size=(80, 24))

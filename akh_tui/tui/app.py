@@ -26,7 +26,7 @@ from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.message import Message
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
@@ -56,6 +56,8 @@ FRAME_WAIT = 0.2  # seconds the engine waits at most for a frame to be drawn (ne
 MAX_MARKS = 2000  # veto and fork marks kept for the timeline (it has about a hundred cells)
 MIN_SIZE = (80, 24)  # below this the panes cannot show their numbers: the screen says so
 NARROW = 100  # under this many columns: the narrow layout (workbench.tcss `.-narrow`)
+WHY_MIN, WHY_NARROW = 36, 28  # the Why pane's width: wide layout at least, narrow layout
+SCORE_FULL = 113  # the score table's full columns with its border and scrollbar
 TOO_SMALL = (f"The terminal is too small for the workbench: it needs {MIN_SIZE[0]}×{MIN_SIZE[1]}.\n"
              "Make the window larger (q quits).")
 
@@ -252,7 +254,8 @@ class Workbench(PhaseStepping, App):
         with Horizontal(id="middle"):
             with Vertical(id="score-box", classes="box"):
                 yield ScoreTable(id="scores")
-            with Vertical(id="why-box", classes="box"):
+            # a focusable scroll: tab to it, then the arrow and page keys scroll the explanation
+            with VerticalScroll(id="why-box", classes="box"):
                 yield WhyPane(id="why")
         with Horizontal(id="bottom"):
             with Vertical(id="memory-box", classes="box"):
@@ -313,6 +316,8 @@ class Workbench(PhaseStepping, App):
         main.set_class(width < NARROW, "-narrow")
         main.set_class(width < MIN_SIZE[0] or height < MIN_SIZE[1], "-too-small")
         self.score_table.set_narrow(width < NARROW)
+        # the Why pane takes what the score table's full columns leave (36 at 120 columns, 87 at 200)
+        self.query_one("#why-box").styles.width = WHY_NARROW if width < NARROW else max(WHY_MIN, width - SCORE_FULL)
         self._dirty = True
 
     def _remember_theme(self, theme) -> None:
@@ -539,6 +544,7 @@ class Workbench(PhaseStepping, App):
             self.plan_pane.show(view)
             self.score_table.show(pending or record)
             self.why_pane.show(pending or record, self.score_table.selected_tool(), self._vetoes(pending or record))
+            self._follow_why(pending or record)
             pp = self.psyche_pane
             pp.deltas = deltas
             pp.show(view)
@@ -620,6 +626,18 @@ class Workbench(PhaseStepping, App):
     def on_data_table_row_highlighted(self, event) -> None:
         record = self.shown_record()
         self.why_pane.show(record, self.score_table.selected_tool(), self._vetoes(record))
+        self._follow_why(record)
+
+    def _follow_why(self, record: dict | None) -> None:
+        """Scroll the Why pane to the why-not of the tool under the cursor (to its top for the
+        chosen one) when the tool or the cycle changes, not every frame: the user's own
+        scrolling stays where it is."""
+        key = (record.get("cycle") if record else None, self.score_table.selected_tool())
+        if key == getattr(self, "_why_followed", None):
+            return
+        self._why_followed = key
+        box, line = self.query_one("#why-box"), self.why_pane.question_at
+        self.call_after_refresh(lambda: box.scroll_to(y=line, animate=False))
 
     @guarded
     def on_scrubber_seek(self, event: Scrubber.Seek) -> None:

@@ -8,6 +8,7 @@ import re
 
 from rich.text import Text
 from textual.binding import Binding
+from textual.geometry import Region
 from textual.widgets import DataTable, OptionList, Static, Tree
 from textual.widgets.option_list import Option
 
@@ -339,6 +340,22 @@ class ScoreTable(DataTable):
                 if self._cells.get(key) != (value, style):  # repaint only what changed
                     self._cells[key] = (value, style)
                     self.update_cell(name, col, Text(value, style=style))
+        shown = (record.get("cycle"), chosen)
+        if shown != getattr(self, "_revealed", None):  # once per cycle shown: the user may scroll away
+            self._revealed = shown
+            self.call_after_refresh(self.reveal, chosen)
+
+    def reveal(self, tool: str) -> None:
+        """Scroll `tool`'s row into view, the cursor left where it is: the chosen (or vetoed)
+        row can be below the fold (shadow at 80×24, a 12th tool at 120×36)."""
+        if tool not in self._names:
+            return
+        # DataTable's own cursor scrolling, for a row that is not the cursor's (private API:
+        # the row's region with the header kept clear, as _scroll_cursor_into_view does)
+        fixed = self._get_fixed_offset()
+        _, y, width, height = self._get_row_region(self._names.index(tool))
+        self.scroll_to_region(Region(int(self.scroll_x) + fixed.left, y, width - fixed.left, height),
+                              animate=False, spacing=fixed, force=True)
 
     def selected_tool(self) -> str | None:
         if self.row_count == 0:
@@ -349,6 +366,8 @@ class ScoreTable(DataTable):
 class WhyPane(Pane):
     """Why the chosen tool won, in plain words; and why the tool under the score table's
     cursor did not (what it would have taken)."""
+
+    question_at = 0  # the line the why-not of the selected tool starts on (0: none shown)
 
     def show(self, record: dict | None, selected: str | None = None, vetoes: dict[str, int] | None = None) -> None:
         """`vetoes`: how often each tool was vetoed on the record's goal so far (Run.vetoes_on_goal)."""
@@ -385,8 +404,14 @@ class WhyPane(Pane):
                 t.append(f"rationale: {llm['action_rationale']}\n")
         out = record["act"]["output"].split("\n", 1)[0]
         t.append(f"output: {out[:200]}\n", style="red" if not record["act"]["success"] else "dim")
+        self.question_at = 0
         if selected and selected != record["decide"]["tool"]:
             t.append("\n")
+            # the rendered line the why-not starts on: the workbench scrolls the pane to it, so
+            # moving the table's cursor brings the answer into view (it was ~20 lines down)
+            width = self.content_region.width
+            if width > 0:
+                self.question_at = len(t.wrap(self.app.console, width)) - 1
             for i, line in enumerate(why_not_text(record, selected)):
                 t.append(line + "\n", style="bold" if i == 0 else "")
             n = (vetoes or {}).get(selected, 0)
