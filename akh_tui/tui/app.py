@@ -104,6 +104,7 @@ class Workbench(PhaseStepping, App):
         "add_goal": "add a goal",
         "edit_psyche": "edit the psyche (persona, shadow, archetypes)",
         "veto_selected": "add a veto for the tool selected in the score table",
+        "lift_veto_selected": "lift the veto v added for the tool selected in the score table",
         "reset": "reset the scenario",
         "think": "open the ThinkLoop view (seed 003's feedback controller on this graph)",
         "back": "replay: one recorded cycle back (read-only; no engine call)",
@@ -624,14 +625,19 @@ class Workbench(PhaseStepping, App):
 
     @guarded
     def on_data_table_row_highlighted(self, event) -> None:
+        # the table's own first highlight (row 0 on mount) is not a question the user asked
+        last, self._cursor_row = getattr(self, "_cursor_row", None), event.cursor_row
+        self._asking_why_not = getattr(self, "_asking_why_not", False) or (last is not None and last != event.cursor_row)
         record = self.shown_record()
         self.why_pane.show(record, self.score_table.selected_tool(), self._vetoes(record))
         self._follow_why(record)
 
     def _follow_why(self, record: dict | None) -> None:
-        """Scroll the Why pane to the why-not of the tool under the cursor (to its top for the
-        chosen one) when the tool or the cycle changes, not every frame: the user's own
-        scrolling stays where it is."""
+        """Once the user has moved the score table's cursor, scroll the Why pane to the why-not
+        of the tool under it (to its top for the chosen one) when the tool or the cycle changes,
+        not every frame: the user's own scrolling stays where it is."""
+        if not getattr(self, "_asking_why_not", False):
+            return
         key = (record.get("cycle") if record else None, self.score_table.selected_tool())
         if key == getattr(self, "_why_followed", None):
             return
