@@ -25,6 +25,7 @@ from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.markup import escape as escape_markup
 from textual.message import Message
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
@@ -982,7 +983,8 @@ class Workbench(PhaseStepping, App):
             if b.id in ("quit",):
                 continue
             desc = self.DESCRIPTIONS.get(b.id, b.description)
-            yield SystemCommand(desc[0].upper() + desc[1:], f"key: {b.key}", self._runner(b.action))
+            # the palette reads a title as markup: "[approve]" was dropped as a style tag
+            yield SystemCommand(escape_markup(desc[0].upper() + desc[1:]), f"key: {b.key}", self._runner(b.action))
 
     def _runner(self, action: str) -> Callable[[], None]:
         return lambda: self.call_later(self.run_action, action)
