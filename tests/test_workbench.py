@@ -343,6 +343,7 @@ def test_every_action_is_in_the_palette_and_the_help(workbench):
         help_text = text_of(app.screen.query_one("Static"))
         for b in app.BINDINGS:
             assert b.id in help_text
+        assert "in the plots (P)" in help_text  # the heading said `p`, which steps a phase
 
     drive(workbench("zoo"), script)
 
@@ -524,3 +525,44 @@ def test_the_chosen_row_scrolls_into_view_at_80x24(workbench):
         assert table.scroll_y <= row < table.scroll_y + visible, (table.scroll_y, row, visible)
 
     drive(workbench("shadow"), script, size=(80, 24))
+
+
+# ---- issue 28: the footer, the psyche editor's footer, the status line ----------------------------
+
+def _footer_keys(app) -> dict[str, object]:
+    """Footer entries by description, with their regions on the screen."""
+    from textual.widgets._footer import FooterKey
+
+    return {k.description: k.region for k in app.screen.query(FooterKey)}
+
+
+def test_the_footer_shows_help_quit_and_plots_at_120_and_help_at_80_columns(workbench):
+    async def script(app, pilot):
+        keys = _footer_keys(app)
+        for desc in ("Help", "Quit", "Plots", "Step"):
+            assert desc in keys and 0 < keys[desc].right <= 120, (desc, keys.get(desc))
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        keys = _footer_keys(app)
+        assert 0 < keys["Help"].right <= 80, keys["Help"]
+        await pilot.press("e")  # the psyche editor: "/" types a slash there, it is no key of the footer
+        await pilot.pause()
+        assert "Search" not in _footer_keys(app)
+
+    drive(workbench("zoo"), script)
+
+
+def test_the_status_line_drops_a_phase_note_once_its_cycle_is_done_and_stays_one_row(workbench):
+    async def script(app, pilot):
+        await pilot.press("space")
+        await pilot.press("p", "p", "p", "p")  # observe, orient, decide, act of cycle 2
+        assert "cycle 2: act done" in text_of(app.status_bar)
+        await pilot.press("space")  # finishes cycle 2
+        await pilot.pause()
+        status = text_of(app.status_bar)
+        assert "learn next" not in status and "act done" not in status, status
+        await pilot.press("a", "p", "p")  # approval rules and cycle 3 part-way: the longest line
+        await pilot.pause()
+        assert app.status_bar.outer_size.height == 1, text_of(app.status_bar)
+
+    drive(workbench("zoo"), script)

@@ -67,6 +67,9 @@ class Workbench(PhaseStepping, App):
     TITLE = "akh-tui"
     CSS_PATH = "workbench.tcss"
     BINDINGS = [
+        # the footer shows what fits 120 columns, help first (a newcomer's way in); the rest
+        # are in the help (f1) and the palette (ctrl+p)
+        Binding("f1", "help", "Help", id="help"),
         Binding("space", "step", "Step", id="step"),
         Binding("p", "step_phase", "Phase", id="step_phase", show=False),
         Binding("a", "toggle_approval", "Approval", id="toggle_approval", show=False),
@@ -79,19 +82,18 @@ class Workbench(PhaseStepping, App):
         Binding("v", "veto_selected", "Veto tool", id="veto_selected"),
         Binding("V", "lift_veto_selected", "Lift veto", id="lift_veto_selected", key_display="V", show=False),
         Binding("t", "think", "ThinkLoop", id="think", show=False),
-        Binding("comma", "back(1)", "Back", id="back", key_display=","),
-        Binding("full_stop", "forward(1)", "Fwd", id="forward", key_display="."),
+        Binding("comma", "back(1)", "Back", id="back", key_display=",", show=False),
+        Binding("full_stop", "forward(1)", "Fwd", id="forward", key_display=".", show=False),
         Binding("less_than_sign", "back(10)", "Back 10", id="back10", key_display="<", show=False),
         Binding("greater_than_sign", "forward(10)", "Fwd 10", id="forward10", key_display=">", show=False),
         Binding("l", "live", "Live", id="live", show=False),
         Binding("f", "fork", "Fork", id="fork"),
-        Binding("b", "branches", "Branches", id="branches"),
-        Binding("k", "breakpoints", "Breaks", id="breakpoints"),
-        Binding("slash", "search", "Search", id="search", key_display="/"),
+        Binding("b", "branches", "Branches", id="branches", show=False),
+        Binding("k", "breakpoints", "Breaks", id="breakpoints", show=False),
+        Binding("slash", "search", "Search", id="search", key_display="/", show=False),
         Binding("P", "plots", "Plots", id="plots", key_display="P"),
         Binding("o", "orient", "Orient", id="orient", show=False),
         Binding("ctrl+r", "reset", "Reset", id="reset", show=False),
-        Binding("f1", "help", "Help", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
     ]
     DESCRIPTIONS = {
@@ -147,6 +149,7 @@ class Workbench(PhaseStepping, App):
         self._breaks = [parse_breakpoint(b, field="breakpoints", tools=None) for b in self.breakpoint_specs]
         self.trace_file = Path(trace_file) if trace_file is not None else None
         self.last_event = ""
+        self._phase_note: tuple[int | None, str] = (None, "")  # (cycle, note) of a phase step's note
         # every run is opened through the engine's door (a corrupt store raises InputError:
         # reported by `run()`, the store left untouched)
         if self.trace_file is not None:  # replay only: the trace's records, no engine
@@ -609,8 +612,17 @@ class Workbench(PhaseStepping, App):
             if self.breakpoint_specs:
                 t.append(f" · {len(self.breakpoint_specs)} breakpoint(s)")
             self._phase_status(t)
-        if self.last_event and self.replay is None:  # the live run's news, not the replayed cycle's
-            t.append(f" · {self.last_event}", style="dim")
+        note = self.last_event
+        if note and note == self._phase_note[1] and self._phase_note[0] != (self.ctl.phase_state() or {}).get("cycle"):
+            note = self.last_event = ""  # "act done, learn next" of a cycle that has finished
+        if note and self.replay is None:  # the live run's news, not the replayed cycle's
+            room = self.status_bar.content_region.width - t.cell_len - 3
+            if self.size.width < NARROW:
+                t.append(f" · {note}", style="dim")  # narrow: a second row rather than lose it
+            elif room >= 12:  # wide: one row (a second took a row from the panes at 120 columns)
+                t.append(" · " + (note if len(note) <= room else note[: room - 1] + "…"), style="dim")
+        if self.replay is None and self.size.width >= NARROW and self.status_bar.content_region.width > 0:
+            t.truncate(self.status_bar.content_region.width, overflow="ellipsis")
         # a layout pass (a reflow of the whole screen: most of a ticker frame's cost) only when
         # the line's height can change: it wraps to a second line when it is wider than the bar
         lines = 1 if t.cell_len <= self.status_bar.content_region.width and "\n" not in t.plain else 2
@@ -958,20 +970,26 @@ class Workbench(PhaseStepping, App):
                 out.append((key_label(keys), (descriptions or {}).get(b.id, b.description), b.id or ""))
             return out
 
+        ids = {b.id: b for b in self.BINDINGS if isinstance(b, Binding) and b.id}
+
+        def key(bid: str) -> str:
+            """The key that opens a view, as bound now (the headings said `p` for the plots' `P`)."""
+            return key_label(keymap.get(bid, ids[bid].key))
+
         sections = [
             ("in the goals pane (tab or a click focuses it)", rows(GoalsPane.BINDINGS)),
             ("in the working-memory list", [("enter", "open the highlighted entry in full", "")]),
             ("in a goal's detail", rows(GoalDetailScreen.BINDINGS)),
-            ("in the Orient view (o)", rows(OrientScreen.BINDINGS) + [("↑ / ↓", "move between nodes", "")]),
+            (f"in the Orient view ({key('orient')})", rows(OrientScreen.BINDINGS) + [("↑ / ↓", "move between nodes", "")]),
             ("in the findings", rows(FindingsScreen.BINDINGS)),
-            ("in the plots (p)", rows(list(ToolGrid.BINDINGS) + list(PlotsScreen.BINDINGS))),
-            ("in the ThinkLoop view (t)", rows(ThinkScreen.BINDINGS)),
-            ("in the add-goal dialog (g)", rows(AddGoalScreen.BINDINGS) + [("enter", "add the goal", "")]),
-            ("in the fork dialog (f)", rows(ForkScreen.BINDINGS)),
-            ("in the branches list (b)", rows(BranchesScreen.BINDINGS)),
+            (f"in the plots ({key('plots')})", rows(list(ToolGrid.BINDINGS) + list(PlotsScreen.BINDINGS))),
+            (f"in the ThinkLoop view ({key('think')})", rows(ThinkScreen.BINDINGS)),
+            (f"in the add-goal dialog ({key('add_goal')})", rows(AddGoalScreen.BINDINGS) + [("enter", "add the goal", "")]),
+            (f"in the fork dialog ({key('fork')})", rows(ForkScreen.BINDINGS)),
+            (f"in the branches list ({key('branches')})", rows(BranchesScreen.BINDINGS)),
             ("in the comparison", rows(CompareScreen.BINDINGS)),
-            ("in the breakpoints (k)", rows(BreakpointsScreen.BINDINGS) + [("enter", "add the breakpoint typed", "")]),
-            ("in the search (/)", rows(SearchScreen.BINDINGS) + [("enter", "jump to the highlighted hit", "")]),
+            (f"in the breakpoints ({key('breakpoints')})", rows(BreakpointsScreen.BINDINGS) + [("enter", "add the breakpoint typed", "")]),
+            (f"in the search ({key('search')})", rows(SearchScreen.BINDINGS) + [("enter", "jump to the highlighted hit", "")]),
         ]
         self.push_screen(HelpScreen(rows(self.BINDINGS, self.DESCRIPTIONS),
                                     f"Remap any key in {self.user_config.path} under [keymap], e.g. step = \"n\".",

@@ -265,6 +265,7 @@ class PhaseStepping:
 
     phase_stops: set[str]
     last_phase: tuple[str | None, dict | None]
+    _phase_note: tuple[int | None, str]
 
     def _person_in_the_loop(self) -> None:
         self.phase_stops = set()
@@ -299,7 +300,9 @@ class PhaseStepping:
         elif out["waiting"] is not None:
             self._call_ui(self._open_gate)
         else:
-            self._post_note(f"cycle {out['cycle']}: {out['phase']} done, {out['next']} next")
+            note = f"cycle {out['cycle']}: {out['phase']} done, {out['next']} next"
+            self._phase_note = (out["cycle"], note)  # true only while that cycle is in progress
+            self._post_note(note)
 
     def _stopped_mid_cycle(self) -> None:
         self.running = False
@@ -402,7 +405,8 @@ class PhaseStepping:
             return
         if self.ctl.in_cycle:
             state = self.ctl.phase_state() or {}
-            t.append(f" · cycle {state.get('cycle')} phase ", style="")
+            # the status line names the cycle already: "cycle 3 · ... · cycle 3 phase" wrapped at 120
+            t.append(" · phase " if state.get("cycle") == self.ctl.cycle else f" · cycle {state.get('cycle')} phase ")
             t.append(f" {self.ctl.next_phase} ", style="bold reverse cyan")
             t.append(" next")
             if self.ctl.waiting is not None:
