@@ -566,3 +566,29 @@ def test_the_status_line_drops_a_phase_note_once_its_cycle_is_done_and_stays_one
         assert app.status_bar.outer_size.height == 1, text_of(app.status_bar)
 
     drive(workbench("zoo"), script)
+
+
+def test_a_workbench_opened_and_quit_leaves_no_empty_run(workbench, tmp_path):
+    from akh_tui.engine.run import Locations, Run
+
+    locs = Locations(tmp_path / "data", tmp_path / "config.toml")
+    earlier = Run.start(locs, "solar")
+    earlier.step()
+    earlier.close()
+
+    async def nothing(app, pilot):
+        await pilot.pause()
+
+    drive(workbench("zoo"), nothing)
+    resumed = Run.resume(locs)  # the run a resume continues is the earlier one again
+    assert resumed.name == "solar" and resumed.last_cycle() == 1
+    assert [r["name"] for r in resumed.store.runs()] == ["solar"]  # the 0-cycle zoo run is gone
+    resumed.close()
+
+    async def add_goal(app, pilot):  # something the user gave is kept, even without a cycle
+        app.ctl.add_goal("Find whales")
+
+    drive(workbench("zoo"), add_goal)
+    resumed = Run.resume(locs)
+    assert [r["name"] for r in resumed.store.runs()] == ["solar", "zoo"] and resumed.name == "zoo"
+    resumed.close()

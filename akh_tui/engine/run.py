@@ -161,6 +161,7 @@ class Run:
         self._vetoes_fired = 0
         # (run, branch, goal) -> (cycle counted up to, vetoes per tool): a branch's records are
         # only appended to, so the Why pane's count reads each cycle once, not every frame
+        self._previous_branch: int | None = None  # the store's current branch before Run.start
         self._veto_tally: dict[tuple[int, int, int], tuple[int, dict[str, int]]] = {}
         self._lock_file: Path | None = None  # the writer's lock of this run (writelock.py)
         # the cycle in phases (a person in the loop): the cycle in progress, the inputs given
@@ -214,9 +215,11 @@ class Run:
             meta["workbench"] = True
         if disk is not None:
             meta["psyche_file"] = str(saved)
+        previous = st.branch  # the branch a resume continued before this run
         run_id = st.start(agent, meta)
         meta = st.run_meta(run_id)
         r = cls(locations, st, sc, agent, meta, writer, config, note)
+        r._previous_branch = previous
         r._hold()
         if disk is not None:
             r._psyche_disk[saved] = disk
@@ -1290,6 +1293,9 @@ class Run:
                     self.trace.close()
                 if self.agent is not None and checkpoint:
                     self.drop_cycle()  # quitting mid-cycle: a resume starts at the cycle's start
+                if self.agent is not None and checkpoint and self._untouched():
+                    self._forget()
+                elif self.agent is not None and checkpoint:
                     try:
                         self.store.checkpoint(self.agent)
                     except StoreWriteError:
@@ -1298,6 +1304,24 @@ class Run:
                 self.store.close()
                 writelock.release(self._lock_file)
                 self._lock_file = None
+
+    def _untouched(self) -> bool:
+        """A workbench run opened and quit with nothing done: no cycle, no branch, nothing the
+        user gave (a goal, a psyche edit) recorded. Kept, it was a 0-cycle run in every list."""
+        if not self.meta.get("workbench") or self.last_cycle() > 0:
+            return False
+        st = self.store
+        return len(st.branches(self.run_id)) == 1 and next(iter(st.events(st.current())), None) is None
+
+    def _forget(self) -> None:
+        """Delete the untouched run; the branch that was current before it is current again."""
+        st = self.store
+        st.delete_run(self.run_id)
+        if self._previous_branch is not None:
+            try:
+                st.use(self._previous_branch)
+            except InputError:
+                pass  # deleted meanwhile (another process): no current branch, as after a delete
 
     def _emit(self, events: list[dict], persist: bool = True, inputs: list | None = None) -> None:
         """Events to the trace, the store and the listeners. `inputs` marks a user action
