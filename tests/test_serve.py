@@ -162,3 +162,22 @@ def test_served_sessions_keep_dangerous_capabilities_off(monkeypatch):
     for _ in range(6):
         rec = agent.step()
         assert rec["decide"]["tool"] != "shell_exec"
+
+
+def test_a_served_tab_says_on_the_page_what_the_scenario_loses(monkeypatch, workbench):
+    # issue 28: `serve --scenario shadow` silently lost the veto demo (said only in the terminal)
+    from akh_tui.engine.config import SAFE_ENV
+    from akh_tui.engine.scenario import load_scenario
+    from tests.helpers import drive
+
+    monkeypatch.delenv(SAFE_ENV, raising=False)
+    assert not any("served" in w for w in load_scenario("shadow").config.warnings)
+    monkeypatch.setenv(SAFE_ENV, "1")
+    assert not any("served" in w for w in load_scenario("zoo").config.warnings)  # it asks for nothing dangerous
+
+    async def script(app, pilot):
+        shown = [str(n.message) for n in app._notifications]
+        assert any("served in a browser tab: process_exec stays off" in m and "shell_exec" in m
+                   and "--allow-dangerous" in m for m in shown), shown
+
+    drive(workbench("shadow"), script)

@@ -91,10 +91,20 @@ class AgentConfig:
         from .confine import risky_programs  # late: config stays light to import
 
         file, line = self.__dict__.get("_origin", (None, None))
-        return [
+        out = [
             str(InputError(f"'{name}' {why}", file=file, line=line, field="config.shell_allow"))
             for name, why in risky_programs(self.shell_allow)
         ]
+        off = self.__dict__.get("_served_off")
+        if off:  # said on the page: `serve` printed it only in the terminal that started it
+            from .toolspecs import SPECS
+
+            tools = [sp.name for sp in SPECS if set(sp.capabilities) & set(off)]
+            verb, them = ("stays", "it") if len(off) == 1 else ("stay", "them")
+            out.append(f"served in a browser tab: {', '.join(off)} {verb} off though the scenario turns {them} on, so "
+                       f"{', '.join(tools)} are never offered (the shadow scenario's veto demo needs shell_exec); "
+                       f"`akh-tui serve --allow-dangerous` lets a scenario turn {them} on")
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], file: str | None = None, locate=None,
@@ -199,4 +209,12 @@ def served_config(cfg: AgentConfig) -> AgentConfig:
     """The one place the served-session override is read: with AKH_TUI_SAFE=1 in the
     environment (set by `akh-tui serve` for its app processes), every scenario loads with the
     dangerous capabilities off."""
-    return without_dangerous(cfg) if os.environ.get(SAFE_ENV) == "1" else cfg
+    if os.environ.get(SAFE_ENV) != "1":
+        return cfg
+    safe = without_dangerous(cfg)
+    if "_origin" in cfg.__dict__:
+        safe.__dict__["_origin"] = cfg.__dict__["_origin"]
+    off = [c for c in DANGEROUS_CAPABILITIES if cfg.capabilities.get(c)]
+    if off:  # what the scenario asked for and does not get: its warnings say so (not a field)
+        safe.__dict__["_served_off"] = off
+    return safe
