@@ -334,10 +334,13 @@ class ToolRegistry:
         if not isinstance(r, ToolResult):
             raise PluginError(f"plugin tool {e.name} ({e.origin}) returned a {type(r).__name__} from run, "
                               "not a ToolResult (output and evidence strings, lists of triples and symbol ids)")
-        why = _bad_result_field(r, tc)
-        if why is not None:
-            raise PluginError(f"plugin tool {e.name} ({e.origin}) returned a ToolResult whose {why}")
-        return _with_plain_triples(r, tc, e.name)
+        try:  # reading a hostile result (a property that raises) is the plugin's failure too
+            why = _bad_result_field(r, tc)
+            if why is None:
+                return _with_plain_triples(r, tc, e.name)
+        except Exception as exc:
+            why = f"fields could not be read: {type(exc).__name__}: {exc}"
+        raise PluginError(f"plugin tool {e.name} ({e.origin}) returned a ToolResult whose {why}")
 
 
 def _is_plain_triple(t: object) -> bool:
@@ -383,12 +386,13 @@ def _with_plain_triples(r: ToolResult, tc: "ToolContext", tool: str) -> ToolResu
     """The result with its plain (s, p, o) labels added to the graph (provenance 'tool:<name>',
     confidence 1) and returned as the graph's triples. One already known is returned as the
     graph holds it: the tool found it this cycle, so it counts for the goal as a new one would."""
-    if all(isinstance(t, Triple) for t in r.triples) and isinstance(r.triples, list) and isinstance(r.symbols, list):
-        return r
     kg = tc.kg
     triples: list[Triple] = []
     for t in r.triples:
-        if not isinstance(t, Triple):
+        if isinstance(t, Triple):
+            # the graph's own: a copy with a forged provenance or confidence would count as it claims
+            t = kg.get(t[0], t[1], t[2])  # type: ignore[assignment]  # held: checked above
+        else:
             s, p, o = (x.strip() for x in t)
             got = kg.add(s, p, o, 1.0, f"tool:{tool}", tc.cycle)
             if got is None:
@@ -396,6 +400,8 @@ def _with_plain_triples(r: ToolResult, tc: "ToolContext", tool: str) -> ToolResu
             assert got is not None  # just added, or known
             t = got
         triples.append(t)
+    if triples == r.triples and type(r.triples) is list and type(r.symbols) is list:
+        return r
     return ToolResult(r.output, triples, list(r.symbols), r.evidence)
 
 
