@@ -588,6 +588,33 @@ class Workbench(PhaseStepping, App):
         main.set_class(self.replay is not None, "-replay")
 
     def _render_status(self, view: dict) -> None:
+        t = self._status_text(view)
+        note = self.last_event
+        if note and note == self._phase_note[1] and self._phase_note[0] != (self.ctl.phase_state() or {}).get("cycle"):
+            note = self.last_event = ""  # "act done, learn next" of a cycle that has finished
+        width = self.status_bar.content_region.width
+        wide = self.replay is None and self.size.width >= NARROW and width > 0
+        if note and self.replay is None:  # the live run's news, not the replayed cycle's
+            if not wide:
+                t.append(f" · {note}", style="dim")  # narrow: a second row rather than lose it
+            else:  # one row (a second took a row from the panes at 120 columns): the note before seed and speed
+                if t.cell_len + 3 + len(note) > width:
+                    t = self._status_text(view, compact=True)
+                room = width - t.cell_len - 3
+                if room >= 12:
+                    t.append(" · " + (note if len(note) <= room else note[: room - 1] + "…"), style="dim")
+        if wide:
+            t.truncate(width, overflow="ellipsis")
+        # a layout pass (a reflow of the whole screen: most of a ticker frame's cost) only when
+        # the line's height can change: it wraps to a second line when it is wider than the bar
+        lines = 1 if t.cell_len <= width and "\n" not in t.plain else 2
+        relayout = lines != self._status_lines
+        self._status_lines = lines
+        self.status_bar.update(t, layout=relayout)
+
+    def _status_text(self, view: dict, compact: bool = False) -> Text:
+        """The status line before its note; `compact` leaves out the seed, the speed and the
+        breakpoint count (the note is worth more when both do not fit)."""
         done = sum(1 for g in view["goals"] if g["status"] == "completed" and g["parent"] is None)
         top = sum(1 for g in view["goals"] if g["parent"] is None)
         speed = SPEEDS[self.speed_index]
@@ -595,7 +622,7 @@ class Workbench(PhaseStepping, App):
         t.append(f" {self.scenario_name} ", style="bold reverse")
         if self.live:
             t.append(f" {self.ctl.branch_name}", style="bold magenta")
-        t.append(f" · seed {view['seed']} · cycle ")
+        t.append(" · cycle " if compact else f" · seed {view['seed']} · cycle ")
         if self.replay is not None:
             t.append(f" {self.replay} ", style="bold reverse yellow")
             t.append(f" of {self.last_cycle()} · ")
@@ -608,27 +635,11 @@ class Workbench(PhaseStepping, App):
             t.append(str(view["cycle"]), style="bold")
             t.append(" · ")
             t.append("▶ running" if self.running else "■ paused", style="bold green" if self.running else "bold yellow")
-            t.append(f" · {'max' if speed == 0 else speed}/s · goals {done}/{top} done")
-            if self.breakpoint_specs:
+            t.append(f" · goals {done}/{top} done" if compact else f" · {'max' if speed == 0 else speed}/s · goals {done}/{top} done")
+            if self.breakpoint_specs and not compact:
                 t.append(f" · {len(self.breakpoint_specs)} breakpoint(s)")
             self._phase_status(t)
-        note = self.last_event
-        if note and note == self._phase_note[1] and self._phase_note[0] != (self.ctl.phase_state() or {}).get("cycle"):
-            note = self.last_event = ""  # "act done, learn next" of a cycle that has finished
-        if note and self.replay is None:  # the live run's news, not the replayed cycle's
-            room = self.status_bar.content_region.width - t.cell_len - 3
-            if self.size.width < NARROW:
-                t.append(f" · {note}", style="dim")  # narrow: a second row rather than lose it
-            elif room >= 12:  # wide: one row (a second took a row from the panes at 120 columns)
-                t.append(" · " + (note if len(note) <= room else note[: room - 1] + "…"), style="dim")
-        if self.replay is None and self.size.width >= NARROW and self.status_bar.content_region.width > 0:
-            t.truncate(self.status_bar.content_region.width, overflow="ellipsis")
-        # a layout pass (a reflow of the whole screen: most of a ticker frame's cost) only when
-        # the line's height can change: it wraps to a second line when it is wider than the bar
-        lines = 1 if t.cell_len <= self.status_bar.content_region.width and "\n" not in t.plain else 2
-        relayout = lines != self._status_lines
-        self._status_lines = lines
-        self.status_bar.update(t, layout=relayout)
+        return t
 
     def _vetoes(self, record: dict | None) -> dict[str, int] | None:
         """How often each tool was vetoed on the record's goal up to its cycle (the Why pane)."""

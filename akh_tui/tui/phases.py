@@ -405,8 +405,7 @@ class PhaseStepping:
             return
         if self.ctl.in_cycle:
             state = self.ctl.phase_state() or {}
-            # the status line names the cycle already: "cycle 3 · ... · cycle 3 phase" wrapped at 120
-            t.append(" · phase " if state.get("cycle") == self.ctl.cycle else f" · cycle {state.get('cycle')} phase ")
+            t.append(f" · cycle {state.get('cycle')} phase ", style="")
             t.append(f" {self.ctl.next_phase} ", style="bold reverse cyan")
             t.append(" next")
             if self.ctl.waiting is not None:
