@@ -438,6 +438,28 @@ def test_the_workbench_score_table_and_why_pane_show_a_plugin_tool(tmp_path, wor
     drive(workbench(str(sc)), script)
 
 
+def test_the_workbench_names_the_plugin_whose_result_was_bad(tmp_path, workbench):
+    # issue 28: "The engine raised AttributeError", the plugin not named
+    from akh_tui.tui.dialogs import ErrorScreen
+    from akh_tui.tui.panes import WhyPane
+    from tests.helpers import drive, text_of
+
+    sc = harbour(tmp_path, tools=["badtool:odd_triple"], goal="Find the weather in oslo", criteria="snow")
+    (sc.parent / "badtool.py").write_text(BAD)
+
+    async def script(app, pilot):
+        await pilot.press("space")
+        await pilot.pause()
+        assert not isinstance(app.screen, ErrorScreen)
+        assert app.ctl.latest["decide"]["tool"] == "bad_tool" and not app.ctl.latest["act"]["success"]
+        why = text_of(app.query_one(WhyPane)).replace("\n", " ")
+        assert "error: plugin tool bad_tool (scenario harbour.toml: badtool:odd_triple)" in why, why
+        await pilot.press("space")  # the run goes on
+        assert app.ctl.latest["cycle"] == 2
+
+    drive(workbench(str(sc)), script, size=(200, 50))
+
+
 # ---- capabilities a plugin declares are gated like the built-ins' ---------------------------------
 
 NET = '''
