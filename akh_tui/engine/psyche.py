@@ -61,6 +61,8 @@ tone = ["clear", "methodical"]
 # description "tool=<name> input=<input>", or when its capability clause holds.
 # Leaving out veto_patterns or bias_patterns keeps the ones below; write
 # `veto_patterns = []` to run without any.
+# By default a tool a veto blocks is still offered: chosen, vetoed, chosen again once its
+# recency wears off. `anticipate = true` here makes Decide leave it out instead.
 
 # A veto stops the tool before it runs and counts as a shadow encounter, which is what
 # drives individuation.
