@@ -1135,14 +1135,13 @@ class Run:
             branch = self.store.current()
             key = (self.run_id, branch, goal)
             done, counts = self._veto_tally.get(key, (0, {}))
-            if upto < done:  # a replayed cycle before the counted ones: counted apart
+            keep = upto >= done  # a replayed cycle before the counted ones is counted apart
+            if done == 0 or not keep:  # from the start: only this goal's cycles are read
                 done, counts = 0, {}
                 recs: Iterator[dict] = self.store.goal_records(branch, [goal])
-                keep = False
-            else:
+            else:  # the cycles since the last count (a frame's worth while the run goes on)
                 counts = dict(counts)
                 recs = iter(self.store.records(branch, done + 1, upto)) if upto > done else iter(())
-                keep = True
             for rec in recs:
                 if rec["cycle"] > upto:
                     break
