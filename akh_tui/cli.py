@@ -130,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     tools = sub.add_parser("tools", help="list the tools: the built-ins and installed plugins, their gates and danger")
     tools.add_argument("--json", action="store_true")
+    tools.add_argument("--scenario", help="also the plugin tools this scenario names (its `tools`); loads them")
 
     psyche = sub.add_parser("psyche", help="psyche files")
     psub = psyche.add_subparsers(dest="psyche_command", required=True)
@@ -294,6 +295,9 @@ def open_trace(args: argparse.Namespace, out: Console) -> int:
     return run(trace_file=args.file)
 
 
+TOOLS_TABLE_WIDTH = 140  # narrower than this, `tools` lists a block per tool instead of a table
+
+
 def cmd_tools(args: argparse.Namespace, out: Console) -> int:
     from rich.table import Table
 
@@ -303,16 +307,34 @@ def cmd_tools(args: argparse.Namespace, out: Console) -> int:
     rows = tool_rows(Locations.resolve().config_file)
     shell = next(r for r in rows if r["tool"] == "shell_exec")["protection"]
     mechanism, why = shell["mechanism"], shell["detail"]
+    if args.scenario:
+        from .engine.catalog import scenario_tool_rows
+
+        more, problems = scenario_tool_rows(args.scenario)
+        rows += more
+        for p in problems:  # a plugin left out: said on stderr, as a run's warnings are
+            warnings.warn(p, InputWarning, stacklevel=1)
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    t = Table(title="Tools (SPEC §5)")
     cols = ("tool", "archetype", "capabilities", "danger", "input", "default", "does", "from")
-    for col in cols:
-        t.add_column(col)
-    for r in rows:
-        t.add_row(*(Text(", ".join(r[c]) if isinstance(r[c], list) else str(r[c])) for c in cols))
-    out.print(t)
+    cell = {r["tool"]: {c: ", ".join(r[c]) if isinstance(r[c], list) else str(r[c]) for c in cols} for r in rows}
+    if out.width >= TOOLS_TABLE_WIDTH:
+        t = Table(title="Tools (SPEC §5)")
+        for col in cols:
+            t.add_column(col)
+        for r in rows:
+            t.add_row(*(Text(cell[r["tool"]][c]) for c in cols))
+        out.print(t)
+    else:
+        # narrower (80 columns, or a pipe): a table squeezed every column to ~7 characters;
+        # a block per tool reads whole at any width
+        out.print(Text("Tools (SPEC §5)", style="bold"))
+        for r in rows:
+            c = cell[r["tool"]]
+            out.print(Text(f"{c['tool']}  ({c['archetype']}, {c['danger']}, {c['default']})", style="bold"))
+            for col in ("does", "input", "capabilities", "from"):
+                out.print(Text(f"  {col}: {c[col] or '-'}"))
     out.print(Text(f"shell_exec protection: {mechanism} ({why})"))
     setting, config = shell["setting"], shell["config"]
     if shell["refused"]:

@@ -72,7 +72,7 @@ def cmd_list(sessions: Sessions, args, out: Console, err: Console) -> int:
         out.print(Text("no runs in this store"))
         return 0
     t = Table(title=f"Runs in {sessions.where}")
-    for col in ("run", "scenario", "seed", "decider", "branches", "cycles (main)", "goals done", ""):
+    for col in ("run", "scenario", "seed", "decider", "branches", "cycles (main)", "goals done", "note"):
         t.add_column(col)
     for r in runs:
         main = r["branches"][0]

@@ -25,8 +25,14 @@ EXTREMES = 3
 HEAT_MAX = 40
 
 
-def interval(values: list[float]) -> dict:
-    """Mean and 95% confidence interval of the mean (Student t); one value has no interval."""
+# What each outcome can be: its interval is clipped to this (a count's lower bound of -0.4 read
+# as nonsense). Counts and cycles are at least 0; individuation lies in [0, 1].
+BOUNDS: dict[str, tuple[float, float | None]] = {o: (0.0, None) for o in OUTCOMES} | {"individuation": (0.0, 1.0)}
+
+
+def interval(values: list[float], bounds: tuple[float, float | None] = (-math.inf, None)) -> dict:
+    """Mean and 95% confidence interval of the mean (Student t), clipped to what the outcome can
+    be (`bounds`: lowest, highest or None); one value has no interval."""
     n = len(values)
     if n == 0:
         return {"n": 0, "mean": None, "lo": None, "hi": None}
@@ -35,7 +41,8 @@ def interval(values: list[float]) -> dict:
         return {"n": 1, "mean": mean, "lo": None, "hi": None}
     sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
     half = _T95.get(n - 1, 1.96) * sd / math.sqrt(n)
-    return {"n": n, "mean": mean, "lo": mean - half, "hi": mean + half}
+    lo, hi = max(bounds[0], mean - half), mean + half
+    return {"n": n, "mean": mean, "lo": lo, "hi": hi if bounds[1] is None else min(bounds[1], hi)}
 
 
 def _value_key(v):
@@ -67,7 +74,8 @@ def build(meta: dict, rows: list[dict], outcome: str = "goals_completed", x: str
         values = []
         for v in sorted(groups, key=_value_key):
             values.append({"value": v, "n": len(groups[v]),
-                           "outcomes": {o: interval([r[o] for r in groups[v] if r.get(o) is not None]) for o in OUTCOMES}})
+                           "outcomes": {o: interval([r[o] for r in groups[v] if r.get(o) is not None], BOUNDS[o])
+                                        for o in OUTCOMES}})
         per_axis.append({"axis": a, "values": values})
     hx = x or (axes[0] if axes else "seed")
     hy = y or next((a for a in known if a != hx), "seed")
@@ -182,7 +190,7 @@ def _e(v) -> str:
     return html.escape(_fmt(v) if not isinstance(v, str) else v)
 
 
-def _interval_svg(s: dict, lo: float, hi: float, width: int = 160) -> str:
+def _interval_svg(s: dict, lo: float, hi: float, width: int = 110) -> str:
     """A dot at the mean and a bar over the interval, on the outcome's range across values."""
     if s["mean"] is None:
         return ""
@@ -207,12 +215,14 @@ def to_html(rep: dict) -> str:
         f"<title>sweep {_e(rep['name'] or '')}</title>",
         "<style>body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}"
         "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:right}th{background:#f4f4f4}"
-        "td.l,th.l{text-align:left}.ci{color:#555;font-size:11px}</style></head><body>",
+        "td.l,th.l{text-align:left}.ci{color:#555;font-size:11px}"
+        # the page is never wider than the window: a wide table or heatmap scrolls in its own box
+        ".wide{max-width:100%;overflow-x:auto}</style></head><body>",
         f"<h1>Sweep {_e(rep['name'] or '')}</h1>",
-        f"<p>{rep['stored']} of {rep['runs']} runs stored, {rep['failed']} failed. Means with 95% intervals (Student t).</p>",
+        f"<p>{rep['stored']} of {rep['runs']} runs stored, {rep['failed']} failed. Means with 95% intervals (Student t), clipped to what each outcome can be (a count is never below 0).</p>",
     ]
     for pa in rep["per_axis"]:
-        parts.append(f"<h2>By {_e(pa['axis'])}</h2><table><tr><th class='l'>{_e(pa['axis'])}</th><th>runs</th>")
+        parts.append(f"<h2>By {_e(pa['axis'])}</h2><div class='wide'><table><tr><th class='l'>{_e(pa['axis'])}</th><th>runs</th>")
         parts += [f"<th>{_e(o.replace('_', ' '))}</th>" for o in rep["outcomes"]]
         parts.append("</tr>")
         ranges = {}
@@ -225,7 +235,7 @@ def to_html(rep: dict) -> str:
                 s = v["outcomes"][o]
                 parts.append(f"<td>{_interval_svg(s, *ranges[o])}<br><span class='ci'>{_e(_ci(s))}</span></td>")
             parts.append("</tr>")
-        parts.append("</table>")
+        parts.append("</table></div>")
     h = rep["heatmap"]
     if h:
         vals = [c for row in h["cells"] for c in row if c is not None]
@@ -245,12 +255,13 @@ def to_html(rep: dict) -> str:
                 svg.append(f'<rect x="{left + cw * i}" y="{y0}" width="{cw - 2}" height="{ch - 2}" fill="{fill}"/>'
                            f'<text x="{left + cw * i + cw / 2 - 1}" y="{y0 + ch / 2 + 3}" text-anchor="middle" fill="white">{_e(c)}</text>')
         svg.append("</svg>")
-        parts.append(f"<h2>{_e(h['outcome'])} (mean) by {_e(h['y'])} × {_e(h['x'])}</h2>" + "".join(svg))
+        parts.append(f"<h2>{_e(h['outcome'])} (mean) by {_e(h['y'])} × {_e(h['x'])}</h2><div class='wide'>"
+                     + "".join(svg) + "</div>")
         if h["cut"]:
             parts.append(f"<p>The first {len(h['xs'])} of {h['cut']['x']} {_e(h['x'])} values × the first "
                          f"{len(h['ys'])} of {h['cut']['y']} {_e(h['y'])} values.</p>")
     ex = rep["extremes"]
-    parts.append(f"<h2>Runs at the extremes of {_e(ex['outcome'])}</h2><table><tr><th></th><th class='l'>run</th>"
+    parts.append(f"<h2>Runs at the extremes of {_e(ex['outcome'])}</h2><div class='wide'><table><tr><th></th><th class='l'>run</th>"
                  f"<th>#</th><th class='l'>scenario</th><th>seed</th><th class='l'>settings</th><th>{_e(ex['outcome'])}</th></tr>")
     for label, rows in (("highest", ex["highest"]), ("lowest", ex["lowest"])):
         for r in rows:
@@ -258,7 +269,7 @@ def to_html(rep: dict) -> str:
             parts.append(f"<tr><td>{label}</td><td class='l'><code>{_e(r['run_id'])}</code></td><td>{r['idx']}</td>"
                          f"<td class='l'>{_e(r['scenario'])}</td><td>{r['seed']}</td><td class='l'>{_e(settings)}</td>"
                          f"<td>{_e(r[ex['outcome']])}</td></tr>")
-    parts.append("</table>")
+    parts.append("</table></div>")
     for e in rep["errors"]:
         parts.append(f"<p style='color:#c0392b'>failed <code>{_e(e['run_id'])}</code>: {_e(e['error'] or '')}</p>")
     parts.append("</body></html>")

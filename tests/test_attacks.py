@@ -1696,3 +1696,64 @@ def test_store_damage_is_named_and_never_appended_to(damage_store: Path, tmp_pat
         assert rc == 2 and text.startswith("error: ") and "Traceback" not in text, (argv, text)
         assert words in text and "damaged" in text, (argv, text)
     assert (data / "session.db").read_bytes() == before
+
+# ---- issue 23, a plugin tool's hostile ToolResult (issue 28: checked at the boundary) ----
+def _hostile_results() -> dict[str, Callable[[], object]]:
+    from akh_tui.engine.kg import Triple
+    from akh_tui.engine.toolapi import ToolResult
+
+    class Raising(ToolResult):
+        @property  # type: ignore[override]
+        def triples(self):
+            raise RuntimeError("boom")
+
+        @triples.setter
+        def triples(self, value) -> None:
+            pass
+
+    return {
+        "triples-a-string": lambda: ToolResult("x", "oslo has-weather snow"),  # type: ignore[arg-type]
+        "triple-of-two": lambda: ToolResult("x", [("oslo", "has-weather")]),  # type: ignore[list-item]
+        "triple-empty-label": lambda: ToolResult("x", [("oslo", "has-weather", "  ")]),  # type: ignore[list-item]
+        "triple-of-ints": lambda: ToolResult("x", [(1, 2, 3)]),  # type: ignore[list-item]
+        "triple-negative-id": lambda: ToolResult("x", [Triple(0, 0, -1)]),
+        "triple-made-up": lambda: ToolResult("x", [Triple(0, 0, 0)]),
+        "symbol-out-of-range": lambda: ToolResult("x", [], [10**9]),
+        "symbol-a-bool": lambda: ToolResult("x", [], [True]),
+        "output-bytes": lambda: ToolResult(b"x"),  # type: ignore[arg-type]
+        "evidence-a-list": lambda: ToolResult("x", evidence=["snow"]),  # type: ignore[arg-type]
+        "good-then-bad": lambda: ToolResult("x", [("oslo", "has-weather", "snow"), None]),  # type: ignore[list-item]
+        "raising-property": lambda: Raising("x"),
+    }
+
+
+@pytest.mark.parametrize("attack", list(_hostile_results()), ids=list(_hostile_results()))
+def test_a_hostile_plugin_result_is_a_failed_cycle_and_changes_nothing(tmp_path, attack: str) -> None:
+    from akh_tui.engine.paths import Locations
+    from akh_tui.engine.run import Run
+    from akh_tui.engine.toolapi import Offer, Tool
+    from akh_tui.engine.toolspecs import ToolSpec
+
+    make = _hostile_results()[attack]
+
+    class Hostile(Tool):
+        spec = ToolSpec("hostile", "explorer", ("read_kg",), "safe", "none", ("mammal", "animal", "find"), "hostile",
+                        base_values=(2.0,))
+
+        def offer(self, tc, ctx):
+            return Offer(True, 2.0, "x")
+
+        def run(self, tc, ctx, arg):
+            return make()
+
+    run = Run.start(Locations(tmp_path / "data", tmp_path / "c.toml"), "zoo")
+    run.agent.tools.add_tools([Hostile()], "test plugin")
+    kg = run.agent.kg
+    before = (len(kg.symbols), len(kg.log))
+    rec = run.step()
+    assert rec["decide"]["tool"] == "hostile"
+    assert not rec["act"]["success"] and rec["act"]["progress"] == "failed"
+    assert rec["act"]["output"].startswith("error: plugin tool hostile (test plugin) returned"), rec["act"]["output"]
+    assert (len(kg.symbols), len(kg.log)) == before  # nothing of it reached the graph
+    assert run.step() is not None  # the run goes on
+    run.close()

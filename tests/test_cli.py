@@ -136,3 +136,46 @@ def test_corrupt_session_store_is_reported_and_left_untouched(cli, tmp_path):
 def test_human_output_shows_cycles_and_goal_table(cli):
     out = cli("agent", "run", "--scenario", "zoo", "--max-cycles", "30").stdout
     assert "Goals" in out and "completed" in out and "[score=" in out
+
+
+def _tools_at(tmp_path, columns: str, *args: str):
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, AKH_TUI_DATA=str(tmp_path / "data"), COLUMNS=columns)
+    return subprocess.run([sys.executable, "-m", "akh_tui.cli", "tools", *args], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=120)
+
+
+def test_tools_reads_whole_at_80_columns_and_in_a_pipe(tmp_path):
+    # issue 28: the table cut every column to ~7 characters
+    proc = _tools_at(tmp_path, "80")
+    assert proc.returncode == 0, proc.stderr
+    assert "forward-chains the rule file over new triples" in proc.stdout
+    assert "off: process_exec" in proc.stdout and "gap_analysis" in proc.stdout
+    assert max(len(line) for line in proc.stdout.splitlines()) <= 120  # the protection line may run long
+    wide = _tools_at(tmp_path, "200")
+    assert "┃ tool" in wide.stdout  # wide enough: the table
+
+
+def test_tools_scenario_lists_its_plugin_tools(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    pkg = Path(__file__).resolve().parent.parent / "examples" / "akh-tui-tides" / "akh_tides"
+    d = tmp_path / "sc"
+    d.mkdir()
+    shutil.copy(pkg / "scenarios" / "harbour.tsv", d)
+    shutil.copy(pkg / "tool.py", d / "tidetool.py")
+    (d / "harbour.toml").write_text('name = "harbour"\nkg = ["harbour.tsv"]\ntools = ["tidetool:make_tool", "nosuch:make"]\n'
+                                    '[[goals]]\ndescription = "Find the tide times at kestrel"\n')
+    proc = _tools_at(tmp_path, "80", "--scenario", str(d / "harbour.toml"))
+    assert proc.returncode == 0, proc.stderr
+    assert "tide_table  (explorer, safe, on)" in proc.stdout
+    assert "from: scenario harbour.toml: tidetool:make_tool" in proc.stdout
+    assert "warning: plugin scenario harbour.toml: nosuch:make: cannot import nosuch" in proc.stderr
+    rows = json.loads(_tools_at(tmp_path, "200", "--scenario", str(d / "harbour.toml"), "--json").stdout)
+    assert [r["tool"] for r in rows][-1] == "tide_table" and len(rows) == 12
+    bad = _tools_at(tmp_path, "80", "--scenario", str(tmp_path / "missing.toml"))
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr

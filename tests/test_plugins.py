@@ -14,6 +14,7 @@ import pytest
 
 from akh_tui.engine import registry, trust
 from akh_tui.engine.paths import Locations
+from akh_tui.engine.explain import why_not
 from akh_tui.engine.run import InputError, Run, parse_breakpoint, why_chosen, why_not_text
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "akh-tui-tides"
@@ -168,6 +169,32 @@ class Moody(Base):
         COUNT[0] += 1
         return ToolResult(f"call {COUNT[0]}")
 
+class PlainTriples(Base):
+    # what a new plugin author writes first (issue 28): labels, not the graph's triples
+    def run(self, tc, ctx, arg):
+        return ToolResult("weather in oslo: snow", [("oslo", "has-weather", "snow")])
+
+class OddTriple(Base):
+    def run(self, tc, ctx, arg):
+        return ToolResult("weather in oslo: snow", [("oslo", "has-weather", "snow"), ("oslo", 7)])
+
+class MadeUpTriple(Base):
+    def run(self, tc, ctx, arg):
+        from akh_tui.engine.kg import Triple
+        return ToolResult("made up", [Triple(10**6, 10**6 + 1, 10**6 + 2)])
+
+class Fixed(Base):
+    # declares the one base its rule gives: the why-not must not propose another
+    def __init__(self):
+        self.spec = ToolSpec("fixed_tool", "explorer", ("read_kg",), "safe", "none", ("tide", "water", "high"),
+                             "fixed", base_values=(0.3,), base_rule="0.3 always")
+    def offer(self, tc, ctx):
+        return Offer(True, 0.3, "x")
+
+def fixed(): return Fixed()
+def plain_triples(): return PlainTriples()
+def odd_triple(): return OddTriple()
+def made_up_triple(): return MadeUpTriple()
 def raising_offer(): return RaisesInOffer()
 def raising_run(): return RaisesInRun()
 def wrong_run(): return WrongRun()
@@ -228,6 +255,75 @@ def test_a_raising_or_wrong_run_is_a_failed_cycle(tmp_path, ref, words):
     assert not rec["act"]["success"] and rec["act"]["progress"] == "failed"
     assert words in rec["act"]["output"]
     assert run.step() is not None
+    run.close()
+
+
+def test_a_plugin_returning_plain_triples_adds_them_and_meets_the_goal(tmp_path):
+    # issue 28: ("oslo", "has-weather", "snow") crashed phase_act ('tuple' has no 'subject')
+    sc = harbour(tmp_path, tools=["badtool:plain_triples"], goal="Find the weather in oslo", criteria="snow")
+    (sc.parent / "badtool.py").write_text(BAD)
+    run = Run.start(locs(tmp_path), str(sc))
+    rec = run.step()
+    assert rec["decide"]["tool"] == "bad_tool"
+    assert rec["act"]["success"] and rec["act"]["progress"] == "completed", rec["act"]
+    kg = run.agent.kg
+    t = kg.get(kg.lookup("oslo"), kg.lookup("has-weather"), kg.lookup("snow"))
+    assert t is not None and t.provenance == "tool:bad_tool" and t.cycle == 1
+    run.close()
+
+
+def test_a_plain_triple_already_known_counts_for_the_goal(tmp_path):
+    sc = harbour(tmp_path, tools=["badtool:plain_triples"], goal="Find the weather in oslo", criteria="(oslo has-weather snow)")
+    (sc.parent / "harbour.tsv").write_text((sc.parent / "harbour.tsv").read_text() + "oslo\thas-weather\tsnow\n")
+    (sc.parent / "badtool.py").write_text(BAD)
+    run = Run.start(locs(tmp_path), str(sc))
+    rec = run.step()
+    assert rec["act"]["progress"] == "completed", rec["act"]
+    kg = run.agent.kg
+    assert kg.get(kg.lookup("oslo"), kg.lookup("has-weather"), kg.lookup("snow")).provenance == "asserted"
+    run.close()
+
+
+@pytest.mark.parametrize("ref, words", [
+    ("badtool:odd_triple", "plugin tool bad_tool (scenario harbour.toml: badtool:odd_triple) returned a ToolResult whose "
+                           "triples[1] is a tuple ('oslo', 7), not a Triple from tc.kg.add"),
+    ("badtool:made_up_triple", "triples[0] is a Triple the graph does not hold"),
+])
+def test_a_result_the_agent_cannot_use_is_a_failed_cycle_naming_plugin_and_field(tmp_path, ref, words):
+    run = bad_run(tmp_path, ref)
+    rec = run.step()
+    assert rec["decide"]["tool"] == "bad_tool"
+    assert not rec["act"]["success"] and rec["act"]["progress"] == "failed"
+    assert words in rec["act"]["output"], rec["act"]["output"]
+    kg = run.agent.kg
+    assert kg.lookup("has-weather") is None  # taken whole or not at all: the good triple was not added
+    assert run.step() is not None
+    run.close()
+
+
+def test_the_cli_runs_a_plain_triple_plugin_without_a_traceback(tmp_path, cli):
+    sc = harbour(tmp_path, tools=["badtool:odd_triple"], goal="Find the weather in oslo", criteria="snow")
+    (sc.parent / "badtool.py").write_text(BAD)
+    proc = cli("agent", "run", "--scenario", str(sc), "--max-cycles", "2", check_rc=None)
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert proc.returncode == 0, proc.stderr
+    assert "bad_tool" in proc.stdout + proc.stderr
+
+
+def test_the_why_not_proposes_only_a_base_the_plugin_declares(tmp_path):
+    # issue 28: explain read the built-ins' table only, so a plugin of base_values=(0.3,) got
+    # "base 0.93 (now 0.30) would do it", possible
+    sc = harbour(tmp_path, tools=["badtool:fixed"], goal="Find the tide times at nowhere", criteria="unicorn")
+    (sc.parent / "badtool.py").write_text(BAD)
+    run = Run.start(locs(tmp_path), str(sc))
+    rec = run.step()
+    assert rec["decide"]["tool"] != "fixed_tool"
+    info = why_not(rec, "fixed_tool")
+    base = [x for x in info["closers"] if x["factor"] == "base"]
+    assert base and not any(x["possible"] for x in base), base
+    assert "its rule gives only 0.30 (0.3 always)" in base[0]["text"], base
+    assert not any(line.strip().startswith("base:") and "would do it" in line
+                   for line in why_not_text(rec, "fixed_tool")[:3])
     run.close()
 
 
@@ -345,6 +441,28 @@ def test_the_workbench_score_table_and_why_pane_show_a_plugin_tool(tmp_path, wor
     drive(workbench(str(sc)), script)
 
 
+def test_the_workbench_names_the_plugin_whose_result_was_bad(tmp_path, workbench):
+    # issue 28: "The engine raised AttributeError", the plugin not named
+    from akh_tui.tui.dialogs import ErrorScreen
+    from akh_tui.tui.panes import WhyPane
+    from tests.helpers import drive, text_of
+
+    sc = harbour(tmp_path, tools=["badtool:odd_triple"], goal="Find the weather in oslo", criteria="snow")
+    (sc.parent / "badtool.py").write_text(BAD)
+
+    async def script(app, pilot):
+        await pilot.press("space")
+        await pilot.pause()
+        assert not isinstance(app.screen, ErrorScreen)
+        assert app.ctl.latest["decide"]["tool"] == "bad_tool" and not app.ctl.latest["act"]["success"]
+        why = text_of(app.query_one(WhyPane)).replace("\n", " ")
+        assert "error: plugin tool bad_tool (scenario harbour.toml: badtool:odd_triple)" in why, why
+        await pilot.press("space")  # the run goes on
+        assert app.ctl.latest["cycle"] == 2
+
+    drive(workbench(str(sc)), script, size=(200, 50))
+
+
 # ---- capabilities a plugin declares are gated like the built-ins' ---------------------------------
 
 NET = '''
@@ -387,3 +505,51 @@ def test_an_unknown_capability_in_the_config_is_still_refused(tmp_path):
     sc = harbour(tmp_path, extra="[config.capabilities]\nwarp_drive = true\n")
     with pytest.raises(InputError, match="unknown capability 'warp_drive'"):
         Run.start(locs(tmp_path), str(sc))
+
+
+# ---- docs/plugins.md's complete tool, run as written (issue 28) ----------------------------------
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "plugins.md"
+
+
+def _doc_block(first_line: str) -> str:
+    """The fenced block of docs/plugins.md whose first line is `first_line`."""
+    import re
+
+    for m in re.finditer(r"```[a-z]*\n(.*?)```", DOC.read_text(), re.S):
+        if m.group(1).splitlines()[0].startswith(first_line):
+            return m.group(1)
+    raise AssertionError(f"docs/plugins.md has no block starting {first_line!r}")
+
+
+@pytest.mark.parametrize("known", [False, True])
+def test_the_docs_complete_tool_runs_as_written(tmp_path, monkeypatch, known):
+    # the module on Python's path (installed-like), the scenario and its facts where the user keeps them
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "weather.py").write_text(_doc_block("# weather.py: a complete tool plugin"))
+    monkeypatch.syspath_prepend(str(site))
+    sc = tmp_path / "sc"
+    sc.mkdir()
+    # known: the graph holds the answer, and kg_query (which would find it first) is off, so
+    # the doc's `None when already known` branch answers
+    (sc / "weather.toml").write_text(_doc_block("# weather.toml") + ('\n[config]\ndisabled_tools = ["kg_query"]\n' if known else ""))
+    facts = "".join(line + "\n" for line in _doc_block("# weather.tsv").splitlines()[1:])
+    assert facts == "oslo\tis-a\tcity\n"  # tabs survive in the doc
+    (sc / "weather.tsv").write_text(_doc_block("# weather.tsv") + ("oslo\thas-weather\tsnow\n" if known else ""))
+    run = Run.start(locs(tmp_path), str(sc / "weather.toml"))
+    assert run.warnings == [] and "weather_lookup" in run.tool_names()
+    recs = []
+    while (rec := run.step()) is not None and len(recs) < 10:  # until the goal is done
+        recs.append(rec)
+    rec = next(r for r in recs if r["decide"]["tool"] == "weather_lookup")
+    assert rec["decide"]["input"] == "oslo" and rec["act"]["output"] == "weather in oslo: snow"
+    assert rec["act"]["progress"] == "completed", rec["act"]  # the word and the (s p o) pattern
+    assert rec is recs[-1] and run.agent.goals[1].status == "completed"
+    kg = run.agent.kg
+    t = kg.get(kg.lookup("oslo"), kg.lookup("has-weather"), kg.lookup("snow"))
+    assert t.provenance == ("asserted" if known else "tool:weather_lookup")
+    # the declared base is what the why-not reasons with: the row says 0.85
+    row = next(c for c in rec["decide"]["candidates"] if c["tool"] == "weather_lookup")
+    assert row["base"] == 0.85
+    run.close()

@@ -609,3 +609,72 @@ def test_random_values_round_trip_through_toml(weights, severity, individuation,
     assert back == p
     assert back.archetypes == dict(zip(ARCHETYPES, weights))
     assert back.shadow.bias_patterns[0].severity == severity
+
+
+# ---- [shadow] anticipate (issue 28: a vetoed tool was chosen again and again) -------------------
+
+def _solar_with_veto(tmp_path, anticipate: bool):
+    from akh_tui.engine.paths import Locations
+    from akh_tui.engine.run import Run
+
+    run = Run.start(Locations(tmp_path / "data", tmp_path / "config.toml"), "solar")
+    assert run.veto_tool("synthesize_triple")
+    if anticipate:
+        p = run.current_psyche().copy()
+        p = Psyche.from_toml(p.to_toml().replace("[shadow]\n", "[shadow]\nanticipate = true\n", 1))
+        assert p.shadow.anticipate
+        run.edit_psyche(p)
+    return run
+
+
+def test_without_anticipate_a_vetoed_tool_is_chosen_again_and_again(tmp_path):
+    # SPEC §4 unchanged by default: the shadow is not consulted while scoring
+    run = _solar_with_veto(tmp_path, anticipate=False)
+    recs = [run.step() for _ in range(37)]
+    vetoed = [r["cycle"] for r in recs if r and r["act"]["vetoed"]]
+    assert len(vetoed) > 3
+    counts: dict[int, int] = {}
+    for r in recs:
+        if r and r["act"]["vetoed"]:
+            counts[r["goal"]["id"]] = counts.get(r["goal"]["id"], 0) + 1
+    for goal, n in counts.items():  # what the Why pane shows, counted from the records
+        assert run.vetoes_on_goal(goal, run.last_cycle()) == {"synthesize_triple": n}
+    goal, n = next(iter(counts.items()))
+    first = next(r["cycle"] for r in recs if r and r["act"]["vetoed"] and r["goal"]["id"] == goal)
+    assert run.vetoes_on_goal(goal, first) == {"synthesize_triple": 1}  # a replayed cycle: so far
+    assert run.vetoes_on_goal(goal, run.last_cycle()) == {"synthesize_triple": n}
+    run.close()
+
+
+def test_with_anticipate_decide_does_not_offer_what_the_shadow_would_veto(tmp_path):
+    run = _solar_with_veto(tmp_path, anticipate=True)
+    recs = [r for _ in range(37) if (r := run.step()) is not None]
+    assert not any(r["act"]["vetoed"] for r in recs)
+    row = next(c for c in recs[0]["decide"]["candidates"] if c["tool"] == "synthesize_triple")
+    assert not row["offered"] and row["why_not"] == "not offered: the shadow would veto it (no_synthesize_triple)"
+    assert run.agent.goals[1].status == "completed"
+    # lifting the veto from the UI's command brings the tool back next cycle
+    assert run.lift_veto("synthesize_triple") and not run.lift_veto("synthesize_triple")
+    run.close()
+
+
+def test_anticipate_is_validated_and_saved_where_the_user_wrote_it():
+    with pytest.raises(InputError, match="shadow.anticipate") as err:
+        Psyche.from_toml("[shadow]\nanticipate = \"yes\"\n")
+    assert err.value.line == 2
+    p = Psyche.from_toml("# mine\n[shadow]\nanticipate = false  # later\n")
+    assert not p.shadow.anticipate and "anticipate" not in p.to_dict()["shadow"]
+    p.shadow.anticipate = True
+    text = p.to_toml()
+    assert "anticipate = true  # later" in text and text.startswith("# mine")
+    assert Psyche.from_toml(text).shadow.anticipate
+    d = Psyche.default()
+    import tomllib
+
+    assert "anticipate" not in tomllib.loads(d.to_toml())["shadow"]  # only its comment says it exists
+    assert d.to_dict() == Psyche.from_dict(d.to_dict()).to_dict()
+    d.shadow.anticipate = True
+    again = Psyche.from_toml(d.to_toml())
+    assert again.shadow.anticipate and again.to_dict() == d.to_dict()
+    assert Psyche.from_dict(d.to_dict()).shadow.anticipate
+    assert d.copy().shadow.anticipate

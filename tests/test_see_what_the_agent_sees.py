@@ -246,3 +246,19 @@ def test_an_unknown_grammar_is_refused(solar):
     with pytest.raises(InputError) as err:
         solar.synthesize(8, "shakespearean")
     assert "narrative, formal, terse" in err.value.message
+
+
+def test_narrative_findings_read_as_english():
+    # issue 28: "dog is a animal", "dog has-property gives-milk"
+    from akh_tui.engine.synthesis import NARRATIVE, render
+
+    text = render(NARRATIVE, "Find mammals", [
+        ("dog", "is-a", "animal"), ("dog", "is-a", "mammal"), ("dog", "has-property", "gives-milk"),
+        ("dog", "has-property", "warm-blooded"), ("dog", "has-property", "can-fly"), ("dog", "lives-in", "dry-land"),
+        ("dog", "likes-to-chase", "unicorn"), ("horse", "is-a", "unicorn")])
+    assert "Dog is an animal." in text and "dog is a mammal." in text
+    assert "dog gives milk." in text and "dog can fly." in text
+    assert "dog has the property “warm blooded”." in text
+    assert "dog lives in dry land." in text and "dog likes to chase unicorn." in text
+    assert "Horse is a unicorn." in text
+    assert "has-property" not in text and "is a animal" not in text

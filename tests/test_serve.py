@@ -154,8 +154,8 @@ def test_the_workbench_steps_in_a_real_browser(tmp_path):
         listed = subprocess.run([sys.executable, "-m", "akh_tui.cli", "sessions", "list", "--json",
                                  "--data-dir", str(tmp_path / "data")], capture_output=True, text=True, timeout=60)
         runs = json.loads(listed.stdout)
-        assert len(runs) == 2 and all(r["name"] == "zoo" for r in runs)  # one run per tab, in the data dir
-        assert sorted(r["branches"][0]["last_cycle"] for r in runs) == [0, 2]
+        # one run per tab, in the data dir; the tab that never stepped leaves none (issue 28: no 0-cycle runs)
+        assert [(r["name"], r["branches"][0]["last_cycle"]) for r in runs] == [("zoo", 2)]
         # the tabs' runs never became the current run that `agent resume` / `--resume` follow
         assert not any(b["current"] for r in runs for b in r["branches"])
         assert (server.data / "served" / "psyche" / "zoo.toml").is_file() and not (server.data / "psyche").exists()
@@ -263,3 +263,21 @@ def test_the_tab_cap_holds_and_a_closed_tab_frees_its_place(tmp_path):
     listed = subprocess.run([sys.executable, "-m", "akh_tui.cli", "sessions", "list", "--json",
                              "--data-dir", str(served.data)], capture_output=True, text=True, timeout=60)
     assert len(json.loads(listed.stdout)) == 1  # the refused tab started no run
+
+def test_a_served_tab_says_on_the_page_what_the_scenario_loses(monkeypatch, workbench):
+    # issue 28: `serve --scenario shadow` silently lost the veto demo (said only in the terminal)
+    from akh_tui.engine.config import SAFE_ENV
+    from akh_tui.engine.scenario import load_scenario
+    from tests.helpers import drive
+
+    monkeypatch.delenv(SAFE_ENV, raising=False)
+    assert not any("served" in w for w in load_scenario("shadow").config.warnings)
+    monkeypatch.setenv(SAFE_ENV, "1")
+    assert not any("served" in w for w in load_scenario("zoo").config.warnings)  # it asks for nothing dangerous
+
+    async def script(app, pilot):
+        shown = [str(n.message) for n in app._notifications]
+        assert any("served in a browser tab: process_exec stays off" in m and "shell_exec" in m
+                   and "--allow-dangerous" in m for m in shown), shown
+
+    drive(workbench("shadow"), script)

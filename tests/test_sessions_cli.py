@@ -17,6 +17,9 @@ def test_runs_are_kept_and_listed_with_their_branches(cli, tmp_path):
     runs = json.loads(cli("sessions", "list", "--json").stdout)
     assert [(r["id"], r["name"]) for r in runs] == [(1, "solar"), (2, "zoo")]
     assert runs[1]["branches"][0]["current"] and not runs[0]["branches"][0]["current"]
+    table = cli("sessions", "list").stdout  # every column has a heading (the last one had none)
+    header = next(line for line in table.splitlines() if "scenario" in line)
+    assert header.rstrip("┃│ ").endswith("note"), header
     # fork run 2 (the current one) and continue the branch
     event = json.loads(cli("agent", "fork", "--at", "1", "--name", "bold", "--set", "explorer=0.9", "--json").stdout)
     assert event == {"type": "fork", "v": 1, "cycle": 1, "branch": "bold", "parent": "main", "edits": ["explorer weight 0.9"]}

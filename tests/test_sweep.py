@@ -603,3 +603,30 @@ def test_an_edited_psyche_or_scenario_file_makes_new_run_ids(tmp_path):
         f.write("pluto\tis-a\tdwarf_planet\n")
     again = [t.run_id for t in load_sweep(write(tmp_path, text)).tasks()]
     assert again[0] == after[0] and again[1] != after[1]
+
+
+def test_a_count_never_gets_a_negative_lower_bound_and_the_page_fits_a_window():
+    # issue 28: goals_failed [0, 0, 0, 1] gave a lower bound of -0.55; the page was wider than 1300 px
+    import re
+
+    from akh_tui.sweep_report import BOUNDS, build, interval, to_html
+
+    assert interval([0, 0, 0, 1])["lo"] < 0  # unclipped, the t interval goes below 0
+    got = interval([0, 0, 0, 1], BOUNDS["goals_failed"])
+    assert got["lo"] == 0.0 and got["hi"] > 0.25 and got["mean"] == 0.25
+    assert interval([0.9, 1.0, 1.0], BOUNDS["individuation"])["hi"] <= 1.0
+    rows = [{"run_id": f"r{i}", "idx": i, "scenario": "zoo", "seed": i, "status": "ok", "error": None,
+             "settings": {"archetypes.sage": 0.3 + 0.1 * (i % 2), "archetypes.explorer": 0.5},
+             **{o: (1.0 if i == 3 else 0.0) for o in BOUNDS}} for i in range(8)]
+    rep = build({"name": "t", "axes": ["archetypes.sage", "archetypes.explorer"]}, rows, "goals_failed")
+    rep.update(name="t", stored=8, runs=8, failed=0, errors=[])
+    for pa in rep["per_axis"]:
+        for v in pa["values"]:
+            for o, s in v["outcomes"].items():
+                assert s["lo"] is None or s["lo"] >= 0, (pa["axis"], o, s)
+    page = to_html(rep)
+    # one per-axis row: the value and run cells and 7 interval plots, well under a 1300-px window
+    widths = [int(w) for w in re.findall(r"<svg width=\"(\d+)\" height=\"16\"", page)]
+    assert widths and 150 + 7 * (max(widths) + 20) < 1300
+    # every table and the heatmap in a box that scrolls: the page itself never outgrows the window
+    assert page.count("<div class='wide'>") == page.count("<table") + (1 if rep["heatmap"] else 0)

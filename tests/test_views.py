@@ -85,8 +85,12 @@ def test_status_line_is_not_cut_at_120_columns(workbench, tmp_path):
         await pilot.pause()
         status = app.query_one("#status", Static)
         text = str(status.render())
-        assert "paused at cycle 4" in text and "destructive_action" in text
-        assert status.size.height == 2  # wrapped onto a second line, not cut
+        # issue 28: a second row took a row from the panes at 120 columns; the line stays one row,
+        # the note cut with an ellipsis, and the breakpoint's toast says it whole
+        assert "paused at cycle 4: breakpoint 'veto' fired: veto 'destructive" in text and text.endswith("…")
+        assert status.size.height == 1
+        shown = [str(n.message) for n in app._notifications]
+        assert any("destructive_action" in m and "cycle 4" in m for m in shown), shown
 
     drive(app, script)
 

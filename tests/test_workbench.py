@@ -133,6 +133,39 @@ def test_veto_from_the_score_table_fires_next_cycle(workbench):
     drive(workbench("zoo"), script)
 
 
+def test_the_why_pane_counts_a_tools_vetoes_on_the_goal_and_V_lifts_the_veto(workbench):
+    # issue 28: on solar a vetoed synthesize_triple was chosen again and again, with nothing
+    # saying so or undoing it
+    async def script(app, pilot):
+        table = app.query_one(ScoreTable)
+        row = table._names.index("synthesize_triple")
+        table.move_cursor(row=row)
+        await pilot.press("v")
+        fired: dict[int, int] = {}
+        for _ in range(37):
+            await pilot.press("space")
+            rec = app.ctl.latest
+            if rec["act"]["vetoed"]:
+                goal = rec["goal"]["id"]
+                fired[goal] = fired.get(goal, 0) + 1
+                if fired[goal] == 2:
+                    break
+        assert 2 in fired.values(), fired
+        why = text_of(app.query_one(WhyPane))
+        assert "vetoed 2 times on this goal · V lifts this veto" in why
+        await pilot.press("V")
+        assert not any(p.name == "no_synthesize_triple" for p in app.ctl.current_psyche().shadow.veto_patterns) \
+            or app.ctl.view()["psyche"]["pending"]
+        for _ in range(12):
+            await pilot.press("space")
+            rec = app.ctl.latest
+            if rec["decide"]["tool"] == "synthesize_triple":
+                break
+        assert rec["decide"]["tool"] == "synthesize_triple" and not rec["act"]["vetoed"]  # it runs again
+
+    drive(workbench("solar"), script)
+
+
 VETO = '''
 [[shadow.veto_patterns]]
 name = "no_synthesis"
@@ -299,7 +332,11 @@ def test_unreadable_user_config_is_reported_not_overwritten(tmp_path, monkeypatc
 
 def test_every_action_is_in_the_palette_and_the_help(workbench):
     async def script(app, pilot):
-        titles = [c.title for c in app.get_system_commands(app.screen)]
+        from textual.content import Content
+
+        # as the palette shows them (it reads a title as markup: "[approve]" must survive)
+        titles = [Content.from_markup(c.title).plain for c in app.get_system_commands(app.screen)]
+        assert "Approval before act on/off (config: [approve] when)" in titles
         for bid, desc in app.DESCRIPTIONS.items():
             if bid != "quit":
                 assert desc[0].upper() + desc[1:] in titles
@@ -308,6 +345,7 @@ def test_every_action_is_in_the_palette_and_the_help(workbench):
         help_text = text_of(app.screen.query_one("Static"))
         for b in app.BINDINGS:
             assert b.id in help_text
+        assert "in the plots (P)" in help_text  # the heading said `p`, which steps a phase
 
     drive(workbench("zoo"), script)
 
@@ -416,3 +454,143 @@ def test_markup_in_graph_labels_reaches_the_screen_as_text(tmp_path, monkeypatch
         assert not isinstance(app.screen, ErrorScreen)
 
     drive(app, script)
+
+
+# ---- the why-not in reach (issue 28) -------------------------------------------------------------
+
+def _why_lines(app) -> list[str]:
+    """The Why pane's rendered lines (wrapped as shown)."""
+    from textual.geometry import Region
+
+    pane = app.query_one(WhyPane)
+    return [strip.text for strip in pane.render_lines(Region(0, 0, pane.size.width, pane.size.height))]
+
+
+def _visible_why(app) -> list[str]:
+    box = app.query_one("#why-box")
+    top = round(box.scroll_y)
+    return _why_lines(app)[top: top + box.scrollable_content_region.height]
+
+
+def test_moving_the_cursor_brings_the_why_not_into_view_and_the_keyboard_scrolls_it(workbench):
+    async def script(app, pilot):
+        for _ in range(6):
+            await pilot.press("space")
+        table = app.query_one(ScoreTable)
+        chosen = app.ctl.latest["decide"]["tool"]
+        other = next(n for n in table._names if n != chosen and n != "kg_query")
+        table.move_cursor(row=table._names.index(other))
+        await pilot.pause()
+        await pilot.pause()
+        shown = "\n".join(_visible_why(app))
+        assert f"{other} lost to" in shown or f"{other} was not offered" in shown, shown
+        # the pane scrolls by keyboard: tab to it, page up goes back to the chosen tool's story
+        box = app.query_one("#why-box")
+        box.focus()
+        await pilot.press("home")
+        await pilot.pause()
+        assert box.scroll_y == 0 and chosen in "\n".join(_visible_why(app))
+        await pilot.press("down")
+        await pilot.pause()
+        assert box.scroll_y == 1
+
+    drive(workbench("solar"), script)
+
+
+def test_the_why_pane_widens_with_the_terminal(workbench):
+    async def script(app, pilot):
+        box = app.query_one("#why-box")
+        assert box.outer_size.width == 36
+        await pilot.resize_terminal(200, 50)
+        await pilot.pause()
+        assert box.outer_size.width >= 80
+        table = app.query_one(ScoreTable)
+        assert table.outer_size.width >= 109  # the score table keeps its full columns
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert box.outer_size.width == 28
+
+    drive(workbench("zoo"), script)
+
+
+def test_the_chosen_row_scrolls_into_view_at_80x24(workbench):
+    async def script(app, pilot):
+        table = app.query_one(ScoreTable)
+        for _ in range(4):  # cycle 4: shell_exec (the table's 11th row) is chosen and vetoed
+            await pilot.press("space")
+        await pilot.pause()
+        await pilot.pause()
+        assert app.ctl.latest["decide"]["tool"] == "shell_exec" and app.ctl.latest["act"]["vetoed"]
+        row = table._names.index("shell_exec")
+        header = 1
+        visible = table.scrollable_content_region.height - header
+        assert table.scroll_y <= row < table.scroll_y + visible, (table.scroll_y, row, visible)
+
+    drive(workbench("shadow"), script, size=(80, 24))
+
+
+# ---- issue 28: the footer, the psyche editor's footer, the status line ----------------------------
+
+def _footer_keys(app) -> dict[str, object]:
+    """Footer entries by description, with their regions on the screen."""
+    from textual.widgets._footer import FooterKey
+
+    return {k.description: k.region for k in app.screen.query(FooterKey)}
+
+
+def test_the_footer_shows_help_quit_and_plots_at_120_and_help_at_80_columns(workbench):
+    async def script(app, pilot):
+        keys = _footer_keys(app)
+        for desc in ("Help", "Quit", "Plots", "Step"):
+            assert desc in keys and 0 < keys[desc].right <= 120, (desc, keys.get(desc))
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        keys = _footer_keys(app)
+        assert 0 < keys["Help"].right <= 80, keys["Help"]
+        await pilot.press("e")  # the psyche editor: "/" types a slash there, it is no key of the footer
+        await pilot.pause()
+        assert "Search" not in _footer_keys(app)
+
+    drive(workbench("zoo"), script)
+
+
+def test_the_status_line_drops_a_phase_note_once_its_cycle_is_done_and_stays_one_row(workbench):
+    async def script(app, pilot):
+        await pilot.press("space")
+        await pilot.press("p", "p", "p", "p")  # observe, orient, decide, act of cycle 2
+        assert "cycle 2: act done" in text_of(app.status_bar)
+        await pilot.press("space")  # finishes cycle 2
+        await pilot.pause()
+        status = text_of(app.status_bar)
+        assert "learn next" not in status and "act done" not in status, status
+        await pilot.press("a", "p", "p")  # approval rules and cycle 3 part-way: the longest line
+        await pilot.pause()
+        assert app.status_bar.outer_size.height == 1, text_of(app.status_bar)
+
+    drive(workbench("zoo"), script)
+
+
+def test_a_workbench_opened_and_quit_leaves_no_empty_run(workbench, tmp_path):
+    from akh_tui.engine.run import Locations, Run
+
+    locs = Locations(tmp_path / "data", tmp_path / "config.toml")
+    earlier = Run.start(locs, "solar")
+    earlier.step()
+    earlier.close()
+
+    async def nothing(app, pilot):
+        await pilot.pause()
+
+    drive(workbench("zoo"), nothing)
+    resumed = Run.resume(locs)  # the run a resume continues is the earlier one again
+    assert resumed.name == "solar" and resumed.last_cycle() == 1
+    assert [r["name"] for r in resumed.store.runs()] == ["solar"]  # the 0-cycle zoo run is gone
+    resumed.close()
+
+    async def add_goal(app, pilot):  # something the user gave is kept, even without a cycle
+        app.ctl.add_goal("Find whales")
+
+    drive(workbench("zoo"), add_goal)
+    resumed = Run.resume(locs)
+    assert [r["name"] for r in resumed.store.runs()] == ["solar", "zoo"] and resumed.name == "zoo"
+    resumed.close()

@@ -212,3 +212,51 @@ def test_escape_leaves_the_action_waiting_and_space_asks_again(workbench, tmp_pa
         assert recorded(app) == 4
 
     drive(workbench("shadow", config_path=_approval_config(tmp_path)), script)
+
+
+# ---- dialogs fit an 80×24 terminal (issue 28: wider than the screen, the fork's last field and tool list off the bottom)
+
+def _fits(app, selectors: list[str], size=(80, 24)) -> None:
+    from textual.geometry import Region
+
+    screen = Region(0, 0, *size)
+    box = app.screen.query_one("Vertical")  # the dialog's frame
+    assert screen.contains_region(box.region), (box.region, size)
+    for sel in selectors:
+        w = app.screen.query_one(sel)
+        assert w.region.height > 0 and box.region.contains_region(w.region), (sel, w.region, box.region)
+
+
+def test_the_approval_dialog_fits_80x24(workbench, tmp_path):
+    async def script(app, pilot):
+        await pilot.press("space", "space", "space", "space")
+        assert isinstance(app.screen, ApprovalScreen)
+        await pilot.pause()
+        _fits(app, ["#approval-action", "#approval-input", "#approve", "#reject", "#edit"])
+
+    drive(workbench("shadow", config_path=_approval_config(tmp_path)), script, size=(80, 24))
+
+
+def test_the_question_dialog_fits_80x24(workbench, tmp_path):
+    async def script(app, pilot):
+        for _ in range(6):
+            await pilot.press("space")
+        assert isinstance(app.screen, QuestionScreen)
+        await pilot.pause()
+        _fits(app, ["#question-text", "#question-answer", "#answer", "#skip"])
+
+    drive(workbench(str(ask_scenario(tmp_path))), script, size=(80, 24))
+
+
+def test_the_fork_dialog_fits_80x24(workbench):
+    from akh_tui.tui.travel import ForkScreen
+
+    async def script(app, pilot):
+        for _ in range(3):
+            await pilot.press("space")
+        await pilot.press("f")
+        assert isinstance(app.screen, ForkScreen)
+        await pilot.pause()
+        _fits(app, ["#fork-name", "#fork-arch-guardian", "#fork-tools", "#fork-goal", ".travel-hint"])
+
+    drive(workbench("zoo"), script, size=(80, 24))

@@ -95,3 +95,26 @@ def test_breakpoint_on_a_veto_pauses_the_run(snap_compare, workbench, tmp_path):
     (tmp_path / "bp.toml").write_text('[breakpoints]\nstop = ["veto"]\n')
     app = workbench("shadow", config_path=tmp_path / "bp.toml")
     assert snap_compare(app, press=["space"] * 4, terminal_size=SIZE)  # stepping: the note and the toast
+
+
+# ---- issue 28: the why-not in reach and dialogs at 80×24 ------------------------------------------
+
+def test_why_not_in_view_when_the_cursor_moves(snap_compare, workbench):
+    # solar after 6 cycles, the cursor down to similarity_search: the Why pane shows its why-not
+    assert snap_compare(workbench("solar"), press=["space"] * 6 + ["down"] * 4, terminal_size=SIZE)
+
+
+def test_approval_dialog_at_80x24(snap_compare, workbench, tmp_path):
+    (tmp_path / "approve.toml").write_text('[approve]\nwhen = ["tool=shell_exec"]\n', encoding="utf-8")
+    app = workbench("shadow", config_path=tmp_path / "approve.toml")
+    assert snap_compare(app, press=["space"] * 4, terminal_size=(80, 24))
+
+
+def test_fork_dialog_at_80x24(snap_compare, workbench):
+    assert snap_compare(workbench("solar"), press=["space"] * 3 + ["f"], terminal_size=(80, 24))
+
+
+def test_question_dialog_at_80x24(snap_compare, workbench, tmp_path):
+    from tests.test_workbench_phases import ask_scenario
+
+    assert snap_compare(workbench(str(ask_scenario(tmp_path))), press=["space"] * 6, terminal_size=(80, 24))

@@ -585,7 +585,26 @@ class Agent:
                 arg=arg,
             )
             out.append(c)
+        if self.psyche.shadow.anticipate:
+            self._anticipate_vetoes(out)
         return out
+
+    def _anticipate_vetoes(self, candidates: list[Candidate]) -> None:
+        """`[shadow] anticipate` (SPEC §9): a tool a veto pattern would block at act is not
+        offered, so the agent stops choosing what it will not be let do. When every offered tool
+        would be vetoed they stay offered (a cycle needs a choice) and act vetoes as SPEC §4."""
+        shadow, entries = self.psyche.shadow, self.tools.entries
+        blocked = []
+        for c in candidates:
+            if c.offered:
+                spec = entries[c.tool].spec
+                veto = shadow.check_veto(f"tool={c.tool} input={c.input}", spec.capabilities, spec.danger)
+                if veto is not None:
+                    blocked.append((c, veto.name))
+        if len(blocked) == sum(1 for c in candidates if c.offered):
+            return
+        for c, name in blocked:
+            c.offered, c.why_not = False, f"not offered: the shadow would veto it ({name})"
 
     @staticmethod
     def _skip_unoffered_steps(plan: Plan, candidates: list[Candidate]) -> None:

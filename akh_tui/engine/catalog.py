@@ -56,6 +56,29 @@ def _unconfined(mechanism: str, config_file: Path | None) -> dict:
             "config_error": cfg.error}
 
 
+def scenario_tool_rows(scenario: str) -> tuple[list[dict], list[str]]:
+    """The plugin tools a scenario names (its `tools`), declared as a run of it has them (its
+    gates), and the problems loading any (a plugin left out is named, never raised). Loading
+    the scenario imports its plugins: only `akh-tui tools --scenario` asks for this."""
+    from .scenario import load_scenario
+
+    sc = load_scenario(scenario)
+    reg = sc.registry if sc.registry is not None else sc.tool_registry()
+    caps = sc.config.capabilities
+    rows = []
+    for e in reg.plugins():
+        if not e.origin.startswith("scenario"):
+            continue  # installed ones: listed with every scenario's
+        s = e.spec
+        gated = [c for c in s.capabilities if not caps.get(c, False)]
+        rows.append({
+            "tool": s.name, "archetype": s.archetype, "capabilities": list(s.capabilities), "danger": s.danger,
+            "input": s.input_schema, "default": "off: " + ", ".join(gated) if gated else "on", "does": s.does,
+            "from": e.origin,
+        })
+    return rows, list(reg.problems)
+
+
 def decider_rows() -> list[dict]:
     """The deciders: the three built-in ones and installed plugins (metadata only)."""
     from .registry import entry_point_rows

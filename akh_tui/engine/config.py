@@ -100,6 +100,12 @@ class AgentConfig:
             for name, why in risky_programs(self.shell_allow)
         ]
 
+    @property
+    def served_off(self) -> list[str]:
+        """The capabilities the scenario turns on that a served tab keeps off (served_config);
+        the run names the tools they leave out (Run.warnings). Not a config key."""
+        return list(self.__dict__.get("_served_off") or [])
+
     @classmethod
     def from_dict(cls, data: dict[str, Any], file: str | None = None, locate=None,
                   plugin_capabilities: dict[str, bool] | None = None, tool_names: tuple[str, ...] = ()) -> "AgentConfig":
@@ -203,4 +209,12 @@ def served_config(cfg: AgentConfig) -> AgentConfig:
     """The one place the served-session override is read: with AKH_TUI_SAFE=1 in the
     environment (set by `akh-tui serve` for its app processes), every scenario loads with the
     dangerous capabilities off."""
-    return without_dangerous(cfg) if os.environ.get(SAFE_ENV) == "1" else cfg
+    if os.environ.get(SAFE_ENV) != "1":
+        return cfg
+    safe = without_dangerous(cfg)
+    if "_origin" in cfg.__dict__:
+        safe.__dict__["_origin"] = cfg.__dict__["_origin"]
+    off = [c for c in DANGEROUS_CAPABILITIES if cfg.capabilities.get(c)]
+    if off:  # what the scenario asked for and does not get: its warnings say so (not a field)
+        safe.__dict__["_served_off"] = off
+    return safe

@@ -301,8 +301,10 @@ def _settle(record: dict, tool: str, changes: dict[str, float], factor: str, val
 
 
 def _base_options(c: dict) -> tuple[list[float], tuple[float, float] | None]:
-    spec = SPEC_BY_NAME.get(c["tool"])
-    if spec is None:
+    # a plugin's own declaration bounds it as a built-in's does; one that declares nothing (or
+    # a recorded plugin this process has not loaded) may reach any base
+    spec = _spec_of(c["tool"])
+    if spec is None or (not spec.base_values and spec.base_range is None):
         return [], (c["base"], BASE_MAX)
     values = sorted(v for v in spec.base_values if v > c["base"] + TOL)
     rng = spec.base_range
@@ -310,13 +312,13 @@ def _base_options(c: dict) -> tuple[list[float], tuple[float, float] | None]:
 
 
 def _base_rule(tool: str) -> str:
-    spec = SPEC_BY_NAME.get(tool)
+    spec = _spec_of(tool)
     return spec.base_rule if spec is not None and spec.base_rule else "its base rule"
 
 
 def _base_limits_text(c: dict) -> str:
-    spec = SPEC_BY_NAME.get(c["tool"])
-    if spec is None:
+    spec = _spec_of(c["tool"])
+    if spec is None or (not spec.base_values and spec.base_range is None):
         return f"base is at most {BASE_MAX:.1f}"
     if spec.base_range is not None:
         return f"its rule gives at most {spec.base_range[1]:.2f} ({spec.base_rule})"

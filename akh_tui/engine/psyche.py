@@ -61,6 +61,8 @@ tone = ["clear", "methodical"]
 # description "tool=<name> input=<input>", or when its capability clause holds.
 # Leaving out veto_patterns or bias_patterns keeps the ones below; write
 # `veto_patterns = []` to run without any.
+# By default a tool a veto blocks is still offered: chosen, vetoed, chosen again once its
+# recency wears off. `anticipate = true` here makes Decide leave it out instead.
 
 # A veto stops the tool before it runs and counts as a shadow encounter, which is what
 # drives individuation.
@@ -168,6 +170,9 @@ class ShadowPattern:
 class Shadow:
     veto_patterns: list[ShadowPattern]
     bias_patterns: list[ShadowPattern]
+    # SPEC §9: Decide leaves out a tool a veto would block (default: it is offered, chosen and
+    # vetoed at act, SPEC §4, which is what the veto demo shows)
+    anticipate: bool = False
 
     # Both checks match a whole list at once (triggers.PatternIndex), with the results of
     # trying each pattern in turn: 10,000 vetoes cost 83 ms a cycle one by one.
@@ -180,7 +185,8 @@ class Shadow:
         return index
 
     def __deepcopy__(self, memo) -> "Shadow":  # the indexes are rebuilt, not copied
-        return Shadow(_copy.deepcopy(self.veto_patterns, memo), _copy.deepcopy(self.bias_patterns, memo))
+        return Shadow(_copy.deepcopy(self.veto_patterns, memo), _copy.deepcopy(self.bias_patterns, memo),
+                      self.anticipate)
 
     def check_veto(
         self, action_desc: str, capabilities: Iterable[str], danger: str
@@ -382,6 +388,12 @@ class Psyche:
         si.last_evolution_cycle = cycle
         return changes
 
+    def without_veto_for_tool(self, tool: str) -> "Psyche":
+        """The psyche less the veto `with_veto_for_tool` added for `tool` (the same if none)."""
+        result = self.copy()
+        result.shadow.veto_patterns = [p for p in result.shadow.veto_patterns if p.name != f"no_{tool}"]
+        return result
+
     def with_veto_for_tool(self, tool: str) -> "Psyche":
         result = self.copy()
         name = f"no_{tool}"
@@ -425,6 +437,8 @@ class Psyche:
             "shadow": {
                 "veto_patterns": [p.to_dict() for p in self.shadow.veto_patterns],
                 "bias_patterns": [p.to_dict() for p in self.shadow.bias_patterns],
+                # only when set: a default psyche's saved state and trace keep their bytes
+                **({"anticipate": True} if self.shadow.anticipate else {}),
             },
             "archetypes": {a: self.archetypes[a] for a in ARCHETYPES},
             "self_integration": si,
@@ -566,7 +580,10 @@ class _Validator:
 
     def shadow(self, data: dict) -> Shadow:
         t = self.table(data, "shadow")
-        self.check_keys(t, _SHADOW_KEYS, "shadow")
+        self.check_keys(t, (*_SHADOW_KEYS, "anticipate"), "shadow")
+        anticipate = t.get("anticipate", False)
+        if not isinstance(anticipate, bool):
+            raise self.fail(f"must be true or false, got {_type_name(anticipate)}", "shadow.anticipate")
         lists = {}
         for key in _SHADOW_KEYS:
             fld = f"shadow.{key}"
@@ -586,7 +603,7 @@ class _Validator:
                 seen[p.name] = i
                 patterns.append(p)
             lists[key] = patterns
-        return Shadow(lists["veto_patterns"], lists["bias_patterns"])
+        return Shadow(lists["veto_patterns"], lists["bias_patterns"], anticipate)
 
     def pattern(self, entry: Any, pfld: str) -> ShadowPattern:
         if not isinstance(entry, dict):
@@ -795,6 +812,24 @@ def _write_into(doc: tomlkit.TOMLDocument, psyche: Psyche) -> None:
             _append_child(doc, section, _new_section(values))
     for key in _SHADOW_KEYS:
         _sync_patterns(doc, key, wanted["shadow"][key])
+    _sync_anticipate(doc, bool(wanted["shadow"].get("anticipate")))
+
+
+def _sync_anticipate(doc: tomlkit.TOMLDocument, on: bool) -> None:
+    """`[shadow] anticipate`: rewritten where the user wrote it, added only when turned on."""
+    shadow: Any = doc.get("shadow")
+    if shadow is not None and "anticipate" in shadow:
+        if bool(shadow["anticipate"]) != on:
+            shadow["anticipate"] = on
+        return
+    if not on:
+        return
+    if shadow is None:
+        shadow = tomlkit.table()
+        shadow.append("anticipate", True)
+        _append_child(doc, "shadow", shadow)
+    else:
+        _add_key(shadow, "anticipate", True)
 
 
 def _pattern_fields(p: Mapping[str, Any]) -> dict[str, Any]:

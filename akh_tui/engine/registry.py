@@ -13,7 +13,9 @@ invalid spec or clashes with a tool's name is left out and named in `problems` (
 entry point or module, the error). Calls into a plugin are guarded (`guarded_offer`,
 `guarded_run`): a raising offer means "not offered" with the reason, a raising run a failed
 cycle, a wrong return type either of those, and a call over its time budget turns the tool off
-for the rest of the run. The clock is read only to enforce the budget, never recorded.
+for the rest of the run. A run's result is checked field by field before the agent reads it:
+plain `(subject, predicate, object)` labels are added to the graph as the tool's, anything else
+the agent cannot use is a failed cycle naming the plugin and the field. The clock is read only to enforce the budget, never recorded.
 
 Listing (`entry_point_rows`) reads entry point metadata only: no plugin is imported.
 """
@@ -30,6 +32,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
+from .kg import Triple
 from .toolapi import Offer, Tool, ToolResult, is_tool
 from .toolspecs import DANGER_LEVELS, ToolSpec, danger_index
 
@@ -356,12 +359,78 @@ class ToolRegistry:
             raise PluginError(f"plugin tool {e.name} ({e.origin}) raised in run: {type(exc).__name__}: {exc}") from None
         if time.monotonic() - t0 > self.budget:
             raise PluginError(self._over_budget(e, "run"))
-        if not isinstance(r, ToolResult) or not isinstance(r.output, str) or not isinstance(r.evidence, str) \
-                or not isinstance(r.triples, list) or not isinstance(r.symbols, list) \
-                or not all(isinstance(s, int) and not isinstance(s, bool) for s in r.symbols):
+        if not isinstance(r, ToolResult):
             raise PluginError(f"plugin tool {e.name} ({e.origin}) returned a {type(r).__name__} from run, "
                               "not a ToolResult (output and evidence strings, lists of triples and symbol ids)")
+        try:  # reading a hostile result (a property that raises) is the plugin's failure too
+            why = _bad_result_field(r, tc)
+            if why is None:
+                return _with_plain_triples(r, tc, e.name)
+        except Exception as exc:
+            why = f"fields could not be read: {type(exc).__name__}: {exc}"
+        raise PluginError(f"plugin tool {e.name} ({e.origin}) returned a ToolResult whose {why}")
+
+
+def _is_plain_triple(t: object) -> bool:
+    """A (subject, predicate, object) of non-empty labels, as a plugin author first writes one."""
+    return (isinstance(t, (tuple, list)) and not isinstance(t, Triple) and len(t) == 3
+            and all(isinstance(x, str) and x.strip() for x in t))
+
+
+def _bad_result_field(r: ToolResult, tc: "ToolContext") -> str | None:
+    """Which field of a plugin's result the agent cannot use, in words, or None. Checked before
+    anything is added to the graph: a result is taken whole or not at all."""
+    if not isinstance(r.output, str):
+        return f"output is a {type(r.output).__name__}, not a string"
+    if not isinstance(r.evidence, str):
+        return f"evidence is a {type(r.evidence).__name__}, not a string"
+    if not isinstance(r.triples, (list, tuple)):
+        return f"triples is a {type(r.triples).__name__}, not a list"
+    if not isinstance(r.symbols, (list, tuple)):
+        return f"symbols is a {type(r.symbols).__name__}, not a list"
+    kg = tc.kg
+    n = len(kg.symbols)
+    for i, t in enumerate(r.triples):
+        if isinstance(t, Triple):
+            # Learn reads each symbol's words: a triple of made-up ids would break it a phase later
+            if not all(isinstance(x, int) and 0 <= x < n for x in t[:3]) or kg.get(t[0], t[1], t[2]) is None:
+                return (f"triples[{i}] is a Triple the graph does not hold: return what tc.kg.add gave, "
+                        "or a plain (subject, predicate, object) of strings")
+        elif not _is_plain_triple(t):
+            return (f"triples[{i}] is {_shown(t)}, not a Triple from tc.kg.add "
+                    "nor a (subject, predicate, object) of non-empty strings")
+    for i, s in enumerate(r.symbols):
+        if not isinstance(s, int) or isinstance(s, bool) or not 0 <= s < n:
+            return f"symbols[{i}] is {_shown(s)}, not a symbol id of the graph"
+    return None
+
+
+def _shown(x: object) -> str:
+    text = repr(x)
+    return f"a {type(x).__name__} {text[:60] + '...' if len(text) > 60 else text}"
+
+
+def _with_plain_triples(r: ToolResult, tc: "ToolContext", tool: str) -> ToolResult:
+    """The result with its plain (s, p, o) labels added to the graph (provenance 'tool:<name>',
+    confidence 1) and returned as the graph's triples. One already known is returned as the
+    graph holds it: the tool found it this cycle, so it counts for the goal as a new one would."""
+    kg = tc.kg
+    triples: list[Triple] = []
+    for t in r.triples:
+        if isinstance(t, Triple):
+            # the graph's own: a copy with a forged provenance or confidence would count as it claims
+            t = kg.get(t[0], t[1], t[2])  # type: ignore[assignment]  # held: checked above
+        else:
+            s, p, o = (x.strip() for x in t)
+            got = kg.add(s, p, o, 1.0, f"tool:{tool}", tc.cycle)
+            if got is None:
+                got = kg.get(kg.symbol(s), kg.symbol(p, "relation"), kg.symbol(o))
+            assert got is not None  # just added, or known
+            t = got
+        triples.append(t)
+    if triples == r.triples and type(r.triples) is list and type(r.symbols) is list:
         return r
+    return ToolResult(r.output, triples, list(r.symbols), r.evidence)
 
 
 # ---- listing without importing --------------------------------------------------------------------

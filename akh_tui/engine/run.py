@@ -170,6 +170,10 @@ class Run:
         self._psyche_file: Path | None = None
         self._patterns: list[tuple[int, int, int]] = []  # (from cycle, vetoes, biases) configured
         self._vetoes_fired = 0
+        # (run, branch, goal) -> (cycle counted up to, vetoes per tool): a branch's records are
+        # only appended to, so the Why pane's count reads each cycle once, not every frame
+        self._previous_branch: int | None = None  # the store's current branch before Run.start
+        self._veto_tally: dict[tuple[int, int, int], tuple[int, dict[str, int]]] = {}
         self._lock_file: Path | None = None  # the writer's lock of this run (writelock.py)
         self._frozen: int | None = None  # a branch opened only to fork it (resume(fork_at=...)): never checkpointed
         # the cycle in phases (a person in the loop): the cycle in progress, the inputs given
@@ -224,9 +228,11 @@ class Run:
             meta["workbench"] = True
         if disk is not None:
             meta["psyche_file"] = str(saved)
+        previous = st.branch  # the branch a resume continued before this run
         run_id = st.start(agent, meta)
         meta = st.run_meta(run_id)
         r = cls(locations, st, sc, agent, meta, writer, config, note)
+        r._previous_branch = previous
         r._hold()
         if disk is not None:
             r._psyche_disk[saved] = disk
@@ -551,6 +557,13 @@ class Run:
         if self.scenario is None:
             return []
         out = list(self.scenario.config.warnings)
+        off = self.scenario.config.served_off
+        if off and self.agent is not None:  # said on the page: `serve` printed it only in its own terminal
+            tools = [n for n in self.agent.tools.names if set(self.agent.tools.entries[n].spec.capabilities) & set(off)]
+            verb, them = ("stays", "it") if len(off) == 1 else ("stay", "them")
+            out.append(f"served in a browser tab: {', '.join(off)} {verb} off though the scenario turns {them} on, so "
+                       f"{', '.join(tools)} are never offered (the shadow scenario's veto demo needs shell_exec); "
+                       f"`akh-tui serve --allow-dangerous` lets a scenario turn {them} on")
         if self.replay_divergence:
             out.append(self.replay_divergence)
         # bad plugins (left out, turned off, a decider that failed): named, the run goes on
@@ -1149,6 +1162,43 @@ class Run:
             self.edit_psyche(updated, source=f"veto {tool} from the score table")
             return True
 
+    def lift_veto(self, tool: str) -> bool:
+        """Remove the veto `veto_tool` added for `tool` (applies at the next cycle). False, and
+        nothing recorded, when the psyche has none (a veto of the psyche file is the editor's)."""
+        with self.lock:
+            a = self._engine()
+            current = (a.pending_psyche or a.psyche).copy()
+            updated = current.without_veto_for_tool(tool)
+            if updated.to_toml() == current.to_toml():
+                return False
+            self.edit_psyche(updated, source=f"lift the veto of {tool} from the score table")
+            return True
+
+    def vetoes_on_goal(self, goal: int, upto: int) -> dict[str, int]:
+        """How often each tool was chosen and vetoed (by the shadow or the user) on `goal` in
+        cycles 1..upto of the branch shown."""
+        with self.lock:
+            upto = min(upto, self.last_cycle())  # a cycle not recorded yet is counted once it is
+            branch = self.store.current()
+            key = (self.run_id, branch, goal)
+            done, counts = self._veto_tally.get(key, (0, {}))
+            keep = upto >= done  # a replayed cycle before the counted ones is counted apart
+            if done == 0 or not keep:  # from the start: only this goal's cycles are read
+                done, counts = 0, {}
+                recs: Iterator[dict] = self.store.goal_records(branch, [goal])
+            else:  # the cycles since the last count (a frame's worth while the run goes on)
+                counts = dict(counts)
+                recs = iter(self.store.records(branch, done + 1, upto)) if upto > done else iter(())
+            for rec in recs:
+                if rec["cycle"] > upto:
+                    break
+                if rec["goal"]["id"] == goal and rec["act"]["vetoed"]:
+                    tool = rec["decide"]["tool"]
+                    counts[tool] = counts.get(tool, 0) + 1
+            if keep:
+                self._veto_tally[key] = (max(done, upto), counts)
+            return counts
+
     def reflect(self) -> list[Event]:
         return self.apply(Reflect())
 
@@ -1300,6 +1350,9 @@ class Run:
                         trace_error = exc
                 if self.agent is not None and checkpoint and self.store.branch != self._frozen:
                     self.drop_cycle()  # quitting mid-cycle: a resume starts at the cycle's start
+                if self.agent is not None and checkpoint and self._untouched():
+                    self._forget()
+                elif self.agent is not None and checkpoint:
                     try:
                         self.store.checkpoint(self.agent)
                     except StoreWriteError:
@@ -1310,6 +1363,24 @@ class Run:
                 self._lock_file = None
             if trace_error is not None:
                 raise trace_error
+
+    def _untouched(self) -> bool:
+        """A workbench run opened and quit with nothing done: no cycle, no branch, nothing the
+        user gave (a goal, a psyche edit) recorded. Kept, it was a 0-cycle run in every list."""
+        if not self.meta.get("workbench") or self.last_cycle() > 0:
+            return False
+        st = self.store
+        return len(st.branches(self.run_id)) == 1 and next(iter(st.events(st.current())), None) is None
+
+    def _forget(self) -> None:
+        """Delete the untouched run; the branch that was current before it is current again."""
+        st = self.store
+        st.delete_run(self.run_id)
+        if self._previous_branch is not None:
+            try:
+                st.use(self._previous_branch)
+            except InputError:
+                pass  # deleted meanwhile (another process): no current branch, as after a delete
 
     def _emit(self, events: list[dict], persist: bool = True, inputs: list | None = None) -> None:
         """Events to the trace, the store and the listeners. `inputs` marks a user action

@@ -16,9 +16,13 @@ TOML the user writes:
     bullet = "- "                               # optional: prefix of each fact line
     connectives = ["Also,", "Moreover,"]        # optional: before a group's 2nd, 3rd... fact
     paragraphs = true                           # facts of a subject on one line (prose)
-    [facts]                                     # per predicate; placeholders subject, predicate, object
-    default = "{subject} {predicate} {object}."
-    "is-a" = "{subject} is a {object}."
+    [facts]                                     # per predicate; placeholders below
+    default = "{subject} {predicate_words} {object_words}."
+    "is-a" = "{subject} is {an_object}."
+
+A fact's placeholders: `subject`, `predicate`, `object` (the labels), `predicate_words` and
+`object_words` (hyphens as spaces: "lives in"), `an_object` ("an animal", "a mammal") and
+`property` (a has-property object as a phrase: "gives milk", or 'has the property “icy”').
 
 validated like every TOML the program reads (file, line and field of the first problem).
 Deterministic: the same goal and graph give the same text.
@@ -44,7 +48,7 @@ PER_SYMBOL = 64  # triples read per seen symbol
 BUILTIN = ("narrative", "formal", "terse")
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 OPENING_FIELDS = ("goal", "count", "subjects")
-FACT_FIELDS = ("subject", "predicate", "object")
+FACT_FIELDS = ("subject", "predicate", "object", "predicate_words", "object_words", "an_object", "property")
 GRAMMAR_KEYS = ("name", "opening", "closing", "heading", "bullet", "connectives", "paragraphs")
 
 
@@ -68,10 +72,11 @@ NARRATIVE = Grammar(
     "narrative",
     opening="Working on “{goal}”, the agent established {count} facts about {subjects}.",
     closing="Taken together, these findings bear on {goal}.",
-    facts={"is-a": "{subject} is a {object}.", "has": "{subject} has {object}.",
-           "orbits": "{subject} orbits {object}.", "eats": "{subject} eats {object}.",
-           "lives-in": "{subject} lives in {object}.", "part-of": "{subject} is part of {object}."},
-    default_fact="{subject} {predicate} {object}.",
+    facts={"is-a": "{subject} is {an_object}.", "has": "{subject} has {object_words}.",
+           "orbits": "{subject} orbits {object}.", "eats": "{subject} eats {object_words}.",
+           "lives-in": "{subject} lives in {object_words}.", "part-of": "{subject} is part of {object_words}.",
+           "has-property": "{subject} {property}."},
+    default_fact="{subject} {predicate_words} {object_words}.",
     connectives=("Moreover,", "It also turns out that", "In addition,", "Furthermore,"),
     paragraphs=True,
 )
@@ -173,6 +178,37 @@ def findings(agent: "Agent", goal_id: int) -> list["Triple"]:
     return sorted(out.values(), key=lambda t: t.seq)[:MAX_FACTS]
 
 
+# words spelled with a vowel but said with a consonant, and the reverse ("a unicorn", "an hour")
+_SAID_WITH_A = ("uni", "use", "usu", "uti", "ura", "uro", "eu", "one", "once")
+_SAID_WITH_AN = ("hour", "honest", "honour", "honor", "heir")
+
+
+def _an(noun: str) -> str:
+    """`noun` with its indefinite article: "an animal", "a mammal" (the narrative said "a animal")."""
+    w = noun.lower()
+    vowel = w[:1] in "aeiou" and not w.startswith(_SAID_WITH_A)
+    return ("an " if vowel or w.startswith(_SAID_WITH_AN) else "a ") + noun
+
+
+def _words(label: str) -> str:
+    return label.replace("-", " ").replace("_", " ")
+
+
+def _property(label: str) -> str:
+    """A has-property object as a phrase: a verb phrase is said as is ("gives milk", "can fly"),
+    anything else named ('has the property “icy”'): "dog has-property gives-milk" read as code."""
+    words = _words(label).split()
+    first = words[0].lower() if words else ""
+    verb = first in ("can", "cannot", "does", "may", "must") or (
+        len(words) > 1 and first.endswith("s") and not first.endswith("ss"))
+    return " ".join(words) if verb else f"has the property “{' '.join(words)}”"
+
+
+def _fact_values(s: str, p: str, o: str) -> dict[str, str]:
+    return {"subject": s, "predicate": p, "object": o, "predicate_words": _words(p), "object_words": _words(o),
+            "an_object": _an(_words(o)), "property": _property(o)}
+
+
 def _cap(s: str) -> str:
     return s[:1].upper() + s[1:] if s else s
 
@@ -193,7 +229,7 @@ def render(grammar: Grammar, goal: str, facts: list[tuple[str, str, str]]) -> st
     for subject, items in groups.items():
         lines: list[str] = []
         for i, (s, p, o) in enumerate(items):
-            sentence = _fill(grammar.facts.get(p, grammar.default_fact), {"subject": s, "predicate": p, "object": o})
+            sentence = _fill(grammar.facts.get(p, grammar.default_fact), _fact_values(s, p, o))
             if i > 0 and grammar.connectives:
                 conn = grammar.connectives[(i - 1) % len(grammar.connectives)]
                 sentence = f"{conn} {sentence}"

@@ -25,13 +25,14 @@ from rich.text import Text
 from textual import events, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.markup import escape as escape_markup
 from textual.message import Message
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.theme import Theme
 from textual.widgets import DataTable, Footer, OptionList, Static, Tree
 
-from ..engine.records import CycleRecord, Event, ForkEvent, View
+from ..engine.records import CycleRecord, Event, ForkEvent, PendingCycle, View
 from ..engine.run import (AddGoal, InputError, Locations, Psyche, Run, StoreWriteError, UserConfig, first_hit,
                           parse_breakpoint)
 from .dialogs import AddGoalScreen, HelpScreen, guarded, show_error
@@ -64,6 +65,8 @@ FRAME_WAIT = 0.2  # seconds the engine waits at most for a frame to be drawn (ne
 MAX_MARKS = 2000  # veto and fork marks kept for the timeline (it has about a hundred cells)
 MIN_SIZE = (80, 24)  # below this the panes cannot show their numbers: the screen says so
 NARROW = 100  # under this many columns: the narrow layout (workbench.tcss `.-narrow`)
+WHY_MIN, WHY_NARROW = 36, 28  # the Why pane's width: wide layout at least, narrow layout
+SCORE_FULL = 113  # the score table's full columns with its border and scrollbar
 TOO_SMALL = (f"The terminal is too small for the workbench: it needs {MIN_SIZE[0]}×{MIN_SIZE[1]}.\n"
              "Make the window larger (q quits).")
 
@@ -72,6 +75,9 @@ class Workbench(PhaseStepping, App):
     TITLE = "akh-tui"
     CSS_PATH = "workbench.tcss"
     BINDINGS = [
+        # the footer shows what fits 120 columns, help first (a newcomer's way in); the rest
+        # are in the help (f1) and the palette (ctrl+p)
+        Binding("f1", "help", "Help", id="help"),
         Binding("space", "step", "Step", id="step"),
         Binding("p", "step_phase", "Phase", id="step_phase", show=False),
         Binding("a", "toggle_approval", "Approval", id="toggle_approval", show=False),
@@ -82,20 +88,20 @@ class Workbench(PhaseStepping, App):
         Binding("g", "add_goal", "Add goal", id="add_goal"),
         Binding("e", "edit_psyche", "Psyche", id="edit_psyche"),
         Binding("v", "veto_selected", "Veto tool", id="veto_selected"),
+        Binding("V", "lift_veto_selected", "Lift veto", id="lift_veto_selected", key_display="V", show=False),
         Binding("t", "think", "ThinkLoop", id="think", show=False),
-        Binding("comma", "replay_back(1)", "Back", id="back", key_display=","),
-        Binding("full_stop", "replay_forward(1)", "Fwd", id="forward", key_display="."),
+        Binding("comma", "replay_back(1)", "Back", id="back", key_display=",", show=False),
+        Binding("full_stop", "replay_forward(1)", "Fwd", id="forward", key_display=".", show=False),
         Binding("less_than_sign", "replay_back(10)", "Back 10", id="back10", key_display="<", show=False),
         Binding("greater_than_sign", "replay_forward(10)", "Fwd 10", id="forward10", key_display=">", show=False),
         Binding("l", "live", "Live", id="live", show=False),
         Binding("f", "fork", "Fork", id="fork"),
-        Binding("b", "branches", "Branches", id="branches"),
-        Binding("k", "breakpoints", "Breaks", id="breakpoints"),
-        Binding("slash", "search", "Search", id="search", key_display="/"),
+        Binding("b", "branches", "Branches", id="branches", show=False),
+        Binding("k", "breakpoints", "Breaks", id="breakpoints", show=False),
+        Binding("slash", "search", "Search", id="search", key_display="/", show=False),
         Binding("P", "plots", "Plots", id="plots", key_display="P"),
         Binding("o", "orient", "Orient", id="orient", show=False),
         Binding("ctrl+r", "reset", "Reset", id="reset", show=False),
-        Binding("f1", "help", "Help", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
     ]
     DESCRIPTIONS = {
@@ -109,6 +115,7 @@ class Workbench(PhaseStepping, App):
         "add_goal": "add a goal",
         "edit_psyche": "edit the psyche (persona, shadow, archetypes)",
         "veto_selected": "add a veto for the tool selected in the score table",
+        "lift_veto_selected": "lift the veto v added for the tool selected in the score table",
         "reset": "reset the scenario",
         "think": "open the ThinkLoop view (seed 003's feedback controller on this graph)",
         "back": "replay: one recorded cycle back (read-only; no engine call)",
@@ -150,6 +157,7 @@ class Workbench(PhaseStepping, App):
         self._breaks = [parse_breakpoint(b, field="breakpoints", tools=None) for b in self.breakpoint_specs]
         self.trace_file = Path(trace_file) if trace_file is not None else None
         self.last_event = ""
+        self._phase_note: tuple[int | None, str] = (None, "")  # (cycle, note) of a phase step's note
         # every run is opened through the engine's door (a corrupt store raises InputError:
         # reported by `run()`, the store left untouched)
         if self.trace_file is not None:  # replay only: the trace's records, no engine
@@ -260,7 +268,8 @@ class Workbench(PhaseStepping, App):
         with Horizontal(id="middle"):
             with Vertical(id="score-box", classes="box"):
                 yield ScoreTable(id="scores")
-            with Vertical(id="why-box", classes="box"):
+            # a focusable scroll: tab to it, then the arrow and page keys scroll the explanation
+            with VerticalScroll(id="why-box", classes="box"):
                 yield WhyPane(id="why")
         with Horizontal(id="bottom"):
             with Vertical(id="memory-box", classes="box"):
@@ -321,6 +330,8 @@ class Workbench(PhaseStepping, App):
         main.set_class(width < NARROW, "-narrow")
         main.set_class(width < MIN_SIZE[0] or height < MIN_SIZE[1], "-too-small")
         self.score_table.set_narrow(width < NARROW)
+        # the Why pane takes what the score table's full columns leave (36 at 120 columns, 87 at 200)
+        self.query_one("#why-box").styles.width = WHY_NARROW if width < NARROW else max(WHY_MIN, width - SCORE_FULL)
         self._dirty = True
 
     def _remember_theme(self, theme: Theme) -> None:
@@ -549,7 +560,8 @@ class Workbench(PhaseStepping, App):
             self.goals_pane.show(view, errors)
             self.plan_pane.show(view)
             self.score_table.show(pending or record)
-            self.why_pane.show(pending or record, self.score_table.selected_tool())
+            self.why_pane.show(pending or record, self.score_table.selected_tool(), self._vetoes(pending or record))
+            self._follow_why(pending or record)
             pp = self.psyche_pane
             pp.deltas = deltas
             pp.show(view)
@@ -588,6 +600,33 @@ class Workbench(PhaseStepping, App):
         main.set_class(self.replay is not None, "-replay")
 
     def _render_status(self, view: View) -> None:
+        t = self._status_text(view)
+        note = self.last_event
+        if note and note == self._phase_note[1] and self._phase_note[0] != (self.ctl.phase_state() or {}).get("cycle"):
+            note = self.last_event = ""  # "act done, learn next" of a cycle that has finished
+        width = self.status_bar.content_region.width
+        wide = self.replay is None and self.size.width >= NARROW and width > 0
+        if note and self.replay is None:  # the live run's news, not the replayed cycle's
+            if not wide:
+                t.append(f" · {note}", style="dim")  # narrow: a second row rather than lose it
+            else:  # one row (a second took a row from the panes at 120 columns): the note before seed and speed
+                if t.cell_len + 3 + len(note) > width:
+                    t = self._status_text(view, compact=True)
+                room = width - t.cell_len - 3
+                if room >= 12:
+                    t.append(" · " + (note if len(note) <= room else note[: room - 1] + "…"), style="dim")
+        if wide:
+            t.truncate(width, overflow="ellipsis")
+        # a layout pass (a reflow of the whole screen: most of a ticker frame's cost) only when
+        # the line's height can change: it wraps to a second line when it is wider than the bar
+        lines = 1 if t.cell_len <= width and "\n" not in t.plain else 2
+        relayout = lines != self._status_lines
+        self._status_lines = lines
+        self.status_bar.update(t, layout=relayout)
+
+    def _status_text(self, view: View, compact: bool = False) -> Text:
+        """The status line before its note; `compact` leaves out the seed, the speed and the
+        breakpoint count (the note is worth more when both do not fit)."""
         done = sum(1 for g in view["goals"] if g["status"] == "completed" and g["parent"] is None)
         top = sum(1 for g in view["goals"] if g["parent"] is None)
         speed = SPEEDS[self.speed_index]
@@ -595,7 +634,7 @@ class Workbench(PhaseStepping, App):
         t.append(f" {self.scenario_name} ", style="bold reverse")
         if self.live:
             t.append(f" {self.ctl.branch_name}", style="bold magenta")
-        t.append(f" · seed {view['seed']} · cycle ")
+        t.append(" · cycle " if compact else f" · seed {view['seed']} · cycle ")
         if self.replay is not None:
             t.append(f" {self.replay} ", style="bold reverse yellow")
             t.append(f" of {self.last_cycle()} · ")
@@ -608,22 +647,40 @@ class Workbench(PhaseStepping, App):
             t.append(str(view["cycle"]), style="bold")
             t.append(" · ")
             t.append("▶ running" if self.running else "■ paused", style="bold green" if self.running else "bold yellow")
-            t.append(f" · {'max' if speed == 0 else speed}/s · goals {done}/{top} done")
-            if self.breakpoint_specs:
+            t.append(f" · goals {done}/{top} done" if compact else f" · {'max' if speed == 0 else speed}/s · goals {done}/{top} done")
+            if self.breakpoint_specs and not compact:
                 t.append(f" · {len(self.breakpoint_specs)} breakpoint(s)")
             self._phase_status(t)
-        if self.last_event and self.replay is None:  # the live run's news, not the replayed cycle's
-            t.append(f" · {self.last_event}", style="dim")
-        # a layout pass (a reflow of the whole screen: most of a ticker frame's cost) only when
-        # the line's height can change: it wraps to a second line when it is wider than the bar
-        lines = 1 if t.cell_len <= self.status_bar.content_region.width and "\n" not in t.plain else 2
-        relayout = lines != self._status_lines
-        self._status_lines = lines
-        self.status_bar.update(t, layout=relayout)
+        return t
+
+    def _vetoes(self, record: CycleRecord | PendingCycle | None) -> dict[str, int] | None:
+        """How often each tool was vetoed on the record's goal up to its cycle (the Why pane)."""
+        goal = record.get("goal") if record is not None else None
+        if record is None or not isinstance(goal, dict):  # a cycle part-way is not recorded yet
+            return None
+        return self.ctl.vetoes_on_goal(goal["id"], record["cycle"])
 
     @guarded
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self.why_pane.show(self.shown_record(), self.score_table.selected_tool())
+        # the table's own first highlight (row 0 on mount) is not a question the user asked
+        last, self._cursor_row = getattr(self, "_cursor_row", None), event.cursor_row
+        self._asking_why_not = getattr(self, "_asking_why_not", False) or (last is not None and last != event.cursor_row)
+        record = self.shown_record()
+        self.why_pane.show(record, self.score_table.selected_tool(), self._vetoes(record))
+        self._follow_why(record)
+
+    def _follow_why(self, record: CycleRecord | PendingCycle | None) -> None:
+        """Once the user has moved the score table's cursor, scroll the Why pane to the why-not
+        of the tool under it (to its top for the chosen one) when the tool or the cycle changes,
+        not every frame: the user's own scrolling stays where it is."""
+        if not getattr(self, "_asking_why_not", False):
+            return
+        key = (record.get("cycle") if record else None, self.score_table.selected_tool())
+        if key == getattr(self, "_why_followed", None):
+            return
+        self._why_followed = key
+        box, line = self.query_one("#why-box"), self.why_pane.question_at
+        self.call_after_refresh(lambda: box.scroll_to(y=line, animate=False))
 
     @guarded
     def on_scrubber_seek(self, event: Scrubber.Seek) -> None:
@@ -876,6 +933,20 @@ class Workbench(PhaseStepping, App):
             self.notify(f"{tool} is vetoed already: nothing changed", markup=False)
 
     @guarded
+    def action_lift_veto_selected(self) -> None:
+        if self._read_only():
+            return
+        tool = self.score_table.selected_tool()
+        if tool is None:
+            return
+        if self.ctl.lift_veto(tool):
+            self._dirty = True
+            self.notify(f"Veto of {tool} lifted: it runs when chosen from the next cycle on", markup=False)
+        else:
+            self.notify(f"No veto added with v for {tool}: a psyche pattern is changed in the editor (e)",
+                        markup=False)
+
+    @guarded
     def action_reset(self) -> None:
         if not self.live:
             self.notify("a trace file has no engine to reset", markup=False)
@@ -927,20 +998,26 @@ class Workbench(PhaseStepping, App):
                 out.append((key_label(keys), (descriptions or {}).get(b.id or "", b.description), b.id or ""))
             return out
 
+        ids = {b.id: b for b in self.BINDINGS if isinstance(b, Binding) and b.id}
+
+        def key(bid: str) -> str:
+            """The key that opens a view, as bound now (the headings said `p` for the plots' `P`)."""
+            return key_label(keymap.get(bid, ids[bid].key))
+
         sections = [
             ("in the goals pane (tab or a click focuses it)", rows(GoalsPane.BINDINGS)),
             ("in the working-memory list", [("enter", "open the highlighted entry in full", "")]),
             ("in a goal's detail", rows(GoalDetailScreen.BINDINGS)),
-            ("in the Orient view (o)", rows(OrientScreen.BINDINGS) + [("↑ / ↓", "move between nodes", "")]),
+            (f"in the Orient view ({key('orient')})", rows(OrientScreen.BINDINGS) + [("↑ / ↓", "move between nodes", "")]),
             ("in the findings", rows(FindingsScreen.BINDINGS)),
-            ("in the plots (p)", rows(list(ToolGrid.BINDINGS) + list(PlotsScreen.BINDINGS))),
-            ("in the ThinkLoop view (t)", rows(ThinkScreen.BINDINGS)),
-            ("in the add-goal dialog (g)", rows(AddGoalScreen.BINDINGS) + [("enter", "add the goal", "")]),
-            ("in the fork dialog (f)", rows(ForkScreen.BINDINGS)),
-            ("in the branches list (b)", rows(BranchesScreen.BINDINGS)),
+            (f"in the plots ({key('plots')})", rows(list(ToolGrid.BINDINGS) + list(PlotsScreen.BINDINGS))),
+            (f"in the ThinkLoop view ({key('think')})", rows(ThinkScreen.BINDINGS)),
+            (f"in the add-goal dialog ({key('add_goal')})", rows(AddGoalScreen.BINDINGS) + [("enter", "add the goal", "")]),
+            (f"in the fork dialog ({key('fork')})", rows(ForkScreen.BINDINGS)),
+            (f"in the branches list ({key('branches')})", rows(BranchesScreen.BINDINGS)),
             ("in the comparison", rows(CompareScreen.BINDINGS)),
-            ("in the breakpoints (k)", rows(BreakpointsScreen.BINDINGS) + [("enter", "add the breakpoint typed", "")]),
-            ("in the search (/)", rows(SearchScreen.BINDINGS) + [("enter", "jump to the highlighted hit", "")]),
+            (f"in the breakpoints ({key('breakpoints')})", rows(BreakpointsScreen.BINDINGS) + [("enter", "add the breakpoint typed", "")]),
+            (f"in the search ({key('search')})", rows(SearchScreen.BINDINGS) + [("enter", "jump to the highlighted hit", "")]),
         ]
         self.push_screen(HelpScreen(rows(self.BINDINGS, self.DESCRIPTIONS),
                                     f"Remap any key in {self.user_config.path} under [keymap], e.g. step = \"n\".",
@@ -952,7 +1029,8 @@ class Workbench(PhaseStepping, App):
             if not isinstance(b, Binding) or b.id in ("quit",):
                 continue
             desc = self.DESCRIPTIONS.get(b.id or "", b.description)
-            yield SystemCommand(desc[0].upper() + desc[1:], f"key: {b.key}", self._runner(b.action))
+            # the palette reads a title as markup: "[approve]" was dropped as a style tag
+            yield SystemCommand(escape_markup(desc[0].upper() + desc[1:]), f"key: {b.key}", self._runner(b.action))
 
     def _runner(self, action: str) -> Callable[[], object]:
         return lambda: self.call_later(self.run_action, action)

@@ -16,6 +16,15 @@ from textual.widgets import Button, Input, Label, Static
 from ..engine.run import InputError, StoreDamaged
 
 
+SHORT_ROWS = 30  # a dialog on a terminal with fewer rows than this packs its fields tighter
+
+
+def mark_short(screen: ModalScreen) -> None:
+    """Class `-short` on a dialog when the terminal is short (80×24): its CSS then drops the
+    padding and the three-row input boxes that pushed the last fields off the screen."""
+    screen.set_class(screen.app.size.height < SHORT_ROWS, "-short")
+
+
 class AddGoalScreen(ModalScreen[None]):
     """Description, optional criteria and priority; a bad value is shown, the text kept."""
 

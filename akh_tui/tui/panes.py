@@ -8,6 +8,7 @@ import re
 
 from rich.text import Text
 from textual.binding import Binding
+from textual.geometry import Region
 from textual.widget import Widget
 from textual.widgets import DataTable, OptionList, Static, Tree
 from textual.widgets.option_list import Option
@@ -342,6 +343,22 @@ class ScoreTable(DataTable):
                 if self._cells.get(key) != (value, style):  # repaint only what changed
                     self._cells[key] = (value, style)
                     self.update_cell(name, col, Text(value, style=style))
+        shown = (record.get("cycle"), chosen)
+        if shown != getattr(self, "_revealed", None):  # once per cycle shown: the user may scroll away
+            self._revealed = shown
+            self.call_after_refresh(self.reveal, chosen)
+
+    def reveal(self, tool: str) -> None:
+        """Scroll `tool`'s row into view, the cursor left where it is: the chosen (or vetoed)
+        row can be below the fold (shadow at 80×24, a 12th tool at 120×36)."""
+        if tool not in self._names:
+            return
+        # DataTable's own cursor scrolling, for a row that is not the cursor's (private API:
+        # the row's region with the header kept clear, as _scroll_cursor_into_view does)
+        fixed = self._get_fixed_offset()
+        _, y, width, height = self._get_row_region(self._names.index(tool))
+        self.scroll_to_region(Region(int(self.scroll_x) + fixed.left, y, width - fixed.left, height),
+                              animate=False, spacing=fixed, force=True)
 
     def selected_tool(self) -> str | None:
         if self.row_count == 0:
@@ -353,7 +370,11 @@ class WhyPane(Pane):
     """Why the chosen tool won, in plain words; and why the tool under the score table's
     cursor did not (what it would have taken)."""
 
-    def show(self, record: CycleRecord | PendingCycle | None, selected: str | None = None) -> None:
+    question_at = 0  # the line the why-not of the selected tool starts on (0: none shown)
+
+    def show(self, record: CycleRecord | PendingCycle | None, selected: str | None = None,
+             vetoes: dict[str, int] | None = None) -> None:
+        """`vetoes`: how often each tool was vetoed on the record's goal so far (Run.vetoes_on_goal)."""
         if record is None:
             self.show_text(Text("Press space to step one cycle, r to run.\nMove the score table's cursor to ask why not that tool.", style="dim"))
             return
@@ -372,6 +393,7 @@ class WhyPane(Pane):
             lines = [ln for ln in lines if not ln.startswith("vetoed")]
             for ln in veto:
                 t.append(ln.upper()[:1] + ln[1:] + "\n", style="bold red")
+            t.append(veto_note(record, vetoes) + "\n", style="red")
         for i, line in enumerate(lines):
             t.append(line + "\n", style="bold" if i == 0 else "")
         if llm is not None:
@@ -386,11 +408,37 @@ class WhyPane(Pane):
                 t.append(f"rationale: {llm['action_rationale']}\n")
         out = record["act"]["output"].split("\n", 1)[0]
         t.append(f"output: {out[:200]}\n", style="red" if not record["act"]["success"] else "dim")
+        self.question_at = 0
         if selected and selected != record["decide"]["tool"]:
             t.append("\n")
+            # the rendered line the why-not starts on: the workbench scrolls the pane to it, so
+            # moving the table's cursor brings the answer into view (it was ~20 lines down)
+            width = self.content_region.width
+            if width > 0:
+                self.question_at = len(t.wrap(self.app.console, width)) - 1
             for i, line in enumerate(why_not_text(dict(record), selected)):
                 t.append(line + "\n", style="bold" if i == 0 else "")
+            n = (vetoes or {}).get(selected, 0)
+            if n:
+                t.append(f"{selected} was vetoed {_times(n)} on this goal\n", style="red")
         self.show_text(t)
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
+
+
+def veto_note(record: CycleRecord | PendingCycle, vetoes: dict[str, int] | None) -> str:
+    """How often the vetoed tool was chosen and vetoed on this goal (None: a cycle part-way, not
+    counted yet), and how to stop it: a veto wears off with recency, and the tool is chosen again
+    and again (issue 28)."""
+    tool, pattern = record["decide"]["tool"], record["act"]["veto"]
+    parts = [] if vetoes is None else [f"vetoed {_times(max(1, vetoes.get(tool, 0)))} on this goal"]
+    if pattern == f"no_{tool}":
+        parts.append("V lifts this veto")
+    elif pattern != "user":
+        parts.append("[shadow] anticipate = true (e) stops choosing it")
+    return " · ".join(parts)
 
 
 class PsychePane(Pane):

@@ -15,7 +15,7 @@ from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widget import Widget
@@ -23,7 +23,7 @@ from textual.widgets import Button, Input, Label, Static, TextArea
 
 from ..engine.records import CycleRecord, PendingAct, PendingCycle
 from ..engine.run import DEFAULT_RULES, PHASES, InputError, stop_phases
-from .dialogs import guarded
+from .dialogs import guarded, mark_short
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -176,9 +176,13 @@ class ApprovalScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape", "dismiss", "Later", id="approval.later")]
     DEFAULT_CSS = """
     ApprovalScreen { align: center middle; }
-    ApprovalScreen > Vertical { width: 90; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
+    ApprovalScreen > Vertical { width: 90; max-width: 100%; height: auto; max-height: 100%; border: thick $warning;
+                                background: $surface; padding: 1 2; }
+    ApprovalScreen #approval-why-box { height: auto; max-height: 12; }
     ApprovalScreen #approval-error { color: $error; height: auto; }
     ApprovalScreen Horizontal { height: auto; }
+    ApprovalScreen.-short > Vertical { padding: 0 1; }
+    ApprovalScreen.-short #approval-why-box { max-height: 7; }
     """
 
     def __init__(self, waiting: dict, decide: Callable[[str, str | None], None]) -> None:
@@ -192,13 +196,20 @@ class ApprovalScreen(ModalScreen[None]):
             yield Label(Text(f"Cycle {w['cycle']}: approve before act?", style="bold"))
             yield Static(Text(f"{w['tool']}({w['input']})  score {w['score']:.2f}  · rule {w['rule']}\n"
                               f"goal: {w['goal']}"), id="approval-action")
-            yield Static(Text("\n".join(w["why"]), style="dim"), id="approval-why")
+            with VerticalScroll(id="approval-why-box"):  # a long why scrolls; the buttons stay on screen
+                yield Static(Text("\n".join(w["why"]), style="dim"), id="approval-why")
             yield Input(value=str(w["input"]), placeholder="edited input (only one the goal names)", id="approval-input")
             with Horizontal():
                 yield Button("Approve", id="approve", variant="success")
                 yield Button("Reject", id="reject", variant="error")
                 yield Button("Edit input", id="edit", variant="primary")
             yield Static("", id="approval-error")
+
+    def on_mount(self) -> None:
+        mark_short(self)
+
+    def on_resize(self) -> None:
+        mark_short(self)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         decision = event.button.id or ""
@@ -218,8 +229,11 @@ class QuestionScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape", "dismiss", "Later", id="question.later")]
     DEFAULT_CSS = """
     QuestionScreen { align: center middle; }
-    QuestionScreen > Vertical { width: 90; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
+    QuestionScreen > Vertical { width: 90; max-width: 100%; height: auto; max-height: 100%; border: thick $primary;
+                                background: $surface; padding: 1 2; }
     QuestionScreen TextArea { height: 6; }
+    QuestionScreen.-short > Vertical { padding: 0 1; }
+    QuestionScreen.-short TextArea { height: 4; }
     QuestionScreen #question-error { color: $error; height: auto; }
     QuestionScreen Horizontal { height: auto; }
     """
@@ -240,6 +254,12 @@ class QuestionScreen(ModalScreen[None]):
                 yield Button("Answer", id="answer", variant="success")
                 yield Button("Skip (no answer)", id="skip")
             yield Static("", id="question-error")
+
+    def on_mount(self) -> None:
+        mark_short(self)
+
+    def on_resize(self) -> None:
+        mark_short(self)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         text = self.query_one("#question-answer", TextArea).text if event.button.id == "answer" else None
@@ -277,6 +297,7 @@ class PhaseStepping(_Host):
         def _submit(self, cmd: Callable[[], None]) -> None: ...  # (the app's takes more)
 
         def _post_note(self, text: str) -> None: ...
+    _phase_note: tuple[int | None, str]
 
     def _person_in_the_loop(self) -> None:
         self.phase_stops = set()
@@ -311,7 +332,9 @@ class PhaseStepping(_Host):
         elif out["waiting"] is not None:
             self._call_ui(self._open_gate)
         else:
-            self._post_note(f"cycle {out['cycle']}: {out['phase']} done, {out['next']} next")
+            note = f"cycle {out['cycle']}: {out['phase']} done, {out['next']} next"
+            self._phase_note = (out["cycle"], note)  # true only while that cycle is in progress
+            self._post_note(note)
 
     def _stopped_mid_cycle(self) -> None:
         self.running = False

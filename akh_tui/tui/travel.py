@@ -21,7 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
 
 from ..engine.run import InputError, parse_breakpoint, parse_search
-from .dialogs import guarded
+from .dialogs import guarded, mark_short
 
 __all__ = ["Scrubber", "ForkScreen", "BranchesScreen", "CompareScreen", "BreakpointsScreen", "SearchScreen",
            "parse_search"]
@@ -154,6 +154,9 @@ class ForkScreen(TravelDialog):
     ForkScreen Horizontal { height: auto; }
     ForkScreen Horizontal > Static { width: 22; padding: 1 1 0 0; }
     ForkScreen Horizontal > Input { width: 1fr; }
+    ForkScreen.-short Horizontal > Static { padding: 0 1 0 0; }
+    ForkScreen.-short Horizontal > Input { border: none; height: 1; padding: 0 1; background: $boost; }
+    ForkScreen.-short Horizontal > Input:focus { background: $accent 35%; }
     """
 
     def __init__(self, cycle: int, archetypes: dict[str, float], tools: list[str], existing: list[str],
@@ -179,6 +182,12 @@ class ForkScreen(TravelDialog):
             yield row("add a goal", Input(placeholder="optional description", id="fork-goal"))
             yield Static(Text("tools: " + ", ".join(self.tools)), classes="travel-hint")
             yield Static("", classes="travel-note")
+
+    def on_mount(self) -> None:
+        mark_short(self)
+
+    def on_resize(self) -> None:
+        mark_short(self)
 
     @guarded
     def on_input_submitted(self, event: Input.Submitted) -> None:
