@@ -130,7 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     tools = sub.add_parser("tools", help="list the tools: the built-ins and installed plugins, their gates and danger")
     tools.add_argument("--json", action="store_true")
-    tools.add_argument("--scenario", help="also the plugin tools this scenario names (its `tools`); loads them")
+    tools.add_argument("--scenario", help="also the plugin tools this scenario names (its `tools`); loads them, "
+                                          "so its own Python plugins need --allow-plugins or --trust like a run")
+    cli_trust.add_flags(tools)
 
     psyche = sub.add_parser("psyche", help="psyche files")
     psub = psyche.add_subparsers(dest="psyche_command", required=True)
@@ -217,6 +219,7 @@ def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
     from . import cli_trust
 
     consent = None
+    before = cli_trust.held()
     try:
         # the user's agreement to import scenario-local plugins, before anything opens a scenario
         consent = cli_trust.apply(args)
@@ -273,7 +276,7 @@ def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
     finally:
         if consent is not None:
             cli_trust.say_remembered(consent, err)
-        cli_trust.forget()  # the agreement was this command's: `main` called again starts from the list
+        cli_trust.restore(before)  # the agreement was this command's: a later `main` starts from what was
     return 0
 
 

@@ -49,11 +49,18 @@ def apply(args: argparse.Namespace):
     return trust.agree(_trust_file(), bool(getattr(args, "allow_plugins", False)), bool(getattr(args, "trust", False)))
 
 
-def forget() -> None:
-    """Back to the remembered list only (what a process has before its flags are read)."""
+def held():
+    """The agreement this process holds now, if a caller set one (None: the remembered list)."""
     from .engine import trust
 
-    trust.set_consent(None)
+    return trust.held()
+
+
+def restore(consent) -> None:
+    """Back to the agreement held before this command read its flags."""
+    from .engine import trust
+
+    trust.set_consent(consent)
 
 
 def checking():

@@ -170,12 +170,16 @@ def test_tools_scenario_lists_its_plugin_tools(tmp_path):
     shutil.copy(pkg / "tool.py", d / "tidetool.py")
     (d / "harbour.toml").write_text('name = "harbour"\nkg = ["harbour.tsv"]\ntools = ["tidetool:make_tool", "nosuch:make"]\n'
                                     '[[goals]]\ndescription = "Find the tide times at kestrel"\n')
-    proc = _tools_at(tmp_path, "80", "--scenario", str(d / "harbour.toml"))
+    refused = _tools_at(tmp_path, "80", "--scenario", str(d / "harbour.toml"))  # issue 23: nothing imported unasked
+    assert refused.returncode == 0 and "tide_table  (explorer" not in refused.stdout
+    assert "tidetool:make_tool: not imported" in refused.stderr
+    proc = _tools_at(tmp_path, "80", "--scenario", str(d / "harbour.toml"), "--allow-plugins")
     assert proc.returncode == 0, proc.stderr
     assert "tide_table  (explorer, safe, on)" in proc.stdout
     assert "from: scenario harbour.toml: tidetool:make_tool" in proc.stdout
     assert "warning: plugin scenario harbour.toml: nosuch:make: cannot import nosuch" in proc.stderr
-    rows = json.loads(_tools_at(tmp_path, "200", "--scenario", str(d / "harbour.toml"), "--json").stdout)
+    rows = json.loads(_tools_at(tmp_path, "200", "--scenario", str(d / "harbour.toml"), "--json",
+                                "--allow-plugins").stdout)
     assert [r["tool"] for r in rows][-1] == "tide_table" and len(rows) == 12
     bad = _tools_at(tmp_path, "80", "--scenario", str(tmp_path / "missing.toml"))
     assert bad.returncode == 2 and "Traceback" not in bad.stderr

@@ -304,7 +304,7 @@ def test_a_result_the_agent_cannot_use_is_a_failed_cycle_naming_plugin_and_field
 def test_the_cli_runs_a_plain_triple_plugin_without_a_traceback(tmp_path, cli):
     sc = harbour(tmp_path, tools=["badtool:odd_triple"], goal="Find the weather in oslo", criteria="snow")
     (sc.parent / "badtool.py").write_text(BAD)
-    proc = cli("agent", "run", "--scenario", str(sc), "--max-cycles", "2", check_rc=None)
+    proc = cli("agent", "run", "--scenario", str(sc), "--max-cycles", "2", "--allow-plugins", check_rc=None)
     assert "Traceback" not in proc.stderr + proc.stdout
     assert proc.returncode == 0, proc.stderr
     assert "bad_tool" in proc.stdout + proc.stderr

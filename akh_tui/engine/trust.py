@@ -293,6 +293,11 @@ def current() -> Consent:
     return c
 
 
+def held() -> Consent | None:
+    """The consent a front end set (None: the remembered list only, default_consent)."""
+    return _consent
+
+
 def set_consent(consent: Consent | None) -> None:
     global _consent
     _consent = consent
