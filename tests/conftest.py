@@ -23,7 +23,7 @@ def cli(tmp_path, monkeypatch, capsys):
     (kills, locks held by another process, start-up, the terminal) use `cli_process`."""
 
     def run(*args: str, data_dir: Path | None = None, cwd: Path | None = None, check_rc: int | None = 0):
-        from akh_tui.cli import main
+        from akh_tui.cli.main import main
 
         monkeypatch.setenv("AKH_TUI_DATA", str(data_dir or tmp_path / "data"))
         monkeypatch.setenv("COLUMNS", "200")
@@ -84,7 +84,7 @@ def workbench(tmp_path, monkeypatch):
     """A deterministic workbench: engine commands run on the UI thread, a private config
     file, the dark theme, and a data dir (session store, workspaces, saved psyches) in
     tmp_path."""
-    from akh_tui.engine.run import Locations, UserConfig
+    from akh_tui.engine.runs.run import Locations, UserConfig
     from akh_tui.tui.app import Workbench
 
     monkeypatch.setenv("AKH_TUI_CONFIG", str(tmp_path / "config.toml"))

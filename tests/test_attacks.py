@@ -23,9 +23,9 @@ from typing import Callable
 
 import pytest
 
-from akh_tui.engine import confine, sandbox
+from akh_tui.engine.confine import policy as confine, sandbox
 from akh_tui.engine.config import AgentConfig
-from akh_tui.engine.confine import Confinement, Refused, http_get, read_file, run_program, write_file
+from akh_tui.engine.confine.policy import Confinement, Refused, http_get, read_file, run_program, write_file
 from akh_tui.engine.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -515,8 +515,8 @@ import shutil  # noqa: E402  (this block's own imports: the lead merges blocks a
 
 from akh_tui.engine.config import SERVED_ENV  # noqa: E402
 from akh_tui.engine.paths import bundled_data_dir  # noqa: E402
-from akh_tui.engine.run import Locations, Run  # noqa: E402
-from akh_tui.engine.userconfig import UserConfig  # noqa: E402
+from akh_tui.engine.runs.run import Locations, Run  # noqa: E402
+from akh_tui.engine.runs.userconfig import UserConfig  # noqa: E402
 
 # the issue's four rows, then two more programs of the same table
 NO_BWRAP_ROWS = ["allow-env-runs-sh", "allow-find-exec", "allow-python3-c", "allow-sort-o", "allow-tee", "allow-sed-w"]
@@ -685,7 +685,7 @@ def test_with_bwrap_tools_command_refuses_none(tmp_path: Path) -> None:
 # (raw HTTP, so Host and Origin are what the attacker chooses); none may be admitted, and none
 # may start an app process. The rows after them attack what a served tab writes.
 
-from tests.test_serve import Served  # noqa: E402
+from tests.cli.test_serve import Served  # noqa: E402
 
 WS_HANDSHAKE = {"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13",
                 "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}
@@ -783,7 +783,7 @@ def served_tab(monkeypatch) -> Callable[[bool], None]:
 
 def test_served_save_never_reaches_a_plain_run(tmp_path: Path, served_tab) -> None:
     from akh_tui.engine.paths import Locations
-    from akh_tui.engine.run import Run
+    from akh_tui.engine.runs.run import Run
 
     loc = Locations.resolve(tmp_path / "data")
     served_tab(True)
@@ -814,7 +814,7 @@ def test_served_save_never_reaches_a_plain_run(tmp_path: Path, served_tab) -> No
 
 def test_served_run_never_moves_the_current_run(tmp_path: Path, served_tab) -> None:
     from akh_tui.engine.paths import Locations
-    from akh_tui.engine.run import Run
+    from akh_tui.engine.runs.run import Run
 
     loc = Locations.resolve(tmp_path / "data")
     served_tab(False)
@@ -842,7 +842,7 @@ def test_served_run_never_moves_the_current_run(tmp_path: Path, served_tab) -> N
 
 
 def test_served_theme_never_reaches_the_owners_config(tmp_path: Path, served_tab) -> None:
-    from akh_tui.engine.userconfig import UserConfig
+    from akh_tui.engine.runs.userconfig import UserConfig
 
     config = tmp_path / "config.toml"
     config.write_text('theme = "textual-dark"\n', encoding="utf-8")
@@ -1088,7 +1088,7 @@ def test_a_served_process_never_imports_scenario_local_plugins_trusted_or_not(tm
 
 
 def test_a_served_workbench_opens_without_them_and_says_so(tmp_path: Path, monkeypatch, workbench) -> None:
-    from akh_tui.engine import registry
+    from akh_tui.engine.tools import registry
     from akh_tui.tui import trust_prompt
 
     d = _evil_folder(tmp_path)
@@ -1112,7 +1112,7 @@ def test_the_workbench_asks_before_opening_and_imports_nothing_until_agreed(tmp_
                                                                            answer: str) -> None:
     from textual.widgets import Static
 
-    from akh_tui.engine import registry, trust
+    from akh_tui.engine.tools import registry, trust
     from akh_tui.tui import trust_prompt
     from akh_tui.tui.app import Workbench
 
@@ -1173,10 +1173,10 @@ def test_an_installed_plugin_picks_up_no_module_from_the_scenario_folder(tmp_pat
 # the run records (trace, store) or prints; a malformed URL is a refusal, never a ValueError; a
 # trace the disk refuses is an error naming it, the store keeping what it recorded.
 
-from akh_tui.engine.llm import LLMDecider, ScriptedProvider  # noqa: E402
-from akh_tui.engine.run import Locations, Run, TraceWriter  # noqa: E402
-from akh_tui.engine.scenario import bundled_data_dir  # noqa: E402
-from tests.test_secrets import StubLLM, _error, cli, store_text  # noqa: E402
+from akh_tui.engine.llm.decider import LLMDecider, ScriptedProvider  # noqa: E402
+from akh_tui.engine.runs.run import Locations, Run, TraceWriter  # noqa: E402
+from akh_tui.engine.runs.scenario import bundled_data_dir  # noqa: E402
+from tests.engine.llm.test_secrets import StubLLM, _error, cli, store_text  # noqa: E402
 
 LEAKS = ("sk-live-abc123def456ghi789", "eyJhbGciOiJIUzI1NiJ9.payload.sig", "hunter2-pw-771", "Zm9vOmJhcjEyMw==")
 CREDENTIALS = (f"OPENAI_API_KEY={LEAKS[0]}\nAuthorization: Bearer {LEAKS[1]}\n"
@@ -1433,8 +1433,8 @@ def test_a_hostile_dask_worker_cannot_run_code_in_the_sweep_client(tmp_path) -> 
     result. No process unpickles any of them (no marker file), each tampered result is a failed
     row naming what was refused, the honest runs are stored, exit 0 as for any failed run, and
     no traceback reaches the terminal."""
-    from akh_tui.engine.sweep import load_sweep
-    from akh_tui.engine.sweepstore import SweepStore
+    from akh_tui.engine.sweep.file import load_sweep
+    from akh_tui.engine.sweep.store import SweepStore
 
     sweep_file = tmp_path / "s.toml"
     sweep_file.write_text('scenarios = ["zoo"]\nseeds = [0, 1, 2, 3, 4]\nmax_cycles = 4\n')
@@ -1520,8 +1520,8 @@ class _Collector(http.server.BaseHTTPRequestHandler):
 def _recorded_run(tmp_path: Path, goal: str) -> tuple[dict, list[dict], tuple[int, int, int]]:
     """(meta, trace items, extent) of a 2-cycle zoo run working on `goal`."""
     from akh_tui.engine.paths import Locations
-    from akh_tui.engine.run import Run
-    from akh_tui.engine.session import SessionStore
+    from akh_tui.engine.runs.run import Run
+    from akh_tui.engine.store.session import SessionStore
 
     loc = Locations(tmp_path / "data", tmp_path / "config.toml")
     r = Run.start(loc, "zoo", goals=[goal])
@@ -1536,7 +1536,7 @@ def _recorded_run(tmp_path: Path, goal: str) -> tuple[dict, list[dict], tuple[in
 
 
 def x_otel_env_headers_to_foreign_endpoint(tmp_path: Path, monkeypatch) -> None:
-    from akh_tui.engine import otel
+    from akh_tui.engine.export import otel
 
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", f"authorization=Bearer {SECRET},x-team=ours")
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS", f"x-api-key={SECRET}")
@@ -1559,7 +1559,7 @@ def x_otel_env_headers_to_foreign_endpoint(tmp_path: Path, monkeypatch) -> None:
 
 
 def x_otel_malformed_endpoints_refused(tmp_path: Path, monkeypatch) -> None:
-    from akh_tui.engine import otel
+    from akh_tui.engine.export import otel
 
     for url in ("http://[::1/", f"http://me:{SECRET}@[::1/", "http://127.0.0.1:99999/v1/traces", "http:///v1/traces",
                 "javascript:alert(1)", "file:///etc/passwd", "http://host/\nx"):
@@ -1581,7 +1581,7 @@ def x_otel_no_absolute_scenario_path(tmp_path: Path, monkeypatch) -> None:
 def x_secret_in_goal_text_not_in_spans_or_reports(tmp_path: Path, monkeypatch) -> None:
     import io
 
-    from akh_tui.engine import otel, report
+    from akh_tui.engine.export import otel, report
 
     meta, items, extent = _recorded_run(tmp_path, f"Find mammals, token {SECRET}")
     spans = io.StringIO()
@@ -1596,7 +1596,7 @@ def x_secret_in_goal_text_not_in_spans_or_reports(tmp_path: Path, monkeypatch) -
 def x_markup_in_user_text_is_text_in_reports(tmp_path: Path, monkeypatch) -> None:
     import io
 
-    from akh_tui.engine import report
+    from akh_tui.engine.export import report
 
     markdown_it = pytest.importorskip("markdown_it")
     # (a goal's parentheses are a triple pattern: inline links come in through the name)
@@ -1659,7 +1659,7 @@ STATE_ONLY = ("dictionary-null-kind", "snapshot", "head", "graph-triple", "searc
 
 @pytest.fixture(scope="module")
 def damage_store(tmp_path_factory) -> Path:
-    from akh_tui.engine.run import Locations, Run
+    from akh_tui.engine.runs.run import Locations, Run
 
     tmp = tmp_path_factory.mktemp("damage")
     r = Run.start(Locations(tmp / "data", tmp / "config.toml"), "zoo", goals=["Explore the ocean and find plankton"])
@@ -1675,7 +1675,7 @@ def test_store_damage_is_named_and_never_appended_to(damage_store: Path, tmp_pat
     import shutil
     import sqlite3
 
-    from akh_tui import cli
+    from akh_tui.cli import main as cli
 
     monkeypatch.setenv("COLUMNS", "400")
     data = tmp_path / "data"
@@ -1699,8 +1699,8 @@ def test_store_damage_is_named_and_never_appended_to(damage_store: Path, tmp_pat
 
 # ---- issue 23, a plugin tool's hostile ToolResult (issue 28: checked at the boundary) ----
 def _hostile_results() -> dict[str, Callable[[], object]]:
-    from akh_tui.engine.kg import Triple
-    from akh_tui.engine.toolapi import ToolResult
+    from akh_tui.engine.knowledge.kg import Triple
+    from akh_tui.engine.tools.api import ToolResult
 
     class Raising(ToolResult):
         @property  # type: ignore[override]
@@ -1730,9 +1730,9 @@ def _hostile_results() -> dict[str, Callable[[], object]]:
 @pytest.mark.parametrize("attack", list(_hostile_results()), ids=list(_hostile_results()))
 def test_a_hostile_plugin_result_is_a_failed_cycle_and_changes_nothing(tmp_path, attack: str) -> None:
     from akh_tui.engine.paths import Locations
-    from akh_tui.engine.run import Run
-    from akh_tui.engine.toolapi import Offer, Tool
-    from akh_tui.engine.toolspecs import ToolSpec
+    from akh_tui.engine.runs.run import Run
+    from akh_tui.engine.tools.api import Offer, Tool
+    from akh_tui.engine.tools.specs import ToolSpec
 
     make = _hostile_results()[attack]
 

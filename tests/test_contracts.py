@@ -28,7 +28,7 @@ def test_a_front_end_reaching_past_the_door_breaks_the_contract(tmp_path):
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     proc = subprocess.run([str(BIN / "lint-imports"), "--no-cache"], cwd=tmp_path, capture_output=True, text=True,
                           timeout=300, env={"PYTHONPATH": str(tmp_path), "PATH": str(BIN)})
-    assert proc.returncode != 0 and "akh_tui.tui.sneaky -> akh_tui.engine.session" in proc.stdout, proc.stdout
+    assert proc.returncode != 0 and "akh_tui.tui.sneaky -> akh_tui.engine.store.session" in proc.stdout, proc.stdout
 
 
 def test_the_package_type_checks():

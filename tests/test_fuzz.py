@@ -48,15 +48,15 @@ import tomlkit
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from akh_tui import cli
+from akh_tui.cli import main as cli
 from akh_tui.engine.config import DEFAULT_CAPABILITIES, AgentConfig
 from akh_tui.engine.errors import InputError
-from akh_tui.engine.kg import KnowledgeGraph, parse_triple_lines
-from akh_tui.engine.psyche import ARCHETYPES, CAPABILITIES, DANGER_LEVELS, DEFAULT_TOML, Psyche
-from akh_tui.engine.rules import RuleEngine, parse_rules
-from akh_tui.engine.scenario import build_agent, load_scenario
-from akh_tui.engine.tools import TOOL_NAMES
-from akh_tui.engine.trace import RECORD_TYPES, read_trace
+from akh_tui.engine.knowledge.kg import KnowledgeGraph, parse_triple_lines
+from akh_tui.engine.psyche.model import ARCHETYPES, CAPABILITIES, DANGER_LEVELS, DEFAULT_TOML, Psyche
+from akh_tui.engine.knowledge.rules import RuleEngine, parse_rules
+from akh_tui.engine.runs.scenario import build_agent, load_scenario
+from akh_tui.engine.tools.builtins import TOOL_NAMES
+from akh_tui.engine.store.trace import RECORD_TYPES, read_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "akh_tui" / "data"

@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from akh_tui.engine.errors import InputError, InputWarning, parse_toml
-from akh_tui.engine.goals import MAX_GOAL_TEXT, make_goal
-from akh_tui.engine import kg as kg_module
-from akh_tui.engine.kg import MAX_TRIPLE_BYTES, MAX_TRIPLE_LINES, KnowledgeGraph, read_triple_file
-from akh_tui.engine.psyche import CAPABILITIES, DANGER_LEVELS, Psyche, Shadow, ShadowPattern
-from akh_tui.engine.rules import WORK_PER_CALL, RuleEngine, load_rules, parse_rules
-from akh_tui.engine.tools import find_path, find_program
+from akh_tui.engine.goals.goal import MAX_GOAL_TEXT, make_goal
+from akh_tui.engine.knowledge import kg as kg_module
+from akh_tui.engine.knowledge.kg import MAX_TRIPLE_BYTES, MAX_TRIPLE_LINES, KnowledgeGraph, read_triple_file
+from akh_tui.engine.psyche.model import CAPABILITIES, DANGER_LEVELS, Psyche, Shadow, ShadowPattern
+from akh_tui.engine.knowledge.rules import WORK_PER_CALL, RuleEngine, load_rules, parse_rules
+from akh_tui.engine.tools.builtins import find_path, find_program
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -358,7 +358,7 @@ def test_nesting_is_refused_before_it_reaches_tomllib():
 def test_a_deeply_nested_user_config_is_ignored_and_the_workbench_says_why(tmp_path, monkeypatch):
     from tests.helpers import drive
     from akh_tui.tui.app import Workbench
-    from akh_tui.engine.userconfig import UserConfig
+    from akh_tui.engine.runs.userconfig import UserConfig
 
     cfg = tmp_path / "config.toml"
     cfg.write_text('theme = "akh-light"\n[llm]\nx = ' + "[" * 5000 + "]" * 5000 + "\n")
@@ -381,7 +381,7 @@ def test_a_deeply_nested_user_config_is_ignored_and_the_workbench_says_why(tmp_p
 
 
 def test_a_model_reply_nested_too_deeply_is_rejected_not_a_traceback():
-    from akh_tui.engine.llm import IntentRejected, parse_reply
+    from akh_tui.engine.llm.decider import IntentRejected, parse_reply
 
     for reply in ("[" * 100_000, "```json\n" + "{\"a\": " * 100_000 + "\n```"):
         with pytest.raises(IntentRejected, match="nested too deeply"):
@@ -391,7 +391,7 @@ def test_a_model_reply_nested_too_deeply_is_rejected_not_a_traceback():
 def test_a_goal_at_the_cap_keeps_cycle_records_small():
     import json
 
-    from akh_tui.engine.scenario import build_agent, load_scenario
+    from akh_tui.engine.runs.scenario import build_agent, load_scenario
 
     agent = build_agent(load_scenario("zoo"), goals=[])
     agent.add_goal("Find " + "whale " * ((MAX_GOAL_TEXT - 5) // 6), "mammal " * (MAX_GOAL_TEXT // 7), emit=False)

@@ -6,7 +6,7 @@ import sys
 
 def test_engine_does_not_import_textual():
     code = (
-        "import sys, akh_tui.engine, akh_tui.engine.scenario as s, akh_tui.cli_agent, akh_tui.bench\n"
+        "import sys, akh_tui.engine, akh_tui.engine.runs.scenario as s, akh_tui.cli.agent, akh_tui.bench\n"
         "a = s.build_agent(s.load_scenario('zoo')); a.step()\n"
         "bad = sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.'))\n"
         "print(bad); sys.exit(1 if bad else 0)\n"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from akh_tui.startup import first_frame
+from akh_tui.bench.startup import first_frame
 from tests.helpers import build_wheel, run, venv_with
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -52,16 +52,16 @@ def test_quick_commands_load_no_heavy_module(tmp_path, args, shows):
     assert shows in got["out"]  # the command did its job
     assert got["heavy"] == [], f"`akh-tui {' '.join(args)}` imported {got['heavy']}"
     # nor the agent or the session store, which would bring them back on the next change
-    assert not {"akh_tui.engine.agent", "akh_tui.engine.session", "akh_tui.engine.tools"} & set(got["engine"])
+    assert not {"akh_tui.engine.cycle.agent", "akh_tui.engine.store.session", "akh_tui.engine.tools.builtins"} & set(got["engine"])
 
 
 def test_the_engine_package_is_light_until_used(tmp_path):
     # importing the package or a light module of it (errors, the tool table, paths, the
     # catalog) must not load the agent
-    code = ("import sys, akh_tui.engine, akh_tui.engine.errors, akh_tui.engine.toolspecs, akh_tui.engine.paths\n"
+    code = ("import sys, akh_tui.engine, akh_tui.engine.errors, akh_tui.engine.tools.specs, akh_tui.engine.paths\n"
             "import akh_tui.engine.catalog\n"
-            "assert 'akh_tui.engine.agent' not in sys.modules and 'numpy' not in sys.modules\n"
-            "import akh_tui.engine.tools as t, akh_tui.engine.toolspecs as s\n"
+            "assert 'akh_tui.engine.cycle.agent' not in sys.modules and 'numpy' not in sys.modules\n"
+            "import akh_tui.engine.tools.builtins as t, akh_tui.engine.tools.specs as s\n"
             "assert t.SPECS is s.SPECS and len(t.TOOL_NAMES) == 11\n")
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr

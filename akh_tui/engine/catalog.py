@@ -14,7 +14,7 @@ def tool_rows(config_file: Path | None = None) -> list[dict]:
     it is on by default (and which gates keep it off), what it does. shell_exec's row also says
     how it is contained here and which programs it refuses for it (the user config at
     `config_file`, default the user's own, may let some run: [shell] unconfined)."""
-    from .toolspecs import SPECS
+    from .tools.specs import SPECS
 
     rows: list[dict] = []
     for s in SPECS:
@@ -26,14 +26,14 @@ def tool_rows(config_file: Path | None = None) -> list[dict]:
         })
     # installed plugins, from their entry point metadata alone: listing imports none of them
     # (nor their dependencies); a run loads them, and its score table shows the details
-    from .registry import entry_point_rows
+    from .tools.registry import entry_point_rows
 
     for ep in entry_point_rows():
         if ep["kind"] == "tool":
             rows.append({"tool": ep["name"], "archetype": "-", "capabilities": [], "danger": "-", "input": "-",
                          "default": "-", "does": "(plugin: loaded when a run starts)", "from": ep["origin"]})
     # which containment shell_exec gets on this machine (bubblewrap, or the subreaper fallback)
-    from .sandbox import protection
+    from .confine.sandbox import protection
 
     mechanism, why = protection()
     next(r for r in rows if r["tool"] == "shell_exec")["protection"] = {
@@ -45,9 +45,9 @@ def _unconfined(mechanism: str, config_file: Path | None) -> dict:
     """Which programs shell_exec refuses on this machine for running others or writing files
     (none under bubblewrap, which keeps them in the workspace), and which the user's config lets
     run anyway: the table and the check are confine.py's, the setting userconfig.py's."""
-    from .confine import RISKY_PROGRAMS, UNCONFINED_SETTING
-    from .sandbox import BUBBLEWRAP
-    from .userconfig import UserConfig
+    from .confine.policy import RISKY_PROGRAMS, UNCONFINED_SETTING
+    from .confine.sandbox import BUBBLEWRAP
+    from .runs.userconfig import UserConfig
 
     cfg = UserConfig.load(config_file)
     allowed = sorted(set(cfg.shell_unconfined))
@@ -60,7 +60,7 @@ def scenario_tool_rows(scenario: str) -> tuple[list[dict], list[str]]:
     """The plugin tools a scenario names (its `tools`), declared as a run of it has them (its
     gates), and the problems loading any (a plugin left out is named, never raised). Loading
     the scenario imports its plugins: only `akh-tui tools --scenario` asks for this."""
-    from .scenario import load_scenario
+    from .runs.scenario import load_scenario
 
     sc = load_scenario(scenario)
     reg = sc.registry if sc.registry is not None else sc.tool_registry()
@@ -81,7 +81,7 @@ def scenario_tool_rows(scenario: str) -> tuple[list[dict], list[str]]:
 
 def decider_rows() -> list[dict]:
     """The deciders: the three built-in ones and installed plugins (metadata only)."""
-    from .registry import entry_point_rows
+    from .tools.registry import entry_point_rows
 
     rows = [{"decider": d, "from": "built-in"} for d in ("utility", "scripted", "llm")]
     rows += [{"decider": ep["name"], "from": ep["origin"]} for ep in entry_point_rows() if ep["kind"] == "decider"]
@@ -90,7 +90,7 @@ def decider_rows() -> list[dict]:
 
 def check_psyche(file: str | Path) -> dict:
     """A psyche file validated (InputError names line and field), summarised."""
-    from .psyche import Psyche
+    from .psyche.model import Psyche
 
     p = Psyche.load(file)
     return {"ok": True, "file": str(file), **p.snapshot(), "grammar": p.persona.grammar_preference,

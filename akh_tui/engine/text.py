@@ -45,7 +45,7 @@ def normalise_word(word: str) -> str:
 def raw_words(text: str) -> list[str]:
     """Lower-cased words split on whitespace, '-' and '_' (punctuation kept for callers)."""
     # str.split() splits at the same characters as the regex's \s (Python's own whitespace
-    # test, checked over every code point in tests/test_kg.py) and drops empty words; a third
+    # test, checked over every code point in tests/engine/knowledge/test_kg.py) and drops empty words; a third
     # of the cost of the regex split, and every new symbol's label passes here
     return text.lower().replace("-", " ").replace("_", " ").split()
 

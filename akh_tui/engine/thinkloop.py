@@ -39,7 +39,7 @@ from .errors import InputError
 from .text import normalise_word, normalised_words
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .kg import KnowledgeGraph, Triple
+    from .knowledge.kg import KnowledgeGraph, Triple
 
 __all__ = [
     "DEFAULT_HOT_CAPACITY", "DEFAULT_KI", "DEFAULT_KP", "DEFAULT_MAX_ITERATIONS",
@@ -178,7 +178,7 @@ class GraphOracle:
 
     @classmethod
     def from_scenario(cls, name_or_path: str = "zoo") -> GraphOracle:
-        from .scenario import build_kg, load_scenario
+        from .runs.scenario import build_kg, load_scenario
 
         return cls(build_kg(load_scenario(name_or_path)))
 

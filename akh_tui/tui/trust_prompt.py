@@ -1,6 +1,6 @@
 """Before the workbench opens a scenario whose own Python plugins come from a folder the user
 has not trusted: a dialog names the folder, its files and the references that need them, and
-asks. Nothing of theirs is imported before the answer (engine/trust.py); the run is opened
+asks. Nothing of theirs is imported before the answer (engine/tools/trust.py); the run is opened
 only after it, so the workbench itself is never half-built around a refused plugin.
 
 A served tab never asks (whoever holds the browser page is not the user who owns the files):
@@ -16,7 +16,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
-from ..engine.run import Locations, plugin_needs, scenario_decider, served_process, trust
+from ..engine.runs.run import Locations, plugin_needs, scenario_decider, served_process, trust
 
 TRUST, ONCE, WITHOUT = "trust", "once", "without"
 

@@ -1,5 +1,5 @@
 """Worlds (SPEC §13): several agents in one deterministic world. The package's face: front
-ends (cli_world.py) reach worlds through these names only."""
+ends (cli/world.py) reach worlds through these names only."""
 
 from __future__ import annotations
 

@@ -12,18 +12,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..kg import is_metadata_label
+from ..knowledge.kg import is_metadata_label
 from ..text import STOP_WORDS, normalised_words
-from ..toolapi import Offer, Tool, ToolContext, ToolResult
-from ..toolspecs import ToolSpec
+from ..tools.api import Offer, Tool, ToolContext, ToolResult
+from ..tools.specs import ToolSpec
 from .artifacts import Artifact, Artifacts
 from .ledger import Ledger, Refusal
 from .mint import Bid
 
 if TYPE_CHECKING:
-    from ..agent import Agent
-    from ..context import GoalContext
-    from ..goals import Goal
+    from ..cycle.agent import Agent
+    from ..goals.context import GoalContext
+    from ..goals.goal import Goal
 
 
 ACTION_SPECS: tuple[ToolSpec, ...] = (
@@ -185,7 +185,7 @@ class InvokeArtifact(WorldAction):
         return tool not in agent.tools.entries or tool in agent.config.disabled_tools
 
     def offer(self, tc: ToolContext, ctx: "GoalContext") -> Offer:
-        from ..tools import TOOLS
+        from ..tools.builtins import TOOLS
 
         caps = tc.config.capabilities
         for a in self.world.artifacts:
@@ -199,7 +199,7 @@ class InvokeArtifact(WorldAction):
         return Offer(False, why_not="no affordable artifact declares a tool the agent lacks")
 
     def run(self, tc: ToolContext, ctx: "GoalContext", arg: object) -> ToolResult:
-        from ..tools import TOOLS
+        from ..tools.builtins import TOOLS
 
         aid, version = _pair(arg)
         a = self.world.artifacts.get(aid)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..kg import is_metadata_label
+from ..knowledge.kg import is_metadata_label
 from ..text import STOP_WORDS, normalised_words
 
 Triple = tuple[str, str, str]

@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import InputError, parse_toml, read_user_file
-from ..kg import read_triple_file
+from ..knowledge.kg import read_triple_file
 from ..paths import bundled_data_dir
-from ..psyche import Psyche
-from ..scenario import Scenario, load_scenario
+from ..psyche.model import Psyche
+from ..runs.scenario import Scenario, load_scenario
 from ..tomlpos import TomlLocator
-from ..toolspecs import TOOL_NAMES
+from ..tools.specs import TOOL_NAMES
 from .actions import ACTION_NAMES
 from .workflow import MODEL_STEPS, ON_ERROR, Step, Transition, WorkflowSpec
 

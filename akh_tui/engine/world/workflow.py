@@ -16,13 +16,13 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ..scoring import Candidate
+from ..cycle.scoring import Candidate
 from .actions import DeciderFailed
 
 if TYPE_CHECKING:
-    from ..agent import Agent
-    from ..context import GoalContext
-    from ..goals import Goal
+    from ..cycle.agent import Agent
+    from ..goals.context import GoalContext
+    from ..goals.goal import Goal
 
 ON_ERROR = ("retry", "skip", "fail")
 MODEL_STEPS = ("scripted", "llm")

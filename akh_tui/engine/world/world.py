@@ -18,15 +18,15 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from ..agent import Agent, Cycle
+from ..cycle.agent import Agent, Cycle
 from ..config import WORLD_CAPABILITIES
 from ..errors import InputError
-from ..llm import make_decider
+from ..llm.decider import make_decider
 from ..redact import redact, redact_obj
-from ..trace import dumps
-from ..registry import BUILTIN_DECIDERS, Entry, GuardedDecider, PluginError, load_decider
-from ..scenario import build_agent, load_psyche
-from ..scoring import Candidate
+from ..store.trace import dumps
+from ..tools.registry import BUILTIN_DECIDERS, Entry, GuardedDecider, PluginError, load_decider
+from ..runs.scenario import build_agent, load_psyche
+from ..cycle.scoring import Candidate
 from .actions import DeciderFailed, make_actions
 from .artifacts import Artifact, Artifacts
 from .clock import earliest_wake, round_order, seconds
@@ -38,8 +38,8 @@ from .mint import Bid, minted_for, refund_all, settle
 from .workflow import WorkflowDecider
 
 if TYPE_CHECKING:
-    from ..context import GoalContext
-    from ..goals import Goal
+    from ..goals.context import GoalContext
+    from ..goals.goal import Goal
 
 Sink = Callable[[dict[str, Any]], None]
 Scorer = Callable[[Artifact, int], int]

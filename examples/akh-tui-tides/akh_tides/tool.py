@@ -8,8 +8,8 @@ Deterministic (no clock): the same graph gives the same times, so a run replays 
 
 from __future__ import annotations
 
-from akh_tui.engine.toolapi import Offer, PlanRole, Tool, ToolContext, ToolResult
-from akh_tui.engine.toolspecs import ToolSpec
+from akh_tui.engine.tools.api import Offer, PlanRole, Tool, ToolContext, ToolResult
+from akh_tui.engine.tools.specs import ToolSpec
 
 LAG = "tidal-lag"
 PERIOD = 12 * 60 + 25  # minutes between high waters (the M2 tide)

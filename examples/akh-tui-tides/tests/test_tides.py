@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a ch
 from akh_tides import SCENARIO  # noqa: E402
 from akh_tides.tool import TideTable, make_tool  # noqa: E402
 
-from akh_tui.engine.toolapi import Tool  # noqa: E402
+from akh_tui.engine.tools.api import Tool  # noqa: E402
 
 
 def test_the_factory_makes_a_tool():
@@ -19,9 +19,9 @@ def test_the_factory_makes_a_tool():
 
 
 def test_the_scenario_completes_with_the_tool():
-    from akh_tui.engine.agent import Agent
-    from akh_tui.engine.registry import ToolRegistry
-    from akh_tui.engine.scenario import build_kg, build_rules, load_psyche, load_scenario
+    from akh_tui.engine.cycle.agent import Agent
+    from akh_tui.engine.tools.registry import ToolRegistry
+    from akh_tui.engine.runs.scenario import build_kg, build_rules, load_psyche, load_scenario
 
     sc = load_scenario(str(SCENARIO))
     reg = ToolRegistry.builtin()  # the built-ins plus this tool, installed or not

@@ -1,0 +1,1 @@
+"""`akh-tui bench`: figures as ratios to their baselines, measured in one process."""

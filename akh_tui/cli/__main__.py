@@ -1,0 +1,7 @@
+"""`python -m akh_tui.cli`: the same as `akh-tui` (serve starts its tabs this way)."""
+
+import sys
+
+from .main import main
+
+sys.exit(main())

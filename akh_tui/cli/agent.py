@@ -1,0 +1,444 @@
+"""`akh-tui agent …`: headless runs on the persisted session."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import deque
+from pathlib import Path
+from typing import Callable, TypeVar
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+from rich.text import Text
+
+from ..engine.runs.run import (DEFAULT_RULES, Breakpoint, CycleRecord, ForkEditError, InputError, Locations, Run,
+                               UserConfig, answer_lines, check_goal, first_hit, parse_breakpoint, redact, redact_obj,
+                               stop_phases)
+
+PROGRESS_FROM = 50  # runs at least this long show a progress bar (on a terminal)
+
+
+def locations(args: argparse.Namespace) -> Locations:
+    return Locations.resolve(getattr(args, "data_dir", None))
+
+
+def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
+    fn = {
+        "run": cmd_run, "cycle": cmd_cycle, "resume": cmd_resume, "plan": cmd_plan,
+        "reflect": cmd_reflect, "consolidate": cmd_consolidate, "recall": cmd_recall, "fork": cmd_fork,
+        "explain": cmd_explain, "why": cmd_why, "synthesize": cmd_synthesize,
+    }[args.agent_command]
+    return fn(args, out, err)
+
+
+def _check_trace_path(path: str | None) -> None:
+    """Refuse an unusable --trace before anything runs (the file is only created later)."""
+    if not path:
+        return
+    try:
+        p = Path(path)
+        if p.is_dir():
+            raise InputError("is a folder, not a file", file=path, field="--trace")
+        if not p.resolve().parent.is_dir():
+            raise InputError("the trace file's folder does not exist", file=path, field="--trace")
+    except (OSError, ValueError, RuntimeError) as exc:  # name too long, NUL, symlink loop
+        reason = getattr(exc, "strerror", None) or exc
+        raise InputError(f"not a usable path: {reason}", file=path, field="--trace") from None
+
+
+# ---- run / resume / cycle -----------------------------------------------------------------
+
+def _person(run: Run, args, err: Console) -> None:
+    """--approve / --auto-approve / --auto-reject and --ask: the door's headless callbacks."""
+    if args.approve or args.auto_approve or args.auto_reject:
+        cfg = UserConfig.load()
+        if cfg.error:
+            err.print(Text(redact(cfg.error), style="yellow"))
+        run.set_approval(cfg.approve or list(DEFAULT_RULES))
+        if args.auto_approve:
+            run.approver = lambda w: {"decision": "approve"}
+        elif args.auto_reject:
+            run.approver = lambda w: {"decision": "reject", "why": "rejected by --auto-reject"}
+        else:
+            run.approver = lambda w: _ask_verdict(run, w, err)
+    if args.ask:
+        run.ask_user = True
+        run.asker = lambda w: _ask_answer(w, err)
+
+
+def _read(prompt: str, err: Console) -> str | None:
+    err.print(Text(prompt), end="")
+    try:
+        return input()
+    except EOFError:
+        return None
+
+
+def _ask_verdict(run: Run, w: dict, err: Console) -> dict:
+    """Approve, reject or edit on the terminal; end of input rejects (nothing runs unasked)."""
+    err.print(Text(f"cycle {w['cycle']}: {w['tool']}({w['input']}) waits for approval "
+                   f"(rule {w['rule']}; score {w['score']:.2f}; goal {w['goal']!r})", style="bold yellow"))
+    for line in w["why"]:
+        err.print(Text(f"  {line}"))
+    while True:
+        ans = _read("[a]pprove, [r]eject or [e]dit the input? ", err)
+        if ans is None:
+            err.print(Text("no answer (end of input): rejected", style="yellow"))
+            return {"decision": "reject", "why": "no answer on the terminal"}
+        ans = ans.strip().lower()
+        if ans in ("a", "approve"):
+            return {"decision": "approve"}
+        if ans in ("r", "reject"):
+            return {"decision": "reject"}
+        if ans in ("e", "edit"):
+            text = _read("new input: ", err)
+            if text is None:
+                return {"decision": "reject", "why": "no answer on the terminal"}
+            try:
+                run.decide_pending("edit", text)
+            except InputError as exc:
+                err.print(Text(redact(str(exc)), style="red"))
+                continue
+            return {"decision": "edited"}  # given above: nothing left to decide
+        err.print(Text("answer a, r or e", style="yellow"))
+
+
+def _ask_answer(w: dict, err: Console) -> list[str]:
+    """user_interact's question on the terminal: 's p o' lines, an empty line ends (none: skip)."""
+    err.print(Text(f"cycle {w['cycle']}: the agent asks: {w['question']}", style="bold yellow"))
+    lines: list[str] = []
+    while True:
+        ln = _read("answer (subject predicate object; empty line ends): ", err)
+        if ln is None or not ln.strip():
+            return lines
+        try:
+            lines += answer_lines(ln)
+        except InputError as exc:
+            err.print(Text(redact(str(exc)), style="red"))
+
+def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    _check_trace_path(args.trace)
+    breaks = [parse_breakpoint(b, tools=None) for b in args.breaks]  # before anything runs or is written
+    goals = None
+    if args.goals is not None:
+        goals = [g.strip() for g in args.goals.split(",") if g.strip()]
+        if not goals:
+            raise InputError("no goal descriptions given", field="--goals")
+        for g in goals:
+            check_goal(g, "--goals")
+    run = Run.continue_or_start(locations(args), args.scenario, args.seed, goals, args.decider, args.fresh, args.trace,
+                                breaks=breaks)  # tool=NAME: one of the run's tools, checked before a run is made
+    breaks = run.check_breakpoints(breaks)
+    if run.note and not args.json:
+        err.print(Text(redact(run.note), style="yellow"))
+    _person(run, args, err)
+    return _drive(run, args.max_cycles, args.json, out, err, breaks=breaks)
+
+
+def cmd_resume(args: argparse.Namespace, out: Console, err: Console) -> int:
+    _check_trace_path(args.trace)
+    breaks = [parse_breakpoint(b, tools=None) for b in args.breaks]
+    run = Run.resume(locations(args), args.branch, args.trace)
+    breaks = run.check_breakpoints(breaks)
+    if not args.json:
+        err.print(Text(f"resuming {run.name} (run {run.run_id}, branch {run.branch_name}) at cycle {run.cycle}",
+                       style="yellow"))
+    _person(run, args, err)
+    return _drive(run, args.max_cycles, args.json, out, err, breaks=breaks)
+
+
+def cmd_cycle(args: argparse.Namespace, out: Console, err: Console) -> int:
+    _check_trace_path(args.trace)
+    check_goal(args.goal, "--goal")
+    run = Run.open_or_new(locations(args), args.scenario, args.trace)
+    goal = run.find_goal(args.goal)
+    if goal is None or goal["status"] not in ("active", "suspended"):
+        run.add_goal(args.goal)
+    return _drive(run, 1, args.json, out, err)
+
+
+def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console,
+           breaks: list[Breakpoint] | None = None) -> int:
+    for w in run.warnings:  # a plugin's or a config's words: masked like every other sink's
+        err.print(Text(redact(f"warning: {w}"), style="yellow"))
+    # not live: only the last 20 rows are printed, so only they are kept (a million-cycle run
+    # in flat memory); --json prints every row, as it always did
+    rows: list[dict] | deque[dict] = [] if as_json else deque(maxlen=20)
+    shown = [0]  # cycles summarised in all
+    fired: list[str] = []
+    previous = [run.latest]
+    # phase=NAME: stop before that phase of a following cycle; the first cycle of this command
+    # runs whole, so a resume (which drops the unrecorded cycle) still moves on
+    phases = stop_phases(breaks or [])
+
+    def should_stop(rec: CycleRecord) -> bool:
+        hit = first_hit(breaks, rec, previous[0]) if breaks else None
+        previous[0] = rec
+        if hit:
+            fired.append(f"cycle {rec['cycle']}: {hit}")
+        return hit is not None
+
+    def summarise(rec: CycleRecord) -> dict:
+        a = rec["act"]
+        return {
+            "cycle": rec["cycle"], "goal": rec["goal"]["id"], "tool": rec["decide"]["tool"],
+            "input": rec["decide"]["input"], "progress": a["progress"], "coverage": a["coverage"],
+            "vetoed": a["vetoed"], "veto": a["veto"], "breakdown": rec["decide"]["breakdown"],
+            **({"llm": rec["decide"]["llm"]} if "llm" in rec["decide"] else {}),
+        }
+
+    live = not as_json and max_cycles < PROGRESS_FROM
+    progress = None
+    if not as_json and max_cycles >= PROGRESS_FROM and err.is_terminal:
+        progress = Progress(TextColumn("cycles"), BarColumn(), MofNCompleteColumn(), console=err, transient=True)
+
+    def on_record(rec: CycleRecord) -> None:
+        run.stop_before = phases
+        row = summarise(rec)
+        shown[0] += 1
+        if as_json or not live:
+            rows.append(row)
+        else:
+            _print_row(out, row)
+        if progress is not None:
+            progress.advance(task)
+
+    try:
+        if progress is not None:
+            with progress:
+                task = progress.add_task("run", total=max_cycles)
+                n, why = run.run_cycles(max_cycles, on_record, should_stop)
+        else:
+            n, why = run.run_cycles(max_cycles, on_record, should_stop)
+        if fired:
+            why = fired[0]
+        # stopped part-way (phase=NAME): what the cycle had produced; closing drops it, and a
+        # resume runs it again from its start
+        partial = run.phase_state()
+    finally:
+        run.close()
+    goals = redact_obj(run.goals())  # the live goals: one may quote a registered key
+    if as_json:
+        print(json.dumps({"scenario": run.name, "seed": run.seed, "cycles_run": n, "stop": why,
+                          "cycle": run.cycle, "goals": goals, "cycles": list(rows),
+                          **({"partial": partial} if partial is not None else {})}))
+        return 0
+    if partial is not None and "decide" in partial["results"]:
+        d = partial["results"]["decide"]
+        out.print(Text(f"cycle {partial['cycle']} (not recorded) was about to run {d['tool']}({d['input']}) "
+                       f"{d['breakdown']}", style="yellow"))
+    if not live:
+        for row in rows:
+            _print_row(out, row)
+        if shown[0] > len(rows):
+            out.print(Text(f"… {shown[0] - len(rows)} earlier cycles in the session store (and the trace, if written)",
+                           style="dim"))
+    out.print(Text(f"{n} cycle(s) run, stopped: {why}; session at cycle {run.cycle}"))
+    _print_goals(out, goals)
+    return 0
+
+
+def _print_row(out: Console, row: dict) -> None:
+    style = "red" if row["vetoed"] else {"completed": "green", "advanced": "cyan", "failed": "red"}.get(row["progress"], "")
+    t = Text()
+    t.append(f"{row['cycle']:>4} ", style="bold")
+    t.append(f"goal #{row['goal']:<3} ")
+    t.append(f"{row['tool']:<18}", style="magenta")
+    inp = row["input"] if len(row["input"]) <= 24 else row["input"][:23] + "…"
+    t.append(f"{inp:<25}")
+    t.append(f"{row['progress']:<10}", style=style)
+    t.append(f"cov {row['coverage']:.2f} ")
+    t.append(row["breakdown"], style="dim")
+    if row["vetoed"]:
+        t.append("  VETOED by the user" if row['veto'] == 'user' else f"  VETOED by '{row['veto']}'", style="bold red")
+    llm = row.get("llm")
+    if llm is not None:
+        t.append(f"  model: {llm['status']}", style="yellow" if llm["status"] != "accepted" else "dim")
+        if llm["status"] != "accepted":
+            t.append(f" ({llm['reason']}; utility choice used)", style="yellow")
+    out.print(t)
+
+
+def _print_goals(out: Console, goals: list[dict]) -> None:
+    t = Table(title="Goals")
+    for col in ("id", "goal", "status", "priority", "coverage", "parent", "note"):
+        t.add_column(col)
+    colour = {"completed": "green", "failed": "red", "suspended": "yellow", "active": "cyan"}
+    for g in goals:
+        t.add_row(str(g["id"]), Text(g["description"]), Text(g["status"], style=colour[g["status"]]), str(g["priority"]),
+                  f"{g['coverage']:.2f}", "" if g["parent"] is None else f"#{g['parent']}", Text(g["fail_reason"] or ""))
+    out.print(t)
+
+
+# ---- plan / reflect / consolidate / recall --------------------------------------------------
+
+def cmd_plan(args: argparse.Namespace, out: Console, err: Console) -> int:
+    check_goal(args.goal, "--goal")
+    run = Run.open_or_new(locations(args), args.scenario)
+    for w in run.warnings:  # a plugin left out (not trusted, failed to load): said before the plan
+        err.print(Text(f"warning: {w}", style="yellow"))
+    try:
+        goal = run.find_goal(args.goal) or run.add_goal(args.goal)
+        p = run.plan(goal["id"])
+    finally:
+        run.close()
+    if args.json:
+        print(json.dumps({"goal": p["goal"], "flags": p["flags"], "plan": p["plan"]}))
+        return 0
+    plan = p["plan"]
+    out.print(Text(f"goal #{goal['id']} {goal['description']!r}: attempt {plan['attempt']}, {plan['strategy']}, {plan['status']}"))
+    for st in p["steps"]:
+        out.print(Text(f"  {st['marker']} {st['index'] + 1}. {st['tool']:<18} {st['rationale']}"))
+    return 0
+
+
+def cmd_reflect(args: argparse.Namespace, out: Console, err: Console) -> int:
+    run = Run.resume(locations(args))
+    try:
+        events = run.reflect()
+    finally:
+        run.close()
+    ev = next(e for e in events if e["type"] == "reflection")
+    if args.json:
+        print(json.dumps(ev))
+        return 0
+    out.print(Text(f"reflection at cycle {ev['cycle']}"))
+    for a in ev["adjustments"] or [{"kind": "no adjustment"}]:
+        out.print(Text("  " + ", ".join(f"{k}={v}" for k, v in a.items())))
+    out.print(Text("  tool success rates: " + (", ".join(f"{t} {r:.2f}" for t, r in ev["tool_rates"].items()) or "none yet")))
+    for c in ev["psyche_changes"]:
+        out.print(Text("  psyche: " + ", ".join(f"{k}={v}" for k, v in c.items())))
+    return 0
+
+
+def cmd_consolidate(args: argparse.Namespace, out: Console, err: Console) -> int:
+    run = Run.resume(locations(args))
+    try:
+        ev = run.consolidate()
+    finally:
+        run.close()
+    if args.json:
+        print(json.dumps(ev))
+        return 0
+    out.print(Text(f"consolidated {len(ev['removed'])} working-memory entries into {len(ev['episodes'])} episode(s); WM now {ev['wm_size']}"))
+    for e in ev["episodes"]:
+        out.print(Text(f"  episode {e['id']} (goal {e['goal']}): {e['summary']}"))
+    return 0
+
+
+T = TypeVar("T")
+
+
+def _only_read(args: argparse.Namespace, ask: Callable[[Run], T]) -> T:
+    """`ask(run)` on the current run, which is only read: opened read-only with no writer's
+    lock (it works while the workbench or `agent run` writes the run, and on a read-only file
+    system) and closed without a checkpoint."""
+    run = Run.open_readonly(locations(args))
+    try:
+        return ask(run)
+    finally:
+        run.close(checkpoint=False)
+
+
+def cmd_recall(args: argparse.Namespace, out: Console, err: Console) -> int:
+    found = _only_read(args, lambda run: run.recall(args.query, args.top_k))
+    if args.json:
+        print(json.dumps(found))
+        return 0
+    if not found["symbols"]:
+        out.print(Text(f"no symbol in the graph matches {args.query!r}"))
+    if not found["episodes"]:
+        out.print(Text("no episode recalled"))
+    for e in found["episodes"]:
+        out.print(Text(f"episode {e['id']} (cycle {e['cycle']}, goal {e['goal']}): {e['summary']}"))
+        out.print(Text("  learned: " + ", ".join(e["learnings"][:15]), style="dim"))
+    return 0
+
+
+# which flag of `agent fork` fills which fork edit (ForkEditError.edit names the edit refused)
+FORK_FLAGS = {"archetypes": "--set", "disable_tools": "--disable", "goals": "--goal", "psyche": "--psyche",
+              "name": "--name"}
+
+
+def cmd_fork(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ..engine.runs.run import Psyche
+
+    edits: dict = {}
+    for item in args.archetypes:
+        name, sep, value = item.partition("=")
+        try:
+            edits.setdefault("archetypes", {})[name.strip()] = float(value)
+        except ValueError:
+            raise InputError(f"expected ARCHETYPE=WEIGHT, e.g. explorer=0.9, got {item!r}", field="--set") from None
+        if not sep:
+            raise InputError(f"expected ARCHETYPE=WEIGHT, e.g. explorer=0.9, got {item!r}", field="--set")
+    if args.disable:
+        edits["disable_tools"] = args.disable
+    for g in args.fork_goals:
+        check_goal(g, "--goal")
+    if args.fork_goals:
+        edits["goals"] = args.fork_goals
+    if args.psyche:
+        edits["psyche"] = Psyche.load(args.psyche).to_toml()
+    run = Run.resume(locations(args), fork_at=args.at)  # rewound there: a branch damaged later can still be forked
+    try:
+        event = run.fork(args.at, args.name, edits)
+    except ForkEditError as exc:  # a weight out of range, an unknown tool or archetype, no name
+        raise InputError(str(exc), field=FORK_FLAGS[exc.edit]) from None
+    finally:
+        run.close()
+    if args.json:
+        print(json.dumps(event))
+        return 0
+    out.print(Text(f"branch {event['branch']} forked from {event['parent']} after cycle {event['cycle']}"
+                   f" ({', '.join(event['edits']) or 'no edits'}); it is now the current branch: "
+                   f"`akh-tui agent resume` continues it"))
+    return 0
+
+
+# ---- explanations (issue 13) ----------------------------------------------------------------
+
+def _goal_id(text: str) -> int:
+    t = text.strip().lstrip("#")
+    if not t.isdigit():
+        raise InputError(f"expected a goal number, e.g. 2, got {text!r}", field="--goal")
+    return int(t)
+
+
+def _print_lines(out: Console, lines: list[str]) -> None:
+    for line in lines:
+        out.print(Text(line), soft_wrap=True)
+
+
+def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """Why a goal is (not) done, per criterion."""
+    gid = _goal_id(args.goal)
+    info = _only_read(args, lambda run: run.explain_goal(gid))
+    if args.json:
+        print(json.dumps(info))
+    else:
+        _print_lines(out, info["lines"])
+    return 0
+
+
+def cmd_why(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """Why the cycle's tool was chosen, or why --tool was not: from the record alone."""
+    info = _only_read(args, lambda run: run.why(args.cycle, args.tool))
+    if args.json:
+        print(json.dumps(info))
+    else:
+        _print_lines(out, info["lines"])
+    return 0
+
+
+def cmd_synthesize(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """A goal's findings in the persona's grammar (or --grammar)."""
+    gid = _goal_id(args.goal)
+    info = _only_read(args, lambda run: run.synthesize(gid, args.grammar))
+    if args.json:
+        print(json.dumps(info))
+    else:
+        out.print(Text(info["text"]), soft_wrap=True)
+    return 0

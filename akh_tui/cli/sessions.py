@@ -1,0 +1,198 @@
+"""`akh-tui sessions list|show|export|import|delete`: the runs and branches in a data dir's
+session store, and JSONL traces (SPEC §11) in and out of it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from . import classroom as cli_classroom  # argparse and rich only: no engine import at --help
+
+if TYPE_CHECKING:
+    from ..engine.runs.sessions import Sessions
+
+
+def add_parser(sub, common) -> None:
+    p = sub.add_parser("sessions", help="runs and branches in the session store; export and import JSONL traces")
+    ssub = p.add_subparsers(dest="sessions_command", required=True)
+    ssub.add_parser("list", parents=[common], help="every run: scenario, seed, branches, cycles")
+    show = ssub.add_parser("show", parents=[common], help="one run: its branches (parent, fork cycle, edits) and goals")
+    show.add_argument("run", type=int, metavar="RUN", help="run id (see `sessions list`)")
+    exp = ssub.add_parser("export", parents=[common], help="write a branch of a run as a JSONL trace")
+    exp.add_argument("run", type=int, metavar="RUN")
+    exp.add_argument("--branch", default="main", help="branch name (default: main)")
+    exp.add_argument("-o", "--output", default="-", help="file to write (default: standard output)")
+    cli_classroom.add_session_parsers(ssub, common, export=exp)  # export --format otlp…, pin, report
+    imp = ssub.add_parser("import", parents=[common], help="add a JSONL trace as a run (replay only: it has no engine state)")
+    imp.add_argument("file")
+    find = ssub.add_parser("search", parents=[common], help="cycles of a branch by tool, veto, goal, progress or words in the output")
+    find.add_argument("run", type=int, metavar="RUN")
+    find.add_argument("query", help="e.g. 'tool=kg_query', 'veto', 'progress=failed goal=2', 'planet'")
+    find.add_argument("--branch", default="main", help="branch name (default: main)")
+    cmp = ssub.add_parser("compare", parents=[common],
+                          help="two runs or branches side by side: the first cycle they chose differently, and why")
+    cmp.add_argument("a", metavar="RUN[:BRANCH]", help="e.g. 1 (its main branch) or 1:bold")
+    cmp.add_argument("b", metavar="RUN[:BRANCH]")
+    ssub.add_parser("check", parents=[common],
+                    help="full integrity check of the store: SQLite's own, then every record's checksum (reads it all)")
+    dele = ssub.add_parser("delete", parents=[common], help="delete a run and all its branches")
+    dele.add_argument("run", type=int, metavar="RUN")
+
+
+def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if cli_classroom.handles(args):
+        return cli_classroom.dispatch_sessions(args, out, err)
+    from ..engine.paths import Locations
+    from ..engine.runs.sessions import Sessions
+
+    # only import and delete write: every other command opens the store read-only
+    sessions = Sessions(Locations.resolve(args.data_dir), write=args.sessions_command in ("import", "delete"))
+    try:
+        return {"list": cmd_list, "show": cmd_show, "export": cmd_export, "import": cmd_import,
+                "search": cmd_search, "compare": cmd_compare, "delete": cmd_delete, "check": cmd_check}[args.sessions_command](sessions, args, out, err)
+    finally:
+        sessions.close()
+
+
+def cmd_list(sessions: Sessions, args, out: Console, err: Console) -> int:
+    runs = sessions.runs()
+    if args.json:
+        print(json.dumps([{k: r.get(k) for k in ("id", "name", "scenario", "seed", "decider", "imported_from",
+                                                  "goals_done", "goals_top")}
+                          | {"branches": [{k: b[k] for k in ("name", "parent", "fork_cycle", "last_cycle", "current")}
+                                          for b in r["branches"]]} for r in runs]))
+        return 0
+    if not runs:
+        out.print(Text("no runs in this store"))
+        return 0
+    t = Table(title=f"Runs in {sessions.where}")
+    for col in ("run", "scenario", "seed", "decider", "branches", "cycles (main)", "goals done", "note"):
+        t.add_column(col)
+    for r in runs:
+        main = r["branches"][0]
+        current = any(b["current"] for b in r["branches"])
+        note = "current" if current else ""
+        if r.get("imported_from"):
+            note = f"imported from {r['imported_from']} (replay only)"
+        t.add_row(str(r["id"]), Text(str(r.get("name"))), str(r.get("seed")), Text(str(r.get("decider", ""))),
+                  Text(", ".join(b["name"] for b in r["branches"])), str(main["last_cycle"]),
+                  f"{r['goals_done']}/{r['goals_top']}", Text(note, style="bold" if current else "dim"))
+    out.print(t)
+    return 0
+
+
+def cmd_show(sessions: Sessions, args, out: Console, err: Console) -> int:
+    shown = sessions.show(args.run)
+    meta, rows = shown["run"], shown["branches"]
+    if args.json:
+        print(json.dumps({"run": {k: v for k, v in meta.items() if k not in ("config", "psyche")}, "branches": rows}))
+        return 0
+    out.print(Text(f"run {meta['id']}: {meta.get('name')} (seed {meta.get('seed')}, decider {meta.get('decider')})", style="bold"))
+    if meta.get("imported_from"):
+        out.print(Text(f"imported from {meta['imported_from']}: replay only", style="dim"))
+    t = Table(title="Branches")
+    for col in ("branch", "from", "edits", "cycles", "goals completed", ""):
+        t.add_column(col)
+    for b in rows:
+        origin = f"{b['parent']} @ cycle {b['fork_cycle']}" if b["parent"] else "start"
+        done = [g["description"] for g in b["goals"] if g["status"] == "completed"]
+        t.add_row(Text(b["name"]), Text(origin), Text(", ".join(b["edits"]) or "—"), str(b["last_cycle"]),
+                  Text(", ".join(done) or "none"), Text("current" if b["current"] else "", style="bold"))
+    out.print(t)
+    return 0
+
+
+def cmd_export(sessions: Sessions, args, out: Console, err: Console) -> int:
+    target = sys.stdout if args.output == "-" else args.output
+    n = sessions.export(args.run, args.branch, target)
+    if args.json and args.output != "-":  # on standard output the trace itself is the JSON
+        print(json.dumps({"run": args.run, "branch": args.branch, "cycles": n, "file": args.output}))
+    elif args.output != "-":
+        err.print(Text(f"wrote {n} cycle(s) of run {args.run} branch {args.branch} to {args.output}"))
+    return 0
+
+
+def cmd_import(sessions: Sessions, args, out: Console, err: Console) -> int:
+    info = sessions.import_trace(args.file)
+    if args.json:
+        print(json.dumps(info))
+    else:
+        out.print(Text(f"imported {info['cycles']} cycle(s) and {info['events']} event(s) as run {info['run']} (replay only)"))
+    return 0
+
+
+def cmd_search(sessions: Sessions, args, out: Console, err: Console) -> int:
+    rows = sessions.search(args.run, args.branch, args.query)
+    if args.json:
+        print(json.dumps(rows))
+        return 0
+    t = Table(title=f"run {args.run} branch {args.branch}: {len(rows)} cycle(s) match {args.query!r}")
+    for col in ("cycle", "tool", "progress", "vetoed", "output"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(str(r["cycle"]), Text(r["tool"]), Text(r["progress"]), "yes" if r["vetoed"] else "",
+                  Text(r["output"][:100]))
+    out.print(t)
+    return 0
+
+
+def cmd_compare(sessions: Sessions, args, out: Console, err: Console) -> int:
+    result = sessions.compare(args.a, args.b)
+    name_a, name_b = result["a_name"], result["b_name"]
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    first, early = result["first_divergence"], result["first_difference"]
+    if first is None:
+        out.print(Text(f"{name_a} and {name_b} chose the same in every common cycle", style="green"))
+    else:
+        out.print(Text(f"first divergence at cycle {first['cycle']}", style="bold yellow"))
+        for name, side in ((name_a, first["a"]), (name_b, first["b"])):
+            out.print(Text(f"  {name:<14} {side['tool']}({side['input']}) -> {side['progress']}"))
+        for tool, diff in first["factors"].items():
+            out.print(Text(f"  {tool}: " + ", ".join(f"{f} {va:.3f} vs {vb:.3f}" for f, (va, vb) in diff.items())))
+    if early is not None and early["same_choice"]:
+        out.print(Text(f"the scores first differed at cycle {early['cycle']}, with the same choice", style="dim"))
+    for name, o in ((name_a, result["a"]), (name_b, result["b"])):
+        out.print(Text(f"{name}: {o['cycles']} cycles, completed: {', '.join(o['completed']) or 'none'}"
+                       + (f"; failed: {', '.join(o['failed'])}" if o["failed"] else "")))
+    return 0
+
+
+def cmd_delete(sessions: Sessions, args, out: Console, err: Console) -> int:
+    gone = sessions.delete(args.run)
+    if args.json:
+        print(json.dumps({"deleted": args.run, "branches": gone["branches"]}))
+    else:
+        out.print(Text(f"deleted run {args.run} ({gone.get('name')}, {gone['branches']} branch(es))"))
+    return 0
+
+
+def cmd_check(sessions: Sessions, args, out: Console, err: Console) -> int:
+    """Exit 0 when the store is whole, 2 when something is damaged (listed by run, branch and cycles)."""
+    result = sessions.check()
+    if args.json:
+        print(json.dumps(result))
+        return 0 if result["ok"] else 2
+    out.print(Text(f"SQLite integrity check: {result['sqlite']}"))
+    out.print(Text(f"{result['checked']:,} record(s) checked"
+                   + (f", {result['unchecked']:,} written before checksums (not checked)" if result["unchecked"] else "")))
+    for where, cycles in result["damaged"].items():
+        shown = ", ".join(str(c) for c in cycles[:20]) + (f" … ({len(cycles)} in all)" if len(cycles) > 20 else "")
+        unit = "row(s)" if where.endswith("(numbered)") else "cycle(s)"
+        err.print(Text(f"damaged: {where}" + (f": {unit} {shown}" if cycles else ""), style="bold red"))
+    if result.get("mark"):
+        err.print(Text(result["mark"], style="yellow"))
+    elif not result["ok"]:
+        err.print(Text("writers refuse the damaged branches from now on (`akh-tui agent resume` says how to fork "
+                       "before the damage); run `akh-tui sessions check` again once the store is whole"))
+    if result["ok"]:
+        out.print(Text("the store is whole", style="green"))
+        return 0
+    return 2

@@ -1,0 +1,1 @@
+"""What is handed out of a stored run: reports and OpenTelemetry spans."""

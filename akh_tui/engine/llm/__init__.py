@@ -1,0 +1,1 @@
+"""Language-model deciders: the model's side of choosing a tool."""

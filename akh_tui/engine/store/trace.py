@@ -1,0 +1,162 @@
+"""The JSON Lines trace of SPEC §11: a run header, one record per cycle, events between."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Iterable, Mapping
+
+from ..errors import InputError, read_user_file
+from ..redact import redact_obj, registered_in
+
+TRACE_VERSION = 1
+RECORD_TYPES = ("run", "cycle", "reflection", "psyche_edit", "goal_added", "consolidation", "decomposition", "fork", "backtrack")
+
+
+# sort_keys is not used: key order is part of the record's readability and is already
+# deterministic (dict insertion order). One encoder for every line (json.dumps would build one
+# per call), and no circular-reference bookkeeping: records are trees of plain values (a cycle
+# in one would still fail, as a RecursionError). The bytes are json.dumps's exactly.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
+
+
+def dumps(obj: Any) -> str:
+    return _ENCODER.encode(obj)
+
+
+def redact_line(text: str) -> str:
+    """A record's JSON text with every registered secret (the API key) masked, still valid
+    JSON in the same encoding; the same text when none appears, as nearly always: the check is
+    a few substring searches, cheap enough for every line (the credential shapes are masked
+    where foreign text enters, engine/redact.py)."""
+    if not registered_in(text):
+        return text
+    return dumps(redact_obj(json.loads(text)))
+
+
+class TraceWriter:
+    """The JSONL trace: every line passes `redact_line` (a registered secret never reaches the
+    file), and a write the file refuses (disk full, `/dev/full`, a file system gone read-only)
+    is an InputError naming the file, never an OSError's traceback. The session store is
+    written before the trace, so what it recorded is kept whatever became of the trace."""
+
+    def __init__(self, target: str | Path | IO[str]) -> None:
+        if isinstance(target, (str, Path)):
+            self.name = str(target)
+            try:
+                self._fh: IO[str] = open(target, "w", encoding="utf-8")
+            except (OSError, ValueError) as exc:
+                reason = getattr(exc, "strerror", None) or exc
+                raise InputError(f"cannot write the trace: {reason}", file=str(target), field="--trace") from None
+            self._own = True
+        else:
+            self.name = str(getattr(target, "name", "the trace"))
+            self._fh, self._own = target, False
+        self.failed: InputError | None = None  # the first write the file refused
+
+    def _refused(self, exc: OSError | ValueError) -> InputError:
+        reason = getattr(exc, "strerror", None) or exc
+        self.failed = InputError(f"cannot write the trace: {reason}; the session store keeps every recorded "
+                                 f"cycle (export it with `akh-tui sessions export`)", file=self.name, field="--trace")
+        return self.failed
+
+    def header(self, scenario: str, seed: int | None, config: dict, psyche: dict, **extra) -> None:
+        self.write({"type": "run", "v": TRACE_VERSION, "scenario": scenario, "seed": seed, "config": config, "psyche": psyche, **extra})
+
+    def write(self, obj: Mapping[str, Any]) -> None:
+        self.write_line(dumps(obj))
+
+    def write_line(self, text: str) -> None:
+        """A record already encoded with `dumps` (the store got the same text)."""
+        if self.failed is not None:  # a trace with a hole in it is not a trace: say so each time
+            raise self.failed
+        try:
+            self._fh.write(redact_line(text))
+            self._fh.write("\n")
+        except BrokenPipeError:
+            raise  # the reader went away (`sessions export | head`): the CLI ends quietly
+        except (OSError, ValueError) as exc:  # ValueError: written after the file was closed
+            raise self._refused(exc) from None
+
+    def write_all(self, objs: Iterable[Mapping[str, Any]]) -> None:
+        for o in objs:
+            self.write(o)
+
+    def flush(self) -> None:
+        if self.failed is not None:
+            raise self.failed
+        try:
+            self._fh.flush()
+        except BrokenPipeError:
+            raise
+        except (OSError, ValueError) as exc:
+            raise self._refused(exc) from None
+
+    def close(self) -> None:
+        """Flush and close; the first refusal is raised here if no write saw it yet. A trace
+        that already failed is closed quietly (its error was given)."""
+        failed = self.failed
+        try:
+            if self._own:
+                self._fh.close()
+            else:
+                self._fh.flush()
+        except BrokenPipeError:
+            raise
+        except (OSError, ValueError) as exc:
+            if failed is None:
+                raise self._refused(exc) from None
+        finally:
+            if self._own and not self._fh.closed:
+                try:
+                    self._fh.close()  # close() flushed and failed: the descriptor is still ours
+                except (OSError, ValueError):
+                    pass
+
+
+@dataclass
+class Trace:
+    header: dict
+    cycles: list[dict] = field(default_factory=list)
+    events: list[dict] = field(default_factory=list)
+
+
+def read_trace(path: str | Path) -> Trace:
+    """Load a trace for replay; a bad line is an error naming the file and line."""
+    file = str(path)
+    trace: Trace | None = None
+    for n, line in enumerate(read_user_file(path, "trace file").split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not JSON: {exc.msg} (column {exc.colno})", file=file, line=n) from None
+        except RecursionError:
+            raise InputError("not JSON this reader accepts: nested too deeply", file=file, line=n) from None
+        except ValueError as exc:  # an integer of more than 4,300 digits
+            raise InputError(f"not JSON this reader accepts: {exc}", file=file, line=n) from None
+        if not isinstance(obj, dict):
+            raise InputError("each line must be a JSON object", file=file, line=n)
+        kind = obj.get("type")
+        if kind not in RECORD_TYPES:
+            raise InputError(f"unknown record type {kind!r}", file=file, line=n, field="type")
+        if obj.get("v") != TRACE_VERSION:
+            raise InputError(f"unsupported version {obj.get('v')!r} (expected {TRACE_VERSION})", file=file, line=n, field="v")
+        if trace is None:
+            if kind != "run":
+                raise InputError("the first record must be the run header (type 'run')", file=file, line=n, field="type")
+            trace = Trace(obj)
+        elif kind == "cycle":
+            if not isinstance(obj.get("cycle"), int):
+                raise InputError("missing or non-integer cycle number", file=file, line=n, field="cycle")
+            for key in ("decide", "act", "goals"):
+                if not isinstance(obj.get(key), (dict, list)):
+                    raise InputError(f"missing '{key}'", file=file, line=n, field=key)
+            trace.cycles.append(obj)
+        else:
+            trace.events.append(obj)
+    if trace is None:
+        raise InputError("empty trace: no run header", file=file)
+    return trace
