@@ -1362,7 +1362,7 @@ def test_world_decider_cannot_move_scrip_by_choosing_an_unoffered_action(tmp_pat
 
 
 def test_world_trace_masks_a_registered_secret_read_from_an_artifact(tmp_path: Path) -> None:
-    from akh_tui.engine.redact import register_secret
+    from akh_tui.engine.redaction import register_secret
 
     secret = "sk-world-7f3a9c1e55"
     register_secret(secret)

@@ -17,18 +17,41 @@ def test_import_contracts_hold():
     assert "0 broken" in proc.stdout and "BROKEN" not in proc.stdout
 
 
-def test_a_front_end_reaching_past_the_door_breaks_the_contract(tmp_path):
-    """The contract can fail: a copy of the package whose workbench imports the store directly."""
+def _lint_copy(tmp_path: Path, plant: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """lint-imports over a copy of the package with `plant` (path in the package -> text
+    appended to it) added: each contract shown able to fail."""
     import shutil
 
     copy = tmp_path / "akh_tui"
     shutil.copytree(ROOT / "akh_tui", copy, ignore=shutil.ignore_patterns("__pycache__", "data", "themes"))
-    bad = copy / "tui" / "sneaky.py"
-    bad.write_text("from ..engine.session import SessionStore  # past the door\n")
+    for rel, text in plant.items():
+        f = copy / rel
+        f.parent.mkdir(exist_ok=True)
+        f.write_text((f.read_text() if f.exists() else "") + text)
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    proc = subprocess.run([str(BIN / "lint-imports"), "--no-cache"], cwd=tmp_path, capture_output=True, text=True,
+    return subprocess.run([str(BIN / "lint-imports"), "--no-cache"], cwd=tmp_path, capture_output=True, text=True,
                           timeout=300, env={"PYTHONPATH": str(tmp_path), "PATH": str(BIN)})
-    assert proc.returncode != 0 and "akh_tui.tui.sneaky -> akh_tui.engine.store.session" in proc.stdout, proc.stdout
+
+
+def test_a_front_end_reaching_past_the_face_breaks_the_contract(tmp_path):
+    """A front end in any package, new ones too, reaches only the face: a workbench module that
+    imports the store directly, and a new front-end package, both break it."""
+    proc = _lint_copy(tmp_path, {
+        "tui/sneaky.py": "from ..engine.store.session import SessionStore  # past the face\n",
+        "web/__init__.py": "from ..engine.runs.run import Run  # a new front end, listed nowhere\n",
+    })
+    assert proc.returncode != 0, proc.stdout
+    assert "akh_tui.tui.sneaky -> akh_tui.engine.store.session" in proc.stdout, proc.stdout
+    assert "akh_tui.web -> akh_tui.engine.runs.run" in proc.stdout, proc.stdout
+
+
+def test_a_type_only_circle_breaks_the_contract(tmp_path):
+    """Circles behind `if TYPE_CHECKING` count: the knowledge graph naming the agent that uses it."""
+    proc = _lint_copy(tmp_path, {
+        "engine/knowledge/kg.py": "\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                  "    from ..cycle.agent import Agent  # noqa: F401\n",
+    })
+    assert proc.returncode != 0 and "No cycles are allowed in akh_tui.engine" in proc.stdout, proc.stdout
 
 
 def test_the_package_type_checks():

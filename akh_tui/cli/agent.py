@@ -13,9 +13,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
-from ..engine.runs.run import (DEFAULT_RULES, Breakpoint, CycleRecord, ForkEditError, InputError, Locations, Run,
-                               UserConfig, answer_lines, check_goal, first_hit, parse_breakpoint, redact, redact_obj,
-                               stop_phases)
+from ..engine import (DEFAULT_RULES, Breakpoint, CycleRecord, ForkEditError, InputError, Locations, Run, UserConfig,
+                      answer_lines, check_goal, first_hit, parse_breakpoint, redact, redact_obj, stop_phases)
 
 PROGRESS_FROM = 50  # runs at least this long show a progress bar (on a terminal)
 
@@ -363,7 +362,7 @@ FORK_FLAGS = {"archetypes": "--set", "disable_tools": "--disable", "goals": "--g
 
 
 def cmd_fork(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ..engine.runs.run import Psyche
+    from ..engine import Psyche
 
     edits: dict = {}
     for item in args.archetypes:

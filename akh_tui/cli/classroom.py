@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Iterator
 
 if TYPE_CHECKING:
-    from ..engine.runs.sessions import Sessions
+    from ..engine import Sessions
 
 from rich.console import Console
 from rich.text import Text
@@ -84,8 +84,8 @@ def handles(args) -> bool:
 
 
 def dispatch_sessions(args, out: Console, err: Console) -> int:
-    from ..engine.paths import Locations
-    from ..engine.runs.sessions import Sessions
+    from ..engine import Locations
+    from ..engine import Sessions
 
     sessions = Sessions(Locations.resolve(args.data_dir))  # read-only: pin, report and export write no byte of it
     try:
@@ -98,8 +98,8 @@ def dispatch_sessions(args, out: Console, err: Console) -> int:
 def _headers(pairs: list[str]) -> dict[str, str]:
     """--header KEY=VALUE pairs: the only headers an OTLP export sends. Their values are
     registered as secrets, so no error line, log or span repeats them."""
-    from ..engine.redact import register_secret
-    from ..engine.runs.run import InputError
+    from ..engine import register_secret
+    from ..engine import InputError
 
     out = {}
     for pair in pairs:
@@ -113,7 +113,7 @@ def _headers(pairs: list[str]) -> dict[str, str]:
 
 def _redacted(text: str) -> str:
     """`text` as it may be printed: userinfo, header values and credentials masked."""
-    from ..engine.redact import redact
+    from ..engine import redact
 
     return redact(text)
 
@@ -143,8 +143,8 @@ def cmd_export_otel(sessions: "Sessions", args, out: Console, err: Console) -> i
     store a batch at a time."""
     import sys
 
-    from ..engine.runs.run import otel
-    from ..engine.runs.run import InputError
+    from ..engine import otel
+    from ..engine import InputError
 
     if args.format == "jsonl":
         raise InputError("--endpoint, --header and --start go with --format otlp or otlp-json", field="--format")
@@ -187,8 +187,8 @@ def cmd_export_otel(sessions: "Sessions", args, out: Console, err: Console) -> i
 
 
 def cmd_pin(sessions: "Sessions", args, out: Console, err: Console) -> int:
-    from ..engine.runs.run import InputError
-    from ..engine.runs.run import pin as pins
+    from ..engine import InputError
+    from ..engine import pins
 
     path = Path(args.output)
     pin = sessions.pin(args.run, args.branch, args.cycles, path)
@@ -207,7 +207,7 @@ def cmd_pin(sessions: "Sessions", args, out: Console, err: Console) -> int:
 
 
 def cmd_report(sessions: "Sessions", args, out: Console, err: Console) -> int:
-    from ..engine.runs.run import InputError
+    from ..engine import InputError
 
     path = Path(args.output)
     kind = path.suffix.lower()
@@ -238,7 +238,7 @@ def workbench_shots(sessions: "Sessions", run: int, branch_name: str, cycles: li
     import re
     import tempfile
 
-    from ..engine.runs.run import TraceWriter
+    from ..engine import TraceWriter
     from ..tui.app import Workbench  # the workbench itself: only this option loads textual
 
     meta = sessions.shown_meta(run)
@@ -271,8 +271,8 @@ def workbench_shots(sessions: "Sessions", run: int, branch_name: str, cycles: li
 
 def cmd_check(args, out: Console, err: Console) -> int:
     from .trust import checking
-    from ..engine.runs.run import check_pin
-    from ..engine.runs.run import pin as pins
+    from ..engine import check_pin
+    from ..engine import pins
 
     checking()  # a pin is a file someone handed out: only folders trusted already may run code
     path = Path(args.file)
@@ -323,8 +323,7 @@ def serve_command(args) -> str:
 def cmd_serve(args, out: Console, err: Console) -> int:
     import os
 
-    from ..engine.runs.run import (DANGEROUS_CAPABILITIES, SAFE_ENV, SERVED_ENV, InputError, check_url,
-                                   load_scenario, trust)
+    from ..engine import DANGEROUS_CAPABILITIES, SAFE_ENV, SERVED_ENV, InputError, check_url, load_scenario, trust
 
     if args.seed is not None and args.seed < 0:
         raise InputError(f"must be ≥ 0, got {args.seed}", field="--seed")

@@ -14,8 +14,8 @@ from rich.console import Console
 from rich.text import Text
 
 from .argtypes import non_negative, positive
-from ..engine.errors import InputError, InputWarning
-from ..engine.redact import redact, redact_obj
+from ..engine import InputError, InputWarning
+from ..engine import redact, redact_obj
 
 # Start-up: `--help`, `tools` and `psyche check` must not load numpy, networkx or textual
 # (tests/test_startup.py). Sub-command modules are imported when dispatched, and the engine
@@ -282,7 +282,7 @@ def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def start_workbench(args: argparse.Namespace, out: Console) -> int:
-    from ..engine.paths import Locations
+    from ..engine import Locations
     from ..tui.app import run
 
     if args.resume and (args.scenario or args.seed is not None):
@@ -305,14 +305,14 @@ TOOLS_TABLE_WIDTH = 140  # narrower than this, `tools` lists a block per tool in
 def cmd_tools(args: argparse.Namespace, out: Console) -> int:
     from rich.table import Table
 
-    from ..engine.catalog import tool_rows
-    from ..engine.paths import Locations
+    from ..engine import tool_rows
+    from ..engine import Locations
 
     rows = tool_rows(Locations.resolve().config_file)
     shell = next(r for r in rows if r["tool"] == "shell_exec")["protection"]
     mechanism, why = shell["mechanism"], shell["detail"]
     if args.scenario:
-        from ..engine.catalog import scenario_tool_rows
+        from ..engine import scenario_tool_rows
 
         more, problems = scenario_tool_rows(args.scenario)
         rows += more
@@ -352,14 +352,14 @@ def cmd_tools(args: argparse.Namespace, out: Console) -> int:
         out.print(Text(f"{setting} in {config} lets these run without bubblewrap: {', '.join(shell['unconfined'])}"))
     if shell["config_error"]:
         out.print(Text(shell["config_error"], style="yellow"))
-    from ..engine.catalog import decider_rows
+    from ..engine import decider_rows
 
     out.print(Text("deciders: " + "; ".join(f"{d['decider']} ({d['from']})" for d in decider_rows())))
     return 0
 
 
 def cmd_psyche_check(args: argparse.Namespace, out: Console) -> int:
-    from ..engine.catalog import check_psyche
+    from ..engine import check_psyche
 
     p = check_psyche(args.file)
     if args.json:

@@ -36,7 +36,7 @@ from aiohttp import web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
 
-from ..engine.runs.run import redact, register_secret
+from ..engine import redact, register_secret
 
 log = logging.getLogger("textual-serve")
 TOKEN_BYTES = 32

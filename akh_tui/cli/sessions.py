@@ -15,7 +15,7 @@ from rich.text import Text
 from . import classroom as cli_classroom  # argparse and rich only: no engine import at --help
 
 if TYPE_CHECKING:
-    from ..engine.runs.sessions import Sessions
+    from ..engine import Sessions
 
 
 def add_parser(sub, common) -> None:
@@ -48,8 +48,8 @@ def add_parser(sub, common) -> None:
 def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
     if cli_classroom.handles(args):
         return cli_classroom.dispatch_sessions(args, out, err)
-    from ..engine.paths import Locations
-    from ..engine.runs.sessions import Sessions
+    from ..engine import Locations
+    from ..engine import Sessions
 
     # only import and delete write: every other command opens the store read-only
     sessions = Sessions(Locations.resolve(args.data_dir), write=args.sessions_command in ("import", "delete"))

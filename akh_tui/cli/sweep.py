@@ -13,7 +13,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from ..engine.errors import InputError
+from ..engine import InputError
 
 def add_parser(sub, common: argparse.ArgumentParser | None = None) -> None:
     from .argtypes import positive
@@ -73,8 +73,8 @@ def default_out(sweep_file: str) -> Path:
 
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .trust import checking, untrusted_lines
-    from ..engine.sweep.file import load_sweep
-    from ..engine.sweep.cluster import check_scheduler, run_sweep
+    from ..engine import load_sweep
+    from ..engine import check_scheduler, run_sweep
 
     if args.check:  # runs nothing: imports no plugin from a folder not trusted already
         checking()
@@ -111,8 +111,8 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_report(args: argparse.Namespace, out: Console) -> int:
-    from ..engine.sweep import report as sweep_report
-    from ..engine.sweep.store import SweepStore
+    from ..engine import sweep_report
+    from ..engine import SweepStore
 
     store = SweepStore(args.dir, create=False)
     try:
@@ -136,7 +136,7 @@ def cmd_report(args: argparse.Namespace, out: Console) -> int:
 def cmd_open(args: argparse.Namespace, out: Console) -> int:
     import tempfile
 
-    from ..engine.sweep.store import SweepStore
+    from ..engine import SweepStore
 
     if args.run is None:
         if args.print_trace:

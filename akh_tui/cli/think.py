@@ -14,10 +14,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..engine.errors import InputError
-from ..engine.thinkloop import (DEFAULT_KI, DEFAULT_KP, DEFAULT_MAX_ITERATIONS, DEFAULT_PROMOTION_THRESHOLD,
-                                DEFAULT_STALL_PATIENCE, DEFAULT_THRESHOLD, GraphOracle, ThinkConfig, ThinkLoop,
-                                tokens)
+from ..engine import InputError
+from ..engine import (DEFAULT_KI, DEFAULT_KP, DEFAULT_MAX_ITERATIONS, DEFAULT_PROMOTION_THRESHOLD,
+                      DEFAULT_STALL_PATIENCE, DEFAULT_THRESHOLD, GraphOracle, ThinkConfig, ThinkLoop, tokens)
 
 # argparse dest -> (flag, ThinkConfig field, parser)
 _OPTIONS = {

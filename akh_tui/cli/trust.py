@@ -37,28 +37,28 @@ def add_parser(sub) -> None:
 
 
 def _trust_file() -> Path:
-    from ..engine.paths import Locations
+    from ..engine import Locations
 
     return Locations.resolve().trust_file
 
 
 def apply(args: argparse.Namespace):
     """This process's consent from the flags (none given: the trusted list only)."""
-    from ..engine.tools import trust
+    from ..engine import trust
 
     return trust.agree(_trust_file(), bool(getattr(args, "allow_plugins", False)), bool(getattr(args, "trust", False)))
 
 
 def held():
     """The agreement this process holds now, if a caller set one (None: the remembered list)."""
-    from ..engine.tools import trust
+    from ..engine import trust
 
     return trust.held()
 
 
 def restore(consent) -> None:
     """Back to the agreement held before this command read its flags."""
-    from ..engine.tools import trust
+    from ..engine import trust
 
     trust.set_consent(consent)
 
@@ -66,7 +66,7 @@ def restore(consent) -> None:
 def checking():
     """`--check` and `check PIN`: the trusted list only, whatever the flags say; a plugin from
     any other folder is named as what the run "would need", never imported."""
-    from ..engine.tools import trust
+    from ..engine import trust
 
     consent = trust.Consent(trust_file=_trust_file(), checking=True)
     trust.set_consent(consent)
@@ -76,7 +76,7 @@ def checking():
 def untrusted_lines(scenarios: list[str]) -> list[str]:
     """For each scenario file among `scenarios` (bundled names have no local plugins): the
     folders of Python code it would import that this process may not, in words."""
-    from ..engine.tools import trust
+    from ..engine import trust
 
     out = []
     for s in scenarios:
@@ -97,8 +97,8 @@ def say_remembered(consent, err: Console) -> None:
 
 
 def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ..engine.tools import trust
-    from ..engine.errors import InputError
+    from ..engine import trust
+    from ..engine import InputError
 
     lst = trust.TrustList(_trust_file())
     if args.trust_command == "list":

@@ -14,7 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from ..engine.errors import InputError
+from ..engine import InputError
 
 EXIT_INVARIANT = 1
 
@@ -48,7 +48,7 @@ def _count(value: str | None, flag: str, lo: int) -> int | None:
 
 def dispatch(args: Any, out: Console, err: Console) -> int:
     """Run `world check` or `world run`; InputError goes up to the main CLI (exit 2)."""
-    from ..engine.world import InvariantViolation, World, load_world
+    from ..engine import InvariantViolation, World, load_world
 
     if args.world_command == "check":
         spec = load_world(args.file)
@@ -67,14 +67,14 @@ def dispatch(args: Any, out: Console, err: Console) -> int:
         spec = spec.with_seed(seed)
     writer = None
     if args.trace is not None:
-        from ..engine.runs.run import TraceWriter
+        from ..engine import TraceWriter
 
         writer = TraceWriter(args.trace)
     as_json = bool(args.json)
     llm = None
     if any(a.decider == "llm" or (a.workflow and any(st.target == "llm" for st in a.workflow.steps if st.kind == "llm"))
            for a in spec.agents):
-        from ..engine.runs.run import UserConfig  # the llm decider's endpoint is the user's, as for a run
+        from ..engine import UserConfig  # the llm decider's endpoint is the user's, as for a run
 
         cfg = UserConfig.load()
         if cfg.error:

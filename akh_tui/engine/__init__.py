@@ -1,4 +1,106 @@
-"""The headless OODA engine. Never imports textual (a test checks it).
+"""The engine's one face: what the front ends (the CLI, the workbench, any new one) may use.
 
-Front ends reach a run through `akh_tui.engine.runs.run` (the door) and read `akh_tui.engine.records`;
-importing this package loads nothing else, so a command that needs no engine starts fast."""
+Front ends import names from this package and the record types from `akh_tui.engine.records`, and nothing
+else of the engine (an import contract, tests/test_contracts.py). Names load lazily, on first use, from the
+module that owns them: `import akh_tui.engine` loads nothing, so `akh-tui --help` starts without numpy or
+networkx (tests/test_startup.py). `__init__.pyi` says the same to the type checker.
+
+Where things are (one concept a folder): `cycle/` the agent and its phases' parts; `knowledge/` the graph and
+rules; `psyche/`; `tools/` the interface, built-ins, registry and trust; `confine/` the dangerous tools'
+containment; `llm/` language-model deciders; `store/` the session store and trace; `explain/` why and why
+not; `export/` reports and OpenTelemetry; `runs/` the door to a run; `sweep/` many runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# name -> the module that owns it ("module:" + name for a module the front ends use whole)
+_FACE: dict[str, str] = {
+    'AddGoal': 'akh_tui.engine.runs.commands',
+    'answer_lines': 'akh_tui.engine.runs.approval',
+    'Breakpoint': 'akh_tui.engine.runs.breakpoints',
+    'bundled_themes_dir': 'akh_tui.engine.paths',
+    'check_goal': 'akh_tui.engine.runs.run',
+    'check_pin': 'akh_tui.engine.runs.run',
+    'check_psyche': 'akh_tui.engine.catalog',
+    'check_scheduler': 'akh_tui.engine.sweep.cluster',
+    'check_url': 'akh_tui.engine.urls',
+    'CycleRecord': 'akh_tui.engine.records',
+    'DANGEROUS_CAPABILITIES': 'akh_tui.engine.runs.run',
+    'decider_rows': 'akh_tui.engine.catalog',
+    'DEFAULT_KI': 'akh_tui.engine.thinkloop',
+    'DEFAULT_KP': 'akh_tui.engine.thinkloop',
+    'DEFAULT_MAX_ITERATIONS': 'akh_tui.engine.thinkloop',
+    'DEFAULT_PROMOTION_THRESHOLD': 'akh_tui.engine.thinkloop',
+    'DEFAULT_RULES': 'akh_tui.engine.runs.run',
+    'DEFAULT_STALL_PATIENCE': 'akh_tui.engine.thinkloop',
+    'DEFAULT_THRESHOLD': 'akh_tui.engine.thinkloop',
+    'first_hit': 'akh_tui.engine.runs.breakpoints',
+    'ForkEditError': 'akh_tui.engine.runs.commands',
+    'GraphOracle': 'akh_tui.engine.thinkloop',
+    'InputError': 'akh_tui.engine.errors',
+    'InputWarning': 'akh_tui.engine.errors',
+    'InvariantViolation': 'akh_tui.engine.world.ledger',
+    'load_scenario': 'akh_tui.engine.runs.scenario',
+    'load_sweep': 'akh_tui.engine.sweep.file',
+    'load_world': 'akh_tui.engine.world.file',
+    'Locations': 'akh_tui.engine.paths',
+    'otel': 'module:akh_tui.engine.export.otel',
+    'OUTCOMES': 'akh_tui.engine.sweep.store',
+    'parse_breakpoint': 'akh_tui.engine.runs.run',
+    'parse_search': 'akh_tui.engine.runs.search',
+    'parse_toml': 'akh_tui.engine.errors',
+    'PHASES': 'akh_tui.engine.runs.run',
+    'pins': 'module:akh_tui.engine.runs.pin',
+    'plugin_needs': 'akh_tui.engine.runs.run',
+    'Psyche': 'akh_tui.engine.psyche.model',
+    'PsycheFileChanged': 'akh_tui.engine.runs.run',
+    'read_user_file': 'akh_tui.engine.errors',
+    'redact': 'akh_tui.engine.redaction',
+    'redact_obj': 'akh_tui.engine.redaction',
+    'register_secret': 'akh_tui.engine.redaction',
+    'Run': 'akh_tui.engine.runs.run',
+    'run_sweep': 'akh_tui.engine.sweep.cluster',
+    'SAFE_ENV': 'akh_tui.engine.runs.run',
+    'scenario_decider': 'akh_tui.engine.runs.run',
+    'scenario_tool_rows': 'akh_tui.engine.catalog',
+    'SERVED_ENV': 'akh_tui.engine.runs.run',
+    'served_process': 'akh_tui.engine.config',
+    'Sessions': 'akh_tui.engine.runs.sessions',
+    'stop_phases': 'akh_tui.engine.runs.breakpoints',
+    'StoreDamaged': 'akh_tui.engine.errors',
+    'StoreWriteError': 'akh_tui.engine.errors',
+    'sweep_report': 'module:akh_tui.engine.sweep.report',
+    'SweepStore': 'akh_tui.engine.sweep.store',
+    'ThinkConfig': 'akh_tui.engine.thinkloop',
+    'ThinkLoop': 'akh_tui.engine.thinkloop',
+    'tokens': 'akh_tui.engine.thinkloop',
+    'TOOL_NAMES': 'akh_tui.engine.runs.run',
+    'tool_rows': 'akh_tui.engine.catalog',
+    'TraceWriter': 'akh_tui.engine.store.trace',
+    'trust': 'module:akh_tui.engine.tools.trust',
+    'UserConfig': 'akh_tui.engine.runs.userconfig',
+    'why_chosen': 'akh_tui.engine.explain.decision',
+    'why_not_text': 'akh_tui.engine.explain.decision',
+    'World': 'akh_tui.engine.world.world',
+}
+
+__all__ = sorted(_FACE)
+
+
+def __getattr__(name: str) -> Any:
+    where = _FACE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if where.startswith("module:"):
+        value: Any = importlib.import_module(where[len("module:"):])
+    else:
+        value = getattr(importlib.import_module(where), name)
+    globals()[name] = value  # the next use is a plain lookup
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_FACE])

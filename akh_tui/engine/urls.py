@@ -11,7 +11,7 @@ from __future__ import annotations
 from urllib.parse import SplitResult, urlsplit
 
 from .errors import InputError
-from .redact import redact
+from .redaction import redact
 
 
 def check_url(text: str, field: str, schemes: tuple[str, ...] = ("http", "https"),

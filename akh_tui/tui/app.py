@@ -33,8 +33,8 @@ from textual.theme import Theme
 from textual.widgets import DataTable, Footer, OptionList, Static, Tree
 
 from ..engine.records import CycleRecord, Event, ForkEvent, PendingCycle, View
-from ..engine.runs.run import (AddGoal, InputError, Locations, Psyche, Run, StoreWriteError, UserConfig, first_hit,
-                               parse_breakpoint)
+from ..engine import (AddGoal, InputError, Locations, Psyche, Run, StoreWriteError, UserConfig, first_hit,
+                      parse_breakpoint)
 from .dialogs import AddGoalScreen, HelpScreen, guarded, show_error
 from .panes import ERROR_WIDTH, GoalsPane, MemoryList, MemoryPane, PlanPane, PsychePane, ScoreTable, WhyPane
 from .themes import load_themes

@@ -13,7 +13,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from ..engine.runs.run import InputError, StoreDamaged
+from ..engine import InputError, StoreDamaged
 
 
 SHORT_ROWS = 30  # a dialog on a terminal with fewer rows than this packs its fields tighter

@@ -14,7 +14,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from ..engine.runs.run import InputError, Run
+from ..engine import InputError, Run
 
 GRAMMARS = {"1": "narrative", "2": "formal", "3": "terse"}
 

@@ -16,7 +16,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ..engine.runs.run import InputError, Run
+from ..engine import InputError, Run
 from .panes import MARKER_STYLE, STATUS_ICON, STATUS_STYLE, spark
 
 

@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ..engine.runs.run import InputError, Run
+from ..engine import InputError, Run
 from .panes import bar
 
 PROVENANCE_STYLE = {"asserted": "", "inferred": "magenta", "hypothesis": "yellow", "tool": "cyan", "user": "green"}

@@ -15,7 +15,7 @@ from textual.widgets.option_list import Option
 from textual.widgets.tree import TreeNode
 
 from ..engine.records import CycleRecord, PendingCycle, View
-from ..engine.runs.run import TOOL_NAMES, why_chosen, why_not_text
+from ..engine import TOOL_NAMES, why_chosen, why_not_text
 
 ERROR_HISTORY = 64  # cycles of each goal's error signal kept for its sparkline
 ERROR_WIDTH = 8  # cells of the sparkline in the goals tree

@@ -22,13 +22,13 @@ from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Static, TextArea
 
 from ..engine.records import CycleRecord, PendingAct, PendingCycle
-from ..engine.runs.run import DEFAULT_RULES, PHASES, InputError, stop_phases
+from ..engine import DEFAULT_RULES, PHASES, InputError, stop_phases
 from .dialogs import guarded, mark_short
 
 if TYPE_CHECKING:
     from textual.app import App
 
-    from ..engine.runs.run import Breakpoint, Run, UserConfig
+    from ..engine import Breakpoint, Run, UserConfig
 
     # the mixin is only ever mixed into the workbench, an App: the checker sees App's methods
     # (screen, push_screen, call_from_thread) on it; at run time it stays a plain class

@@ -34,7 +34,7 @@ from textual.widgets import Footer, Static
 from textual_plotext import PlotextPlot
 
 from ..engine.records import CycleSummary
-from ..engine.runs.run import TOOL_NAMES, Run
+from ..engine import TOOL_NAMES, Run
 
 PAGE = 2000  # cycles read per page from the store (each page is drawn as it arrives)
 MAX_POINTS = 160  # a line plot's points at most: longer series are averaged in bins (plotext

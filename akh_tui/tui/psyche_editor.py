@@ -22,7 +22,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Static, TextArea
 from textual.widgets.text_area import LanguageDoesNotExist
 
-from ..engine.runs.run import InputError, Psyche, PsycheFileChanged
+from ..engine import InputError, Psyche, PsycheFileChanged
 
 VALID_HINT = "valid — {key} applies at the next cycle"
 

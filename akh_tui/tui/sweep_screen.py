@@ -18,8 +18,8 @@ from textual.containers import Vertical
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Footer, Static
 
-from ..engine.sweep import report as sweep_report
-from ..engine.sweep.store import OUTCOMES, SweepStore
+from ..engine import sweep_report
+from ..engine import OUTCOMES, SweepStore
 
 # Outcome columns of the table (and the heatmap's choices), in this order.
 SHOWN = ("goals_completed", "goals_failed", "vetoes", "biases", "cycles_run", "individuation", "mean_cycles_to_complete")

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from textual.theme import Theme
 
-from ..engine.paths import bundled_themes_dir
-from ..engine.runs.run import InputError, parse_toml, read_user_file
+from ..engine import bundled_themes_dir
+from ..engine import InputError, parse_toml, read_user_file
 
 THEME_KEYS = ("name", "dark", "primary", "secondary", "accent", "foreground", "background",
               "surface", "panel", "boost", "success", "warning", "error")

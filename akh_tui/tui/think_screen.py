@@ -12,7 +12,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
-from ..engine.runs.run import GraphOracle, InputError, ThinkLoop
+from ..engine import GraphOracle, InputError, ThinkLoop
 from .dialogs import guarded
 from .panes import spark
 

@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
 
-from ..engine.runs.run import InputError, parse_breakpoint, parse_search
+from ..engine import InputError, parse_breakpoint, parse_search
 from .dialogs import guarded, mark_short
 
 __all__ = ["Scrubber", "ForkScreen", "BranchesScreen", "CompareScreen", "BreakpointsScreen", "SearchScreen",

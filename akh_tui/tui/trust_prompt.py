@@ -16,7 +16,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
-from ..engine.runs.run import Locations, plugin_needs, scenario_decider, served_process, trust
+from ..engine import Locations, plugin_needs, scenario_decider, served_process, trust
 
 TRUST, ONCE, WITHOUT = "trust", "once", "without"
 

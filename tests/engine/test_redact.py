@@ -1,4 +1,4 @@
-"""`redact` (engine/redact.py), fuzzed: every secret shape, embedded in random text, is masked;
+"""`redact` (engine/redaction.py), fuzzed: every secret shape, embedded in random text, is masked;
 masking is idempotent; ordinary words that look a little like credentials stay as they are.
 
 The shapes are those the issue names (an `sk-…` API key, `Bearer …`, URL userinfo, a JSON
@@ -12,7 +12,7 @@ import string
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from akh_tui.engine.redact import MASK, redact, redact_obj, register_secret, registered_in
+from akh_tui.engine.redaction import MASK, redact, redact_obj, register_secret, registered_in
 
 FUZZ = settings(max_examples=300, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

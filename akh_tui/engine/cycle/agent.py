@@ -24,7 +24,7 @@ from ..knowledge.kg import KnowledgeGraph
 from ..knowledge.memory import EpisodicMemory, WorkingMemory, consolidate
 from .plan import Plan, make_plan
 from ..psyche.model import Psyche
-from ..redact import redact
+from ..redaction import redact
 from ..knowledge.rules import RuleEngine, RuleSet
 from .scoring import Candidate, choose
 from ..text import STOP_WORDS, STRATEGY_KEYWORDS, normalised_words

@@ -13,7 +13,7 @@ from collections import deque
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
-from ..redact import redact
+from ..redaction import redact
 from .scoring import Candidate
 
 if TYPE_CHECKING:

@@ -36,7 +36,7 @@ from itertools import islice
 from typing import IO, Any, Iterable, Iterator, NamedTuple
 
 from ... import __version__
-from ..redact import redact
+from ..redaction import redact
 
 # 2025-01-01T00:00:00Z: where cycle 1 starts unless --start says otherwise
 DEFAULT_START_NS = 1_735_689_600 * 1_000_000_000

@@ -24,7 +24,7 @@ from html import escape
 from typing import IO, Callable, Iterable, Iterator
 
 from ..explain.decision import runner_up, why_not_text
-from ..redact import redact
+from ..redaction import redact
 
 SMALL_MARGIN = 0.05  # a runner-up this close is worth a line on why it lost
 PALETTE = ("#e07b00", "#2a9d8f", "#3a6ea5", "#8e44ad", "#c0392b", "#7f8c8d", "#27ae60", "#d35400")

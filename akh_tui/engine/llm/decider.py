@@ -44,7 +44,7 @@ from urllib.parse import urlsplit
 
 from ..cycle.deciders import Decider, ModelDecider, UtilityDecider
 from ..errors import InputError
-from ..redact import redact, register_secret
+from ..redaction import redact, register_secret
 from ..tools.specs import SPECS, TOOL_NAMES
 from ..urls import check_url
 

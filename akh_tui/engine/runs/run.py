@@ -56,22 +56,21 @@ from .scenario import (Scenario, build_agent, build_kg, build_rules, list_scenar
                        load_recorded_scenario, load_scenario)
 from ..store.session import SessionStore
 from ..text import normalised_words
-from ..thinkloop import GraphOracle, ThinkLoop
 from ..tools.registry import BUILTIN_DECIDERS, PluginError, load_decider
 from ..tools.builtins import SPECS, TOOL_NAMES, check_goal_url
-from ..redact import redact, redact_obj, registered_in
+from ..redaction import redact, redact_obj, registered_in
 from ..store.trace import Trace, TraceWriter, dumps, read_trace
 from .userconfig import UserConfig
 # what `akh-tui serve` (cli/classroom.py, cli/serve_guard.py) needs: the served-tab mark, its URL check, its token masked
 from ..config import SERVED_ENV, served_process
-from ..redact import redact, register_secret
+from ..redaction import redact, register_secret
 from ..urls import check_url
 
 __all__ = [
     "Run", "ForkEditError", "Locations", "InputError", "UserConfig", "Psyche", "AddGoal", "EditPsyche", "Reflect",
     "Consolidate", "MakePlan", "parse_breakpoint", "first_hit", "parse_search", "why_chosen", "why_not_text",
     "TOOL_NAMES", "SPECS", "check_goal", "list_scenarios", "PsycheFileChanged", "read_user_file", "toml_error", "parse_toml",
-    "GraphOracle", "ThinkLoop", "CycleRecord", "CycleSummary", "Event", "View", "otel", "pin", "report", "load_scenario",
+    "CycleRecord", "CycleSummary", "Event", "View", "otel", "pin", "report", "load_scenario",
     "TraceWriter", "DANGEROUS_CAPABILITIES", "SAFE_ENV", "rerun", "check_pin", "StoreWriteError", "StoreBusy",
     "StoreDamaged", "BranchDamaged", "StoreLost",
     "Breakpoint",

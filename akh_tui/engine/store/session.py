@@ -59,7 +59,7 @@ from ..config import served_process
 from ..errors import BranchDamaged, InputError, StoreDamaged, StoreLost, StoreWriteError
 from ..knowledge.memory import Episode, EpisodicMemory
 from ..cycle.state import apply_kg_additions, core_state, restore, triple_row
-from ..redact import redact, registered_in
+from ..redaction import redact, registered_in
 from .trace import Trace, dumps, redact_line
 
 SCHEMA_VERSION = "4"

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import IO, Any, Iterable, Mapping
 
 from ..errors import InputError, read_user_file
-from ..redact import redact_obj, registered_in
+from ..redaction import redact_obj, registered_in
 
 TRACE_VERSION = 1
 RECORD_TYPES = ("run", "cycle", "reflection", "psyche_edit", "goal_added", "consolidation", "decomposition", "fork", "backtrack")
@@ -29,7 +29,7 @@ def redact_line(text: str) -> str:
     """A record's JSON text with every registered secret (the API key) masked, still valid
     JSON in the same encoding; the same text when none appears, as nearly always: the check is
     a few substring searches, cheap enough for every line (the credential shapes are masked
-    where foreign text enters, engine/redact.py)."""
+    where foreign text enters, engine/redaction.py)."""
     if not registered_in(text):
         return text
     return dumps(redact_obj(json.loads(text)))

@@ -19,7 +19,7 @@ from ..knowledge.kg import Triple, parse_triple_lines
 from ..text import normalised_words
 from .api import FunctionTool, Offer, PlanRole, ToolContext, ToolResult  # noqa: F401 (re-exported)
 from .specs import SPEC_BY_NAME, SPECS, TOOL_ARCHETYPES, TOOL_NAMES, ToolSpec  # noqa: F401 (re-exported)
-from ..redact import redact
+from ..redaction import redact
 from ..urls import check_url
 
 CREATION_WORDS = ("write", "store", "save", "create")

@@ -22,7 +22,7 @@ from ..cycle.agent import Agent, Cycle
 from ..config import WORLD_CAPABILITIES
 from ..errors import InputError
 from ..llm.decider import make_decider
-from ..redact import redact, redact_obj
+from ..redaction import redact, redact_obj
 from ..store.trace import dumps
 from ..tools.registry import BUILTIN_DECIDERS, Entry, GuardedDecider, PluginError, load_decider
 from ..runs.scenario import build_agent, load_psyche
