@@ -23,7 +23,7 @@ def cli(tmp_path, monkeypatch, capsys):
     (kills, locks held by another process, start-up, the terminal) use `cli_process`."""
 
     def run(*args: str, data_dir: Path | None = None, cwd: Path | None = None, check_rc: int | None = 0):
-        from akh_tui.cli.main import main
+        from akh_tui.cli.root import main
 
         monkeypatch.setenv("AKH_TUI_DATA", str(data_dir or tmp_path / "data"))
         monkeypatch.setenv("COLUMNS", "200")

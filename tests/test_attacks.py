@@ -1675,7 +1675,7 @@ def test_store_damage_is_named_and_never_appended_to(damage_store: Path, tmp_pat
     import shutil
     import sqlite3
 
-    from akh_tui.cli import main as cli
+    from akh_tui.cli import root as cli
 
     monkeypatch.setenv("COLUMNS", "400")
     data = tmp_path / "data"

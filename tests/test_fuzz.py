@@ -48,7 +48,7 @@ import tomlkit
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from akh_tui.cli import main as cli
+from akh_tui.cli import root as cli
 from akh_tui.engine.config import DEFAULT_CAPABILITIES, AgentConfig
 from akh_tui.engine.errors import InputError
 from akh_tui.engine.knowledge.kg import KnowledgeGraph, parse_triple_lines
@@ -1099,7 +1099,7 @@ def test_cli_arguments(world, data):
         for var in ("AKH_TUI_DATA", "AKH_TUI_CONFIG", "HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME"):
             mp.setenv(var, str(tmp / "env" / var))
         mp.chdir(tmp)
-        mp.setattr(cli, "start_workbench", lambda *a: pytest.fail("the workbench was started"))
+        mp.setattr("akh_tui.cli.workbench.start_workbench", lambda *a: pytest.fail("the workbench was started"))
         argv = sanitize(data.draw(argv_for(tmp, world)), tmp)
         for i, a in enumerate(argv):
             if a in ("SESSION", "CORRUPT"):

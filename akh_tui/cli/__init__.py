@@ -1,6 +1,6 @@
 """`akh-tui` and its sub-commands: `main` is the entry point; each sub-command module adds its parser and
 handler."""
 
-from .main import main
+from .root import main
 
 __all__ = ["main"]

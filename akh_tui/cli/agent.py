@@ -6,21 +6,107 @@ import argparse
 import json
 from collections import deque
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
-from ..engine import (DEFAULT_RULES, Breakpoint, CycleRecord, ForkEditError, InputError, Locations, Run, UserConfig,
-                      answer_lines, check_goal, first_hit, parse_breakpoint, redact, redact_obj, stop_phases)
+from .. import engine  # the face: each name loads on first use, so `--help` (which builds this parser) loads none
+from ..engine import InputError
 
 PROGRESS_FROM = 50  # runs at least this long show a progress bar (on a terminal)
 
 
-def locations(args: argparse.Namespace) -> Locations:
-    return Locations.resolve(getattr(args, "data_dir", None))
+def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    """`akh-tui agent …`: its sub-commands, each opening a scenario (a new run's or the stored one's)."""
+    from .argtypes import non_negative, positive
+    from .trust import add_flags
+
+    agent = sub.add_parser("agent", help="run the agent headless")
+    agent.set_defaults(handler=dispatch)
+    asub = agent.add_subparsers(dest="agent_command", required=True)
+
+    run = asub.add_parser("run", parents=[common], help="run cycles on a scenario (continues an unfinished session of the same run)")
+    run.add_argument("--scenario", default="zoo", help="bundled scenario name or path to a .toml file (default: zoo)")
+    run.add_argument("--goals", help='comma-separated goal descriptions replacing the scenario\'s, e.g. "Find mammals,Classify whales"')
+    run.add_argument("--max-cycles", type=non_negative, default=100)
+    run.add_argument("--seed", type=non_negative, help="override the scenario's seed")
+    run.add_argument("--trace", help="write the JSONL trace (SPEC §11) to this file")
+    run.add_argument("--fresh", action="store_true", help="start over, ignoring the persisted session")
+    run.add_argument("--break", dest="breaks", action="append", default=[], metavar="SPEC",
+                     help="stop when it fires: tool=NAME, veto[=NAME], goal, phase=NAME (stop before it), or '<path> <op> <value>' "
+                          "(e.g. 'score < 0.3', 'wm.size > 90', 'decide.tool == reason'); repeatable")
+    run.add_argument("--decider", metavar="DECIDER",
+                     help="who decides: utility (the table; default, or the scenario's decider), scripted (an offline model), "
+                          "llm (the model of the user config's [llm] table), or a plugin: an akh_tui.deciders entry point "
+                          "name or 'module:attr'")
+    _person_flags(run)
+
+    cyc = asub.add_parser("cycle", parents=[common], help="run one cycle, adding the goal if it is new")
+    cyc.add_argument("--goal", required=True)
+    cyc.add_argument("--scenario", default=None, help="scenario for a new session (default: zoo)")
+    cyc.add_argument("--trace")
+
+    res = asub.add_parser("resume", parents=[common], help="continue the persisted session")
+    res.add_argument("--max-cycles", type=non_negative, default=100)
+    res.add_argument("--trace")
+    res.add_argument("--break", dest="breaks", action="append", default=[], metavar="SPEC",
+                     help="stop when it fires (see `agent run --help`); repeatable")
+    res.add_argument("--branch", help="continue this branch of the current run (it becomes the current one)")
+    _person_flags(res)
+
+    fork = asub.add_parser("fork", parents=[common], help="rewind the current branch to a cycle and start a new branch there, with edits")
+    fork.add_argument("--at", type=non_negative, required=True, metavar="CYCLE", help="the cycle to fork after")
+    fork.add_argument("--name", required=True, help="the new branch's name")
+    fork.add_argument("--set", dest="archetypes", action="append", default=[], metavar="ARCHETYPE=WEIGHT",
+                      help="an archetype weight in [0, 1], e.g. explorer=0.9; repeatable")
+    fork.add_argument("--disable", action="append", default=[], metavar="TOOL", help="a tool the branch may not use; repeatable")
+    fork.add_argument("--goal", dest="fork_goals", action="append", default=[], metavar="DESCRIPTION", help="a goal to add; repeatable")
+    fork.add_argument("--psyche", metavar="FILE", help="a psyche TOML file replacing the branch's psyche")
+
+    plan = asub.add_parser("plan", parents=[common], help="show (and make, if needed) the plan of a goal")
+    plan.add_argument("--goal", required=True)
+    plan.add_argument("--scenario", default=None)
+
+    asub.add_parser("reflect", parents=[common], help="reflect now: priorities, tool rates, psyche evolution")
+    asub.add_parser("consolidate", parents=[common], help="consolidate working memory into episodes now")
+    rec = asub.add_parser("recall", parents=[common], help="recall episodes by the symbols of a query")
+    rec.add_argument("--query", required=True)
+    rec.add_argument("--top-k", type=positive, default=5)
+
+    exp = asub.add_parser("explain", parents=[common], help="why a goal is not done: each criterion found or missing, "
+                                                           "and what would find it")
+    exp.add_argument("--goal", required=True, metavar="N", help="the goal's number")
+    why = asub.add_parser("why", parents=[common], help="why a cycle's tool was chosen, or why another was not "
+                                                       "(from the record)")
+    why.add_argument("--cycle", type=positive, required=True)
+    why.add_argument("--tool", help="explain why this tool was not chosen, and what change could have made it win")
+    syn = asub.add_parser("synthesize", parents=[common], help="a goal's findings in the persona's grammar")
+    syn.add_argument("--goal", required=True, metavar="N", help="the goal's number")
+    syn.add_argument("--grammar", help="narrative, formal, terse, or a grammar TOML file (default: the persona's "
+                                       "grammar_preference)")
+
+    for name, sp in asub.choices.items():  # every agent command opens a scenario (a new run's, or the stored run's)
+        add_flags(sp)
+
+
+def _person_flags(p) -> None:
+    """A person in the loop, headless: approval before act and user_interact's questions."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--approve", action="store_true",
+                   help="ask on the terminal before an action the user config's [approve] when rules match "
+                        "(default rule: danger>=dangerous): approve, reject or edit its input")
+    g.add_argument("--auto-approve", action="store_true", help="approve every matching action (scripts); recorded")
+    g.add_argument("--auto-reject", action="store_true",
+                   help="reject every matching action (a veto by the user; scripts); recorded")
+    p.add_argument("--ask", action="store_true",
+                   help="user_interact asks on the terminal instead of using the scenario's [answers]")
+
+
+def locations(args: argparse.Namespace) -> engine.Locations:
+    return engine.Locations.resolve(getattr(args, "data_dir", None))
 
 
 def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -49,13 +135,13 @@ def _check_trace_path(path: str | None) -> None:
 
 # ---- run / resume / cycle -----------------------------------------------------------------
 
-def _person(run: Run, args, err: Console) -> None:
+def _person(run: engine.Run, args, err: Console) -> None:
     """--approve / --auto-approve / --auto-reject and --ask: the door's headless callbacks."""
     if args.approve or args.auto_approve or args.auto_reject:
-        cfg = UserConfig.load()
+        cfg = engine.UserConfig.load()
         if cfg.error:
-            err.print(Text(redact(cfg.error), style="yellow"))
-        run.set_approval(cfg.approve or list(DEFAULT_RULES))
+            err.print(Text(engine.redact(cfg.error), style="yellow"))
+        run.set_approval(cfg.approve or list(engine.DEFAULT_RULES))
         if args.auto_approve:
             run.approver = lambda w: {"decision": "approve"}
         elif args.auto_reject:
@@ -75,7 +161,7 @@ def _read(prompt: str, err: Console) -> str | None:
         return None
 
 
-def _ask_verdict(run: Run, w: dict, err: Console) -> dict:
+def _ask_verdict(run: engine.Run, w: dict, err: Console) -> dict:
     """Approve, reject or edit on the terminal; end of input rejects (nothing runs unasked)."""
     err.print(Text(f"cycle {w['cycle']}: {w['tool']}({w['input']}) waits for approval "
                    f"(rule {w['rule']}; score {w['score']:.2f}; goal {w['goal']!r})", style="bold yellow"))
@@ -98,7 +184,7 @@ def _ask_verdict(run: Run, w: dict, err: Console) -> dict:
             try:
                 run.decide_pending("edit", text)
             except InputError as exc:
-                err.print(Text(redact(str(exc)), style="red"))
+                err.print(Text(engine.redact(str(exc)), style="red"))
                 continue
             return {"decision": "edited"}  # given above: nothing left to decide
         err.print(Text("answer a, r or e", style="yellow"))
@@ -113,33 +199,33 @@ def _ask_answer(w: dict, err: Console) -> list[str]:
         if ln is None or not ln.strip():
             return lines
         try:
-            lines += answer_lines(ln)
+            lines += engine.answer_lines(ln)
         except InputError as exc:
-            err.print(Text(redact(str(exc)), style="red"))
+            err.print(Text(engine.redact(str(exc)), style="red"))
 
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     _check_trace_path(args.trace)
-    breaks = [parse_breakpoint(b, tools=None) for b in args.breaks]  # before anything runs or is written
+    breaks = [engine.parse_breakpoint(b, tools=None) for b in args.breaks]  # before anything runs or is written
     goals = None
     if args.goals is not None:
         goals = [g.strip() for g in args.goals.split(",") if g.strip()]
         if not goals:
             raise InputError("no goal descriptions given", field="--goals")
         for g in goals:
-            check_goal(g, "--goals")
-    run = Run.continue_or_start(locations(args), args.scenario, args.seed, goals, args.decider, args.fresh, args.trace,
+            engine.check_goal(g, "--goals")
+    run = engine.Run.continue_or_start(locations(args), args.scenario, args.seed, goals, args.decider, args.fresh, args.trace,
                                 breaks=breaks)  # tool=NAME: one of the run's tools, checked before a run is made
     breaks = run.check_breakpoints(breaks)
     if run.note and not args.json:
-        err.print(Text(redact(run.note), style="yellow"))
+        err.print(Text(engine.redact(run.note), style="yellow"))
     _person(run, args, err)
     return _drive(run, args.max_cycles, args.json, out, err, breaks=breaks)
 
 
 def cmd_resume(args: argparse.Namespace, out: Console, err: Console) -> int:
     _check_trace_path(args.trace)
-    breaks = [parse_breakpoint(b, tools=None) for b in args.breaks]
-    run = Run.resume(locations(args), args.branch, args.trace)
+    breaks = [engine.parse_breakpoint(b, tools=None) for b in args.breaks]
+    run = engine.Run.resume(locations(args), args.branch, args.trace)
     breaks = run.check_breakpoints(breaks)
     if not args.json:
         err.print(Text(f"resuming {run.name} (run {run.run_id}, branch {run.branch_name}) at cycle {run.cycle}",
@@ -150,18 +236,18 @@ def cmd_resume(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def cmd_cycle(args: argparse.Namespace, out: Console, err: Console) -> int:
     _check_trace_path(args.trace)
-    check_goal(args.goal, "--goal")
-    run = Run.open_or_new(locations(args), args.scenario, args.trace)
+    engine.check_goal(args.goal, "--goal")
+    run = engine.Run.open_or_new(locations(args), args.scenario, args.trace)
     goal = run.find_goal(args.goal)
     if goal is None or goal["status"] not in ("active", "suspended"):
         run.add_goal(args.goal)
     return _drive(run, 1, args.json, out, err)
 
 
-def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console,
-           breaks: list[Breakpoint] | None = None) -> int:
+def _drive(run: engine.Run, max_cycles: int, as_json: bool, out: Console, err: Console,
+           breaks: list[engine.Breakpoint] | None = None) -> int:
     for w in run.warnings:  # a plugin's or a config's words: masked like every other sink's
-        err.print(Text(redact(f"warning: {w}"), style="yellow"))
+        err.print(Text(engine.redact(f"warning: {w}"), style="yellow"))
     # not live: only the last 20 rows are printed, so only they are kept (a million-cycle run
     # in flat memory); --json prints every row, as it always did
     rows: list[dict] | deque[dict] = [] if as_json else deque(maxlen=20)
@@ -170,16 +256,16 @@ def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console,
     previous = [run.latest]
     # phase=NAME: stop before that phase of a following cycle; the first cycle of this command
     # runs whole, so a resume (which drops the unrecorded cycle) still moves on
-    phases = stop_phases(breaks or [])
+    phases = engine.stop_phases(breaks or [])
 
-    def should_stop(rec: CycleRecord) -> bool:
-        hit = first_hit(breaks, rec, previous[0]) if breaks else None
+    def should_stop(rec: engine.CycleRecord) -> bool:
+        hit = engine.first_hit(breaks, rec, previous[0]) if breaks else None
         previous[0] = rec
         if hit:
             fired.append(f"cycle {rec['cycle']}: {hit}")
         return hit is not None
 
-    def summarise(rec: CycleRecord) -> dict:
+    def summarise(rec: engine.CycleRecord) -> dict:
         a = rec["act"]
         return {
             "cycle": rec["cycle"], "goal": rec["goal"]["id"], "tool": rec["decide"]["tool"],
@@ -193,7 +279,7 @@ def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console,
     if not as_json and max_cycles >= PROGRESS_FROM and err.is_terminal:
         progress = Progress(TextColumn("cycles"), BarColumn(), MofNCompleteColumn(), console=err, transient=True)
 
-    def on_record(rec: CycleRecord) -> None:
+    def on_record(rec: engine.CycleRecord) -> None:
         run.stop_before = phases
         row = summarise(rec)
         shown[0] += 1
@@ -218,7 +304,7 @@ def _drive(run: Run, max_cycles: int, as_json: bool, out: Console, err: Console,
         partial = run.phase_state()
     finally:
         run.close()
-    goals = redact_obj(run.goals())  # the live goals: one may quote a registered key
+    goals = engine.redact_obj(run.goals())  # the live goals: one may quote a registered key
     if as_json:
         print(json.dumps({"scenario": run.name, "seed": run.seed, "cycles_run": n, "stop": why,
                           "cycle": run.cycle, "goals": goals, "cycles": list(rows),
@@ -274,8 +360,8 @@ def _print_goals(out: Console, goals: list[dict]) -> None:
 # ---- plan / reflect / consolidate / recall --------------------------------------------------
 
 def cmd_plan(args: argparse.Namespace, out: Console, err: Console) -> int:
-    check_goal(args.goal, "--goal")
-    run = Run.open_or_new(locations(args), args.scenario)
+    engine.check_goal(args.goal, "--goal")
+    run = engine.Run.open_or_new(locations(args), args.scenario)
     for w in run.warnings:  # a plugin left out (not trusted, failed to load): said before the plan
         err.print(Text(f"warning: {w}", style="yellow"))
     try:
@@ -294,7 +380,7 @@ def cmd_plan(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_reflect(args: argparse.Namespace, out: Console, err: Console) -> int:
-    run = Run.resume(locations(args))
+    run = engine.Run.resume(locations(args))
     try:
         events = run.reflect()
     finally:
@@ -313,7 +399,7 @@ def cmd_reflect(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_consolidate(args: argparse.Namespace, out: Console, err: Console) -> int:
-    run = Run.resume(locations(args))
+    run = engine.Run.resume(locations(args))
     try:
         ev = run.consolidate()
     finally:
@@ -330,11 +416,11 @@ def cmd_consolidate(args: argparse.Namespace, out: Console, err: Console) -> int
 T = TypeVar("T")
 
 
-def _only_read(args: argparse.Namespace, ask: Callable[[Run], T]) -> T:
+def _only_read(args: argparse.Namespace, ask: Callable[[engine.Run], T]) -> T:
     """`ask(run)` on the current run, which is only read: opened read-only with no writer's
     lock (it works while the workbench or `agent run` writes the run, and on a read-only file
     system) and closed without a checkpoint."""
-    run = Run.open_readonly(locations(args))
+    run = engine.Run.open_readonly(locations(args))
     try:
         return ask(run)
     finally:
@@ -356,7 +442,7 @@ def cmd_recall(args: argparse.Namespace, out: Console, err: Console) -> int:
     return 0
 
 
-# which flag of `agent fork` fills which fork edit (ForkEditError.edit names the edit refused)
+# which flag of `agent fork` fills which fork edit (engine.ForkEditError.edit names the edit refused)
 FORK_FLAGS = {"archetypes": "--set", "disable_tools": "--disable", "goals": "--goal", "psyche": "--psyche",
               "name": "--name"}
 
@@ -376,15 +462,15 @@ def cmd_fork(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.disable:
         edits["disable_tools"] = args.disable
     for g in args.fork_goals:
-        check_goal(g, "--goal")
+        engine.check_goal(g, "--goal")
     if args.fork_goals:
         edits["goals"] = args.fork_goals
     if args.psyche:
         edits["psyche"] = Psyche.load(args.psyche).to_toml()
-    run = Run.resume(locations(args), fork_at=args.at)  # rewound there: a branch damaged later can still be forked
+    run = engine.Run.resume(locations(args), fork_at=args.at)  # rewound there: a branch damaged later can still be forked
     try:
         event = run.fork(args.at, args.name, edits)
-    except ForkEditError as exc:  # a weight out of range, an unknown tool or archetype, no name
+    except engine.ForkEditError as exc:  # a weight out of range, an unknown tool or archetype, no name
         raise InputError(str(exc), field=FORK_FLAGS[exc.edit]) from None
     finally:
         run.close()

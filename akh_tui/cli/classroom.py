@@ -51,9 +51,10 @@ def add_session_parsers(ssub, common, export) -> None:
                      help="add the workbench as it draws cycle C (inline SVG); repeatable")
 
 
-def add_parsers(sub, common) -> None:
+def add_parser(sub, common) -> None:
     """Top-level `check` and `serve`."""
     srv = sub.add_parser("serve", help="serve the workbench to web browsers (textual-serve: one app process per tab)")
+    srv.set_defaults(handler=dispatch)
     srv.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)")
     srv.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
     srv.add_argument("--scenario", help="scenario name or path each tab opens (default: zoo)")
@@ -72,6 +73,7 @@ def add_parsers(sub, common) -> None:
     srv.add_argument("--allow-dangerous", action="store_true",
                      help="let scenarios turn on file, network and process access in served sessions (off otherwise)")
     chk = sub.add_parser("check", help="rerun a pin file's scenario headless: exit 0 if every pinned cycle is the same, 1 if not")
+    chk.set_defaults(handler=dispatch)
     chk.add_argument("file", help="a pin file from `akh-tui sessions pin`")
     chk.add_argument("--json", action="store_true", help="machine-readable output")
 

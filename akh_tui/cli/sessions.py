@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 def add_parser(sub, common) -> None:
     p = sub.add_parser("sessions", help="runs and branches in the session store; export and import JSONL traces")
+    p.set_defaults(handler=dispatch)  # pin, report and export's OpenTelemetry formats go on to classroom.py
     ssub = p.add_subparsers(dest="sessions_command", required=True)
     ssub.add_parser("list", parents=[common], help="every run: scenario, seed, branches, cycles")
     show = ssub.add_parser("show", parents=[common], help="one run: its branches (parent, fork cycle, edits) and goals")

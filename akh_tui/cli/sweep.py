@@ -19,6 +19,7 @@ def add_parser(sub, common: argparse.ArgumentParser | None = None) -> None:
     from .argtypes import positive
 
     sw = sub.add_parser("sweep", help="many runs over psyche settings and seeds, on one machine or a Dask cluster")
+    sw.set_defaults(handler=dispatch)
     ssub = sw.add_subparsers(dest="sweep_command", required=True)
     run = ssub.add_parser("run", help="run a sweep file's runs (only those the folder does not hold yet)")
     run.add_argument("file", metavar="SWEEP.toml")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -29,9 +30,10 @@ _OPTIONS = {
 }
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     """Add the `think` sub-command to the main CLI's subparsers."""
     p = sub.add_parser("think", help="run the ThinkLoop PI controller: query the scenario's graph until the answer matches")
+    p.set_defaults(handler=dispatch)
     p.add_argument("goal", metavar="GOAL", help='the goal, also the first query, e.g. "whale mammal"')
     p.add_argument("--scenario", default="zoo", help="bundled scenario name or path to a .toml file (default: zoo)")
     p.add_argument("--max-iterations", metavar="N", help=f"iteration cap, ≥ 1 (default: {DEFAULT_MAX_ITERATIONS})")
@@ -75,6 +77,10 @@ def config_from_args(args: argparse.Namespace) -> ThinkConfig:
         # name the flag the user typed rather than the dataclass field
         named = kwargs[exc.field][0] if exc.field in kwargs else exc.field
         raise InputError(exc.message, field=named) from None
+
+
+def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
+    return cmd_think(args, out)
 
 
 def cmd_think(args: argparse.Namespace, out: Console) -> int:

@@ -25,8 +25,9 @@ def add_flags(p: argparse.ArgumentParser, sub: bool = True) -> None:
                         "or added file asks again); see `akh-tui trust list`")
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     tr = sub.add_parser("trust", help="folders whose Python plugins scenarios may import (the trusted-folders list)")
+    tr.set_defaults(handler=dispatch)
     tsub = tr.add_subparsers(dest="trust_command", required=True)
     ls = tsub.add_parser("list", help="the trusted folders, and whether each is unchanged since it was trusted")
     ls.add_argument("--json", action="store_true")

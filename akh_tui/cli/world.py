@@ -8,6 +8,7 @@ error names the agent, the action and the numbers), 2 on bad input.
 
 from __future__ import annotations
 
+import argparse
 import json
 from typing import Any
 
@@ -19,9 +20,10 @@ from ..engine import InputError
 EXIT_INVARIANT = 1
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     """Add `world check` and `world run` to the main CLI's subparsers."""
     p = sub.add_parser("world", help="worlds: several agents in one deterministic world (SPEC §13)")
+    p.set_defaults(handler=dispatch)
     wsub = p.add_subparsers(dest="world_command", required=True)
     chk = wsub.add_parser("check", help="validate a world file and every file it names")
     chk.add_argument("file", metavar="FILE", help="a bundled world name or a path to a .toml file")

@@ -492,7 +492,7 @@ def test_cmd_think_bad_values_raise_input_error(kw, field):
 
 
 def _think_parser() -> argparse.ArgumentParser:
-    from akh_tui.cli import main as cli
+    from akh_tui.cli import root as cli
 
     p = cli.build_parser()
     sub = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
@@ -515,7 +515,7 @@ def test_think_parses_through_the_main_parser():
 
 
 def test_think_command_end_to_end(cli):
-    from akh_tui.cli import main as cli_module
+    from akh_tui.cli import root as cli_module
 
     sub = next(a for a in cli_module.build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     assert "think" in sub.choices

@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from akh_tui.cli.main import main
+from akh_tui.cli.root import main
 from akh_tui.engine.errors import InputError
 from akh_tui.engine.llm.decider import LLMConfig, OpenAICompatibleProvider
 from akh_tui.engine.store.session import TABLES, unpack

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from akh_tui.cli import main as cli_mod
+from akh_tui.cli import root as cli_mod
 from akh_tui.engine.store import session as session_mod
 from akh_tui.engine.paths import Locations
 from akh_tui.engine.runs.run import Run

@@ -40,7 +40,7 @@ archetypes.sage = [0.3, 0.5, 0.7]
 def akh(capsys, monkeypatch, tmp_path):
     """`akh-tui ...` in this process (a subprocess costs seconds on a loaded machine):
     returns (exit code, stdout, stderr)."""
-    from akh_tui.cli.main import main
+    from akh_tui.cli.root import main
 
     monkeypatch.setenv("AKH_TUI_DATA", str(tmp_path / "data"))
     monkeypatch.setenv("COLUMNS", "200")

@@ -1,0 +1,35 @@
+"""`akh-tui` with no sub-command (the workbench on a scenario, or `--resume`) and `akh-tui open
+TRACE` (a JSONL trace replayed in the workbench, read-only)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.console import Console
+
+from ..engine import InputError
+
+
+def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    op = sub.add_parser("open", help="replay a JSONL trace file in the workbench (read-only, no engine)")
+    op.add_argument("file")
+    op.set_defaults(handler=open_trace)
+
+
+def start_workbench(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ..engine import Locations
+    from ..tui.app import run
+
+    if args.resume and (args.scenario or args.seed is not None):
+        raise InputError("--resume continues the stored run: it takes no --scenario or --seed", field="--resume")
+    locations = Locations.resolve(getattr(args, "data_dir", None))
+    if not args.resume:
+        locations.ensure_data_dir()
+    return run(args.scenario or "zoo", args.seed, args.decider, locations=locations, resume=args.resume)
+
+
+def open_trace(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ..tui.app import run
+
+    return run(trace_file=args.file)
