@@ -76,62 +76,52 @@ class Workbench(PhaseStepping, App):
     CSS_PATH = "workbench.tcss"
     BINDINGS = [
         # the footer shows what fits 120 columns, help first (a newcomer's way in); the rest
-        # are in the help (f1) and the palette (ctrl+p)
-        Binding("f1", "help", "Help", id="help"),
-        Binding("space", "step", "Step", id="step"),
-        Binding("p", "step_phase", "Phase", id="step_phase", show=False),
-        Binding("a", "toggle_approval", "Approval", id="toggle_approval", show=False),
-        Binding("r", "toggle_run", "Run/Pause", id="run_pause"),
-        Binding("plus,equals_sign", "faster", "Faster", id="faster", key_display="+", show=False),
-        Binding("minus", "slower", "Slower", id="slower", key_display="-", show=False),
-        Binding("u", "run_until_change", "Until change", id="run_until_change", show=False),
-        Binding("g", "add_goal", "Add goal", id="add_goal"),
-        Binding("e", "edit_psyche", "Psyche", id="edit_psyche"),
-        Binding("v", "veto_selected", "Veto tool", id="veto_selected"),
-        Binding("V", "lift_veto_selected", "Lift veto", id="lift_veto_selected", key_display="V", show=False),
-        Binding("t", "think", "ThinkLoop", id="think", show=False),
-        Binding("comma", "replay_back(1)", "Back", id="back", key_display=",", show=False),
-        Binding("full_stop", "replay_forward(1)", "Fwd", id="forward", key_display=".", show=False),
-        Binding("less_than_sign", "replay_back(10)", "Back 10", id="back10", key_display="<", show=False),
-        Binding("greater_than_sign", "replay_forward(10)", "Fwd 10", id="forward10", key_display=">", show=False),
-        Binding("l", "live", "Live", id="live", show=False),
-        Binding("f", "fork", "Fork", id="fork"),
-        Binding("b", "branches", "Branches", id="branches", show=False),
-        Binding("k", "breakpoints", "Breaks", id="breakpoints", show=False),
-        Binding("slash", "search", "Search", id="search", key_display="/", show=False),
-        Binding("P", "plots", "Plots", id="plots", key_display="P"),
-        Binding("o", "orient", "Orient", id="orient", show=False),
-        Binding("ctrl+r", "reset", "Reset", id="reset", show=False),
-        Binding("q", "quit", "Quit", id="quit"),
+        # are in the help (f1) and the palette (ctrl+p), which read each binding's tooltip
+        Binding("f1", "help", "Help", id="help", tooltip="this help"),
+        Binding("space", "step", "Step", id="step", tooltip="step one cycle"),
+        Binding("p", "step_phase", "Phase", id="step_phase",
+                tooltip="step one phase: observe, orient, decide, act, learn", show=False),
+        Binding("a", "toggle_approval", "Approval", id="toggle_approval",
+                tooltip="approval before act on/off (config: [approve] when)", show=False),
+        Binding("r", "toggle_run", "Run/Pause", id="run_pause", tooltip="run / pause"),
+        Binding("plus,equals_sign", "faster", "Faster", id="faster",
+                tooltip="run faster", key_display="+", show=False),
+        Binding("minus", "slower", "Slower", id="slower", tooltip="run slower", key_display="-", show=False),
+        Binding("u", "run_until_change", "Until change", id="run_until_change",
+                tooltip="run until a goal's status changes", show=False),
+        Binding("g", "add_goal", "Add goal", id="add_goal", tooltip="add a goal"),
+        Binding("e", "edit_psyche", "Psyche", id="edit_psyche",
+                tooltip="edit the psyche (persona, shadow, archetypes)"),
+        Binding("v", "veto_selected", "Veto tool", id="veto_selected",
+                tooltip="add a veto for the tool selected in the score table"),
+        Binding("V", "lift_veto_selected", "Lift veto", id="lift_veto_selected",
+                tooltip="lift the veto v added for the tool selected in the score table", key_display="V", show=False),
+        Binding("t", "think", "ThinkLoop", id="think",
+                tooltip="open the ThinkLoop view (seed 003's feedback controller on this graph)", show=False),
+        Binding("comma", "replay_back(1)", "Back", id="back",
+                tooltip="replay: one recorded cycle back (read-only; no engine call)", key_display=",", show=False),
+        Binding("full_stop", "replay_forward(1)", "Fwd", id="forward",
+                tooltip="replay: one recorded cycle forward (at the newest: back to live)", key_display=".", show=False),
+        Binding("less_than_sign", "replay_back(10)", "Back 10", id="back10",
+                tooltip="replay: ten cycles back", key_display="<", show=False),
+        Binding("greater_than_sign", "replay_forward(10)", "Fwd 10", id="forward10",
+                tooltip="replay: ten cycles forward", key_display=">", show=False),
+        Binding("l", "live", "Live", id="live", tooltip="leave the replay: back to the live run", show=False),
+        Binding("f", "fork", "Fork", id="fork",
+                tooltip="fork a branch from the cycle shown, with edits (archetype weights, tools, a goal)"),
+        Binding("b", "branches", "Branches", id="branches",
+                tooltip="list the run's branches: switch to one, compare two", show=False),
+        Binding("k", "breakpoints", "Breaks", id="breakpoints",
+                tooltip="breakpoints: stop the run when a tool is chosen, a veto fires, ...", show=False),
+        Binding("slash", "search", "Search", id="search",
+                tooltip="search the history (tool=, veto, goal=, progress=, words) and jump to a cycle", key_display="/", show=False),
+        Binding("P", "plots", "Plots", id="plots",
+                tooltip="plots over time: tool × cycle grid, archetype weights, goal coverage, working memory", key_display="P"),
+        Binding("o", "orient", "Orient", id="orient",
+                tooltip="what Orient saw for the focus goal: activation neighbourhood, triples, symbol inspector", show=False),
+        Binding("ctrl+r", "reset", "Reset", id="reset", tooltip="reset the scenario", show=False),
+        Binding("q", "quit", "Quit", id="quit", tooltip="quit"),
     ]
-    DESCRIPTIONS = {
-        "step": "step one cycle",
-        "step_phase": "step one phase: observe, orient, decide, act, learn",
-        "toggle_approval": "approval before act on/off (config: [approve] when)",
-        "run_pause": "run / pause",
-        "faster": "run faster",
-        "slower": "run slower",
-        "run_until_change": "run until a goal's status changes",
-        "add_goal": "add a goal",
-        "edit_psyche": "edit the psyche (persona, shadow, archetypes)",
-        "veto_selected": "add a veto for the tool selected in the score table",
-        "lift_veto_selected": "lift the veto v added for the tool selected in the score table",
-        "reset": "reset the scenario",
-        "think": "open the ThinkLoop view (seed 003's feedback controller on this graph)",
-        "back": "replay: one recorded cycle back (read-only; no engine call)",
-        "forward": "replay: one recorded cycle forward (at the newest: back to live)",
-        "back10": "replay: ten cycles back",
-        "forward10": "replay: ten cycles forward",
-        "live": "leave the replay: back to the live run",
-        "fork": "fork a branch from the cycle shown, with edits (archetype weights, tools, a goal)",
-        "branches": "list the run's branches: switch to one, compare two",
-        "breakpoints": "breakpoints: stop the run when a tool is chosen, a veto fires, ...",
-        "search": "search the history (tool=, veto, goal=, progress=, words) and jump to a cycle",
-        "plots": "plots over time: tool × cycle grid, archetype weights, goal coverage, working memory",
-        "orient": "what Orient saw for the focus goal: activation neighbourhood, triples, symbol inspector",
-        "help": "this help",
-        "quit": "quit",
-    }
 
     def __init__(
         self,
@@ -988,14 +978,13 @@ class Workbench(PhaseStepping, App):
 
         keymap = self.user_config.keymap
 
-        def rows(bindings: Iterable[BindingType],
-                 descriptions: dict[str, str] | None = None) -> list[tuple[str, str, str]]:
+        def rows(bindings: Iterable[BindingType]) -> list[tuple[str, str, str]]:
             out = []
             for b in bindings:
                 if not isinstance(b, Binding):
                     continue
                 keys = keymap.get(b.id, b.key) if b.id else b.key
-                out.append((key_label(keys), (descriptions or {}).get(b.id or "", b.description), b.id or ""))
+                out.append((key_label(keys), b.tooltip or b.description, b.id or ""))
             return out
 
         ids = {b.id: b for b in self.BINDINGS if isinstance(b, Binding) and b.id}
@@ -1019,7 +1008,7 @@ class Workbench(PhaseStepping, App):
             (f"in the breakpoints ({key('breakpoints')})", rows(BreakpointsScreen.BINDINGS) + [("enter", "add the breakpoint typed", "")]),
             (f"in the search ({key('search')})", rows(SearchScreen.BINDINGS) + [("enter", "jump to the highlighted hit", "")]),
         ]
-        self.push_screen(HelpScreen(rows(self.BINDINGS, self.DESCRIPTIONS),
+        self.push_screen(HelpScreen(rows(self.BINDINGS),
                                     f"Remap any key in {self.user_config.path} under [keymap], e.g. step = \"n\".",
                                     rows(PsycheEditorScreen.BINDINGS), sections))
 
@@ -1028,7 +1017,7 @@ class Workbench(PhaseStepping, App):
         for b in self.BINDINGS:
             if not isinstance(b, Binding) or b.id in ("quit",):
                 continue
-            desc = self.DESCRIPTIONS.get(b.id or "", b.description)
+            desc = b.tooltip or b.description
             # the palette reads a title as markup: "[approve]" was dropped as a style tag
             yield SystemCommand(escape_markup(desc[0].upper() + desc[1:]), f"key: {b.key}", self._runner(b.action))
 
