@@ -399,7 +399,7 @@ def test_shell_descendants_gone_when_tool_returns(rig: Rig, mechanism: str, atta
 
 _ENGINE = """
 import json, os, sys
-from akh_tui.engine import confine, sandbox
+from akh_tui.engine.confine import policy as confine, sandbox
 sandbox._chosen, sandbox._why = sys.argv[1], "test"
 results = {}
 for attack, argv in json.loads(sys.argv[2]).items():
