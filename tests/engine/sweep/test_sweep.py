@@ -556,7 +556,7 @@ def test_every_run_opens_for_replay(folder, grid, tmp_path, akh):
 
 
 def test_the_cli_imports_no_dask_until_a_sweep_runs():
-    code = "import sys, akh_tui.cli as c; c.build_parser(); print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))"
+    code = "import sys, akh_tui.cli.root as c; c.build_parser(); print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert out.stdout.strip() == "[]", out.stderr
 
