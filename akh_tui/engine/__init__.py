@@ -56,7 +56,7 @@ _FACE: dict[str, str] = {
     'pins': 'module:akh_tui.engine.runs.pin',
     'plugin_needs': 'akh_tui.engine.runs.run',
     'Psyche': 'akh_tui.engine.psyche.model',
-    'PsycheFileChanged': 'akh_tui.engine.runs.run',
+    'PsycheFileChanged': 'akh_tui.engine.runs.psyche_file',
     'read_user_file': 'akh_tui.engine.errors',
     'redact': 'akh_tui.engine.redaction',
     'redact_obj': 'akh_tui.engine.redaction',

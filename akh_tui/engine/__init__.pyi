@@ -38,7 +38,7 @@ from .runs.run import PHASES as PHASES
 from .runs import pin as pins
 from .runs.run import plugin_needs as plugin_needs
 from .psyche.model import Psyche as Psyche
-from .runs.run import PsycheFileChanged as PsycheFileChanged
+from .runs.psyche_file import PsycheFileChanged as PsycheFileChanged
 from .errors import read_user_file as read_user_file
 from .redaction import redact as redact
 from .redaction import redact_obj as redact_obj

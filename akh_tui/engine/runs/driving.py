@@ -1,0 +1,185 @@
+"""Driving a run: whole cycles, user input as command objects (applied and recorded so a rewind replays
+them), vetoes from the score table: a part of `Run` (run.py), the one door to a run."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator, cast
+
+from .commands import AddGoal, Command, Consolidate, EditPsyche, Reflect
+from ..errors import InputError, StoreLost
+from ..goals.goal import make_goal
+from ..psyche.model import Psyche
+from ..records import ConsolidationEvent, CycleRecord, Event
+from ..tools.builtins import check_goal_url
+from ..redaction import redact_obj, registered_in
+from ..store.trace import dumps
+from .base import RunBase
+
+
+class Driving(RunBase):
+    """Driving a run."""
+
+    def step(self) -> CycleRecord | None:
+        """One cycle (or the rest of the one in progress); None when no goal is active (and
+        nothing ran), or when the cycle stopped part-way: before a phase of `stop_before`, or
+        before act waiting for the user's decision (`in_cycle` and `waiting` say which)."""
+        with self.lock:
+            a = self._engine()
+            if self._cycle is None and not self._gated() and not self.stop_before:
+                record = a.step()  # the whole cycle at once: the same phases, one call
+                events = a.drain_events()
+                if record is None:
+                    self._emit(events)
+                    return None
+                return self._recorded(record, events)
+            ran = 0
+            while True:
+                if self._cycle is not None and ran and self._cycle.next_phase in self.stop_before:
+                    return None
+                if self.waiting is not None:  # still waiting for the user: nothing runs
+                    self._ask_headless()
+                    if self.waiting is not None:
+                        return None
+                out = self.step_phase()
+                if out is None:
+                    return None
+                ran += 1
+                if out["record"] is not None:
+                    return out["record"]
+                if out["waiting"] is not None:
+                    return None
+
+    def _recorded(self, record: dict, events: list[dict], inputs: list | None = None) -> CycleRecord:
+        """A whole cycle: to the store first (with the inputs given during it; a cycle that
+        cannot be recorded is not kept in the engine either), then the trace and the listeners.
+        The record is encoded once, for both sinks."""
+        text = dumps(record)
+        if registered_in(text):  # the API key in a record (a goal that quotes it): masked for every sink
+            record = redact_obj(record)
+            self._engine().last_record = record  # the snapshot names the record it holds
+            text = dumps(record)
+        lost: StoreLost | None = None
+        try:
+            self._record(record, events, inputs or (), text=text, inputs_before=True)
+        except StoreLost as exc:
+            lost = exc  # this cycle is durable: report it, then say writing stopped
+        self.latest = cast(CycleRecord, record)
+        if record["act"]["vetoed"]:
+            self._vetoes_fired += 1
+        if self.trace is not None:
+            self.trace.write_line(text)
+        self._emit(events, persist=False)
+        for fn in self._listeners:
+            fn(record)
+        if lost is not None:
+            raise lost
+        return cast(CycleRecord, record)
+
+    def run_cycles(self, max_cycles: int, on_record: Callable[[Any], None] | None = None,
+                   should_stop: Callable[[Any], bool] | None = None) -> tuple[int, str]:
+        """Up to max_cycles cycles. Returns (cycles run, why it stopped)."""
+        n = 0
+        while n < max_cycles:
+            rec = self.step()
+            if rec is None and self._cycle is not None:  # part-way: stopped before a phase
+                if self.trace is not None:
+                    self.trace.flush()
+                why = f"waiting for a decision before act in cycle {self._cycle.number}" if self.waiting \
+                    else f"stopped before {self._cycle.next_phase} in cycle {self._cycle.number}"
+                return n, why
+            if rec is None:
+                return n, "no active goal"
+            n += 1
+            if on_record is not None:
+                on_record(rec)
+            if should_stop is not None and should_stop(rec):
+                return n, "stopped"
+        if self.trace is not None:
+            self.trace.flush()
+        return n, "max cycles" if not self.finished() else "no active goal"
+
+    def apply(self, command: Command) -> list[Event]:
+        """Apply a user's command between cycles and record it (rewind replays it). An
+        InputError or ValueError changes nothing."""
+        with self.lock:
+            self.drop_cycle()  # a command between cycles: one in progress starts again after it
+            a = self._engine()
+            if isinstance(command, AddGoal):
+                make_goal(0, command.description, command.criteria, command.priority)  # refuse before applying
+                check_goal_url(command.description, "description")
+            command.apply(a)
+            events = a.drain_events()
+            if isinstance(command, EditPsyche):
+                self._patterns.append((a.cycle + 1, len(a.pending_psyche.shadow.veto_patterns),  # type: ignore[union-attr]
+                                       len(a.pending_psyche.shadow.bias_patterns)))  # type: ignore[union-attr]
+            self._emit(events, inputs=[(command.kind, command.payload())])
+            return cast("list[Event]", events)
+
+    def add_goal(self, description: str, criteria: str | None = None, priority: int = 128) -> dict:
+        with self.lock:
+            self.apply(AddGoal(description, criteria, priority))
+            a = self._engine()
+            return a.goals[a.next_goal_id - 1].summary()
+
+    def edit_psyche(self, psyche: Psyche | str, source: str = "user") -> Psyche:
+        """Validate first (an InputError changes nothing), apply at the next cycle."""
+        p = Psyche.from_toml(psyche) if isinstance(psyche, str) else psyche
+        self.apply(EditPsyche(p.to_toml(), source))
+        return p
+
+    def veto_tool(self, tool: str) -> bool:
+        """Add a veto pattern for `tool` (applies at the next cycle). False, and nothing
+        recorded, when the psyche already vetoes it."""
+        with self.lock:
+            a = self._engine()
+            current = (a.pending_psyche or a.psyche).copy()
+            updated = current.with_veto_for_tool(tool)
+            if updated.to_toml() == current.to_toml():
+                return False
+            self.edit_psyche(updated, source=f"veto {tool} from the score table")
+            return True
+
+    def lift_veto(self, tool: str) -> bool:
+        """Remove the veto `veto_tool` added for `tool` (applies at the next cycle). False, and
+        nothing recorded, when the psyche has none (a veto of the psyche file is the editor's)."""
+        with self.lock:
+            a = self._engine()
+            current = (a.pending_psyche or a.psyche).copy()
+            updated = current.without_veto_for_tool(tool)
+            if updated.to_toml() == current.to_toml():
+                return False
+            self.edit_psyche(updated, source=f"lift the veto of {tool} from the score table")
+            return True
+
+    def vetoes_on_goal(self, goal: int, upto: int) -> dict[str, int]:
+        """How often each tool was chosen and vetoed (by the shadow or the user) on `goal` in
+        cycles 1..upto of the branch shown."""
+        with self.lock:
+            upto = min(upto, self.last_cycle())  # a cycle not recorded yet is counted once it is
+            branch = self.store.current()
+            key = (self.run_id, branch, goal)
+            done, counts = self._veto_tally.get(key, (0, {}))
+            keep = upto >= done  # a replayed cycle before the counted ones is counted apart
+            if done == 0 or not keep:  # from the start: only this goal's cycles are read
+                done, counts = 0, {}
+                recs: Iterator[dict] = self.store.goal_records(branch, [goal])
+            else:  # the cycles since the last count (a frame's worth while the run goes on)
+                counts = dict(counts)
+                recs = iter(self.store.records(branch, done + 1, upto)) if upto > done else iter(())
+            for rec in recs:
+                if rec["cycle"] > upto:
+                    break
+                if rec["goal"]["id"] == goal and rec["act"]["vetoed"]:
+                    tool = rec["decide"]["tool"]
+                    counts[tool] = counts.get(tool, 0) + 1
+            if keep:
+                self._veto_tally[key] = (max(done, upto), counts)
+            return counts
+
+    def reflect(self) -> list[Event]:
+        return self.apply(Reflect())
+
+    def consolidate(self) -> ConsolidationEvent:
+        event = self.apply(Consolidate())[-1]
+        assert event["type"] == "consolidation"  # the command's own event comes last
+        return event
