@@ -84,7 +84,7 @@ def workbench(tmp_path, monkeypatch):
     """A deterministic workbench: engine commands run on the UI thread, a private config
     file, the dark theme, and a data dir (session store, workspaces, saved psyches) in
     tmp_path."""
-    from akh_tui.engine.runs.run import Locations, UserConfig
+    from akh_tui.engine import Locations, UserConfig
     from akh_tui.tui.app import Workbench
 
     monkeypatch.setenv("AKH_TUI_CONFIG", str(tmp_path / "config.toml"))

@@ -515,7 +515,7 @@ import shutil  # noqa: E402  (this block's own imports: the lead merges blocks a
 
 from akh_tui.engine.config import SERVED_ENV  # noqa: E402
 from akh_tui.engine.paths import bundled_data_dir  # noqa: E402
-from akh_tui.engine.runs.run import Locations, Run  # noqa: E402
+from akh_tui.engine import Locations, Run  # noqa: E402
 from akh_tui.engine.runs.userconfig import UserConfig  # noqa: E402
 
 # the issue's four rows, then two more programs of the same table
@@ -783,7 +783,7 @@ def served_tab(monkeypatch) -> Callable[[bool], None]:
 
 def test_served_save_never_reaches_a_plain_run(tmp_path: Path, served_tab) -> None:
     from akh_tui.engine.paths import Locations
-    from akh_tui.engine.runs.run import Run
+    from akh_tui.engine import Run
 
     loc = Locations.resolve(tmp_path / "data")
     served_tab(True)
@@ -814,7 +814,7 @@ def test_served_save_never_reaches_a_plain_run(tmp_path: Path, served_tab) -> No
 
 def test_served_run_never_moves_the_current_run(tmp_path: Path, served_tab) -> None:
     from akh_tui.engine.paths import Locations
-    from akh_tui.engine.runs.run import Run
+    from akh_tui.engine import Run
 
     loc = Locations.resolve(tmp_path / "data")
     served_tab(False)
@@ -1174,7 +1174,7 @@ def test_an_installed_plugin_picks_up_no_module_from_the_scenario_folder(tmp_pat
 # trace the disk refuses is an error naming it, the store keeping what it recorded.
 
 from akh_tui.engine.llm.decider import LLMDecider, ScriptedProvider  # noqa: E402
-from akh_tui.engine.runs.run import Locations, Run, TraceWriter  # noqa: E402
+from akh_tui.engine import Locations, Run, TraceWriter  # noqa: E402
 from akh_tui.engine.runs.scenario import bundled_data_dir  # noqa: E402
 from tests.engine.llm.test_secrets import StubLLM, _error, cli, store_text  # noqa: E402
 
@@ -1520,7 +1520,7 @@ class _Collector(http.server.BaseHTTPRequestHandler):
 def _recorded_run(tmp_path: Path, goal: str) -> tuple[dict, list[dict], tuple[int, int, int]]:
     """(meta, trace items, extent) of a 2-cycle zoo run working on `goal`."""
     from akh_tui.engine.paths import Locations
-    from akh_tui.engine.runs.run import Run
+    from akh_tui.engine import Run
     from akh_tui.engine.store.session import SessionStore
 
     loc = Locations(tmp_path / "data", tmp_path / "config.toml")
@@ -1659,7 +1659,7 @@ STATE_ONLY = ("dictionary-null-kind", "snapshot", "head", "graph-triple", "searc
 
 @pytest.fixture(scope="module")
 def damage_store(tmp_path_factory) -> Path:
-    from akh_tui.engine.runs.run import Locations, Run
+    from akh_tui.engine import Locations, Run
 
     tmp = tmp_path_factory.mktemp("damage")
     r = Run.start(Locations(tmp / "data", tmp / "config.toml"), "zoo", goals=["Explore the ocean and find plankton"])
@@ -1730,7 +1730,7 @@ def _hostile_results() -> dict[str, Callable[[], object]]:
 @pytest.mark.parametrize("attack", list(_hostile_results()), ids=list(_hostile_results()))
 def test_a_hostile_plugin_result_is_a_failed_cycle_and_changes_nothing(tmp_path, attack: str) -> None:
     from akh_tui.engine.paths import Locations
-    from akh_tui.engine.runs.run import Run
+    from akh_tui.engine import Run
     from akh_tui.engine.tools.api import Offer, Tool
     from akh_tui.engine.tools.specs import ToolSpec
 

@@ -84,3 +84,20 @@ def test_no_action_of_the_workbench_shadows_one_of_textuals():
                                                       if base.__module__.startswith("textual")):
                     clashes.add(f"{cls.__name__}.{name}")
     assert not clashes, sorted(clashes)
+
+
+def test_the_face_loads_nothing_until_asked_and_every_name_it_offers():
+    """`import akh_tui.engine` loads none of the engine (start-up stays light); each name of its
+    `__all__` then loads from the module that owns it, and the checker's `__init__.pyi` names
+    the same ones."""
+    code = ("import sys, akh_tui.engine as e\n"
+            "print(sorted(m for m in sys.modules if m.startswith('akh_tui.engine.')))\n"
+            "missing = [n for n in e.__all__ if getattr(e, n, None) is None]\n"
+            "print(missing)\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    loaded, missing = proc.stdout.splitlines()
+    assert loaded == "[]" and missing == "[]", proc.stdout + proc.stderr
+    import akh_tui.engine as face
+
+    stub = (ROOT / "akh_tui" / "engine" / "__init__.pyi").read_text()
+    assert sorted(n for n in face.__all__ if f" as {n}\n" not in stub) == []

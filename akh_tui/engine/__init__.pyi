@@ -10,13 +10,13 @@ from .catalog import check_psyche as check_psyche
 from .sweep.cluster import check_scheduler as check_scheduler
 from .urls import check_url as check_url
 from .records import CycleRecord as CycleRecord
-from .runs.run import DANGEROUS_CAPABILITIES as DANGEROUS_CAPABILITIES
+from .config import DANGEROUS_CAPABILITIES as DANGEROUS_CAPABILITIES
 from .catalog import decider_rows as decider_rows
 from .thinkloop import DEFAULT_KI as DEFAULT_KI
 from .thinkloop import DEFAULT_KP as DEFAULT_KP
 from .thinkloop import DEFAULT_MAX_ITERATIONS as DEFAULT_MAX_ITERATIONS
 from .thinkloop import DEFAULT_PROMOTION_THRESHOLD as DEFAULT_PROMOTION_THRESHOLD
-from .runs.run import DEFAULT_RULES as DEFAULT_RULES
+from .runs.approval import DEFAULT_RULES as DEFAULT_RULES
 from .thinkloop import DEFAULT_STALL_PATIENCE as DEFAULT_STALL_PATIENCE
 from .thinkloop import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD
 from .runs.breakpoints import first_hit as first_hit
@@ -31,10 +31,11 @@ from .world.file import load_world as load_world
 from .paths import Locations as Locations
 from .export import otel as otel
 from .sweep.store import OUTCOMES as OUTCOMES
-from .runs.run import parse_breakpoint as parse_breakpoint
+from .runs.breakpoints import parse_breakpoint as parse_breakpoint
+from .runs.approval import parse_rules as parse_rules
 from .runs.search import parse_search as parse_search
 from .errors import parse_toml as parse_toml
-from .runs.run import PHASES as PHASES
+from .cycle.agent import PHASES as PHASES
 from .runs import pin as pins
 from .runs.run import plugin_needs as plugin_needs
 from .psyche.model import Psyche as Psyche
@@ -43,23 +44,26 @@ from .errors import read_user_file as read_user_file
 from .redaction import redact as redact
 from .redaction import redact_obj as redact_obj
 from .redaction import register_secret as register_secret
+from .sweep import report as sweep_report
+from .runs.run import rerun as rerun
 from .runs.run import Run as Run
 from .sweep.cluster import run_sweep as run_sweep
-from .runs.run import SAFE_ENV as SAFE_ENV
+from .config import SAFE_ENV as SAFE_ENV
 from .runs.run import scenario_decider as scenario_decider
 from .catalog import scenario_tool_rows as scenario_tool_rows
-from .runs.run import SERVED_ENV as SERVED_ENV
+from .config import SERVED_ENV as SERVED_ENV
 from .config import served_process as served_process
 from .runs.sessions import Sessions as Sessions
 from .runs.breakpoints import stop_phases as stop_phases
+from .errors import StoreBusy as StoreBusy
 from .errors import StoreDamaged as StoreDamaged
+from .errors import StoreLost as StoreLost
 from .errors import StoreWriteError as StoreWriteError
-from .sweep import report as sweep_report
 from .sweep.store import SweepStore as SweepStore
 from .thinkloop import ThinkConfig as ThinkConfig
 from .thinkloop import ThinkLoop as ThinkLoop
 from .thinkloop import tokens as tokens
-from .runs.run import TOOL_NAMES as TOOL_NAMES
+from .tools.builtins import TOOL_NAMES as TOOL_NAMES
 from .catalog import tool_rows as tool_rows
 from .store.trace import TraceWriter as TraceWriter
 from .tools import trust as trust
@@ -68,4 +72,4 @@ from .explain.decision import why_chosen as why_chosen
 from .explain.decision import why_not_text as why_not_text
 from .world.world import World as World
 
-__all__ = ['AddGoal', 'answer_lines', 'Breakpoint', 'bundled_themes_dir', 'check_goal', 'check_pin', 'check_psyche', 'check_scheduler', 'check_url', 'CycleRecord', 'DANGEROUS_CAPABILITIES', 'decider_rows', 'DEFAULT_KI', 'DEFAULT_KP', 'DEFAULT_MAX_ITERATIONS', 'DEFAULT_PROMOTION_THRESHOLD', 'DEFAULT_RULES', 'DEFAULT_STALL_PATIENCE', 'DEFAULT_THRESHOLD', 'first_hit', 'ForkEditError', 'GraphOracle', 'InputError', 'InputWarning', 'InvariantViolation', 'load_scenario', 'load_sweep', 'load_world', 'Locations', 'otel', 'OUTCOMES', 'parse_breakpoint', 'parse_search', 'parse_toml', 'PHASES', 'pins', 'plugin_needs', 'Psyche', 'PsycheFileChanged', 'read_user_file', 'redact', 'redact_obj', 'register_secret', 'Run', 'run_sweep', 'SAFE_ENV', 'scenario_decider', 'scenario_tool_rows', 'SERVED_ENV', 'served_process', 'Sessions', 'stop_phases', 'StoreDamaged', 'StoreWriteError', 'sweep_report', 'SweepStore', 'ThinkConfig', 'ThinkLoop', 'tokens', 'TOOL_NAMES', 'tool_rows', 'TraceWriter', 'trust', 'UserConfig', 'why_chosen', 'why_not_text', 'World']
+__all__ = ['AddGoal', 'answer_lines', 'Breakpoint', 'bundled_themes_dir', 'check_goal', 'check_pin', 'check_psyche', 'check_scheduler', 'check_url', 'CycleRecord', 'DANGEROUS_CAPABILITIES', 'decider_rows', 'DEFAULT_KI', 'DEFAULT_KP', 'DEFAULT_MAX_ITERATIONS', 'DEFAULT_PROMOTION_THRESHOLD', 'DEFAULT_RULES', 'DEFAULT_STALL_PATIENCE', 'DEFAULT_THRESHOLD', 'first_hit', 'ForkEditError', 'GraphOracle', 'InputError', 'InputWarning', 'InvariantViolation', 'load_scenario', 'load_sweep', 'load_world', 'Locations', 'otel', 'OUTCOMES', 'parse_breakpoint', 'parse_rules', 'parse_search', 'parse_toml', 'PHASES', 'pins', 'plugin_needs', 'Psyche', 'PsycheFileChanged', 'read_user_file', 'redact', 'redact_obj', 'register_secret', 'rerun', 'Run', 'run_sweep', 'SAFE_ENV', 'scenario_decider', 'scenario_tool_rows', 'SERVED_ENV', 'served_process', 'Sessions', 'stop_phases', 'StoreBusy', 'StoreDamaged', 'StoreLost', 'StoreWriteError', 'sweep_report', 'SweepStore', 'ThinkConfig', 'ThinkLoop', 'tokens', 'TOOL_NAMES', 'tool_rows', 'TraceWriter', 'trust', 'UserConfig', 'why_chosen', 'why_not_text', 'World']

@@ -4,7 +4,7 @@ replays the cycle under the cursor. The picture itself is a snapshot
 
 from __future__ import annotations
 
-from akh_tui.engine.runs.run import TOOL_NAMES
+from akh_tui.engine import TOOL_NAMES
 from akh_tui.tui.plots import PlotsScreen, Series, ToolGrid, bin_series
 from tests.helpers import drive
 

@@ -16,7 +16,7 @@ from textual.widgets import DataTable, Input, Static
 from akh_tui.engine.errors import InputError
 from akh_tui.engine.runs.history import compare, search
 from akh_tui.engine.runs.search import parse_search
-from akh_tui.engine.runs.run import Run
+from akh_tui.engine import Run
 from akh_tui.engine.runs.scenario import build_agent, load_scenario
 from akh_tui.engine.tools.builtins import TOOL_NAMES
 from akh_tui.tui.panes import GoalsPane, MemoryPane, PlanPane, PsychePane

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from textual.widgets import Footer, Static
 
-from akh_tui.engine.runs.run import UserConfig
+from akh_tui.engine import UserConfig
 from akh_tui.tui.dialogs import EntryScreen, HelpScreen
 from akh_tui.tui.findings import FindingsScreen
 from akh_tui.tui.goal_detail import GoalDetailScreen

@@ -571,7 +571,7 @@ def test_the_status_line_drops_a_phase_note_once_its_cycle_is_done_and_stays_one
 
 
 def test_a_workbench_opened_and_quit_leaves_no_empty_run(workbench, tmp_path):
-    from akh_tui.engine.runs.run import Locations, Run
+    from akh_tui.engine import Locations, Run
 
     locs = Locations(tmp_path / "data", tmp_path / "config.toml")
     earlier = Run.start(locs, "solar")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from akh_tui.engine.runs.run import PHASES
+from akh_tui.engine import PHASES
 from akh_tui.tui.phases import ApprovalScreen, PhaseBar, PhaseDiagram, QuestionScreen
 from akh_tui.tui.panes import ScoreTable
 
@@ -87,7 +87,7 @@ def test_quitting_mid_cycle_keeps_the_last_whole_cycle(workbench, tmp_path):
         assert app.ctl.in_cycle
 
     app = drive(workbench("zoo"), script)
-    from akh_tui.engine.runs.run import Locations, Run
+    from akh_tui.engine import Locations, Run
 
     again = Run.resume(Locations(tmp_path / "data", tmp_path / "config.toml"))
     assert again.cycle == 1 and not again.in_cycle

@@ -155,7 +155,7 @@ def resolve(record: CycleRecord, path: tuple[str, ...]) -> Any:
     return node
 
 
-def parse(spec: str, field: str = "--break", tools: "Sequence[str] | None" = TOOL_NAMES) -> Breakpoint:
+def parse_breakpoint(spec: str, field: str = "--break", tools: "Sequence[str] | None" = TOOL_NAMES) -> Breakpoint:
     """A breakpoint spec, refused with the reason (InputError) when it could never fire. Tool
     names are checked against `tools` (a run's registry; the built-ins by default); None
     defers that check to `Run.check_breakpoints`, which knows the run's plugins."""

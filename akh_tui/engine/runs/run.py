@@ -33,38 +33,26 @@ from pathlib import Path
 from typing import IO, Any, Callable, Iterator, Mapping, Sequence, cast
 
 from . import history, pin
-from ..export import otel, report
 from ..tools import trust
 from ..store import writelock
 from .basegraph import BaseGraph
 from ..knowledge.kg import KnowledgeGraph
 from .commands import from_input
-from ..config import DANGEROUS_CAPABILITIES, SAFE_ENV, SERVED_ENV, served_process
-from ..cycle.agent import PHASES, Agent, Cycle
-from .approval import DEFAULT_RULES, Rule, answer_lines, check_decision, first_match, parse_rules
-from .breakpoints import Breakpoint, first_hit
-from .breakpoints import parse as parse_breakpoint
-from .breakpoints import stop_phases
+from ..cycle.agent import Agent, Cycle
+from .approval import Rule
+from .breakpoints import Breakpoint, parse_breakpoint
 from ..confine.policy import check_workspace
-from .commands import AddGoal, Answer, Command, Consolidate, EditPsyche, ForkEditError, MakePlan, Reflect, Verdict
-from ..errors import (BranchDamaged, InputError, StoreBusy, StoreDamaged, StoreLost, StoreWriteError, parse_toml,
-                      read_user_file, toml_error)
-from ..explain.decision import why_chosen, why_not_text
+from ..errors import InputError, StoreLost, StoreWriteError
 from ..goals.goal import make_goal
-from ..knowledge.memory import KIND_RELEVANCE
 from ..paths import Locations
 from ..psyche.model import Psyche
-from ..records import ConsolidationEvent, CycleRecord, CycleSummary, Event, ForkEvent, View
-from .search import parse_search
+from ..records import CycleRecord
 from ..knowledge.rules import RuleSet
-from .scenario import (Scenario, build_agent, build_kg, build_rules, list_scenarios, load_psyche,
-                       load_recorded_scenario, load_scenario)
+from .scenario import Scenario, build_agent, build_kg, build_rules, load_psyche, load_recorded_scenario, load_scenario
 from ..store.session import SessionStore
-from ..text import normalised_words
 from ..tools.registry import BUILTIN_DECIDERS, PluginError, load_decider
-from ..tools.builtins import SPECS, TOOL_NAMES, check_goal_url
-from ..redaction import redact, redact_obj, registered_in
-from ..store.trace import Trace, TraceWriter, dumps, read_trace
+from ..tools.builtins import check_goal_url
+from ..store.trace import Trace, TraceWriter, read_trace
 from .userconfig import UserConfig
 from .driving import Driving
 from .phases import PhaseStepping
@@ -72,24 +60,8 @@ from .psyche_file import PsycheOnDisk
 from .travel import TimeTravel
 from .view import Viewing
 from .base import Listener
-from .psyche_file import PsycheFileChanged
-# what `akh-tui serve` (cli/classroom.py, cli/serve_guard.py) needs: the served-tab mark, its URL check, its token masked
-from ..config import SERVED_ENV, served_process
-from ..redaction import redact, register_secret
-from ..urls import check_url
 
-__all__ = [
-    "Run", "ForkEditError", "Locations", "InputError", "UserConfig", "Psyche", "AddGoal", "EditPsyche", "Reflect",
-    "Consolidate", "MakePlan", "parse_breakpoint", "first_hit", "parse_search", "why_chosen", "why_not_text",
-    "TOOL_NAMES", "SPECS", "check_goal", "list_scenarios", "PsycheFileChanged", "read_user_file", "toml_error", "parse_toml",
-    "CycleRecord", "CycleSummary", "Event", "View", "otel", "pin", "report", "load_scenario",
-    "TraceWriter", "DANGEROUS_CAPABILITIES", "SAFE_ENV", "rerun", "check_pin", "StoreWriteError", "StoreBusy",
-    "StoreDamaged", "BranchDamaged", "StoreLost",
-    "Breakpoint",
-    "PHASES", "Verdict", "Answer", "parse_rules", "answer_lines", "DEFAULT_RULES", "stop_phases", "trust",
-    "SERVED_ENV", "served_process", "plugin_needs", "scenario_decider", "redact", "redact_obj",
-]
-__all__ += ["register_secret", "check_url"]
+__all__ = ["Run", "check_goal", "rerun", "plugin_needs", "scenario_decider", "check_pin"]
 
 def check_goal(text: str, field: str) -> None:
     """A goal given on a command line or in a dialog, checked before any run is opened."""

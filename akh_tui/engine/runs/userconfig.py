@@ -17,7 +17,7 @@ from pathlib import Path
 import tomlkit
 
 from .approval import parse_rule
-from .breakpoints import parse as parse_breakpoint
+from .breakpoints import parse_breakpoint
 from ..config import served_process
 from ..errors import InputError, parse_toml
 from ..paths import default_config_file as config_path

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from ..cycle.agent import Agent
-from .breakpoints import parse as parse_breakpoint
+from .breakpoints import parse_breakpoint
 from .commands import MakePlan
 from ..errors import InputError
 from ..explain.decision import why_chosen, why_not_text

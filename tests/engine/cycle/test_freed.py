@@ -10,7 +10,7 @@ from collections import Counter
 
 from akh_tui.bench.main import generated_tsv
 from akh_tui.engine.paths import Locations
-from akh_tui.engine.runs.run import Run
+from akh_tui.engine import Run
 
 HEAVY = {"Agent", "KnowledgeGraph", "SymbolVectors", "ToolContext", "Run", "BaseGraph", "Triple"}
 

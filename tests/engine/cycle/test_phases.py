@@ -10,7 +10,7 @@ import pytest
 
 from akh_tui.engine.runs import history
 from akh_tui.engine.errors import InputError
-from akh_tui.engine.runs.run import PHASES, Locations, Run
+from akh_tui.engine import PHASES, Locations, Run
 from akh_tui.engine.runs.scenario import build_agent, load_scenario
 
 ASK_GOAL = "Ask user: tell me about whale answer question"  # user_interact is chosen at cycle 6
@@ -83,7 +83,7 @@ def test_fork_mid_cycle_starts_from_the_last_whole_cycle(tmp_path):
 
 
 def test_stop_before_a_phase_and_phase_breakpoints(tmp_path):
-    from akh_tui.engine.runs.run import parse_breakpoint, stop_phases
+    from akh_tui.engine import parse_breakpoint, stop_phases
 
     assert stop_phases([parse_breakpoint("phase=act"), parse_breakpoint("veto")]) == {"act"}
     with pytest.raises(InputError, match="unknown phase 'think'"):
@@ -199,7 +199,7 @@ def test_user_interact_skip_is_no_answer(tmp_path):
 
 
 def test_approval_rules_in_the_user_config(tmp_path):
-    from akh_tui.engine.runs.run import UserConfig
+    from akh_tui.engine import UserConfig
 
     p = tmp_path / "c.toml"
     p.write_text('[approve]\nwhen = ["danger>=dangerous", "tool=shell_exec"]\n')
@@ -223,7 +223,7 @@ def test_edit_refused_for_a_tool_that_finds_its_own_input(tmp_path):
 
 
 def test_approval_rules_are_checked():
-    from akh_tui.engine.runs.run import parse_rules
+    from akh_tui.engine import parse_rules
 
     assert [r.spec for r in parse_rules(["danger >= dangerous", "capability=network"])] == \
         ["danger >= dangerous", "capability=network"]
@@ -234,7 +234,7 @@ def test_approval_rules_are_checked():
 
 
 def test_a_pinned_rerun_reproduces_the_users_decisions(tmp_path):
-    from akh_tui.engine.runs.run import rerun
+    from akh_tui.engine import rerun
 
     run = _run(tmp_path, "shadow")
     run.set_approval(["tool=shell_exec"])

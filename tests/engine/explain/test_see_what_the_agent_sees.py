@@ -11,7 +11,7 @@ import pytest
 from akh_tui.engine.cycle.agent import ACTIVATION_BUDGET
 from akh_tui.engine.errors import InputError
 from akh_tui.engine.paths import Locations
-from akh_tui.engine.runs.run import Run
+from akh_tui.engine import Run
 from akh_tui.engine.tools.builtins import run_kg_query
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from akh_tui.bench.main import export_peak_mb
 from akh_tui.engine.store import session as session_mod
 from akh_tui.engine.paths import Locations
-from akh_tui.engine.runs.run import Run
+from akh_tui.engine import Run
 from akh_tui.engine.runs.sessions import Sessions
 
 GOAL = "Explore the ocean and find plankton"

@@ -75,7 +75,7 @@ import random
 from akh_tui.bench.main import generated_tsv
 from akh_tui.engine.runs import history
 from akh_tui.engine.paths import Locations
-from akh_tui.engine.runs.run import Run
+from akh_tui.engine import Run
 from akh_tui.engine.runs.scenario import build_agent, load_scenario
 from akh_tui.engine.store.session import SessionStore
 from akh_tui.engine.cycle.state import snapshot

@@ -103,7 +103,7 @@ def test_scripted_decider_is_deterministic():
 
 def test_rewinding_an_llm_run_replays_the_recorded_answers_without_asking_the_model(tmp_path):
     from akh_tui.engine.runs.history import rewind
-    from akh_tui.engine.runs.run import Locations, Run
+    from akh_tui.engine import Locations, Run
     from akh_tui.engine.store.session import SessionStore
 
     ctl = Run.start(Locations(tmp_path, tmp_path / "config.toml"), "solar", decider="scripted",

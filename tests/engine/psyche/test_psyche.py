@@ -609,7 +609,7 @@ def test_random_values_round_trip_through_toml(weights, severity, individuation,
 
 def _solar_with_veto(tmp_path, anticipate: bool):
     from akh_tui.engine.paths import Locations
-    from akh_tui.engine.runs.run import Run
+    from akh_tui.engine import Run
 
     run = Run.start(Locations(tmp_path / "data", tmp_path / "config.toml"), "solar")
     assert run.veto_tool("synthesize_triple")

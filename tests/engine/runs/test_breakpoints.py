@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from akh_tui.engine.runs.breakpoints import first_hit, parse
+from akh_tui.engine.runs.breakpoints import first_hit, parse_breakpoint as parse
 from akh_tui.engine.errors import InputError
 from akh_tui.engine.runs.scenario import build_agent, load_scenario
 from tests.engine.cycle.test_engine import run

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from akh_tui.engine.paths import bundled_data_dir
-from akh_tui.engine.runs.run import Locations, Run
+from akh_tui.engine import Locations, Run
 from akh_tui.engine.store.trace import read_trace
 from akh_tui.tui.panes import PsychePane
 from akh_tui.tui.psyche_editor import PsycheEditorScreen
@@ -249,7 +249,7 @@ def test_sessions_export_json_prints_a_summary(cli, tmp_path):
 def test_a_workspace_holding_the_session_store_is_refused(tmp_path):
     import pytest
 
-    from akh_tui.engine.runs.run import InputError
+    from akh_tui.engine import InputError
 
     sc = tmp_path / "ws.toml"
     sc.write_text((DATA / "scenarios" / "shadow.toml").read_text()

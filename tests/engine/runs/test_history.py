@@ -7,7 +7,7 @@ from pathlib import Path
 
 from akh_tui.engine.runs.history import Timeline, compare, resume, search
 from akh_tui.engine.psyche.model import Psyche
-from akh_tui.engine.runs.run import Locations, Run
+from akh_tui.engine import Locations, Run
 from akh_tui.engine.runs.scenario import build_agent, load_scenario
 from akh_tui.engine.store.session import SessionStore
 

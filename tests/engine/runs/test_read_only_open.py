@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from akh_tui.engine.paths import Locations
-from akh_tui.engine.runs.run import Run, StoreWriteError
+from akh_tui.engine import Run, StoreWriteError
 from tests.helpers import run_on_read_only
 
 

@@ -22,7 +22,7 @@ import pytest
 from akh_tui.cli import root as cli_mod
 from akh_tui.engine.store import session as session_mod
 from akh_tui.engine.paths import Locations
-from akh_tui.engine.runs.run import Run
+from akh_tui.engine import Run
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 GOAL = "Explore the ocean and find plankton"

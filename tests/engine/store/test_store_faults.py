@@ -16,7 +16,7 @@ import pytest
 from akh_tui.engine.store import session as session_mod
 from akh_tui.engine.paths import Locations
 from akh_tui.engine.runs.sessions import Sessions
-from akh_tui.engine.runs.run import Run, StoreBusy, StoreDamaged, StoreLost, StoreWriteError
+from akh_tui.engine import Run, StoreBusy, StoreDamaged, StoreLost, StoreWriteError
 from akh_tui.engine.store.trace import read_trace
 from tests.helpers import run_on_read_only
 
@@ -31,7 +31,7 @@ def _locations(tmp_path: Path) -> Locations:
 def _holder(tmp_path: Path) -> subprocess.Popen:
     """Another process writing run 1 of the data dir: started, then waiting on its stdin."""
     code = (
-        "import sys; from pathlib import Path; from akh_tui.engine.runs.run import Run, Locations\n"
+        "import sys; from pathlib import Path; from akh_tui.engine import Run, Locations\n"
         f"loc = Locations(Path({str(tmp_path / 'data')!r}), Path({str(tmp_path / 'config.toml')!r}))\n"
         f"r = Run.start(loc, 'zoo', goals=[{GOAL!r}]); r.run_cycles(5)\n"
         "print('ready', flush=True); sys.stdin.readline(); r.run_cycles(3); r.close()\n"

@@ -27,7 +27,7 @@ def plain(agent) -> dict:
 
 
 def recorded(tmp_path, n: int, every: int = 5):
-    from akh_tui.engine.runs.run import Locations, Run
+    from akh_tui.engine import Locations, Run
 
     ctl = Run.start(Locations(tmp_path, tmp_path / "config.toml"), SOLAR,
                     store=SessionStore(tmp_path / "s.db", every=every))

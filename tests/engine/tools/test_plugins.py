@@ -15,7 +15,7 @@ import pytest
 from akh_tui.engine.tools import registry, trust
 from akh_tui.engine.paths import Locations
 from akh_tui.engine.explain.decision import why_not
-from akh_tui.engine.runs.run import InputError, Run, parse_breakpoint, why_chosen, why_not_text
+from akh_tui.engine import InputError, Run, parse_breakpoint, why_chosen, why_not_text
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "akh-tui-tides"
 PKG = EXAMPLE / "akh_tides"
