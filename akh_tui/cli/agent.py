@@ -389,7 +389,7 @@ def cmd_reflect(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.json:
         print(json.dumps(ev))
         return 0
-    out.print(Text(f"reflection at cycle {ev['cycle']}"))
+    out.print(Text(engine.event_words(ev)))
     for a in ev["adjustments"] or [{"kind": "no adjustment"}]:
         out.print(Text("  " + ", ".join(f"{k}={v}" for k, v in a.items())))
     out.print(Text("  tool success rates: " + (", ".join(f"{t} {r:.2f}" for t, r in ev["tool_rates"].items()) or "none yet")))
@@ -477,9 +477,7 @@ def cmd_fork(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.json:
         print(json.dumps(event))
         return 0
-    out.print(Text(f"branch {event['branch']} forked from {event['parent']} after cycle {event['cycle']}"
-                   f" ({', '.join(event['edits']) or 'no edits'}); it is now the current branch: "
-                   f"`akh-tui agent resume` continues it"))
+    out.print(Text(f"{engine.event_words(event)}; it is now the current branch: `akh-tui agent resume` continues it"))
     return 0
 
 

@@ -37,6 +37,7 @@ _FACE: dict[str, str] = {
     'DEFAULT_RULES': 'akh_tui.engine.runs.approval',
     'DEFAULT_STALL_PATIENCE': 'akh_tui.engine.thinkloop',
     'DEFAULT_THRESHOLD': 'akh_tui.engine.thinkloop',
+    'event_words': 'akh_tui.engine.explain.events',
     'first_hit': 'akh_tui.engine.runs.breakpoints',
     'ForkEditError': 'akh_tui.engine.runs.commands',
     'GraphOracle': 'akh_tui.engine.thinkloop',

@@ -33,8 +33,8 @@ from textual.theme import Theme
 from textual.widgets import DataTable, Footer, OptionList, Static, Tree
 
 from ..engine.records import CycleRecord, Event, ForkEvent, PendingCycle, View
-from ..engine import (AddGoal, InputError, Locations, Psyche, Run, StoreWriteError, UserConfig, first_hit,
-                      parse_breakpoint)
+from ..engine import (AddGoal, InputError, Locations, Psyche, Run, StoreWriteError, UserConfig, event_words,
+                      first_hit, parse_breakpoint)
 from .dialogs import AddGoalScreen, HelpScreen, guarded, show_error
 from .panes import ERROR_WIDTH, GoalsPane, MemoryList, MemoryPane, PlanPane, PsychePane, ScoreTable, WhyPane
 from .themes import load_themes
@@ -63,6 +63,8 @@ FAST_FRAME_EVERY = 6
 FAST_FRAME_SHARE = 0.03
 FRAME_WAIT = 0.2  # seconds the engine waits at most for a frame to be drawn (never stuck on one)
 MAX_MARKS = 2000  # veto and fork marks kept for the timeline (it has about a hundred cells)
+# the events the status line announces (a backtrack or a consolidation shows in its pane instead)
+NEWS = ("fork", "reflection", "decomposition", "psyche_edit", "goal_added")
 MIN_SIZE = (80, 24)  # below this the panes cannot show their numbers: the screen says so
 NARROW = 100  # under this many columns: the narrow layout (workbench.tcss `.-narrow`)
 WHY_MIN, WHY_NARROW = 36, 28  # the Why pane's width: wide layout at least, narrow layout
@@ -495,22 +497,15 @@ class Workbench(PhaseStepping, App):
                     self.marks[cycle] = "!"
                     if len(self.marks) > MAX_MARKS:  # bounded: a long run must not grow the UI's memory
                         del self.marks[min(self.marks)]
-            elif it["type"] == "fork":
-                self.last_event = (f"branch {it['branch']} forked from {it['parent']} after cycle {it['cycle']}"
-                                   f" ({', '.join(it['edits']) or 'no edits'})")
-            elif it["type"] == "reflection":
-                deltas: dict[str, float] = {}
-                for ch in it["psyche_changes"]:
-                    if ch["kind"] == "archetype":
-                        deltas[ch["archetype"]] = deltas.get(ch["archetype"], 0.0) + ch["new"] - ch["old"]
-                self.deltas = deltas
-                self.last_event = f"reflection at cycle {it['cycle']}"
-            elif it["type"] == "decomposition":
-                self.last_event = f"goal #{it['goal']} decomposed ({it['mode']}) at cycle {it['cycle']}"
-            elif it["type"] == "psyche_edit":
-                self.last_event = f"psyche edited ({it['source']}): applies at cycle {it['cycle'] + 1}"
-            elif it["type"] == "goal_added":
-                self.last_event = f"goal #{it['goal']['id']} added"
+            else:  # an event: one line in the status bar, worded where the CLI and reports word it
+                if it["type"] == "reflection":
+                    deltas: dict[str, float] = {}
+                    for ch in it["psyche_changes"]:
+                        if ch["kind"] == "archetype":
+                            deltas[ch["archetype"]] = deltas.get(ch["archetype"], 0.0) + ch["new"] - ch["old"]
+                    self.deltas = deltas
+                if it["type"] in NEWS:
+                    self.last_event = event_words(it)
         if self.breakpoint_hit is not None:
             self.notify(self.breakpoint_hit, title="Breakpoint", severity="warning", timeout=6, markup=False)
             self.breakpoint_hit = None

@@ -24,6 +24,7 @@ from html import escape
 from typing import IO, Callable, Iterable, Iterator
 
 from ..explain.decision import runner_up, why_not_text
+from ..explain.events import event_words
 from ..redaction import redact
 
 SMALL_MARGIN = 0.05  # a runner-up this close is worth a line on why it lost
@@ -145,28 +146,6 @@ def _follow(items: Iterable[dict]) -> Iterator[tuple[dict | None, list[dict]]]:
     yield rec, events
 
 
-def _event_text(ev: dict) -> str:
-    kind = ev.get("type")
-    if kind == "fork":
-        return f"fork: branch {ev.get('branch')} from {ev.get('parent')} ({', '.join(ev.get('edits') or []) or 'no edits'})"
-    if kind == "reflection":
-        parts = [f"{a.get('kind')} goal #{a.get('goal')} {a.get('old')}→{a.get('new')}" for a in ev.get("adjustments") or []]
-        parts += [f"{p.get('archetype')} {p.get('old')}→{p.get('new')}" for p in ev.get("psyche_changes") or []
-                  if p.get("kind") == "archetype"]
-        return "reflection: " + ("; ".join(parts) or "no change")
-    if kind == "goal_added":
-        return f"goal added: #{ev.get('goal', ev.get('id'))} {ev.get('description', '')}".rstrip()
-    if kind == "decomposition":
-        return f"goal #{ev.get('goal')} decomposed ({ev.get('mode')})"
-    if kind == "backtrack":
-        return f"backtrack on goal #{ev.get('goal')}"
-    if kind == "psyche_edit":
-        return f"psyche edited ({ev.get('source')})"
-    if kind == "consolidation":
-        return "working memory consolidated"
-    return str(kind)
-
-
 def _row(rec: dict, events: list[dict]) -> dict:
     """What the report says of one cycle."""
     decide, act = rec["decide"], rec["act"]
@@ -181,7 +160,7 @@ def _row(rec: dict, events: list[dict]) -> dict:
         "cycle": rec["cycle"], "goal": rec["goal"]["id"], "tool": decide["tool"], "input": decide["input"],
         "progress": act.get("progress"), "coverage": act.get("coverage"), "breakdown": decide.get("breakdown", ""),
         "vetoed": bool(act.get("vetoed")), "veto": act.get("veto"), "close": close,
-        "notes": [_event_text(ev) for ev in events if int(ev.get("cycle", 0) or 0) == rec["cycle"]],
+        "notes": [event_words(ev, detail=True, dated=False) for ev in events if int(ev.get("cycle", 0) or 0) == rec["cycle"]],
     }
 
 
@@ -263,7 +242,7 @@ def write_report(items: Iterable[dict], meta: dict, run: int, branch: str, exten
     render: Callable[[dict], str] = _md_row if markdown else _html_row
     pairs = _follow(items)
     _, leading = next(pairs)
-    before = [_event_text(ev) for ev in leading if int(ev.get("cycle", 0) or 0) == 0]
+    before = [event_words(ev, detail=True, dated=False) for ev in leading if int(ev.get("cycle", 0) or 0) == 0]
     with tempfile.TemporaryFile("w+", encoding="utf-8", prefix="akh-report-") as spool:
         for rec, following in pairs:
             assert rec is not None  # only the first pair has none

@@ -77,7 +77,7 @@ def test_a_markdown_report_of_a_branch_and_bad_output_names(cli, tmp_path):
     md = (tmp_path / "bold.md").read_text()
     rows = [ln for ln in md.splitlines() if ln.startswith("| ") and ln.split("|")[1].strip().isdigit()]
     assert [int(r.split("|")[1]) for r in rows] == [1, 2, 3, 4, 5]
-    assert "fork: branch bold from main (explorer weight 0.9)" in md
+    assert "branch bold forked from main after cycle 2 (explorer weight 0.9)" in md  # worded as everywhere (explain/events.py)
     assert "| explorer | 0.50 | 0.90 |" in md and md.count("<svg") == 2
     assert "Find mammals | completed" in md
     assert ".html or .md" in cli("sessions", "report", "1", "-o", "report.pdf", check_rc=2).stderr
