@@ -145,8 +145,9 @@ def test_otlp_json_and_report_memory_does_not_grow_with_the_number_of_cycles(tmp
 
     monkeypatch.setattr(session_mod.SessionStore, "PAGE", 16)
     short, long = long_branch(tmp_path / "short", 200), long_branch(tmp_path / "long", 1000)
+    tiny = long_branch(tmp_path / "tiny", 10)
     for what in ("otlp-json", "html", "md"):
-        _streamed_peak(short, what, tmp_path / "warm")  # the first call imports the SDK: not the export's own
+        _streamed_peak(tiny, what, tmp_path / "warm")  # the first call imports the SDK: not the export's own
         peak_short = _streamed_peak(short, what, tmp_path / f"short.{what}")
         peak_long = _streamed_peak(long, what, tmp_path / f"long.{what}")
         # five times the cycles: the whole-run code held them all (tracemalloc peaks of 26 MB at
