@@ -15,11 +15,12 @@ from rich.text import Text
 
 from .. import engine  # the face: each name loads on first use, so `--help` (which builds this parser) loads none
 from ..engine import InputError
+from .argtypes import Subcommands
 
 PROGRESS_FROM = 50  # runs at least this long show a progress bar (on a terminal)
 
 
-def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     """`akh-tui agent …`: its sub-commands, each opening a scenario (a new run's or the stored one's)."""
     from .argtypes import non_negative, positive
     from .trust import add_flags

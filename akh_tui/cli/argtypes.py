@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 import argparse
 
 
@@ -20,3 +22,7 @@ def positive(text: str) -> int:
     if v == 0:
         raise argparse.ArgumentTypeError("must be ≥ 1")
     return v
+
+
+# what each command module's add_parser(sub, common) adds its parsers to (argparse names no public type)
+Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"

@@ -6,9 +6,10 @@ import argparse
 from typing import Any
 
 from rich.console import Console
+from .argtypes import Subcommands
 
 
-def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     bench = sub.add_parser("bench", help="print SPEC §12's speed and size figures")
     bench.add_argument("--quick", action="store_true", help="smaller runs (a smoke test of the benchmark itself)")
     bench.add_argument("--json", action="store_true")

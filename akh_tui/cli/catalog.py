@@ -12,9 +12,10 @@ from rich.console import Console
 from rich.text import Text
 
 from ..engine import InputWarning
+from .argtypes import Subcommands
 
 
-def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     from .trust import add_flags
 
     tools = sub.add_parser("tools", help="list the tools: the built-ins and installed plugins, their gates and danger")

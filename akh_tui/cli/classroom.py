@@ -4,6 +4,8 @@ engine modules are imported inside the commands, so `akh-tui --help` loads none 
 
 from __future__ import annotations
 
+import argparse
+
 import json
 import os
 from contextlib import contextmanager
@@ -16,7 +18,7 @@ if TYPE_CHECKING:
 from rich.console import Console
 from rich.text import Text
 
-from .argtypes import positive
+from .argtypes import Subcommands, positive
 
 EXIT_CHANGED = 1
 DEFAULT_MAX_TABS = 40  # `serve --max-tabs`: a class is dozens of students, a tab each
@@ -51,7 +53,7 @@ def add_session_parsers(ssub, common, export) -> None:
                      help="add the workbench as it draws cycle C (inline SVG); repeatable")
 
 
-def add_parser(sub, common) -> None:
+def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     """Top-level `check` and `serve`."""
     srv = sub.add_parser("serve", help="serve the workbench to web browsers (textual-serve: one app process per tab)")
     srv.set_defaults(handler=dispatch)

@@ -13,12 +13,13 @@ from rich.table import Table
 from rich.text import Text
 
 from . import classroom as cli_classroom  # argparse and rich only: no engine import at --help
+from .argtypes import Subcommands
 
 if TYPE_CHECKING:
     from ..engine import Sessions
 
 
-def add_parser(sub, common) -> None:
+def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("sessions", help="runs and branches in the session store; export and import JSONL traces")
     p.set_defaults(handler=dispatch)  # pin, report and export's OpenTelemetry formats go on to classroom.py
     ssub = p.add_subparsers(dest="sessions_command", required=True)

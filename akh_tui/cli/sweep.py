@@ -14,8 +14,9 @@ from rich.console import Console
 from rich.text import Text
 
 from ..engine import InputError
+from .argtypes import Subcommands
 
-def add_parser(sub, common: argparse.ArgumentParser | None = None) -> None:
+def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     from .argtypes import positive
 
     sw = sub.add_parser("sweep", help="many runs over psyche settings and seeds, on one machine or a Dask cluster")

@@ -18,6 +18,7 @@ from rich.text import Text
 from ..engine import InputError
 from ..engine import (DEFAULT_KI, DEFAULT_KP, DEFAULT_MAX_ITERATIONS, DEFAULT_PROMOTION_THRESHOLD,
                       DEFAULT_STALL_PATIENCE, DEFAULT_THRESHOLD, GraphOracle, ThinkConfig, ThinkLoop, tokens)
+from .argtypes import Subcommands
 
 # argparse dest -> (flag, ThinkConfig field, parser)
 _OPTIONS = {
@@ -30,7 +31,7 @@ _OPTIONS = {
 }
 
 
-def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     """Add the `think` sub-command to the main CLI's subparsers."""
     p = sub.add_parser("think", help="run the ThinkLoop PI controller: query the scenario's graph until the answer matches")
     p.set_defaults(handler=dispatch)

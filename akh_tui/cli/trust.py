@@ -11,6 +11,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.text import Text
+from .argtypes import Subcommands
 
 
 def add_flags(p: argparse.ArgumentParser, sub: bool = True) -> None:
@@ -25,7 +26,7 @@ def add_flags(p: argparse.ArgumentParser, sub: bool = True) -> None:
                         "or added file asks again); see `akh-tui trust list`")
 
 
-def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     tr = sub.add_parser("trust", help="folders whose Python plugins scenarios may import (the trusted-folders list)")
     tr.set_defaults(handler=dispatch)
     tsub = tr.add_subparsers(dest="trust_command", required=True)

@@ -9,9 +9,10 @@ from typing import Any
 from rich.console import Console
 
 from ..engine import InputError
+from .argtypes import Subcommands
 
 
-def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     op = sub.add_parser("open", help="replay a JSONL trace file in the workbench (read-only, no engine)")
     op.add_argument("file")
     op.set_defaults(handler=open_trace)

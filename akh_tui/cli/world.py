@@ -16,11 +16,12 @@ from rich.console import Console
 from rich.text import Text
 
 from ..engine import InputError
+from .argtypes import Subcommands
 
 EXIT_INVARIANT = 1
 
 
-def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     """Add `world check` and `world run` to the main CLI's subparsers."""
     p = sub.add_parser("world", help="worlds: several agents in one deterministic world (SPEC §13)")
     p.set_defaults(handler=dispatch)
@@ -48,7 +49,7 @@ def _count(value: str | None, flag: str, lo: int) -> int | None:
     return n
 
 
-def dispatch(args: Any, out: Console, err: Console) -> int:
+def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Run `world check` or `world run`; InputError goes up to the main CLI (exit 2)."""
     from ..engine import InvariantViolation, World, load_world
 
