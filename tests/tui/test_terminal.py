@@ -30,7 +30,7 @@ class Tmux:
     def screen(self, colours: bool = False) -> str:
         return self.run("capture-pane", "-t", "t", "-p", *(["-e"] if colours else []))
 
-    def keys(self, *keys: str, timeout: float = 20) -> None:
+    def keys(self, *keys: str, timeout: float = 60) -> None:
         """Send each key once the screen shows the last one's effect (with colours: a focus move
         changes only a border's colour). No fixed delay: a busy machine only makes it wait longer."""
         for k in keys:
@@ -42,7 +42,7 @@ class Tmux:
                     raise AssertionError(f"key {k!r} changed nothing on the screen:\n{self.screen()}")
                 time.sleep(0.02)
 
-    def settled(self, text: str, timeout: float = 20) -> str:
+    def settled(self, text: str, timeout: float = 60) -> str:
         """Wait for `text`, then until two captures in a row are the same (a dialog that has
         appeared may still be moving its focus)."""
         self.wait_for(text, timeout)
@@ -56,7 +56,9 @@ class Tmux:
             last = now
         raise AssertionError(f"the screen never settled after {text!r}:\n{self.screen()}")
 
-    def wait_for(self, text: str, timeout: float = 20) -> str:
+    def wait_for(self, text: str, timeout: float = 90) -> str:
+        """Wait until `text` is on the screen: the timeout is a ceiling for a machine busy enough
+        to start Python slowly, never a delay the test spends."""
         deadline = time.monotonic() + timeout
         screen = ""
         while time.monotonic() < deadline:
@@ -64,7 +66,8 @@ class Tmux:
             if text in screen:
                 return screen
             time.sleep(0.1)
-        raise AssertionError(f"{text!r} never appeared; screen:\n{screen}")
+        raise AssertionError(f"{text!r} never appeared (the program is {'running' if self.alive() else 'gone'}); "
+                             f"screen:\n{screen}")
 
     def alive(self) -> bool:
         return subprocess.run(["tmux", "-L", self.sock, "has-session", "-t", "t"], capture_output=True).returncode == 0
