@@ -101,7 +101,17 @@ def test_breakpoint_on_a_veto_pauses_the_run(snap_compare, workbench, tmp_path):
 
 def test_why_not_in_view_when_the_cursor_moves(snap_compare, workbench):
     # solar after 6 cycles, the cursor down to similarity_search: the Why pane shows its why-not
-    assert snap_compare(workbench("solar"), press=["space"] * 6 + ["down"] * 4, terminal_size=SIZE)
+    async def keys_then_the_scroll(pilot) -> None:
+        for key in ["space"] * 6 + ["down"] * 4:
+            await pilot.press(key)
+        # the pane scrolls after the next refresh: wait for it (a busy machine takes frames longer)
+        box, why = pilot.app.query_one("#why-box"), pilot.app.why_pane
+        for _ in range(500):
+            if why.question_at and box.scroll_y == min(why.question_at, box.max_scroll_y):
+                break
+            await pilot.pause()
+
+    assert snap_compare(workbench("solar"), run_before=keys_then_the_scroll, terminal_size=SIZE)
 
 
 def test_approval_dialog_at_80x24(snap_compare, workbench, tmp_path):
