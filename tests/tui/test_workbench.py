@@ -480,10 +480,14 @@ def test_moving_the_cursor_brings_the_why_not_into_view_and_the_keyboard_scrolls
         chosen = app.ctl.latest["decide"]["tool"]
         other = next(n for n in table._names if n != chosen and n != "kg_query")
         table.move_cursor(row=table._names.index(other))
-        await pilot.pause()
-        await pilot.pause()
-        shown = "\n".join(_visible_why(app))
-        assert f"{other} lost to" in shown or f"{other} was not offered" in shown, shown
+        offered = next(c["offered"] for c in app.ctl.latest["decide"]["candidates"] if c["tool"] == other)
+        wanted = f"{other} lost to" if offered else f"{other} was not offered"
+        for _ in range(500):  # the pane scrolls after a refresh: wait for what it shows, not a number of frames
+            shown = "\n".join(_visible_why(app))
+            if wanted in shown:
+                break
+            await pilot.pause()
+        assert wanted in shown, shown
         # the pane scrolls by keyboard: tab to it, page up goes back to the chosen tool's story
         box = app.query_one("#why-box")
         box.focus()
