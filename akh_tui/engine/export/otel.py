@@ -37,6 +37,7 @@ from typing import IO, Any, Iterable, Iterator, NamedTuple
 
 from ... import __version__
 from ..redaction import redact
+from ..store.trace import records_with_events
 
 # 2025-01-01T00:00:00Z: where cycle 1 starts unless --start says otherwise
 DEFAULT_START_NS = 1_735_689_600 * 1_000_000_000
@@ -205,23 +206,6 @@ def build_spans(items: Iterable[dict], meta: dict, run: int, branch: str, start_
     return list(stream_spans(items, meta, run, branch, extent, start_ns))
 
 
-def _follow(items: Iterable[dict]) -> Iterator[tuple[dict | None, list[dict]]]:
-    """The items as (record, the events after it), the first pair's record None (the events
-    before the first cycle). Trace order (SPEC §11, SessionStore.trace_lines) puts a cycle's
-    events right after its record and those of cycle 0 before every record, so nothing but
-    one cycle is held."""
-    rec: dict | None = None
-    events: list[dict] = []
-    for it in items:
-        kind = it.get("type")
-        if kind == "cycle":
-            yield rec, events
-            rec, events = it, []
-        elif kind != "run":
-            events.append(it)
-    yield rec, events
-
-
 def stream_spans(items: Iterable[dict], meta: dict, run: int, branch: str, extent: Extent,
                  start_ns: int = DEFAULT_START_NS) -> Iterator:
     """The spans of a branch's trace items (records and events, in trace order), each parent
@@ -243,7 +227,7 @@ def stream_spans(items: Iterable[dict], meta: dict, run: int, branch: str, exten
                          "telemetry.sdk.language": "python", "telemetry.sdk.name": "opentelemetry",
                          "akh.scenario": name, "akh.seed": seed if seed is not None else -1})
     b = _Builder(key, resource, InstrumentationScope("akh_tui.engine.otel", __version__))
-    pairs = _follow(items)
+    pairs = records_with_events(items)
     _, leading = next(pairs)
 
     def t0(cycle: int) -> int:

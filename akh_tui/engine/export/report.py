@@ -26,6 +26,7 @@ from typing import IO, Callable, Iterable, Iterator
 from ..explain.decision import runner_up, why_not_text
 from ..explain.events import event_words
 from ..redaction import redact
+from ..store.trace import records_with_events
 
 SMALL_MARGIN = 0.05  # a runner-up this close is worth a line on why it lost
 PALETTE = ("#e07b00", "#2a9d8f", "#3a6ea5", "#8e44ad", "#c0392b", "#7f8c8d", "#27ae60", "#d35400")
@@ -131,21 +132,6 @@ class _Plot:
         return "".join(out)
 
 
-def _follow(items: Iterable[dict]) -> Iterator[tuple[dict | None, list[dict]]]:
-    """The items as (record, the events after it), the first pair's record None (the events
-    before the first cycle): trace order puts a cycle's events right after its record."""
-    rec: dict | None = None
-    events: list[dict] = []
-    for it in items:
-        kind = it.get("type")
-        if kind == "cycle":
-            yield rec, events
-            rec, events = it, []
-        elif kind != "run":
-            events.append(it)
-    yield rec, events
-
-
 def _row(rec: dict, events: list[dict]) -> dict:
     """What the report says of one cycle."""
     decide, act = rec["decide"], rec["act"]
@@ -240,7 +226,7 @@ def write_report(items: Iterable[dict], meta: dict, run: int, branch: str, exten
     file while the summary is gathered, then copied after it."""
     summary = _Summary(meta, extent)
     render: Callable[[dict], str] = _md_row if markdown else _html_row
-    pairs = _follow(items)
+    pairs = records_with_events(items)
     _, leading = next(pairs)
     before = [event_words(ev, detail=True, dated=False) for ev in leading if int(ev.get("cycle", 0) or 0) == 0]
     with tempfile.TemporaryFile("w+", encoding="utf-8", prefix="akh-report-") as spool:

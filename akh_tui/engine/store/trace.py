@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Iterable, Mapping
+from typing import IO, Any, Iterable, Iterator, Mapping
 
 from ..errors import InputError, read_user_file
 from ..redaction import redact_obj, registered_in
@@ -160,3 +160,20 @@ def read_trace(path: str | Path) -> Trace:
     if trace is None:
         raise InputError("empty trace: no run header", file=file)
     return trace
+
+
+def records_with_events(items: Iterable[dict]) -> Iterator[tuple[dict | None, list[dict]]]:
+    """A branch's trace items as (record, the events after it), the first pair's record None
+    (the events before the first cycle). Trace order (SPEC §11, SessionStore.trace_lines) puts a
+    cycle's events right after its record and those of cycle 0 before every record, so a reader
+    that streams (an export, a report) holds nothing but one cycle."""
+    rec: dict | None = None
+    events: list[dict] = []
+    for it in items:
+        kind = it.get("type")
+        if kind == "cycle":
+            yield rec, events
+            rec, events = it, []
+        elif kind != "run":
+            events.append(it)
+    yield rec, events
