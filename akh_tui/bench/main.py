@@ -22,7 +22,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from .stream import stream_figures, stream_rows
+from .stream import command_peak_mb, spread, stream_figures, stream_rows
 from ..engine.cycle.agent import Agent
 from ..engine.config import AgentConfig
 from ..engine.runs.run import Run
@@ -279,27 +279,11 @@ def store_figures(quick: bool, folder: Path) -> dict:
 
 
 def export_peak_mb(data: Path, run: int = 1) -> tuple[float, float]:
-    """`sessions export RUN -o /dev/null` on a data dir, in a process of its own: its peak
-    RSS (MB, nan if it failed) and wall seconds.
-
-    The peak is the child's VmHWM, the high-water mark of its own address space. Not its
-    ru_maxrss: Linux carries the parent's peak across fork + exec into that figure, so it
-    reported this benchmark's own peak (76 MB after the quick soak, 235 MB after the full
-    one) instead of the export's (47 MB after 5,000, 50,000 and 200,000 cycles alike). It is
-    read inline there: importing this module in the child would load what an export does not."""
-    import subprocess
-    import sys
-
-    code = ("import resource, sys; from akh_tui.cli import main; "
-            f"sys.argv = ['akh-tui', 'sessions', 'export', '{int(run)}', '-o', '/dev/null']; rc = main(); "
-            "hwm = [int(x.split()[1]) / 1024 for x in open('/proc/self/status') if x.startswith('VmHWM:')]; "
-            "print(hwm[0] if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, file=sys.stderr); "
-            "sys.exit(rc)")
-    t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, AKH_TUI_DATA=str(data)),
-                          capture_output=True, text=True, timeout=3600)
-    seconds = time.perf_counter() - t0
-    return (float(proc.stderr.strip().splitlines()[-1]) if proc.returncode == 0 else float("nan")), seconds
+    """`sessions export RUN -o /dev/null` on a data dir, in a process of its own: its peak RSS
+    (MB, nan if it failed) and wall seconds (stream.command_peak_mb says why the peak is the
+    child's VmHWM: ru_maxrss carried this benchmark's own peak over fork + exec, 235 MB after
+    the full soak, against the export's 47 MB)."""
+    return command_peak_mb(data, ["sessions", "export", str(int(run)), "-o", "/dev/null"])
 
 
 def rewind_big_figures(quick: bool, folder: Path, runs: int = 3) -> dict:
@@ -403,10 +387,6 @@ def plots_figures(db: Path, rounds: int = 3) -> dict:
     ctl.close()
     out.update(load_s=spread(loads), ui_wait_ms=spread(gaps), redraw_ms=spread(redraws))
     return out
-
-
-def spread(xs: list[float]) -> dict:
-    return {"min": min(xs), "median": statistics.median(xs), "max": max(xs)}
 
 
 def hostile_figures(quick: bool) -> dict:

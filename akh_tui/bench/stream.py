@@ -82,7 +82,7 @@ def command_peak_mb(data: Path, argv: list[str]) -> tuple[float, float]:
     return (float(proc.stderr.strip().splitlines()[-1]) if proc.returncode == 0 else float("nan")), seconds
 
 
-def _spread(xs: list[float]) -> dict:
+def spread(xs: list[float]) -> dict:
     return {"min": min(xs), "median": statistics.median(xs), "max": max(xs)}
 
 
@@ -100,7 +100,7 @@ def stream_figures(sizes: tuple[int, ...], folder: Path, runs: int = 3) -> dict:
                 m, s = command_peak_mb(data, [a.replace("{out}", str(folder)) for a in argv])
                 mb.append(m)
                 secs.append(s)
-            out[str(n)][label] = {"peak_mb": _spread(mb), "seconds": _spread(secs)}
+            out[str(n)][label] = {"peak_mb": spread(mb), "seconds": spread(secs)}
     return out
 
 
