@@ -90,6 +90,12 @@ _FACE: dict[str, str] = {
     'why_chosen': 'akh_tui.engine.explain.decision',
     'why_not_text': 'akh_tui.engine.explain.decision',
     'World': 'akh_tui.engine.world.world',
+    'WorldWatch': 'akh_tui.engine.world.watch',
+    'WorldStep': 'akh_tui.engine.world.watch',
+    'parse_world_break': 'akh_tui.engine.world.watch',
+    'WORLD_BREAK_HELP': 'akh_tui.engine.world.watch',
+    'LANE_GLYPHS': 'akh_tui.engine.world.watch',
+    'LANE_STATE': 'akh_tui.engine.world.watch',
 }
 
 __all__ = sorted(_FACE)

@@ -208,6 +208,19 @@ class World:
         return "every agent is STOPPED" if self.over else f"{self.round} rounds"
 
     def step_round(self, on_step: Callable[[dict[str, Any]], None] | None = None) -> None:
+        for aid in self.begin_round():
+            if self.loops[aid].state == PAUSED:
+                continue  # paused by its fifth error this round: back next round
+            step = self.turn(aid)
+            if step is not None and on_step is not None:
+                on_step(step)
+        self.end_round()
+
+    def begin_round(self) -> list[str]:
+        """A round's start: the wake-ups, the clock's jump when nobody can act yet, and the
+        round's order (recorded). The caller then takes the turns in that order, skipping an
+        agent PAUSED by then, and calls end_round (step_round does all three; the workbench
+        takes the turns one at a time)."""
         self.round += 1
         events = self._wake()
         if not any(self.loops[a].eligible for a in self.ids):
@@ -220,12 +233,10 @@ class World:
         self._write({"type": "round", "round": self.round, "clock": seconds(self.clock), "order": order})
         for ev in events:
             self._write(ev)
-        for aid in order:
-            if self.loops[aid].state == PAUSED:
-                continue  # paused by its fifth error this round: back next round
-            step = self.turn(aid)
-            if step is not None and on_step is not None:
-                on_step(step)
+        return order
+
+    def end_round(self) -> None:
+        """After the round's last turn: the mint, when this round is a mint round."""
         if self.mint_every > 0 and self.round % self.mint_every == 0:
             self.mint()
 

@@ -1,0 +1,556 @@
+"""A world held open for the workbench (issue 26): stepped one agent's turn or one round at a
+time, its records kept so any step can be shown again read-only, and what the workbench's
+panes draw (the roster, the swimlanes, artifacts, the ledger, the mint, rate windows) read
+from it under one lock (the engine thread steps while the UI thread reads).
+
+This is the workbench's own door to a world until worlds are recorded in the session store:
+records are kept in memory (each cycle record compressed: 10,000 steps of a two-agent world
+hold about 15 MB), so a world in the workbench has no rewind or fork yet.
+
+World breakpoints (`parse_world_break`) stop a running world after the turn whose records
+match; they are checked against the records the turn wrote, never by re-running anything.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from ..errors import InputError
+from ..knowledge.memory import KIND_RELEVANCE
+from ..psyche.model import Psyche
+from ..records import CycleRecord, View
+from ..runs.breakpoints import Breakpoint, first_hit, parse_breakpoint
+from .file import WorldSpec, load_world
+from .ledger import ESCROW, WORLD, InvariantViolation
+from .loop import PAUSED, SLEEPING, STOPPED
+from .world import World
+
+# one glyph per step on a swimlane, and what an agent's lane shows where another agent acts
+LANE_GLYPHS = {"act": "●", "fail": "✗", "veto": "!", "limited": "⊘"}
+STATE_LETTER = {"STARTING": "s", "RUNNING": "R", SLEEPING: "Z", PAUSED: "P", STOPPED: "X"}
+LANE_STATE = {"s": " ", "R": " ", "Z": "z", "P": "P", "X": "·"}  # by STATE_LETTER
+RESOURCES = ("actions", "llm_calls", "llm_tokens", "writes")
+
+
+@dataclass(frozen=True)
+class WorldStep:
+    """One turn as the swimlanes and the replay see it. `index` counts from 0 in the world's
+    order of turns; `states` holds every agent's state letter after the turn (file order)."""
+
+    index: int
+    round: int
+    clock: float
+    agent: str
+    tool: str | None  # None: a turn refused by the rate limits
+    kind: str  # a key of LANE_GLYPHS
+    result: str
+    states: str
+    cycle: int | None  # the agent's cycle number (None for a refused turn)
+
+
+@dataclass
+class WorldBreak:
+    """A world breakpoint: `text` as typed, and what it matches."""
+
+    text: str
+    kind: str  # transfer | write | mint | backoff | paused | agent | cycle
+    agent: str | None = None
+    name: str | None = None  # an artifact id, or a tool for `agent:X:TOOL`
+    amount: int = 0
+    cycle_break: Breakpoint | None = None
+
+
+WORLD_BREAK_HELP = ("transfer>N (a ledger move above N scrip) · write or write:ARTIFACT · mint · backoff or "
+                    "backoff:AGENT · paused or paused:AGENT · agent:X or agent:X:TOOL · any single-run breakpoint "
+                    "(tool=, veto, goal, score < 0.3 ...) on every agent's cycle")
+
+
+def parse_world_break(text: str, agents: list[str], field_name: str = "breakpoint") -> WorldBreak:
+    """A world breakpoint from its text; InputError naming what is wrong (an unknown agent, a
+    bad amount, a condition the cycle record cannot hold)."""
+    spec = text.strip()
+    head, _, rest = spec.partition(":")
+    if spec.startswith("transfer"):
+        num = spec[len("transfer"):].strip().removeprefix(">").strip()
+        if not spec[len("transfer"):].strip().startswith(">") or not num.isdigit():
+            raise InputError(f"{spec!r}: write transfer>N with N a whole number of scrip", field=field_name)
+        return WorldBreak(spec, "transfer", amount=int(num))
+    if head in ("write", "mint", "backoff", "paused", "agent"):
+        if head == "mint":
+            if rest:
+                raise InputError(f"{spec!r}: mint takes nothing after it", field=field_name)
+            return WorldBreak(spec, "mint")
+        if head == "write":
+            return WorldBreak(spec, "write", name=rest.strip() or None)
+        who, _, tool = rest.partition(":")
+        who = who.strip()
+        if head == "agent" and not who:
+            raise InputError(f"{spec!r}: write agent:ID (the agents: {', '.join(agents)})", field=field_name)
+        if who and who not in agents:
+            raise InputError(f"{spec!r}: no agent {who!r} in this world (the agents: {', '.join(agents)})",
+                             field=field_name)
+        if tool and head != "agent":
+            raise InputError(f"{spec!r}: only agent:X takes a tool after it", field=field_name)
+        return WorldBreak(spec, head, agent=who or None, name=tool.strip() or None)
+    return WorldBreak(spec, "cycle", cycle_break=parse_breakpoint(spec, field=field_name, tools=None))
+
+
+def _observed_entries(record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The working-memory entries a recorded cycle observed (what runs/view.py shows of a
+    replayed cycle: the record holds no more)."""
+    out = []
+    cycle = int(record["cycle"]) - 1
+    for e in reversed(record["observe"]["recent"]):
+        out.append({"id": e["id"], "cycle": max(cycle, 0), "kind": e["kind"],
+                    "relevance": KIND_RELEVANCE.get(e["kind"], 0.5), "refs": 0, "content": e["content"]})
+        if e["kind"] == "observation" and e["content"].startswith("Observe:"):
+            cycle -= 1
+    out.reverse()
+    return out
+
+
+@dataclass
+class _Turn:
+    """What one turn wrote, gathered from the world's sink."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+
+class WorldWatch:
+    """A world open in the workbench. Every method takes the lock: the engine thread steps,
+    the UI thread reads."""
+
+    def __init__(self, spec: WorldSpec, llm: Mapping[str, Any] | None = None,
+                 deciders: Mapping[str, Any] | None = None) -> None:
+        self.lock = threading.RLock()
+        self.spec = spec
+        self.ids = [a.id for a in spec.agents]
+        self.steps: list[WorldStep] = []
+        self._cycle_lines: dict[tuple[str, int], bytes] = {}  # (agent, cycle) -> its record, compressed
+        self._last_cycle: dict[str, int] = {}
+        self.ledger_log: list[dict[str, Any]] = []
+        self.artifact_log: list[dict[str, Any]] = []
+        self.mints: list[dict[str, Any]] = []
+        self.state_log: list[dict[str, Any]] = []
+        self.balances_by_round: list[tuple[int, dict[str, int]]] = []
+        self.vetoes_fired: dict[str, int] = {a: 0 for a in self.ids}
+        self.last: dict[str, WorldStep] = {}
+        self.breaks: list[WorldBreak] = []
+        self.hit: str | None = None
+        self.broken: str | None = None  # the invariant a turn broke: the world takes no more steps
+        self._turn = _Turn()
+        self._prev_record: dict[str, CycleRecord] = {}
+        self._order: list[str] = []
+        self._next = 0  # the position in _order of the next turn
+        self._pending_type = ""
+        self.listeners: list[Callable[[WorldStep], None]] = []
+        self.world = World(spec, sink=self._sink, lines=self._line, llm=llm, deciders=deciders)
+        self.balances_by_round.append((0, self.world.ledger.snapshot()))
+
+    @classmethod
+    def open(cls, file: str | Path, seed: int | None = None, llm: Mapping[str, Any] | None = None) -> "WorldWatch":
+        spec = load_world(str(file))
+        if seed is not None:
+            spec = spec.with_seed(seed)
+        return cls(spec, llm=llm)
+
+    # ---- what the world writes -------------------------------------------------------------
+    def _sink(self, record: dict[str, Any]) -> None:
+        self._pending_type = record["type"]
+        self._turn.records.append(record)
+
+    def _line(self, line: str) -> None:
+        rec = self._turn.records[-1]
+        if self._pending_type == "cycle":
+            self._cycle_lines[(rec["agent"], rec["cycle"])] = zlib.compress(line.encode(), 1)
+
+    # ---- stepping ----------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def round(self) -> int:
+        return self.world.round
+
+    @property
+    def clock(self) -> float:
+        return self.world.clock / 1000
+
+    @property
+    def over(self) -> bool:
+        return self.world.over
+
+    @property
+    def rounds_done(self) -> bool:
+        """The world file's rounds are run (stepping goes on past them, as `world run --rounds`)."""
+        return self.world.round >= self.spec.rounds and self._next >= len(self._order)
+
+    def next_agent(self) -> str | None:
+        """Whose turn comes next, when the round has begun (None: a new round begins first)."""
+        with self.lock:
+            return self._upcoming()
+
+    def _upcoming(self) -> str | None:
+        while self._next < len(self._order) and self.world.loops[self._order[self._next]].state == PAUSED:
+            self._next += 1
+        return self._order[self._next] if self._next < len(self._order) else None
+
+    def step_agent(self) -> WorldStep | None:
+        """The next agent's turn (beginning a round, or ending one with its mint, on the way);
+        None when every agent is STOPPED or a turn broke the invariant."""
+        with self.lock:
+            if self.broken is not None:
+                return None
+            for _ in range(3):  # a round whose agents all stop before their turn: try the next
+                if self.world.over:
+                    return None
+                if self._upcoming() is None:
+                    self._begin_round()
+                aid = self._upcoming()
+                if aid is None:
+                    continue
+                self._next += 1
+                try:
+                    summary = self.world.turn(aid)
+                except InvariantViolation as exc:
+                    self.broken = f"round {self.world.round}, {aid}'s turn: {exc}; nothing of that step was committed"
+                    self.hit = f"invariant: {self.broken}"
+                    self._turn = _Turn()
+                    return None
+                step = self._took_turn(aid, summary)
+                if self._upcoming() is None:
+                    self._end_round()
+                if step is not None:
+                    return step
+            return None
+
+    def step_round(self) -> list[WorldStep]:
+        """The rest of the round under way, or one whole round."""
+        with self.lock:
+            out: list[WorldStep] = []
+            start = self.world.round if self._upcoming() is not None else self.world.round + 1
+            while not self.world.over and self.broken is None:
+                if self._upcoming() is None and self.world.round >= start:
+                    break
+                step = self.step_agent()
+                if step is None:
+                    break
+                out.append(step)
+            return out
+
+    def _begin_round(self) -> None:
+        self._turn = _Turn()
+        self._order = self.world.begin_round()
+        self._next = 0
+        self._absorb(self._turn.records)
+        self._turn = _Turn()
+
+    def _end_round(self) -> None:
+        self._turn = _Turn()
+        try:
+            self.world.end_round()
+        except InvariantViolation as exc:
+            self.broken = f"round {self.world.round}, the mint: {exc}; nothing of it was committed"
+            self.hit = f"invariant: {self.broken}"
+        self._absorb(self._turn.records)
+        self._turn = _Turn()
+        self.balances_by_round.append((self.world.round, self.world.ledger.snapshot()))
+
+    def _took_turn(self, aid: str, summary: dict[str, Any] | None) -> WorldStep | None:
+        records, self._turn = self._turn.records, _Turn()
+        self._absorb(records)
+        if summary is None:  # no active goal: STOPPED, no turn taken
+            return None
+        cycle = next((r for r in records if r["type"] == "cycle"), None)
+        if cycle is None:
+            kind, tool, result, number = "limited", None, str(summary["action"]), None
+        else:
+            act = cycle["act"]
+            kind = "veto" if act["vetoed"] else ("act" if act["success"] else "fail")
+            tool, result, number = cycle["decide"]["tool"], str(act["progress"]), int(cycle["cycle"])
+            if act["vetoed"]:
+                self.vetoes_fired[aid] += 1
+            self._last_cycle[aid] = number
+        states = "".join(STATE_LETTER[self.world.loops[a].state] for a in self.ids)
+        step = WorldStep(len(self.steps), int(summary["round"]), float(summary["clock"]), aid, tool, kind, result,
+                         states, number)
+        self.steps.append(step)
+        self.last[aid] = step
+        self._check_breaks(aid, records)
+        for fn in self.listeners:
+            fn(step)
+        return step
+
+    def _absorb(self, records: list[dict[str, Any]]) -> None:
+        for r in records:
+            t = r["type"]
+            if t == "ledger":
+                self.ledger_log.append(r)
+            elif t == "artifact":
+                self.artifact_log.append(r)
+            elif t == "mint":
+                self.mints.append({**r, "shares": []})
+            elif t == "state":
+                self.state_log.append(r)
+        # a mint's ledger entries follow it: the price's shares are its UBI split
+        if self.mints and any(r["type"] == "mint" for r in records):
+            m = self.mints[-1]
+            m["shares"] = [[e["to"], e["amount"]] for e in records
+                           if e["type"] == "ledger" and e["why"].startswith("mint price share")]
+
+    # ---- breakpoints -------------------------------------------------------------------------
+    def set_breaks(self, texts: list[str]) -> list[WorldBreak]:
+        """Replace the world breakpoints (all parsed first: one bad text changes nothing)."""
+        parsed = [parse_world_break(t, self.ids, field_name=f"breakpoint {t!r}") for t in texts]
+        with self.lock:
+            self.breaks = parsed
+        return parsed
+
+    def _check_breaks(self, aid: str, records: list[dict[str, Any]]) -> None:
+        cycle = next((r for r in records if r["type"] == "cycle"), None)
+        for b in self.breaks:
+            why = self._matches(b, aid, records, cycle)
+            if why is not None:
+                self.hit = f"{b.text}: {why}"
+                break
+        if cycle is not None:
+            self._prev_record[aid] = cycle  # type: ignore[assignment]
+
+    def _matches(self, b: WorldBreak, aid: str, records: list[dict[str, Any]], cycle: dict[str, Any] | None) -> str | None:
+        if b.kind == "transfer":
+            for r in records:
+                if r["type"] == "ledger" and r["amount"] > b.amount:
+                    return f"{r['from']} → {r['to']} {r['amount']} scrip ({r['why']})"
+        elif b.kind == "write":
+            for r in records:
+                if r["type"] == "artifact" and (b.name is None or r["id"] == b.name):
+                    return f"{r['agent']} wrote {r['id']}@{r['version']}"
+        elif b.kind == "mint":
+            for r in records:
+                if r["type"] == "mint":
+                    return f"round {r['round']}: " + (f"{r['agent']} won with {r['artifact']}" if r["agent"] else "no winner")
+        elif b.kind in ("backoff", "paused"):
+            to = SLEEPING if b.kind == "backoff" else PAUSED
+            for r in records:
+                if (r["type"] == "state" and r["to"] == to and (b.agent is None or r["agent"] == b.agent)
+                        and (b.kind == "paused" or str(r["why"]).startswith("failed"))):
+                    return f"{r['agent']}: {r['why']}"
+        elif b.kind == "agent":
+            if aid == b.agent and cycle is not None and (b.name is None or cycle["decide"]["tool"] == b.name):
+                return f"{aid} chose {cycle['decide']['tool']}"
+        elif b.kind == "cycle" and cycle is not None and b.cycle_break is not None:
+            hit = first_hit([b.cycle_break], cycle, self._prev_record.get(aid))  # type: ignore[arg-type]
+            if hit is not None:
+                return f"{aid}: {hit}"
+        return None
+
+    def take_hit(self) -> str | None:
+        with self.lock:
+            hit, self.hit = self.hit, None
+            return hit
+
+    # ---- what the panes draw -----------------------------------------------------------------
+    def record(self, aid: str, step: int | None = None) -> CycleRecord | None:
+        """The agent's cycle record at step `step` (its newest at or before it), or its newest."""
+        with self.lock:
+            number = self._last_cycle.get(aid) if step is None else self._cycle_at(aid, step)
+            if number is None:
+                return None
+            blob = self._cycle_lines.get((aid, number))
+        return json.loads(zlib.decompress(blob)) if blob is not None else None
+
+    def _cycle_at(self, aid: str, step: int) -> int | None:
+        for s in reversed(self.steps[: step + 1]):
+            if s.agent == aid and s.cycle is not None:
+                return s.cycle
+        return None
+
+    def view(self, aid: str, step: int | None = None, wm_rows: int = 100) -> View:
+        """What the panes draw for one agent: live, or as it was at step `step` (read-only,
+        from its record alone, as a replayed single run shows)."""
+        with self.lock:
+            if step is None:
+                return self._live_view(aid, wm_rows)
+            rec = self.record(aid, step)
+        if rec is None:
+            with self.lock:
+                return self._live_view(aid, wm_rows) | {"replay": True}  # type: ignore[return-value]
+        return self._recorded_view(aid, rec)
+
+    def _psyche(self, aid: str, psyche: Mapping[str, Any], vetoes: list[str] | None, biases: list[str] | None,
+                pending: bool) -> dict[str, Any]:
+        return dict(psyche) | {"vetoes": vetoes, "biases": biases,
+                               "vetoes_configured": len(vetoes) if vetoes is not None else 0,
+                               "biases_configured": len(biases) if biases is not None else 0,
+                               "vetoes_fired": self.vetoes_fired[aid], "pending": pending}
+
+    def _live_view(self, aid: str, wm_rows: int) -> View:
+        a = self.world.agents[aid]
+        focus = a.focus_goal()
+        wm, ps = a.wm, a.pending_psyche or a.psyche
+        return {
+            "cycle": a.cycle,
+            "seed": a.seed,
+            "focus": focus.id if focus else None,
+            "goals": [g.summary() | {"children": list(g.children), "fail_reason": g.fail_reason,
+                                     "attempt": g.attempt, "criteria": g.criteria, "missing": g.missing()}
+                      for g in sorted(a.goals.values(), key=lambda g: g.id)],
+            "plans": {gid: p.to_dict() for gid, p in a.plans.items()},
+            "wm": {"capacity": wm.capacity, "size": len(wm), "pressure": wm.pressure,
+                   "entries": [{"id": e.id, "cycle": e.cycle, "kind": e.kind, "relevance": e.relevance,
+                                "refs": e.reference_count, "content": e.content} for e in wm.recent(wm_rows)]},
+            "episodes": len(a.episodic),
+            "model_memory": a.decider.model_memory(600),
+            "psyche": self._psyche(aid, ps.snapshot(), [p.name for p in ps.shadow.veto_patterns],
+                                   [p.name for p in ps.shadow.bias_patterns], a.pending_psyche is not None),
+            "replay": False,
+        }
+
+    def _recorded_view(self, aid: str, record: Mapping[str, Any]) -> View:
+        focus = record["goal"]["id"]
+        plan = record.get("plan")
+        children: dict[int, list[int]] = {}
+        for g in record["goals"]:
+            if g["parent"] is not None:
+                children.setdefault(g["parent"], []).append(g["id"])
+        goals = [dict(g) | {"children": sorted(children.get(g["id"], [])), "fail_reason": None,
+                            "attempt": plan["attempt"] if plan is not None and plan["goal"] == g["id"] else 0,
+                            "criteria": "",
+                            "missing": list(record["act"].get("missing", [])) if g["id"] == focus else []}
+                 for g in sorted(record["goals"], key=lambda g: g["id"])]
+        size, capacity = record["wm"]["size"], record["wm"]["capacity"]
+        return {
+            "cycle": record["cycle"], "seed": self.world.agents[aid].seed, "focus": focus, "goals": goals,
+            "plans": {plan["goal"]: plan} if plan is not None else {},
+            "wm": {"capacity": capacity, "size": size, "pressure": size / capacity if capacity else 0.0,
+                   "entries": _observed_entries(record)},
+            "episodes": 0, "model_memory": None,
+            "psyche": self._psyche(aid, record["psyche"], None, None, False),
+            "replay": True,
+        }
+
+    def roster(self) -> list[dict[str, Any]]:
+        """One row per agent: state, last action and result, errors and backoff, scrip, rate
+        headroom (the least left of its limited resources, None with no limits), goals done."""
+        with self.lock:
+            out = []
+            now = self.world.clock
+            for aid in self.ids:
+                loop, agent = self.world.loops[aid], self.world.agents[aid]
+                last = self.last.get(aid)
+                top = [g for g in agent.goals.values() if g.parent is None]
+                headroom = None
+                for resource, limit in self.spec.limits.caps:
+                    left = limit - self.world.limits.used(aid, resource, now)
+                    if headroom is None or left < headroom[1]:
+                        headroom = (resource, left)
+                out.append({
+                    "id": aid, "state": loop.state,
+                    "action": (last.tool or "(refused)") if last else "",
+                    "result": last.result if last else "",
+                    "errors": loop.errors,
+                    "backoff": loop.delay_ms / 1000 if loop.errors else None,
+                    "wake_at": loop.wake_at / 1000 if loop.wake_at is not None else None,
+                    "scrip": self.world.ledger.balance(aid),
+                    "headroom": headroom,
+                    "goals_done": sum(1 for g in top if g.status == "completed"), "goals": len(top),
+                    "crash_reason": loop.crash_reason,
+                })
+            return out
+
+    def artifacts(self) -> list[dict[str, Any]]:
+        """Every artifact now: owner, version, price, tool, its readers (and the version each
+        last read), and each version's writer, round and clock (the world file's at round 0)."""
+        with self.lock:
+            written: dict[tuple[str, int], dict[str, Any]] = {(e["id"], e["version"]): e for e in self.artifact_log}
+            out = []
+            for a in self.world.artifacts:
+                readers = {who: v for (who, art), v in self.world.read_versions.items() if art == a.id}
+                out.append({
+                    "id": a.id, "owner": a.owner, "version": a.version, "price": a.price, "tool": a.tool,
+                    "kind": a.kind, "size": a.size, "readers": dict(sorted(readers.items())),
+                    "versions": [{"version": v.number,
+                                  "by": written[(a.id, v.number)]["agent"] if (a.id, v.number) in written else "(world file)",
+                                  "round": written[(a.id, v.number)]["round"] if (a.id, v.number) in written else 0,
+                                  "clock": written[(a.id, v.number)]["clock"] if (a.id, v.number) in written else 0.0,
+                                  "size": len(v.text) if v.text is not None else len(v.triples)}
+                                 for v in a.versions],
+                })
+            return out
+
+    def artifact_diff(self, aid: str, old: int, new: int) -> list[str]:
+        """What changed from version `old` to `new` of an artifact: '+ ' and '- ' lines (triples
+        as `s p o`, text line by line), removed first."""
+        with self.lock:
+            a = self.world.artifacts.get(aid)
+            if a is None:
+                raise InputError(f"no artifact {aid!r}", field="artifact")
+            for n in (old, new):
+                if not 1 <= n <= a.version:
+                    raise InputError(f"{aid} has versions 1..{a.version}, not {n}", field="version")
+            va, vb = a.versions[old - 1], a.versions[new - 1]
+        if va.text is not None or vb.text is not None:
+            la, lb = (va.text or "").splitlines(), (vb.text or "").splitlines()
+        else:
+            la, lb = [" ".join(t) for t in va.triples], [" ".join(t) for t in vb.triples]
+        sa, sb = set(la), set(lb)
+        return [f"- {x}" for x in la if x not in sb] + [f"+ {x}" for x in lb if x not in sa]
+
+    def balances(self) -> dict[str, int]:
+        with self.lock:
+            return self.world.ledger.snapshot()
+
+    def minted(self) -> int:
+        with self.lock:
+            return self.world.ledger.minted
+
+    def balance_history(self) -> tuple[list[int], dict[str, list[int]]]:
+        """(rounds, account -> its balance at the end of each of those rounds; round 0 the opening)."""
+        with self.lock:
+            rounds = [r for r, _ in self.balances_by_round]
+            accounts = list(self.balances_by_round[-1][1])
+            return rounds, {acct: [snap.get(acct, 0) for _, snap in self.balances_by_round] for acct in accounts}
+
+    def pending_bids(self) -> list[tuple[str, int, str, int]]:
+        with self.lock:
+            return [(b.agent, b.amount, b.artifact, b.version) for b in self.world.bids]
+
+    def rate_windows(self) -> list[dict[str, Any]]:
+        """Per agent and configured resource: used in the window now, the limit, and the window."""
+        with self.lock:
+            now = self.world.clock
+            caps = list(self.spec.limits.caps)
+            return [{"agent": aid, "resource": r, "used": self.world.limits.used(aid, r, now), "limit": limit}
+                    for aid in self.ids for r, limit in caps]
+
+    @property
+    def limits_text(self) -> str:
+        lim = self.spec.limits
+        if not lim.caps:
+            return "no rate limits"
+        return (f"window {lim.window_ms / 1000:g} s, policy {lim.policy}: "
+                + ", ".join(f"{r} {n}" for r, n in lim.caps))
+
+    # ---- steering ----------------------------------------------------------------------------
+    def psyche_text(self, aid: str) -> str:
+        with self.lock:
+            a = self.world.agents[aid]
+            return (a.pending_psyche or a.psyche).to_toml()
+
+    def replace_psyche(self, aid: str, psyche: Psyche) -> None:
+        """The agent's new psyche, taking effect at its next turn (SPEC §9); recorded as a
+        `psyche_edit` event after that turn's record."""
+        with self.lock:
+            if aid not in self.world.agents:
+                raise InputError(f"no agent {aid!r} in this world", field="agent")
+            self.world.agents[aid].replace_psyche(psyche)
+
+
+__all__ = ["WorldWatch", "WorldStep", "WorldBreak", "parse_world_break", "LANE_GLYPHS", "LANE_STATE", "STATE_LETTER", "WORLD",
+           "ESCROW", "RESOURCES", "WORLD_BREAK_HELP"]
