@@ -19,6 +19,12 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
 
 
 def start_workbench(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if getattr(args, "world", None):
+        if args.resume or args.scenario or args.decider:
+            raise InputError("--world opens a world file: it takes no --scenario, --decider or --resume", field="--world")
+        from ..tui.world.app import run_world
+
+        return run_world(args.world, args.seed)
     from ..engine import Locations
     from ..tui.app import run
 

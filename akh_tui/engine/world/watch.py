@@ -25,6 +25,7 @@ from ..knowledge.memory import KIND_RELEVANCE
 from ..psyche.model import Psyche
 from ..records import CycleRecord, View
 from ..runs.breakpoints import Breakpoint, first_hit, parse_breakpoint
+from .artifacts import Version
 from .file import WorldSpec, load_world
 from .ledger import ESCROW, WORLD, InvariantViolation
 from .loop import PAUSED, SLEEPING, STOPPED
@@ -484,21 +485,24 @@ class WorldWatch:
                 })
             return out
 
+    def artifact_content(self, aid: str, version: int) -> list[str]:
+        """A version's content: its triples as `s p o`, or its text line by line."""
+        with self.lock:
+            v = self._version(aid, version)
+        return v.text.splitlines() if v.text is not None else [" ".join(t) for t in v.triples]
+
+    def _version(self, aid: str, n: int) -> Version:
+        a = self.world.artifacts.get(aid)
+        if a is None:
+            raise InputError(f"no artifact {aid!r}", field="artifact")
+        if not 1 <= n <= a.version:
+            raise InputError(f"{aid} has versions 1..{a.version}, not {n}", field="version")
+        return a.versions[n - 1]
+
     def artifact_diff(self, aid: str, old: int, new: int) -> list[str]:
         """What changed from version `old` to `new` of an artifact: '+ ' and '- ' lines (triples
         as `s p o`, text line by line), removed first."""
-        with self.lock:
-            a = self.world.artifacts.get(aid)
-            if a is None:
-                raise InputError(f"no artifact {aid!r}", field="artifact")
-            for n in (old, new):
-                if not 1 <= n <= a.version:
-                    raise InputError(f"{aid} has versions 1..{a.version}, not {n}", field="version")
-            va, vb = a.versions[old - 1], a.versions[new - 1]
-        if va.text is not None or vb.text is not None:
-            la, lb = (va.text or "").splitlines(), (vb.text or "").splitlines()
-        else:
-            la, lb = [" ".join(t) for t in va.triples], [" ".join(t) for t in vb.triples]
+        la, lb = self.artifact_content(aid, old), self.artifact_content(aid, new)
         sa, sb = set(la), set(lb)
         return [f"- {x}" for x in la if x not in sb] + [f"+ {x}" for x in lb if x not in sa]
 
