@@ -259,8 +259,10 @@ class WorldWatch:
         except InvariantViolation as exc:
             self.broken = f"round {self.world.round}, the mint: {exc}; nothing of it was committed"
             self.hit = f"invariant: {self.broken}"
-        self._absorb(self._turn.records)
-        self._turn = _Turn()
+        records, self._turn = self._turn.records, _Turn()
+        self._absorb(records)
+        if self.hit is None:
+            self._check_breaks(None, records)  # a mint is the round's, after its last turn
         self.balances_by_round.append((self.world.round, self.world.ledger.snapshot()))
 
     def _took_turn(self, aid: str, summary: dict[str, Any] | None) -> WorldStep | None:
@@ -313,17 +315,17 @@ class WorldWatch:
             self.breaks = parsed
         return parsed
 
-    def _check_breaks(self, aid: str, records: list[dict[str, Any]]) -> None:
+    def _check_breaks(self, aid: str | None, records: list[dict[str, Any]]) -> None:
         cycle = next((r for r in records if r["type"] == "cycle"), None)
         for b in self.breaks:
             why = self._matches(b, aid, records, cycle)
             if why is not None:
                 self.hit = f"{b.text}: {why}"
                 break
-        if cycle is not None:
+        if cycle is not None and aid is not None:
             self._prev_record[aid] = cycle  # type: ignore[assignment]
 
-    def _matches(self, b: WorldBreak, aid: str, records: list[dict[str, Any]], cycle: dict[str, Any] | None) -> str | None:
+    def _matches(self, b: WorldBreak, aid: str | None, records: list[dict[str, Any]], cycle: dict[str, Any] | None) -> str | None:
         if b.kind == "transfer":
             for r in records:
                 if r["type"] == "ledger" and r["amount"] > b.amount:
@@ -345,7 +347,7 @@ class WorldWatch:
         elif b.kind == "agent":
             if aid == b.agent and cycle is not None and (b.name is None or cycle["decide"]["tool"] == b.name):
                 return f"{aid} chose {cycle['decide']['tool']}"
-        elif b.kind == "cycle" and cycle is not None and b.cycle_break is not None:
+        elif b.kind == "cycle" and cycle is not None and aid is not None and b.cycle_break is not None:
             hit = first_hit([b.cycle_break], cycle, self._prev_record.get(aid))  # type: ignore[arg-type]
             if hit is not None:
                 return f"{aid}: {hit}"
