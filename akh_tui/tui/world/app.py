@@ -23,6 +23,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from pathlib import Path
 from typing import Callable, Iterable, Literal
 
 from rich.text import Text
@@ -52,7 +53,7 @@ NARROW = 100
 
 class WorldBench(App[None]):
     TITLE = "akh-tui world"
-    CSS_PATH = "world.tcss"
+    CSS_PATH = Path(__file__).with_name("world.tcss")  # absolute: a subclass elsewhere finds it too
     BINDINGS: list[BindingType] = [
         Binding("f1", "help", "Help", id="world.help", tooltip="this help"),
         Binding("space", "step_agent", "Agent", id="world.step_agent", tooltip="step one agent's turn (the next in the round's order)"),

@@ -1,0 +1,230 @@
+"""The world workbench (`akh-tui --world FILE`): Pilot tests that wait for what the screen
+shows. Engine commands run on the UI thread (`sync=True`) except where the engine thread is
+the point."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+import functools
+from typing import Awaitable, Callable
+
+from textual.app import App
+from textual.widgets import DataTable, Input, TabbedContent
+
+from akh_tui.engine import WorldStep, WorldWatch
+from akh_tui.engine import load_world
+from akh_tui.tui.world.app import SPEEDS, WorldBench
+from akh_tui.tui.world.lanes import Swimlanes
+
+SIZE = (120, 36)
+
+
+def status(app: WorldBench) -> str:
+    return str(app.status_bar.render())
+
+
+async def until(pilot, check: Callable[[], bool], timeout: float = 30.0) -> None:
+    """Wait (with a deadline, never a fixed sleep) until the screen shows what `check` looks for."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("the screen never showed it")
+        await pilot.pause(0.02)
+
+
+def sync(test: Callable[[], Awaitable[None]]) -> Callable[[], None]:
+    """A Pilot script as a plain test (the suite has no async plugin)."""
+    @functools.wraps(test)
+    def run() -> None:
+        asyncio.run(test())
+    return run
+
+
+def lane(app: WorldBench, agent: str) -> str:
+    lanes = app.query_one(Swimlanes)
+    y = 2 + app.ids.index(agent)
+    return lanes.render_line(y).text
+
+
+@sync
+async def test_number_keys_and_the_search_switch_the_agent_shown_and_follow():
+    app = WorldBench("market", sync=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("space")
+        first = app.watch.steps[0].agent  # shuffle: cautious acts first in round 1
+        assert f"showing {first} (last to act)" in status(app)
+        await pilot.press("1")
+        assert "showing bold (following)" in status(app)
+        assert "bold" in str(app.query_one("#score-box").border_title)
+        await pilot.press("space", "space", "space")  # whoever acts, the panes stay on bold
+        assert "showing bold (following)" in status(app)
+        await pilot.press("slash")
+        await until(pilot, lambda: bool(app.screen.query(Input)))
+        await pilot.press("c", "u", "s", "enter")
+        await until(pilot, lambda: "showing cautious (following)" in status(app))
+        await pilot.press("f")  # unpinned: whoever acted last
+        last = app.watch.steps[-1].agent
+        await until(pilot, lambda: f"showing {last} (last to act)" in status(app))
+
+
+@sync
+async def test_stepping_an_agent_and_a_round_moves_the_roster_and_the_lanes():
+    app = WorldBench("market", sync=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("space")
+        step = app.watch.steps[0]
+        roster = app.query_one("#roster", DataTable)
+        assert str(roster.get_cell(step.agent, "action")) == step.tool
+        assert "●" in lane(app, step.agent)
+        assert "next " in status(app)  # the other agent's turn comes
+        await pilot.press("n")  # the rest of round 1
+        assert app.watch.round == 1 and len(app.watch.steps) == 2
+        await pilot.press("n")
+        assert app.watch.round == 2 and len(app.watch.steps) == 4
+        assert "round 2" in status(app) and "4 steps" in status(app)
+
+
+@sync
+async def test_moving_along_the_lanes_replays_a_step_read_only():
+    app = WorldBench("market", sync=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n", "n", "n")
+        await pilot.press("comma")
+        assert "step 6 of 6" in status(app) and "REPLAY (read-only)" in status(app)
+        await pilot.press("less_than_sign")  # ten back: the first step
+        s = app.watch.steps[0]
+        assert "step 1 of 6" in status(app) and f"r1 {s.agent} {s.tool}" in status(app)
+        assert app.screen.has_class("-replay")
+        assert "(read-only)" in str(app.query_one("#score-box").border_title)
+        assert app.score_table.get_cell(s.tool, "total")  # that step's scores are drawn
+        await pilot.press("l")
+        assert "REPLAY" not in status(app) and not app.screen.has_class("-replay")
+
+
+@sync
+async def test_split_shows_two_agents_score_tables_side_by_side():
+    app = WorldBench("market", sync=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n", "1", "s")
+        box2 = app.query_one("#score2-box")
+        assert box2.display and not app.query_one("#why-box").display
+        assert "cautious" in str(box2.border_title) and "bold" in str(app.query_one("#score-box").border_title)
+        await pilot.press("s")
+        assert not box2.display and app.query_one("#why-box").display
+
+
+@sync
+async def test_a_mint_breakpoint_pauses_the_running_world():
+    app = WorldBench("market", sync=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("k")
+        await until(pilot, lambda: bool(app.screen.query("#break-text")))
+        for ch in "transfer>x":
+            await pilot.press(ch)
+        await pilot.press("enter")
+        assert "transfer>N" in str(app.screen.query_one("#break-error").render())  # refused, the text kept
+        assert app.screen.query_one("#break-text", Input).value == "transfer>x"
+        app.screen.query_one("#break-text", Input).value = "mint"
+        await pilot.press("enter", "escape")
+        await until(pilot, lambda: "1 breakpoint(s)" in status(app))
+        await pilot.press("r")  # runs until the breakpoint
+        await until(pilot, lambda: "breakpoint mint: round 5" in status(app))
+        assert not app.running and app.watch.round == 5
+
+
+@sync
+async def test_the_shared_world_shows_artifacts_their_diff_the_ledger_and_the_mint():
+    app = WorldBench("market", sync=True)
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(10):
+            await pilot.press("n")
+        await pilot.press("w")
+        await until(pilot, lambda: bool(app.screen.query("#art-table")))
+        arts = app.screen.query_one("#art-table", DataTable)
+        assert arts.row_count == len(app.watch.artifacts())
+        written = next(a for a in app.watch.artifacts() if a["version"] >= 2)
+        arts.move_cursor(row=[a["id"] for a in app.watch.artifacts()].index(written["id"]))
+        await pilot.pause()
+        detail = str(app.screen.query_one("#art-text").render())
+        assert f"diff v{written['version'] - 1} → v{written['version']}" in detail
+        added = app.watch.artifact_diff(written["id"], written["version"] - 1, written["version"])
+        assert added and added[0] in detail
+        app.screen.query_one(TabbedContent).active = "mint"
+        await pilot.pause()
+        mints = app.screen.query_one("#mint-table", DataTable)
+        assert mints.row_count == 2  # rounds 5 and 10
+        app.screen.query_one(TabbedContent).active = "ledger"
+        await pilot.pause()
+        assert app.screen.query_one("#ledger-log", DataTable).row_count == len(app.watch.ledger_log)
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.screen_stack[0])
+
+
+@sync
+async def test_a_psyche_edited_live_vetoes_at_that_agents_next_turn():
+    from akh_tui.tui.psyche_editor import PsycheEditorScreen, PsycheTextArea
+
+    app = WorldBench("market", sync=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n", "1", "e")
+        await until(pilot, lambda: isinstance(app.screen, PsycheEditorScreen))
+        ta = app.screen.query_one(PsycheTextArea)
+        ta.text = ta.text + '\n[[shadow.veto_patterns]]\nname = "no_trading"\ntriggers = ["tool="]\n'
+        await until(pilot, lambda: app.screen.error is None and app.screen.draft == ta.text)
+        await pilot.press("ctrl+s", "escape")
+        await until(pilot, lambda: not isinstance(app.screen, PsycheEditorScreen))
+        assert "bold's psyche edited" in status(app)
+        await pilot.press("n")
+        assert "!" in lane(app, "bold") and "!" not in lane(app, "cautious")
+
+
+@sync
+async def test_the_engine_thread_runs_the_world_and_pauses():
+    spec = dataclasses.replace(load_world("market"), rounds=10_000)  # it runs until paused
+    app = WorldBench(watch=WorldWatch(spec))
+    async with app.run_test(size=SIZE) as pilot:
+        app.speed_index = len(SPEEDS) - 1  # as fast as the engine goes
+        await pilot.press("r")
+        await until(pilot, lambda: len(app.watch.steps) >= 20, timeout=60)
+        assert app.running
+        await pilot.press("r")
+        await until(pilot, lambda: "■ paused" in status(app), timeout=60)
+        n = len(app.watch.steps)
+        await pilot.pause(0.2)
+        assert len(app.watch.steps) == n  # paused: no step after the pause was drawn
+
+
+class Counting(list):
+    """A list that counts the items read: a frame of the lanes must read only those in view."""
+
+    reads = 0
+
+    def __getitem__(self, i):  # type: ignore[override]
+        Counting.reads += 1
+        return super().__getitem__(i)
+
+
+@sync
+async def test_ten_thousand_steps_draw_only_the_visible_window():
+    ids = ["bold", "cautious", "third"]
+    steps = Counting(WorldStep(i, i // 3 + 1, float(i), ids[i % 3], "kg_query", "act", "advanced", "RRR", i // 3 + 1)
+                     for i in range(10_000))
+
+    class Lanes(App[None]):
+        def compose(self):
+            yield Swimlanes(ids, steps, id="lanes")
+
+    app = Lanes()
+    async with app.run_test(size=SIZE) as pilot:
+        lanes = app.query_one(Swimlanes)
+        lanes.show(None, "bold")
+        await pilot.pause()
+        Counting.reads = 0
+        lines = [lanes.render_line(y) for y in range(5)]
+        assert Counting.reads <= 5 * (lanes.columns + 1)
+        assert list(lanes.window())[-1] == 9_999  # live: the newest steps in view
+        assert "r3332" in lines[0].text and "r1 " not in lines[0].text  # the rounds in view are labelled
+        lanes.show(5, "bold")  # the cursor far back: the window moves to it
+        assert 5 in lanes.window()
