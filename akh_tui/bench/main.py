@@ -22,6 +22,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from . import world_ui
 from .stream import command_peak_mb, spread, stream_figures, stream_rows
 from ..engine.cycle.agent import Agent
 from ..engine.config import AgentConfig
@@ -583,6 +584,7 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
     results["startup_s"] = startup_figures(runs=3 if quick else 7)
     if ui:
         results["ui"] = ui_figures(1.5 if quick else 4.0)
+        results["world_ui"] = world_ui.figures(2.0 if quick else 6.0)  # issue 26: the world workbench
     results["hostile"] = hostile_figures(quick)
     with tempfile.TemporaryDirectory() as tmp:
         results["history"] = history_figures(1000 if quick else 10_000, Path(tmp))
@@ -736,6 +738,8 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
                   mm(u["pause_ms_max"], "ms", ".1f") + ratio_to_aim(u["pause_ms_max"], 50.0), "≤ 50 ms")
         t.add_row("pause until the paused frame (newest cycle) is drawn, worst of 4: min / median / max",
                   mm(u["paused_frame_ms_max"], "ms", ".1f"), "")
+        for row in world_ui.rows(results["world_ui"]):
+            t.add_row(*row)
     console.print(t)
     engine = engine_figures(quick)
     console.print(engine_table(engine))

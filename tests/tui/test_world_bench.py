@@ -5,15 +5,17 @@ the point."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
+import tempfile
 import time
 import functools
+from pathlib import Path
 from typing import Awaitable, Callable
 
 from textual.app import App
 from textual.widgets import DataTable, Input, TabbedContent
 
 from akh_tui.engine import WorldStep, WorldWatch
+from akh_tui.bench.world_ui import endless_world
 from akh_tui.engine import load_world
 from akh_tui.tui.world.app import SPEEDS, WorldBench
 from akh_tui.tui.world.lanes import Swimlanes
@@ -182,7 +184,8 @@ async def test_a_psyche_edited_live_vetoes_at_that_agents_next_turn():
 
 @sync
 async def test_the_engine_thread_runs_the_world_and_pauses():
-    spec = dataclasses.replace(load_world("market"), rounds=10_000)  # it runs until paused
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = load_world(str(endless_world(Path(tmp))))  # it runs until paused
     app = WorldBench(watch=WorldWatch(spec))
     async with app.run_test(size=SIZE) as pilot:
         app.speed_index = len(SPEEDS) - 1  # as fast as the engine goes

@@ -45,8 +45,14 @@ from .roster import Roster
 Job = Literal["agent", "round", "run", "wake"] | Callable[[], None]
 SPEEDS = (1, 2, 5, 10, 20, 50, 100, 0)  # steps per second; 0 = as fast as the engine goes
 DRAIN_HZ = 30
-FAST_FRAME_EVERY = 6  # at full speed a frame every 6th tick (5 a second)...
-FRAME_SHARE = 0.03  # ...and a full one only when the last full frame cost under 3% of the time since
+# At full speed the frames and the engine share the process's CPU (one core through the GIL), and
+# a frame costs what Textual's compositor makes of it, many times what our drawing costs. So a
+# frame is drawn only when the process has spent at least (the last frame's cost / FRAME_SHARE)
+# of CPU since the last one: the frames' share stays under FRAME_SHARE whatever the machine's
+# load (a budget in wall time let a busy machine's slow engine pay for 5 frames a second). A frame
+# of every pane likewise, by its own cost; the others draw the status line, roster and lanes.
+FAST_FRAME_EVERY = 6  # at most every 6th tick (5 frames a second)
+FRAME_SHARE = 0.03
 FRAME_WAIT = 0.2  # the engine waits at most this long for a frame being drawn
 NARROW = 100
 
@@ -110,7 +116,12 @@ class WorldBench(App[None]):
         self._frame_drawn.set()
         self._ticks = 0
         self._dirty = True
-        self._last_full: tuple[float, float] = (0.0, 0.0)  # (wall at start, CPU seconds it cost)
+        # the frames at full speed, in CPU seconds: (the process's CPU when the last frame began,
+        # what that frame cost the UI thread), the same for the last frame of every pane, and the
+        # frame being drawn (UI-thread CPU and process CPU at its start, whether it is a full one)
+        self._last_frame: tuple[float, float] = (0.0, 0.0)
+        self._last_full: tuple[float, float] = (0.0, 0.0)
+        self._frame: tuple[float, float, bool] = (0.0, 0.0, False)
         self._drawn_key: tuple | None = None  # what the panes show: (agent, cursor, its cycle)
 
     # ---- layout ------------------------------------------------------------------------------
@@ -257,22 +268,33 @@ class WorldBench(App[None]):
         if full_speed:
             if self._ticks % FAST_FRAME_EVERY:
                 return
-            wall = time.perf_counter()
-            start, cost = self._last_full
-            full = wall - start >= cost / FRAME_SHARE
+            cpu = time.process_time()
+            last, cost = self._last_frame
+            if cpu - last < cost / FRAME_SHARE:
+                return  # the engine has not yet run long enough to pay for a frame
+            last_full, full_cost = self._last_full
+            full = cpu - last_full >= full_cost / FRAME_SHARE
+            self._frame = (time.thread_time(), cpu, full)
             if not self.sync:
                 self._frame_drawn.clear()  # the engine waits until this frame is drawn
-                if not self.call_after_refresh(self._frame_drawn.set):
+                if not self.call_after_refresh(self._frame_finished):
                     self._frame_drawn.set()
         elif not self._dirty:
             return
         self._dirty = False
         if full:
-            t0, c0 = time.perf_counter(), time.thread_time()
             self._render_all()
-            self._last_full = (t0, time.thread_time() - c0)
         else:
             self._render_ticker()
+
+    def _frame_finished(self) -> None:
+        """After the screen refresh of a full-speed frame: what it cost, compositor included."""
+        start_thread, start_cpu, full = self._frame
+        cost = time.thread_time() - start_thread
+        self._last_frame = (start_cpu, cost)
+        if full:
+            self._last_full = (start_cpu, cost)
+        self._frame_drawn.set()
 
     def shown_agent(self) -> str:
         if self.pinned is not None:
