@@ -94,7 +94,7 @@ async def test_moving_along_the_lanes_replays_a_step_read_only():
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n", "n", "n")
         await pilot.press("comma")
-        assert "step 6 of 6" in status(app) and "REPLAY (read-only)" in status(app)
+        assert "step 6 of 6" in status(app) and "REPLAY · l live" in status(app)
         await pilot.press("less_than_sign")  # ten back: the first step
         s = app.watch.steps[0]
         assert "step 1 of 6" in status(app) and f"r1 {s.agent} {s.tool}" in status(app)

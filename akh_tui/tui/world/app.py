@@ -358,7 +358,7 @@ class WorldBench(App[None]):
             s = w.steps[self.cursor]
             t.append(f" step {s.index + 1} of {len(w.steps)} ", style="bold reverse yellow")
             t.append(f" r{s.round} {s.agent} {s.tool or 'refused'} · ")
-            t.append("REPLAY (read-only) · l live", style="bold yellow")
+            t.append("REPLAY · l live", style="bold yellow")
         else:
             speed = SPEEDS[self.speed_index]
             t.append("▶ running" if self.running else "■ paused", style="bold green" if self.running else "bold yellow")
@@ -368,7 +368,10 @@ class WorldBench(App[None]):
                 t.append(f" · next {nxt}")
         t.append(" · showing ")
         t.append(aid, style="bold")
-        t.append(" (following)" if self.pinned else " (last to act)", style="dim")
+        if self.pinned:
+            t.append(" (following)", style="dim")
+        elif self.cursor is None:
+            t.append(" (last to act)", style="dim")
         if self.breaks:
             t.append(f" · {len(self.breaks)} breakpoint(s)")
         if self.note:

@@ -91,7 +91,8 @@ class Swimlanes(Widget, can_focus=True):
             return Strip.blank(width)
         aid = self.ids[lane]
         label_style = SHOWN if aid == self.shown_agent else DIM
-        segs = [Segment(f"{aid:<{self.label_width}}"[: self.label_width], label_style)]
+        label = aid[: self.label_width - 1]
+        segs = [Segment(label, label_style), Segment(" " * (self.label_width - len(label)))]
         for i in win:
             s = steps[i]
             if s.agent == aid:

@@ -29,6 +29,9 @@ class SharedWorldScreen(Screen[None]):
         Binding("right_square_bracket", "version(1)", "Newer version", id="world.shared.newer", key_display="]"),
     ]
     DEFAULT_CSS = """
+    SharedWorldScreen #shared-title { height: 1; }
+    SharedWorldScreen TabbedContent { height: 1fr; }
+    SharedWorldScreen TabPane { height: 1fr; }
     SharedWorldScreen #art-table { height: auto; max-height: 12; }
     SharedWorldScreen #art-detail { height: 1fr; border: round $primary 50%; padding: 0 1; }
     SharedWorldScreen #balances { height: auto; }
@@ -70,7 +73,7 @@ class SharedWorldScreen(Screen[None]):
         for col, w in (("round", 5), ("clock", 6), ("turn of", 12), ("from", 12), ("to", 12), ("amount", 6), ("why", 50)):
             log.add_column(col, key=col, width=w)
         mint = self.query_one("#mint-table", DataTable)
-        for col, w in (("round", 5), ("bids", 22), ("winner", 12), ("artifact", 18), ("price", 5), ("UBI split", 22),
+        for col, w in (("round", 5), ("bids", 16), ("winner", 10), ("artifact", 17), ("price", 5), ("UBI split", 16),
                        ("score", 5), ("minted", 6)):
             mint.add_column(col, key=col, width=w)
         rates = self.query_one("#rates", DataTable)
@@ -87,7 +90,7 @@ class SharedWorldScreen(Screen[None]):
             return
         self._seen = seen
         self.query_one("#shared-title", Static).update(Text(
-            f" {w.name} · round {w.round} · clock {w.clock:g} s · the shared world (escape: back to the agents)",
+            f" {w.name} · round {w.round} · clock {w.clock:g} s · the shared world (escape: back)",
             style="bold reverse"))
         self._artifacts()
         self._ledger()
@@ -132,7 +135,8 @@ class SharedWorldScreen(Screen[None]):
             out.append("versions: ", style="bold")
             for ver in a["versions"]:
                 when = "the world file" if ver["by"] == "(world file)" else f"{ver['by']} at r{ver['round']} ({ver['clock']:g}s)"
-                out.append(f"v{ver['version']} {when}, {ver['size']}", style="reverse" if ver["version"] == v else "")
+                unit = "chars" if a["kind"] == "text" else "triples"
+                out.append(f"v{ver['version']} {when}, {ver['size']} {unit}", style="reverse" if ver["version"] == v else "")
                 out.append("; ")
             out.append("\n")
             if v <= 1:
@@ -160,13 +164,15 @@ class SharedWorldScreen(Screen[None]):
         w = self.watch
         rounds, history = w.balance_history()
         now = w.balances()
-        top = max([1, *[max(v) for v in history.values() if v]])
         t = Text()
-        t.append("balances now, and over the rounds (one mark a round, scaled to the highest balance)\n", style="bold")
+        t.append("balances now, and over the last 60 rounds (each from its lowest to its highest)\n", style="bold")
         for acct, series in history.items():
+            shown = series[-60:]
+            lo, hi = min(shown), max(shown)
             t.append(f"{acct:<14}", style="bold" if acct not in ("world", "escrow") else "dim")
             t.append(f"{now.get(acct, 0):>6}  ")
-            t.append(spark([float(x) for x in series], 0.0, float(top), 60) + "\n", style="cyan")
+            t.append(spark([float(x) for x in shown], float(lo), float(hi)), style="cyan")
+            t.append(f" {lo}–{hi}\n", style="dim")
         t.append(f"minted so far {w.minted()} · {len(w.ledger_log)} ledger entries (the newest {LOG_ROWS} below)",
                  style="dim")
         self.query_one("#balances", Static).update(t)
