@@ -90,6 +90,12 @@ _FACE: dict[str, str] = {
     'why_chosen': 'akh_tui.engine.explain.decision',
     'why_not_text': 'akh_tui.engine.explain.decision',
     'World': 'akh_tui.engine.world.world',
+    'WorldRun': 'akh_tui.engine.world.worldrun',
+    'WorldStep': 'akh_tui.engine.world.worldrun',
+    'parse_step_name': 'akh_tui.engine.world.worldrun',
+    'SetPsyche': 'akh_tui.engine.world.edits',
+    'DisableTool': 'akh_tui.engine.world.edits',
+    'SetOrder': 'akh_tui.engine.world.edits',
 }
 
 __all__ = sorted(_FACE)

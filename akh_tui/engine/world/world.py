@@ -99,11 +99,12 @@ def default_scorer(artifacts: Artifacts) -> Scorer:
 class World:
     def __init__(self, spec: WorldSpec, sink: Sink | None = None, llm: Mapping[str, Any] | None = None,
                  deciders: Mapping[str, Any] | None = None, scorer: Scorer | None = None,
-                 lines: Callable[[str], None] | None = None) -> None:
+                 lines: Callable[[str], None] | None = None, restoring: bool = False) -> None:
         """`sink` receives every trace record in order, `lines` the same records encoded (a
         trace file's lines, encoded once); `llm` is the user config's [llm] table
         (for agents whose decider is llm); `deciders` replaces agents' deciders by id (tests,
-        a plugin host); `scorer` replaces the mint's default score."""
+        a plugin host); `scorer` replaces the mint's default score. `restoring`: the agents
+        are built without their goals, for a saved state to be loaded (state.py)."""
         self.spec = spec
         self.sink = sink
         self.lines = lines
@@ -122,6 +123,8 @@ class World:
         self.scorer = scorer or default_scorer(self.artifacts)
         self.clock = 0
         self.round = 0
+        self.order: list[str] | None = None  # the round under way's recorded order (None between rounds)
+        self.pos = 0  # the next entry of `order` to take its turn
         self.mints: list[dict[str, Any]] = []
         self.loops = {aid: AgentLoop(aid, scrip_at_evaluation=spec.starting_scrip) for aid in self.ids}
         self.agents: dict[str, Agent] = {}
@@ -133,7 +136,8 @@ class World:
             for action in make_actions(self, a.id):
                 registry.entries[action.name] = Entry(action, action.spec, "world", False)
             psyche = a.psyche.copy() if a.psyche is not None else load_psyche(a.scenario)
-            agent = build_agent(a.scenario, a.seed, psyche=psyche, decider=WorldDecider(dec), tools=registry)
+            agent = build_agent(a.scenario, a.seed, psyche=psyche, decider=WorldDecider(dec), tools=registry,
+                                add_goals=not restoring)
             for cap, on in WORLD_CAPABILITIES.items():
                 agent.config.capabilities.setdefault(cap, on)  # a scenario's [config] may have turned one off
             self.agents[a.id] = agent
@@ -200,14 +204,60 @@ class World:
 
     def run(self, rounds: int | None = None, on_step: Callable[[dict[str, Any]], None] | None = None) -> str:
         """Run `rounds` rounds (default: the world file's) or until every agent is STOPPED;
-        returns why it ended. InvariantViolation stops it with the failed step uncommitted."""
-        for _ in range(rounds if rounds is not None else self.spec.rounds):
-            if self.over:
-                return "every agent is STOPPED"
-            self.step_round(on_step)
-        return "every agent is STOPPED" if self.over else f"{self.round} rounds"
+        returns why it ended. A round under way (a world resumed mid-round) is finished first
+        and counts as one of them. InvariantViolation stops it with the failed step uncommitted."""
+        target = self.rounds_done + (rounds if rounds is not None else self.spec.rounds)
+        while self.order is not None or self.round < target:
+            if self.step(on_step) is None:
+                break
+        return "every agent is STOPPED" if self.over and self.order is None else f"{self.round} rounds"
+
+    @property
+    def rounds_done(self) -> int:
+        """Rounds finished: the one under way (its order not yet run out) does not count."""
+        return self.round - 1 if self.order is not None else self.round
 
     def step_round(self, on_step: Callable[[dict[str, Any]], None] | None = None) -> None:
+        """The rest of the round under way, or a whole new one."""
+        if self.step(on_step) is None:
+            return
+        while self.order is not None:
+            self.step(on_step)
+
+    def step(self, on_step: Callable[[dict[str, Any]], None] | None = None) -> tuple[int, str | None] | None:
+        """One step (SPEC §13's `ROUND:AGENT`): the next agent's turn in the round's recorded
+        order; a new round is begun first when none is under way (its `round` record and
+        wake-ups belong to its first step), and the mint follows the round's last turn in the
+        same step. Returns the step's name (round, agent; agent None for a round in which no
+        agent was eligible), or None when the world is over and no step was taken."""
+        if self.order is None:
+            if self.over:
+                return None
+            self._begin_round()
+        assert self.order is not None
+        name: tuple[int, str | None] = (self.round, None)
+        self._skip_paused()
+        if self.pos < len(self.order):
+            aid = self.order[self.pos]
+            self.pos += 1
+            name = (self.round, aid)
+            summary = self.turn(aid)
+            if summary is not None and on_step is not None:
+                on_step(summary)
+            self._skip_paused()
+        if self.pos >= len(self.order):
+            if self.mint_every > 0 and self.round % self.mint_every == 0:
+                self.mint()
+            self.order, self.pos = None, 0
+        return name
+
+    def _skip_paused(self) -> None:
+        """A PAUSED agent (its fifth error this round) is back next round, not later in this one."""
+        assert self.order is not None
+        while self.pos < len(self.order) and self.loops[self.order[self.pos]].state == PAUSED:
+            self.pos += 1
+
+    def _begin_round(self) -> None:
         self.round += 1
         events = self._wake()
         if not any(self.loops[a].eligible for a in self.ids):
@@ -220,14 +270,7 @@ class World:
         self._write({"type": "round", "round": self.round, "clock": seconds(self.clock), "order": order})
         for ev in events:
             self._write(ev)
-        for aid in order:
-            if self.loops[aid].state == PAUSED:
-                continue  # paused by its fifth error this round: back next round
-            step = self.turn(aid)
-            if step is not None and on_step is not None:
-                on_step(step)
-        if self.mint_every > 0 and self.round % self.mint_every == 0:
-            self.mint()
+        self.order, self.pos = order, 0
 
     def _wake(self) -> list[dict[str, Any]]:
         out = []
