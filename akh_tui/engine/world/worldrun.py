@@ -29,6 +29,7 @@ gave when recorded: a world file changed since is an error, never a silently dif
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +48,8 @@ from .world import World
 from ..runs.run import _open_store
 from ..runs.userconfig import UserConfig
 
-__all__ = ["WorldRun", "WorldStep", "parse_step_name"]
+__all__ = ["WorldRun", "WorldStep", "parse_step_name", "parse_world_ref", "is_world_ref", "list_worlds", "export_world",
+           "compare_worlds"]
 
 SAVE_EVERY = 32  # steps between saved states: a rewind replays at most this many
 
@@ -352,6 +354,56 @@ class WorldRun:
         for row in self.steps():
             yield from row.lines
 
+    def records(self, agent: str, end: int | None = None) -> Iterator[dict[str, Any]]:
+        """`agent`'s cycle records on the branch (up to step `end`), in order."""
+        self._agent_id(agent)
+        for row in self.steps(1, end):
+            if row.agent != agent:
+                continue
+            for line in row.lines:
+                if line.startswith('{"type":"cycle"'):
+                    yield json.loads(line)
+
+    def _agent_id(self, agent: str) -> None:
+        if agent not in self.world.agents:
+            raise InputError(f"no agent {agent!r} in world {self.world_id} (it has: {', '.join(self.world.ids)})",
+                             field="--agent")
+
+    def why(self, agent: str, cycle: int, tool: str | None = None) -> dict[str, Any]:
+        """`agent why` for one agent of the world: its cycle's Decide explained from the
+        record (as a single run's `Run.why`), `cycle` being the agent's own cycle number."""
+        from ..explain.decision import why_chosen, why_not, why_not_text
+
+        rec = next((r for r in self.records(agent) if r["cycle"] == cycle), None)
+        if rec is None:
+            raise InputError(f"agent {agent} has no recorded cycle {cycle} on this branch", field="--cycle")
+        out: dict[str, Any] = {"agent": agent, "cycle": cycle, "round": rec["round"], "chosen": rec["decide"]["tool"],
+                               "why_chosen": why_chosen(rec), "tool": tool, "why_not": None}
+        if tool is None:
+            out["lines"] = out["why_chosen"]
+            return out
+        try:
+            out["why_not"] = why_not(rec, tool)
+        except KeyError as exc:
+            raise InputError(str(exc.args[0]), field="--tool") from None
+        out["lines"] = why_not_text(rec, tool)
+        return out
+
+    def explain_goal(self, agent: str, goal_id: int) -> dict[str, Any]:
+        """`agent explain` for one agent of the world: why its goal is (not) done."""
+        from ..explain.goal import explain_goal
+
+        self._agent_id(agent)
+        a = self.world.agents[agent]
+        g = a.goals.get(goal_id)
+        wanted = {goal_id, *(g.children if g else [])}
+        records = [r for r in self.records(agent) if r.get("goal", {}).get("id") in wanted]
+        spec = next(x for x in self.spec.agents if x.id == agent)
+        try:
+            return explain_goal(a, records, goal_id, list(spec.scenario.kg))
+        except KeyError as exc:
+            raise InputError(str(exc.args[0]), field="--goal") from None
+
     def branches(self) -> list[dict[str, Any]]:
         return self.ws.branches(self.world_id)
 
@@ -378,3 +430,120 @@ class WorldRun:
                 writelock.release(self._lock_file)
                 self._lock_file = None
 
+
+
+# ---- the store's worlds, read without building one (sessions list/export/compare) ------------
+
+def parse_world_ref(text: str, field: str = "RUN") -> tuple[int, str]:
+    """`wN` or `wN:BRANCH` (a world run of `sessions list`; its main branch by default)."""
+    ref, _, branch = str(text).partition(":")
+    if not (ref[:1] in ("w", "W") and ref[1:].isdigit()):
+        raise InputError(f"a world is wN or wN:BRANCH (like w1:main), got {text!r}", field=field)
+    return int(ref[1:]), branch or "main"
+
+
+def is_world_ref(text: object) -> bool:
+    return isinstance(text, str) and text[:1] in ("w", "W") and text[1:].partition(":")[0].isdigit()
+
+
+class _Reading:
+    """A read-only store's world tables, for the functions below."""
+
+    def __init__(self, locations: Locations) -> None:
+        if not locations.has_store():
+            raise InputError(f"no session store in {locations.data_dir}", field="--data-dir")
+        self.store = SessionStore(locations.session_db, readonly=True)
+        self.ws = WorldStore(self.store)
+
+    def branch(self, world: int, name: str) -> int:
+        self.ws.world_meta(world)
+        return self.ws.find_branch(world, name)
+
+    def __enter__(self) -> "_Reading":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.store.close()
+
+
+def list_worlds(locations: Locations) -> list[dict[str, Any]]:
+    """Every world run of the store: id, name, file, seed, its branches (name, steps, fork
+    step, edits) and whether one is current."""
+    if not locations.has_store():
+        return []
+    with _Reading(locations) as rd:
+        current = rd.ws.current()
+        return [{"id": w["id"], "name": w["name"], "file": w["file"], "seed": w["seed"],
+                 "branches": [b | {"current": b["id"] == current} for b in rd.ws.branches(w["id"])]}
+                for w in rd.ws.worlds()]
+
+
+def export_world(locations: Locations, ref: str, target: "str | Path | IO[str]") -> int:
+    """Write world `ref`'s (`wN[:BRANCH]`) §13 trace; returns the steps written."""
+    world, name = parse_world_ref(ref)
+    with _Reading(locations) as rd:
+        b = rd.branch(world, name)
+        writer = TraceWriter(target)
+        n = 0
+        try:
+            writer.write_line(rd.ws.world_meta(world)["header"])
+            for row in rd.ws.steps(b):
+                for line in row.lines:
+                    writer.write_line(line)
+                n += 1
+        finally:
+            writer.close()
+        return n
+
+
+def compare_worlds(locations: Locations, a: str, b: str) -> dict[str, Any]:
+    """Two world branches step by step: the first step they differ at (its number, each
+    side's `ROUND:AGENT` and what that agent chose), and each side's step count."""
+    (wa, na), (wb, nb) = parse_world_ref(a, "A"), parse_world_ref(b, "B")
+    with _Reading(locations) as rd:
+        ba, bb = rd.branch(wa, na), rd.branch(wb, nb)
+        first: dict[str, Any] | None = None
+        count_a = count_b = 0
+        for ra, rb in _zip_longest(rd.ws.steps(ba), rd.ws.steps(bb)):
+            count_a += ra is not None
+            count_b += rb is not None
+            if first is None and ra is not None and rb is not None and (ra.name != rb.name or ra.lines != rb.lines):
+                first = {"step": ra.step, "a": _side(ra), "b": _side(rb), "differs_in": _differs_in(ra, rb)}
+        return {"a_name": f"w{wa}:{na}", "b_name": f"w{wb}:{nb}", "first_divergence": first,
+                "a": {"steps": count_a}, "b": {"steps": count_b}}
+
+
+def _zip_longest(xs: Iterator[StepRow], ys: Iterator[StepRow]) -> Iterator[tuple[StepRow | None, StepRow | None]]:
+    from itertools import zip_longest
+
+    return zip_longest(xs, ys)
+
+
+def _differs_in(a: StepRow, b: StepRow) -> list[str]:
+    """Which parts of the step differ: the keys of its cycle records (psyche, decide, act...),
+    or the kinds of its other records (ledger, state...)."""
+    def parts(row: StepRow) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for line in row.lines:
+            rec = json.loads(line)
+            if rec.get("type") == "cycle":
+                out.update((k, v) for k, v in rec.items())
+            else:
+                out.setdefault(str(rec.get("type")), []).append(rec)
+        return out
+    pa, pb = parts(a), parts(b)
+    return [k for k in dict.fromkeys([*pa, *pb]) if pa.get(k) != pb.get(k)]
+
+
+def _side(row: StepRow) -> dict[str, Any]:
+    """A step as compare shows it: its name, and the cycle record's choice if the agent acted."""
+    out: dict[str, Any] = {"name": row.name, "round": row.round, "agent": row.agent, "tool": None, "input": None,
+                           "progress": None}
+    for line in row.lines:
+        if line.startswith('{"type":"cycle"'):
+            rec = json.loads(line)
+            out.update(tool=rec["decide"]["tool"], input=rec["decide"].get("input"), progress=rec["act"].get("progress"))
+            break
+        if line.startswith('{"type":"rate_limited"'):
+            out.update(tool="rate_limited", progress="refused")
+    return out

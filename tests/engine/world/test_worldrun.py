@@ -217,3 +217,72 @@ def test_a_fork_may_reorder_the_rest_of_the_round(tmp_path, cli):
     assert "--order" in proc.stderr
     shown = json.loads(cli("world", "show", "--json").stdout)
     assert shown["branch"] == "same" and [b["name"] for b in shown["branches"]] == ["main", "same"]
+
+
+# ---- reading a recorded world headless ---------------------------------------------------------
+
+def test_sessions_export_of_a_world_is_its_trace_byte_for_byte_in_any_data_dir(tmp_path, cli):
+    exported = []
+    for d in ("one", "two"):
+        (tmp_path / d).mkdir()
+        cli("world", "run", "market", "--rounds", "6", "--trace", "t.jsonl", data_dir=tmp_path / d / "data",
+            cwd=tmp_path / d)
+        cli("sessions", "export", "w1", "-o", "x.jsonl", data_dir=tmp_path / d / "data", cwd=tmp_path / d)
+        exported.append((tmp_path / d / "x.jsonl").read_bytes())
+        assert exported[-1] == (tmp_path / d / "t.jsonl").read_bytes()
+    assert exported[0] == exported[1]
+    assert str(tmp_path) not in exported[0].decode()
+    listed = cli("sessions", "list", data_dir=tmp_path / "one" / "data").stdout
+    assert "w1" in listed and "market" in listed
+    proc = cli("sessions", "export", "w7", data_dir=tmp_path / "one" / "data", check_rc=2)
+    assert "no world 7" in proc.stderr
+
+
+def test_world_show_ledger_and_artifacts_read_the_recorded_world_now_or_at_a_step(cli):
+    cli("world", "run", "market", "--rounds", "5")
+    shown = json.loads(cli("world", "show", "--json").stdout)
+    assert shown["round"] == 5 and shown["branch"] == "main" and shown["minted"] >= 1
+    early = json.loads(cli("world", "show", "--json", "--at", "1:bold").stdout)
+    assert early["round"] == 1 and early["mints"] == [] and early["step"] in (1, 2)
+    entries = [json.loads(x) for x in cli("world", "ledger", "--json").stdout.splitlines()]
+    assert entries and all(e["type"] == "ledger" for e in entries)
+    assert any(e["from"] == "mint" for e in entries)  # the mint after round 5
+    bold = [json.loads(x) for x in cli("world", "ledger", "--json", "--agent", "bold").stdout.splitlines()]
+    assert bold and all("bold" in (e["from"], e["to"]) for e in bold) and len(bold) < len(entries)
+    arts = json.loads(cli("world", "artifacts", "--json").stdout)
+    assert {"bold-ledger", "cautious-ledger"} <= {a["id"] for a in arts}
+    before = json.loads(cli("world", "artifacts", "--json", "--at", "1:bold").stdout)
+    assert len(before) < len(arts)  # the goals' artifacts were written later
+    proc = cli("world", "show", "--at", "99:bold", check_rc=2)
+    assert "no step 99:bold" in proc.stderr and "--at" in proc.stderr
+
+
+def test_agent_why_and_explain_take_a_world_agent(cli):
+    cli("world", "run", "market", "--rounds", "4")
+    why = json.loads(cli("agent", "why", "--agent", "bold", "--cycle", "2", "--json").stdout)
+    assert why["agent"] == "bold" and why["cycle"] == 2 and why["lines"]
+    why_not = json.loads(cli("agent", "why", "--agent", "bold", "--cycle", "2", "--tool", "noop", "--json").stdout)
+    assert why_not["why_not"]["tool"] == "noop"
+    told = json.loads(cli("agent", "explain", "--agent", "cautious", "--goal", "1", "--json").stdout)
+    assert told["goal"]["id"] == 1 and told["lines"]
+    proc = cli("agent", "why", "--agent", "nobody", "--cycle", "1", check_rc=2)
+    assert "--agent" in proc.stderr and "bold, cautious" in proc.stderr
+
+
+def test_sessions_compare_names_the_first_divergent_step_and_agent(tmp_path, cli):
+    cli("world", "run", "market", "--rounds", "6")
+    psyche = bundled_data_dir() / "worlds" / "market" / "cautious.toml"
+    cli("world", "fork", "--at", "3:bold", "--agent", "bold", "--psyche", str(psyche), "--name", "calm")
+    cli("world", "run", "market", "--rounds", "3")
+    same = json.loads(cli("sessions", "compare", "w1", "w1:main", "--json").stdout)
+    assert same["first_divergence"] is None
+    got = json.loads(cli("sessions", "compare", "w1", "w1:calm", "--json").stdout)
+    first = got["first_divergence"]
+    r = WorldRun.open_readonly(locs(tmp_path))
+    fork_step = r.step_number("3:bold") if r.branch_name == "main" else next(
+        b["fork_step"] for b in r.branches() if b["name"] == "calm")
+    r.close()
+    assert first["step"] > fork_step and first["a"]["agent"] == first["b"]["agent"] == "bold"
+    assert "psyche" in first["differs_in"]
+    text = cli("sessions", "compare", "w1", "w1:calm").stdout
+    assert f"first divergence at step {first['step']}" in text and "agent bold" in text
