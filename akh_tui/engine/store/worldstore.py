@@ -29,6 +29,7 @@ from typing import Any, Iterator
 
 from ..errors import InputError, StoreDamaged
 from .session import SessionStore, row_crc
+from .trace import redact_line
 
 WORLD_SCHEMA = """
 CREATE TABLE IF NOT EXISTS worlds (id INTEGER PRIMARY KEY, meta TEXT NOT NULL, crc INTEGER);
@@ -98,7 +99,7 @@ class WorldStore:
         """A new world run with its `main` branch, made current; returns the branch."""
         self._ensure()
         with self.store._tx():
-            text = json.dumps(meta, sort_keys=True)
+            text = redact_line(json.dumps(meta, sort_keys=True))
             wid = self.db.execute("INSERT INTO worlds (meta) VALUES (?)", (text,)).lastrowid
             assert wid is not None
             self.db.execute("UPDATE worlds SET crc=? WHERE id=?", (row_crc(wid, text), wid))
@@ -210,7 +211,7 @@ class WorldStore:
     def add_step(self, branch: int, step: int, rnd: int, agent: str | None, lines: list[str],
                  states: dict[str, dict[str, Any]] | None = None) -> None:
         """One step, and the state saved after it if any: one transaction."""
-        text = "\n".join(lines)
+        text = "\n".join(redact_line(x) for x in lines)  # masked already by the world's writer: a substring check
         with self.store._tx():
             self.db.execute("INSERT INTO world_steps (branch, step, round, agent, lines, crc) VALUES (?, ?, ?, ?, ?, ?)",
                             (branch, step, rnd, agent, text, row_crc(branch, step, rnd, agent, text)))
@@ -224,7 +225,9 @@ class WorldStore:
     def _put_states(self, branch: int, step: int, states: dict[str, dict[str, Any]]) -> None:
         rows = []
         for part, state in states.items():
-            text = json.dumps(state, sort_keys=True, separators=(",", ":"))
+            # a registered secret never reaches the store (the steps' lines were masked by the
+            # world's writer; a state holds the artifacts' and agents' text as well)
+            text = redact_line(json.dumps(state, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
             rows.append((branch, step, part, text, row_crc(branch, step, part, text)))
         self.db.executemany("INSERT OR REPLACE INTO world_states (branch, step, part, payload, crc) VALUES (?, ?, ?, ?, ?)",
                             rows)

@@ -22,7 +22,7 @@ from ..cycle.agent import Agent, Cycle
 from ..config import WORLD_CAPABILITIES
 from ..errors import InputError
 from ..llm.decider import make_decider
-from ..redaction import redact, redact_obj
+from ..redaction import redact, redact_obj, registered_in
 from ..store.trace import dumps
 from ..tools.registry import BUILTIN_DECIDERS, Entry, GuardedDecider, PluginError, load_decider
 from ..runs.scenario import build_agent, load_psyche
@@ -68,9 +68,9 @@ class WorldDecider:
             tool = getattr(chosen, "tool", None)
             if tool not in may and not any(tool == c.tool and c.offered for c in candidates):
                 raise PluginError(f"chose {getattr(chosen, 'tool', chosen)!r}, which is not an offered tool")
-            return chosen, info if isinstance(info, dict) else None
+            return chosen, redact_obj(info) if isinstance(info, dict) else None  # a plugin's words: foreign text
         except Exception as exc:
-            why = f"decider {self.origin} failed: {type(exc).__name__}: {exc}"
+            why = redact(f"decider {self.origin} failed: {type(exc).__name__}: {exc}")  # foreign text, masked as it enters
             self.problems.append(f"cycle {agent.cycle}: {why}")
             noop = next(c for c in candidates if c.tool == "noop")
             return replace(noop, offered=True, input="the decider failed", arg=DeciderFailed(why)), None
@@ -79,7 +79,7 @@ class WorldDecider:
         try:
             self.inner.learn(agent, focus, tool, act)
         except Exception as exc:
-            self.problems.append(f"decider {self.origin} failed in learn: {type(exc).__name__}: {exc}")
+            self.problems.append(redact(f"decider {self.origin} failed in learn: {type(exc).__name__}: {exc}"))
 
     def model_memory(self, limit: int) -> str | None:
         try:
@@ -179,10 +179,11 @@ class World:
     def _write(self, record: dict[str, Any]) -> None:
         if self.sink is None and self.lines is None:
             return
-        # one pass of the masks over the encoded line finds whether anything needs masking;
-        # only then is the record walked field by field (a walk costs 2/3 of a step)
+        # foreign text was masked where it entered (the world file and its artifacts at load,
+        # tool outputs, model replies, a decider's error): what is left to look for in each
+        # record is a registered secret, a few substring searches (as a single run's writer)
         line = dumps(record)
-        if redact(line) != line:
+        if registered_in(line):
             record = redact_obj(record)
             line = dumps(record)
         if self.sink is not None:
