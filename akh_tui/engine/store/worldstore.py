@@ -29,7 +29,7 @@ from typing import Any, Iterator
 
 from ..errors import InputError, StoreDamaged
 from .session import SessionStore, row_crc
-from .trace import redact_line
+from .trace import dumps, redact_line
 
 WORLD_SCHEMA = """
 CREATE TABLE IF NOT EXISTS worlds (id INTEGER PRIMARY KEY, meta TEXT NOT NULL, crc INTEGER);
@@ -227,7 +227,7 @@ class WorldStore:
         for part, state in states.items():
             # a registered secret never reaches the store (the steps' lines were masked by the
             # world's writer; a state holds the artifacts' and agents' text as well)
-            text = redact_line(json.dumps(state, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+            text = redact_line(dumps(state))
             rows.append((branch, step, part, text, row_crc(branch, step, part, text)))
         self.db.executemany("INSERT OR REPLACE INTO world_states (branch, step, part, payload, crc) VALUES (?, ?, ?, ?, ?)",
                             rows)

@@ -25,7 +25,10 @@ from ..llm.decider import make_decider
 from ..redaction import redact, redact_obj, registered_in
 from ..store.trace import dumps
 from ..tools.registry import BUILTIN_DECIDERS, Entry, GuardedDecider, PluginError, load_decider
-from ..runs.scenario import build_agent, load_psyche
+from ..runs.scenario import build_agent, build_kg, build_rules, load_psyche
+from ..knowledge.kg import KnowledgeGraph
+from ..knowledge.rules import RuleSet
+from ..psyche.model import Psyche
 from ..cycle.scoring import Candidate
 from .actions import DeciderFailed, make_actions
 from .artifacts import Artifact, Artifacts
@@ -130,14 +133,25 @@ class World:
         self.agents: dict[str, Agent] = {}
         self._turn_agent: str | None = None
         self._turn_events: list[dict[str, Any]] = []
+        bases: dict[Any, tuple[KnowledgeGraph, RuleSet]] = {}
+        psyches: dict[Any, Psyche] = {}
         for i, a in enumerate(spec.agents):
             dec = (deciders or {}).get(a.id) or self._decider(a.decider, i, llm)
             registry = a.scenario.tool_registry()
             for action in make_actions(self, a.id):
                 registry.entries[action.name] = Entry(action, action.spec, "world", False)
-            psyche = a.psyche.copy() if a.psyche is not None else load_psyche(a.scenario)
+            if a.psyche is None and a.scenario.path not in psyches:
+                psyches[a.scenario.path] = load_psyche(a.scenario)
+            psyche = (a.psyche if a.psyche is not None else psyches[a.scenario.path]).copy()
+            # agents of one scenario share its parsed rules (an agent never changes its RuleSet)
+            # and start from copies of one base graph: a world of many agents reads each
+            # scenario's files once (kg.copy is copy-on-write)
+            key = a.scenario.path
+            if key not in bases:
+                bases[key] = (build_kg(a.scenario), build_rules(a.scenario))
+            kg, rules = bases[key]
             agent = build_agent(a.scenario, a.seed, psyche=psyche, decider=WorldDecider(dec), tools=registry,
-                                add_goals=not restoring)
+                                add_goals=not restoring, kg=kg.copy(), rules=rules)
             for cap, on in WORLD_CAPABILITIES.items():
                 agent.config.capabilities.setdefault(cap, on)  # a scenario's [config] may have turned one off
             self.agents[a.id] = agent
