@@ -593,7 +593,7 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
         # issue 23: streamed OTLP JSON and reports; 100,000 cycles take minutes (--soak)
         sizes = (200, 1000) if quick else (1000, 10_000) + ((100_000,) if soak else ())
         results["stream"] = stream_figures(sizes, Path(tmp) / "stream", runs=1 if quick else 3)
-        results["world"] = world_figures(quick, Path(tmp) / "world")
+        results["world"] = world_figures(quick, Path(tmp) / "world", demo_agent, ENDLESS, rss_mb)
         trace = Path(tmp) / "trace.jsonl"
         demo = time_cycles(demo_agent(), n_timed, trace)
         results["demo"] = {"cycles": len(demo), "median_ms": statistics.median(demo), "p99_ms": pct(demo, 99),

@@ -15,8 +15,9 @@ import os
 import statistics
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
+from ..engine.cycle.agent import Agent
 from ..engine.paths import Locations, bundled_data_dir
 from ..engine.runs.run import Run
 from ..engine.store.session import SessionStore
@@ -24,16 +25,14 @@ from ..engine.store.trace import TraceWriter
 from ..engine.world.worldrun import WorldRun
 
 
-def world_file(folder: Path, agents: int, rounds: int = 1_000_000) -> Path:
+def world_file(folder: Path, agents: int, endless: str, rounds: int = 1_000_000) -> Path:
     """A world of `agents` OODA agents on the demo graph, each with the endless goal."""
-    from .main import ENDLESS  # main.py registers these figures: imported when they run
-
     folder.mkdir(parents=True, exist_ok=True)
     zoo = bundled_data_dir() / "scenarios" / "zoo.toml"
     text = zoo.read_text(encoding="utf-8")
     text = text.replace('kg = ["../kg/', f'kg = ["{(zoo.parent.parent / "kg").as_posix()}/')
     text = text.replace('rules = ["../rules/', f'rules = ["{(zoo.parent.parent / "rules").as_posix()}/')
-    text += f'\n[[goals]]\ndescription = "{ENDLESS}"\ncriteria = "plankton"\npriority = 100\n' \
+    text += f'\n[[goals]]\ndescription = "{endless}"\ncriteria = "plankton"\npriority = 100\n' \
             "\n[config]\nstall_threshold = 1000000000\n"
     (folder / "zoo-endless.toml").write_text(text, encoding="utf-8")
     w = f'[world]\nname = "bench"\nrounds = {rounds}\nmint_every = 10\nstarting_scrip = 100\n'
@@ -44,9 +43,9 @@ def world_file(folder: Path, agents: int, rounds: int = 1_000_000) -> Path:
     return p
 
 
-def _world(folder: Path, agents: int) -> WorldRun:
+def _world(folder: Path, agents: int, endless: str) -> WorldRun:
     loc = Locations(folder / f"data-{agents}", folder / "config.toml")
-    return WorldRun.start(loc, str(world_file(folder, agents)), trace=os.devnull)
+    return WorldRun.start(loc, str(world_file(folder, agents, endless)), trace=os.devnull)
 
 
 def _steps_ms(step: Any, n: int) -> list[float]:
@@ -59,13 +58,14 @@ def _steps_ms(step: Any, n: int) -> list[float]:
     return out
 
 
-def world_figures(quick: bool, folder: Path) -> dict[str, Any]:
-    from .main import demo_agent, rss_mb
-
+def world_figures(quick: bool, folder: Path, demo_agent: Callable[[], Agent], endless: str,
+                  rss_mb: Callable[[], float]) -> dict[str, Any]:
+    """main.py's demo agent (the single run), its endless goal and its RSS reader are passed
+    in: main.py registers these figures, so this module does not import it."""
     blocks, per_block = (3, 100) if quick else (5, 400)
     # 1. ten agents against a single run, alternating blocks
     single = Run.over(demo_agent(), "bench", store=SessionStore(folder / "single.db"), trace=TraceWriter(os.devnull))
-    ten = _world(folder, 10)
+    ten = _world(folder, 10, endless)
     _steps_ms(single.step, 50)
     _steps_ms(ten.step, 50)  # warm: the first steps of a run cost more (caches, first writes)
     single_ms: list[float] = []
@@ -79,7 +79,7 @@ def world_figures(quick: bool, folder: Path) -> dict[str, Any]:
     # 2. a hundred agents: per-step cost and memory per agent
     gc.collect()
     before = rss_mb()
-    hundred = _world(folder, 100)
+    hundred = _world(folder, 100, endless)
     gc.collect()
     built = rss_mb()
     n_long = 2_000 if quick else 10_000
