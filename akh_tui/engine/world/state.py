@@ -15,6 +15,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from ..cycle.state import restore, snapshot
+from ..llm.decider import LLMDecider
 from .artifacts import Artifact, Version, version_words
 from .loop import ACTIONS_KEPT, FAILURES_KEPT, AgentLoop
 from .mint import Bid
@@ -52,10 +53,16 @@ def agent_state(w: "World", aid: str) -> dict[str, Any]:
     """One agent's own state: its cycle state (graph additions, episodes, goals, psyche...) and
     its decider's (a workflow's step)."""
     agent = w.agents[aid]
-    out: dict[str, Any] = {"agent": snapshot(agent)}
+    # the cycle state, and what a model's next prompt reads that it does not hold (a single
+    # run replays a model's turns from its records instead; a world replays them live)
+    out: dict[str, Any] = {"agent": snapshot(agent), "last_output": agent.last_output,
+                           "recent_failures": list(agent.recent_failures)}
     inner = getattr(agent.decider, "inner", None)
     if isinstance(inner, WorkflowDecider):
-        out["workflow"] = {"index": inner.index, "retries": inner.retries, "last": inner.last}
+        out["workflow"] = {"index": inner.index, "retries": inner.retries, "last": inner.last,
+                           "models": {k: m.state() for k, m in inner.models.items() if isinstance(m, LLMDecider)}}
+    elif isinstance(inner, LLMDecider):
+        out["model"] = inner.state()  # its memory and a scripted provider's position: the next prompt's
     return out
 
 
@@ -107,7 +114,16 @@ def load_agent_state(w: "World", aid: str, d: dict[str, Any]) -> None:
     """One agent's state (`agent_state`) into its fresh agent in `w`."""
     agent = w.agents[aid]
     restore(agent, d["agent"])
+    agent.last_output = d["last_output"]
+    agent.recent_failures.clear()
+    agent.recent_failures.extend(d["recent_failures"])
     inner = getattr(agent.decider, "inner", None)
     wf = d.get("workflow")
     if isinstance(inner, WorkflowDecider) and wf is not None:
         inner.index, inner.retries, inner.last = wf["index"], wf["retries"], wf["last"]
+        for k, m in wf.get("models", {}).items():
+            model = inner.models.get(k)
+            if isinstance(model, LLMDecider):
+                model.load_state(m)
+    elif isinstance(inner, LLMDecider) and d.get("model") is not None:
+        inner.load_state(d["model"])
