@@ -15,6 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..engine.paths import Locations
 from ..engine.world.file import load_world
 from ..engine.world.watch import WorldWatch
 from .stream import spread
@@ -45,13 +46,15 @@ def figures(seconds: float = 3.0) -> dict:
     rounds: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:
         spec = load_world(str(endless_world(Path(tmp))))
-        app = WorldBench(watch=WorldWatch(spec))
+        locations = Locations(Path(tmp) / "data", Path(tmp) / "config.toml")
+        # both sides record every step in a session store on disk, as the workbench and `world run` do
+        app = WorldBench(watch=WorldWatch.open(spec, locations, store=Path(tmp) / "ui.db"))
 
         async def drive() -> None:
             async with app.run_test(size=(120, 36)) as pilot:
                 await pilot.pause()
                 app.speed_index = len(SPEEDS) - 1
-                headless = WorldWatch(spec)
+                headless = WorldWatch.open(spec, locations, store=Path(tmp) / "headless.db")
                 app.action_toggle_run()  # untimed: the first frames of every pane, the engine thread's start
                 await asyncio.sleep(seconds / 3)
                 app.action_toggle_run()
@@ -71,6 +74,7 @@ def figures(seconds: float = 3.0) -> dict:
                         headless.step_agent()
                     bare = n / (time.process_time() - c0)
                     rounds.append({"ui": ui, "headless": bare, "steps": n})
+                headless.close()
 
         asyncio.run(drive())
     return {"ui_steps_per_cpu_s": spread([r["ui"] for r in rounds]),

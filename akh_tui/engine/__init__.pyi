@@ -72,11 +72,27 @@ from .runs.userconfig import UserConfig as UserConfig
 from .explain.decision import why_chosen as why_chosen
 from .explain.decision import why_not_text as why_not_text
 from .world.world import World as World
+from .world.worldrun import WorldRun as WorldRun
+from .world.worldrun import WorldStep as WorldStep
+from .world.worldrun import parse_step_name as parse_step_name
+from .notebook import open_run as open_run
+from .notebook import open_world as open_world
+from .notebook import cycle_row as cycle_row
+from .notebook import cycle_rows as cycle_rows
+from .notebook import world_cycle_rows as world_cycle_rows
+from .notebook import ledger_rows as ledger_rows
+from .world.worldrun import is_world_ref as is_world_ref
+from .world.worldrun import list_worlds as list_worlds
+from .world.worldrun import export_world as export_world
+from .world.worldrun import compare_worlds as compare_worlds
+from .world.edits import SetPsyche as SetPsyche
+from .world.edits import DisableTool as DisableTool
+from .world.edits import SetOrder as SetOrder
 from .world.watch import WorldWatch as WorldWatch
-from .world.watch import WorldStep as WorldStep
+from .world.watch import LaneStep as LaneStep
 from .world.watch import parse_world_break as parse_world_break
 from .world.watch import WORLD_BREAK_HELP as WORLD_BREAK_HELP
 from .world.watch import LANE_GLYPHS as LANE_GLYPHS
 from .world.watch import LANE_STATE as LANE_STATE
 
-__all__ = ['AddGoal', 'answer_lines', 'Breakpoint', 'bundled_themes_dir', 'check_goal', 'check_pin', 'check_psyche', 'check_scheduler', 'check_url', 'CycleRecord', 'DANGEROUS_CAPABILITIES', 'decider_rows', 'DEFAULT_KI', 'DEFAULT_KP', 'DEFAULT_MAX_ITERATIONS', 'DEFAULT_PROMOTION_THRESHOLD', 'DEFAULT_RULES', 'DEFAULT_STALL_PATIENCE', 'DEFAULT_THRESHOLD', 'event_words', 'first_hit', 'ForkEditError', 'GraphOracle', 'InputError', 'InputWarning', 'InvariantViolation', 'load_scenario', 'load_sweep', 'load_world', 'Locations', 'otel', 'OUTCOMES', 'parse_breakpoint', 'parse_rules', 'parse_search', 'parse_toml', 'PHASES', 'pins', 'plugin_needs', 'Psyche', 'PsycheFileChanged', 'read_user_file', 'redact', 'redact_obj', 'register_secret', 'rerun', 'Run', 'run_sweep', 'SAFE_ENV', 'scenario_decider', 'scenario_tool_rows', 'SERVED_ENV', 'served_process', 'Sessions', 'stop_phases', 'StoreBusy', 'StoreDamaged', 'StoreLost', 'StoreWriteError', 'sweep_report', 'SweepStore', 'ThinkConfig', 'ThinkLoop', 'tokens', 'TOOL_NAMES', 'tool_rows', 'TraceWriter', 'trust', 'UserConfig', 'why_chosen', 'why_not_text', 'World', 'WorldWatch', 'WorldStep', 'parse_world_break', 'WORLD_BREAK_HELP', 'LANE_GLYPHS', 'LANE_STATE']
+__all__ = ['AddGoal', 'answer_lines', 'Breakpoint', 'bundled_themes_dir', 'check_goal', 'check_pin', 'check_psyche', 'check_scheduler', 'check_url', 'CycleRecord', 'DANGEROUS_CAPABILITIES', 'decider_rows', 'DEFAULT_KI', 'DEFAULT_KP', 'DEFAULT_MAX_ITERATIONS', 'DEFAULT_PROMOTION_THRESHOLD', 'DEFAULT_RULES', 'DEFAULT_STALL_PATIENCE', 'DEFAULT_THRESHOLD', 'event_words', 'first_hit', 'ForkEditError', 'GraphOracle', 'InputError', 'InputWarning', 'InvariantViolation', 'load_scenario', 'load_sweep', 'load_world', 'Locations', 'otel', 'OUTCOMES', 'parse_breakpoint', 'parse_rules', 'parse_search', 'parse_toml', 'PHASES', 'pins', 'plugin_needs', 'Psyche', 'PsycheFileChanged', 'read_user_file', 'redact', 'redact_obj', 'register_secret', 'rerun', 'Run', 'run_sweep', 'SAFE_ENV', 'scenario_decider', 'scenario_tool_rows', 'SERVED_ENV', 'served_process', 'Sessions', 'stop_phases', 'StoreBusy', 'StoreDamaged', 'StoreLost', 'StoreWriteError', 'sweep_report', 'SweepStore', 'ThinkConfig', 'ThinkLoop', 'tokens', 'TOOL_NAMES', 'tool_rows', 'TraceWriter', 'trust', 'UserConfig', 'why_chosen', 'why_not_text', 'World', 'WorldRun', 'WorldStep', 'parse_step_name', 'open_run', 'open_world', 'cycle_row', 'cycle_rows', 'world_cycle_rows', 'ledger_rows', 'is_world_ref', 'list_worlds', 'export_world', 'compare_worlds', 'SetPsyche', 'DisableTool', 'SetOrder', 'WorldWatch', 'LaneStep', 'parse_world_break', 'WORLD_BREAK_HELP', 'LANE_GLYPHS', 'LANE_STATE']

@@ -14,13 +14,19 @@ from typing import Awaitable, Callable
 from textual.app import App
 from textual.widgets import DataTable, Input, TabbedContent
 
-from akh_tui.engine import WorldStep, WorldWatch
+from akh_tui.engine import LaneStep, WorldWatch
 from akh_tui.bench.world_ui import endless_world
-from akh_tui.engine import load_world
+from akh_tui.engine import Locations, load_world
 from akh_tui.tui.world.app import SPEEDS, WorldBench
 from akh_tui.tui.world.lanes import Swimlanes
 
 SIZE = (120, 36)
+
+
+def market() -> WorldBench:
+    """The bundled market world, recorded in a data dir of its own."""
+    tmp = Path(tempfile.mkdtemp(prefix="akh-world-"))
+    return WorldBench("market", sync=True, locations=Locations(tmp / "data", tmp / "config.toml"))
 
 
 def status(app: WorldBench) -> str:
@@ -52,7 +58,7 @@ def lane(app: WorldBench, agent: str) -> str:
 
 @sync
 async def test_number_keys_and_the_search_switch_the_agent_shown_and_follow():
-    app = WorldBench("market", sync=True)
+    app = market()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("space")
         first = app.watch.steps[0].agent  # shuffle: cautious acts first in round 1
@@ -73,7 +79,7 @@ async def test_number_keys_and_the_search_switch_the_agent_shown_and_follow():
 
 @sync
 async def test_stepping_an_agent_and_a_round_moves_the_roster_and_the_lanes():
-    app = WorldBench("market", sync=True)
+    app = market()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("space")
         step = app.watch.steps[0]
@@ -90,7 +96,7 @@ async def test_stepping_an_agent_and_a_round_moves_the_roster_and_the_lanes():
 
 @sync
 async def test_moving_along_the_lanes_replays_a_step_read_only():
-    app = WorldBench("market", sync=True)
+    app = market()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n", "n", "n")
         await pilot.press("comma")
@@ -107,7 +113,7 @@ async def test_moving_along_the_lanes_replays_a_step_read_only():
 
 @sync
 async def test_split_shows_two_agents_score_tables_side_by_side():
-    app = WorldBench("market", sync=True)
+    app = market()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n", "1", "s")
         box2 = app.query_one("#score2-box")
@@ -119,7 +125,7 @@ async def test_split_shows_two_agents_score_tables_side_by_side():
 
 @sync
 async def test_a_mint_breakpoint_pauses_the_running_world():
-    app = WorldBench("market", sync=True)
+    app = market()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("k")
         await until(pilot, lambda: bool(app.screen.query("#break-text")))
@@ -138,7 +144,7 @@ async def test_a_mint_breakpoint_pauses_the_running_world():
 
 @sync
 async def test_the_shared_world_shows_artifacts_their_diff_the_ledger_and_the_mint():
-    app = WorldBench("market", sync=True)
+    app = market()
     async with app.run_test(size=SIZE) as pilot:
         for _ in range(10):
             await pilot.press("n")
@@ -168,7 +174,7 @@ async def test_the_shared_world_shows_artifacts_their_diff_the_ledger_and_the_mi
 async def test_a_psyche_edited_live_vetoes_at_that_agents_next_turn():
     from akh_tui.tui.psyche_editor import PsycheEditorScreen, PsycheTextArea
 
-    app = WorldBench("market", sync=True)
+    app = market()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n", "1", "e")
         await until(pilot, lambda: isinstance(app.screen, PsycheEditorScreen))
@@ -184,9 +190,9 @@ async def test_a_psyche_edited_live_vetoes_at_that_agents_next_turn():
 
 @sync
 async def test_the_engine_thread_runs_the_world_and_pauses():
-    with tempfile.TemporaryDirectory() as tmp:
-        spec = load_world(str(endless_world(Path(tmp))))  # it runs until paused
-    app = WorldBench(watch=WorldWatch(spec))
+    tmp = Path(tempfile.mkdtemp(prefix="akh-world-"))
+    spec = load_world(str(endless_world(tmp)))  # it runs until paused
+    app = WorldBench(watch=WorldWatch.open(spec, Locations(tmp / "data", tmp / "config.toml")))
     async with app.run_test(size=SIZE) as pilot:
         app.speed_index = len(SPEEDS) - 1  # as fast as the engine goes
         await pilot.press("r")
@@ -212,7 +218,7 @@ class Counting(list):
 @sync
 async def test_ten_thousand_steps_draw_only_the_visible_window():
     ids = ["bold", "cautious", "third"]
-    steps = Counting(WorldStep(i, i // 3 + 1, float(i), ids[i % 3], "kg_query", "act", "advanced", "RRR", i // 3 + 1)
+    steps = Counting(LaneStep(i, i // 3 + 1, float(i), ids[i % 3], "kg_query", "act", "advanced", "RRR", i // 3 + 1)
                      for i in range(10_000))
 
     class Lanes(App[None]):

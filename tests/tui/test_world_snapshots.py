@@ -3,7 +3,12 @@ engine commands run on the UI thread (`sync=True`), so each picture depends only
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 from textual.widgets import TabbedContent
+
+from akh_tui.engine import Locations
 
 from akh_tui.tui.world.app import WorldBench
 
@@ -11,7 +16,8 @@ WIDE, SMALL = (120, 36), (80, 24)
 
 
 def market() -> WorldBench:
-    return WorldBench("market", sync=True)
+    tmp = Path(tempfile.mkdtemp(prefix="akh-world-"))
+    return WorldBench("market", sync=True, locations=Locations(tmp / "data", tmp / "config.toml"))
 
 
 def test_world_roster_lanes_and_panes(snap_compare):

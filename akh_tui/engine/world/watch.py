@@ -13,10 +13,11 @@ match; they are checked against the records the turn wrote, never by re-running 
 
 from __future__ import annotations
 
+import io
 import json
 import threading
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -29,7 +30,10 @@ from .artifacts import Version
 from .file import WorldSpec, load_world
 from .ledger import ESCROW, WORLD, InvariantViolation
 from .loop import PAUSED, SLEEPING, STOPPED
+from ..paths import Locations
 from .world import World
+from .edits import SetPsyche
+from .worldrun import WorldRun
 
 # one glyph per step on a swimlane, and what an agent's lane shows where another agent acts
 LANE_GLYPHS = {"act": "●", "fail": "✗", "veto": "!", "limited": "⊘"}
@@ -39,7 +43,7 @@ RESOURCES = ("actions", "llm_calls", "llm_tokens", "writes")
 
 
 @dataclass(frozen=True)
-class WorldStep:
+class LaneStep:
     """One turn as the swimlanes and the replay see it. `index` counts from 0 in the world's
     order of turns; `states` holds every agent's state letter after the turn (file order)."""
 
@@ -52,6 +56,7 @@ class WorldStep:
     result: str
     states: str
     cycle: int | None  # the agent's cycle number (None for a refused turn)
+    step: int = 0  # the door's step number on the branch (SPEC §13's ROUND:AGENT, counted)
 
 
 @dataclass
@@ -115,23 +120,34 @@ def _observed_entries(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-@dataclass
-class _Turn:
-    """What one turn wrote, gathered from the world's sink."""
+class _Feed(io.TextIOBase):
+    """The door's trace stream, read as it is written: each line the door records (the step's
+    records, redacted, as the store holds them) is handed to the watch."""
 
-    records: list[dict[str, Any]] = field(default_factory=list)
+    def __init__(self, take: Callable[[str], None]) -> None:
+        super().__init__()
+        self._take = take
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if text != "\n":
+            self._take(text)
+        return len(text)
 
 
 class WorldWatch:
-    """A world open in the workbench. Every method takes the lock: the engine thread steps,
-    the UI thread reads."""
+    """A world open in the workbench, over the door (WorldRun: every step recorded in the data
+    dir's session store). Every method takes the lock: the engine thread steps, the UI thread
+    reads."""
 
-    def __init__(self, spec: WorldSpec, llm: Mapping[str, Any] | None = None,
-                 deciders: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, run: WorldRun) -> None:
         self.lock = threading.RLock()
-        self.spec = spec
-        self.ids = [a.id for a in spec.agents]
-        self.steps: list[WorldStep] = []
+        self.run = run
+        self.spec = run.spec
+        self.ids = [a.id for a in self.spec.agents]
+        self.steps: list[LaneStep] = []
         self._cycle_lines: dict[tuple[str, int], bytes] = {}  # (agent, cycle) -> its record, compressed
         self._last_cycle: dict[str, int] = {}
         self.ledger_log: list[dict[str, Any]] = []
@@ -140,34 +156,42 @@ class WorldWatch:
         self.state_log: list[dict[str, Any]] = []
         self.balances_by_round: list[tuple[int, dict[str, int]]] = []
         self.vetoes_fired: dict[str, int] = {a: 0 for a in self.ids}
-        self.last: dict[str, WorldStep] = {}
+        self.last: dict[str, LaneStep] = {}
         self.breaks: list[WorldBreak] = []
         self.hit: str | None = None
         self.broken: str | None = None  # the invariant a turn broke: the world takes no more steps
-        self._turn = _Turn()
+        self._records: list[dict[str, Any]] = []  # what the step under way wrote
         self._prev_record: dict[str, CycleRecord] = {}
-        self._order: list[str] = []
-        self._next = 0  # the position in _order of the next turn
-        self._pending_type = ""
-        self.listeners: list[Callable[[WorldStep], None]] = []
-        self.world = World(spec, sink=self._sink, lines=self._line, llm=llm, deciders=deciders)
-        self.balances_by_round.append((0, self.world.ledger.snapshot()))
+        self._state_letters: dict[str, str] = {}
+        self._balances: dict[str, int] = {}
+        self._reset()
 
     @classmethod
-    def open(cls, file: str | Path, seed: int | None = None, llm: Mapping[str, Any] | None = None) -> "WorldWatch":
-        spec = load_world(str(file))
-        if seed is not None:
-            spec = spec.with_seed(seed)
-        return cls(spec, llm=llm)
+    def open(cls, file: str | Path | WorldSpec, locations: Locations, seed: int | None = None,
+             store: str | Path | None = None) -> "WorldWatch":
+        """A new world run of `file` (a bundled name, a path, or a loaded spec), recorded in
+        `locations`' session store (or `store`)."""
+        holder: list[WorldWatch] = []
+        feed = _Feed(lambda line: holder[0]._line(line) if holder else None)
+        run = WorldRun.start(locations, file if isinstance(file, WorldSpec) else str(file), seed, trace=feed,
+                             store=store)
+        watch = cls(run)
+        holder.append(watch)
+        return watch
+
+    def close(self) -> None:
+        with self.lock:
+            self.run.close()
+
+    @property
+    def world(self) -> World:
+        return self.run.world  # a fork or a rewind replaces it
 
     # ---- what the world writes -------------------------------------------------------------
-    def _sink(self, record: dict[str, Any]) -> None:
-        self._pending_type = record["type"]
-        self._turn.records.append(record)
-
     def _line(self, line: str) -> None:
-        rec = self._turn.records[-1]
-        if self._pending_type == "cycle":
+        rec = json.loads(line)
+        self._records.append(rec)
+        if rec["type"] == "cycle":
             self._cycle_lines[(rec["agent"], rec["cycle"])] = zlib.compress(line.encode(), 1)
 
     # ---- stepping ----------------------------------------------------------------------------
@@ -185,109 +209,86 @@ class WorldWatch:
 
     @property
     def over(self) -> bool:
-        return self.world.over
+        return self.world.over and self.world.order is None
 
     @property
     def rounds_done(self) -> bool:
         """The world file's rounds are run (stepping goes on past them, as `world run --rounds`)."""
-        return self.world.round >= self.spec.rounds and self._next >= len(self._order)
+        return self.world.rounds_done >= self.spec.rounds
 
     def next_agent(self) -> str | None:
         """Whose turn comes next, when the round has begun (None: a new round begins first)."""
         with self.lock:
-            return self._upcoming()
+            w = self.world
+            if w.order is None:
+                return None
+            rest = [a for a in w.order[w.pos:] if w.loops[a].state != PAUSED]
+            return rest[0] if rest else None
 
-    def _upcoming(self) -> str | None:
-        while self._next < len(self._order) and self.world.loops[self._order[self._next]].state == PAUSED:
-            self._next += 1
-        return self._order[self._next] if self._next < len(self._order) else None
-
-    def step_agent(self) -> WorldStep | None:
-        """The next agent's turn (beginning a round, or ending one with its mint, on the way);
+    def step_agent(self) -> LaneStep | None:
+        """The next agent's turn, recorded (a round begun, or ended with its mint, on the way);
         None when every agent is STOPPED or a turn broke the invariant."""
         with self.lock:
-            if self.broken is not None:
-                return None
-            for _ in range(3):  # a round whose agents all stop before their turn: try the next
-                if self.world.over:
+            for _ in range(8):  # steps in which no agent acted (all stopped, none eligible): on to the next
+                if self.broken is not None:
                     return None
-                if self._upcoming() is None:
-                    self._begin_round()
-                aid = self._upcoming()
-                if aid is None:
-                    continue
-                self._next += 1
+                self._records = []
                 try:
-                    summary = self.world.turn(aid)
+                    done = self.run.step()
                 except InvariantViolation as exc:
-                    self.broken = f"round {self.world.round}, {aid}'s turn: {exc}; nothing of that step was committed"
+                    self.broken = f"round {self.world.round}: {exc}; nothing of that step was committed"
                     self.hit = f"invariant: {self.broken}"
-                    self._turn = _Turn()
+                    self._records = []
                     return None
-                step = self._took_turn(aid, summary)
-                if self._upcoming() is None:
-                    self._end_round()
+                if done is None:
+                    return None
+                records, self._records = self._records, []
+                step = self._took_turn(done.agent, done.summary, records, done.step)
                 if step is not None:
                     return step
             return None
 
-    def step_round(self) -> list[WorldStep]:
+    def step_round(self) -> list[LaneStep]:
         """The rest of the round under way, or one whole round."""
         with self.lock:
-            out: list[WorldStep] = []
-            start = self.world.round if self._upcoming() is not None else self.world.round + 1
-            while not self.world.over and self.broken is None:
-                if self._upcoming() is None and self.world.round >= start:
-                    break
+            out: list[LaneStep] = []
+            first = True
+            while first or self.world.order is not None:
+                first = False
                 step = self.step_agent()
                 if step is None:
                     break
                 out.append(step)
             return out
 
-    def _begin_round(self) -> None:
-        self._turn = _Turn()
-        self._order = self.world.begin_round()
-        self._next = 0
-        self._absorb(self._turn.records)
-        self._turn = _Turn()
-
-    def _end_round(self) -> None:
-        self._turn = _Turn()
-        try:
-            self.world.end_round()
-        except InvariantViolation as exc:
-            self.broken = f"round {self.world.round}, the mint: {exc}; nothing of it was committed"
-            self.hit = f"invariant: {self.broken}"
-        records, self._turn = self._turn.records, _Turn()
+    def _took_turn(self, aid: str | None, summary: dict[str, Any] | None, records: list[dict[str, Any]],
+                   door_step: int, check: bool = True) -> LaneStep | None:
+        """Take in one recorded step's records (live, or read back from the store); its LaneStep,
+        or None when no agent took a turn in it."""
         self._absorb(records)
-        if self.hit is None:
-            self._check_breaks(None, records)  # a mint is the round's, after its last turn
-        self.balances_by_round.append((self.world.round, self.world.ledger.snapshot()))
-
-    def _took_turn(self, aid: str, summary: dict[str, Any] | None) -> WorldStep | None:
-        records, self._turn = self._turn.records, _Turn()
-        self._absorb(records)
-        if summary is None:  # no active goal: STOPPED, no turn taken
+        turn = next((r for r in records if r["type"] in ("cycle", "rate_limited") and r.get("agent") == aid), None)
+        if aid is None or turn is None:  # no agent eligible, or one with no active goal (STOPPED)
+            if check:
+                self._check_breaks(None, records)  # a mint may still have come with it
             return None
-        cycle = next((r for r in records if r["type"] == "cycle"), None)
-        if cycle is None:
-            kind, tool, result, number = "limited", None, str(summary["action"]), None
+        if turn["type"] == "rate_limited":
+            kind, tool, result, number = "limited", None, f"rate_limited({turn['resource']})", None
         else:
-            act = cycle["act"]
+            act = turn["act"]
             kind = "veto" if act["vetoed"] else ("act" if act["success"] else "fail")
-            tool, result, number = cycle["decide"]["tool"], str(act["progress"]), int(cycle["cycle"])
+            tool, result, number = turn["decide"]["tool"], str(act["progress"]), int(turn["cycle"])
             if act["vetoed"]:
                 self.vetoes_fired[aid] += 1
             self._last_cycle[aid] = number
-        states = "".join(STATE_LETTER[self.world.loops[a].state] for a in self.ids)
-        step = WorldStep(len(self.steps), int(summary["round"]), float(summary["clock"]), aid, tool, kind, result,
-                         states, number)
+        states = "".join(self._state_letters[a] for a in self.ids)
+        step = LaneStep(len(self.steps), int(turn["round"]), float(turn["clock"]), aid, tool, kind, result,
+                        states, number, door_step)
         self.steps.append(step)
         self.last[aid] = step
-        self._check_breaks(aid, records)
-        for fn in self.listeners:
-            fn(step)
+        if check:
+            self._check_breaks(aid, records)
+        elif turn["type"] == "cycle":
+            self._prev_record[aid] = turn  # type: ignore[assignment]
         return step
 
     def _absorb(self, records: list[dict[str, Any]]) -> None:
@@ -295,17 +296,57 @@ class WorldWatch:
             t = r["type"]
             if t == "ledger":
                 self.ledger_log.append(r)
+                for acct, delta in ((r["from"], -r["amount"]), (r["to"], r["amount"])):
+                    if acct in self._balances:
+                        self._balances[acct] += delta
+            elif t == "round" and r["round"] > 1:
+                self.balances_by_round.append((r["round"] - 1, dict(self._balances)))
             elif t == "artifact":
                 self.artifact_log.append(r)
             elif t == "mint":
                 self.mints.append({**r, "shares": []})
             elif t == "state":
                 self.state_log.append(r)
+                self._state_letters[r["agent"]] = STATE_LETTER[r["to"]]
         # a mint's ledger entries follow it: the price's shares are its UBI split
         if self.mints and any(r["type"] == "mint" for r in records):
             m = self.mints[-1]
             m["shares"] = [[e["to"], e["amount"]] for e in records
                            if e["type"] == "ledger" and e["why"].startswith("mint price share")]
+
+    def _reset(self) -> None:
+        """Everything read from the records, emptied (a fork or a rewind reads them again)."""
+        self.steps.clear()  # the lanes hold this list: cleared in place
+        self._cycle_lines.clear()
+        self._last_cycle.clear()
+        self.ledger_log, self.artifact_log, self.mints, self.state_log = [], [], [], []
+        self.vetoes_fired = {a: 0 for a in self.ids}
+        self.last = {}
+        self._prev_record = {}
+        self._state_letters = {a: STATE_LETTER["STARTING"] for a in self.ids}
+        self._balances = {**{a: self.spec.starting_scrip for a in self.ids}, WORLD: 0, ESCROW: 0}
+        self.balances_by_round = [(0, dict(self._balances))]
+
+    def _reload(self) -> None:
+        """The branch's recorded steps read back from the store (after a fork)."""
+        self._reset()
+        for row in self.run.steps():
+            records = [json.loads(line) for line in row.lines]
+            for rec, line in zip(records, row.lines):
+                if rec["type"] == "cycle":
+                    self._cycle_lines[(rec["agent"], rec["cycle"])] = zlib.compress(line.encode(), 1)
+            self._took_turn(row.agent, None, records, row.step, check=False)
+
+    # ---- forks -------------------------------------------------------------------------------
+    def fork(self, at_step: int | None, edits: list[Any], name: str | None = None) -> str:
+        """A new branch after lane step `at_step` (None: the newest) with the edits (SetPsyche,
+        DisableTool, SetOrder); it is current and live from then on. Returns its name."""
+        with self.lock:
+            at = self.run.last_step if at_step is None else self.steps[at_step].step
+            self.run.fork(at, edits, name)
+            self._reload()
+            self.broken = None
+            return self.run.branch_name
 
     # ---- breakpoints -------------------------------------------------------------------------
     def set_breaks(self, texts: list[str]) -> list[WorldBreak]:
@@ -519,9 +560,11 @@ class WorldWatch:
     def balance_history(self) -> tuple[list[int], dict[str, list[int]]]:
         """(rounds, account -> its balance at the end of each of those rounds; round 0 the opening)."""
         with self.lock:
-            rounds = [r for r, _ in self.balances_by_round]
-            accounts = list(self.balances_by_round[-1][1])
-            return rounds, {acct: [snap.get(acct, 0) for _, snap in self.balances_by_round] for acct in accounts}
+            snaps = [*self.balances_by_round, (self.world.round, dict(self._balances))]
+            if len(snaps) > 1 and snaps[-2][0] == snaps[-1][0]:
+                snaps.pop(-2)
+            rounds = [r for r, _ in snaps]
+            return rounds, {acct: [snap.get(acct, 0) for _, snap in snaps] for acct in self._balances}
 
     def pending_bids(self) -> list[tuple[str, int, str, int]]:
         with self.lock:
@@ -550,13 +593,14 @@ class WorldWatch:
             return (a.pending_psyche or a.psyche).to_toml()
 
     def replace_psyche(self, aid: str, psyche: Psyche) -> None:
-        """The agent's new psyche, taking effect at its next turn (SPEC §9); recorded as a
-        `psyche_edit` event after that turn's record."""
+        """The agent's new psyche, taking effect at its next turn: a fork here with the edit (the
+        door records a psyche edit as state of a new branch, so rewind and resume replay it)."""
         with self.lock:
             if aid not in self.world.agents:
                 raise InputError(f"no agent {aid!r} in this world", field="agent")
-            self.world.agents[aid].replace_psyche(psyche)
+            n = sum(1 for b in self.run.branches() if str(b.get("name", "")).startswith(f"{aid}-psyche"))
+            self.fork(None, [SetPsyche(aid, psyche.to_toml(), source="workbench")], name=f"{aid}-psyche-{n + 1}")
 
 
-__all__ = ["WorldWatch", "WorldStep", "WorldBreak", "parse_world_break", "LANE_GLYPHS", "LANE_STATE", "STATE_LETTER", "WORLD",
+__all__ = ["WorldWatch", "LaneStep", "WorldBreak", "parse_world_break", "LANE_GLYPHS", "LANE_STATE", "STATE_LETTER", "WORLD",
            "ESCROW", "RESOURCES", "WORLD_BREAK_HELP"]

@@ -33,7 +33,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Static
 
-from ...engine import InputError, Psyche, WorldWatch
+from ...engine import InputError, Locations, Psyche, WorldWatch
 from ...engine.records import CycleRecord, View
 from ..dialogs import HelpScreen, guarded, show_error
 from ..panes import GoalsPane, MemoryList, MemoryPane, PlanPane, PsychePane, ScoreTable, WhyPane
@@ -93,13 +93,15 @@ class WorldBench(App[None]):
     ]
 
     def __init__(self, file: str | None = None, seed: int | None = None, *, sync: bool = False,
-                 watch: WorldWatch | None = None) -> None:
+                 watch: WorldWatch | None = None, locations: Locations | None = None) -> None:
+        """A new world run of `file`, recorded in the data dir's session store (`locations`),
+        or the open `watch`."""
         super().__init__()
         self.sync = sync
         if watch is None:
             if file is None:
                 raise InputError("no world file given", field="--world")
-            watch = WorldWatch.open(file, seed)
+            watch = WorldWatch.open(file, locations or Locations.resolve(), seed)
         self.watch = watch
         self.ids = list(watch.ids)
         self.pinned: str | None = None  # follow: the agent the panes stay on
@@ -194,6 +196,11 @@ class WorldBench(App[None]):
     def on_unmount(self) -> None:
         self._stop.set()
         self._commands.put(None)
+        try:
+            with self.watch.lock:  # after the step in flight: the door saves its state and closes
+                self.watch.close()
+        except Exception:  # quitting must not fail on a store problem
+            pass
 
     # ---- the engine thread -------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="world-engine")
@@ -538,10 +545,11 @@ class WorldBench(App[None]):
                                     rows(PsycheEditorScreen.BINDINGS), sections))
 
 
-def run_world(file: str, seed: int | None = None) -> int:
-    """The world workbench on a world file; exit 2 on a bad file (named with line and field)."""
+def run_world(file: str, seed: int | None = None, locations: Locations | None = None) -> int:
+    """The world workbench on a world file, recorded in the data dir; exit 2 on a bad file
+    (named with line and field)."""
     try:
-        app = WorldBench(file, seed)
+        app = WorldBench(file, seed, locations=locations)
     except InputError as exc:
         print(f"error: {exc}")
         return 2

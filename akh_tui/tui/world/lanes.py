@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
-from ...engine import LANE_GLYPHS, LANE_STATE, WorldStep
+from ...engine import LANE_GLYPHS, LANE_STATE, LaneStep
 
 KIND_STYLE = {"act": Style(color="green"), "fail": Style(color="red", bold=True),
               "veto": Style(color="yellow", bold=True), "limited": Style(color="magenta", bold=True)}
@@ -45,7 +45,7 @@ class Swimlanes(Widget, can_focus=True):
             super().__init__()
             self.step = step
 
-    def __init__(self, ids: Sequence[str], steps: Sequence[WorldStep], **kw: object) -> None:
+    def __init__(self, ids: Sequence[str], steps: Sequence[LaneStep], **kw: object) -> None:
         super().__init__(**kw)  # type: ignore[arg-type]
         self.ids = list(ids)
         self.steps = steps

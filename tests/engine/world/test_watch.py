@@ -8,21 +8,17 @@ import json
 
 import pytest
 
-from akh_tui.engine import InputError, Psyche, WorldWatch, parse_world_break
+from akh_tui.engine import InputError, Locations, Psyche, WorldWatch, parse_world_break
 from akh_tui.engine.world import World, load_world
 
 
-class Raising:
-    kind = "raising"
+@pytest.fixture
+def locations(tmp_path):
+    return Locations(tmp_path / "data", tmp_path / "config.toml")
 
-    def choose(self, agent, focus, ctx, candidates, utility):
-        raise RuntimeError("the model fell over")
 
-    def learn(self, agent, focus, tool, act) -> None:
-        return None
-
-    def model_memory(self, limit: int):
-        return None
+def market(locations: Locations) -> WorldWatch:
+    return WorldWatch.open("market", locations)
 
 
 def until_hit(watch: WorldWatch, turns: int = 60) -> str:
@@ -42,9 +38,9 @@ def headless(rounds: int) -> tuple[World, list[str]]:
     return w, lines
 
 
-def test_stepping_agent_by_agent_gives_the_world_that_world_run_gives():
+def test_stepping_agent_by_agent_gives_the_world_that_world_run_gives(locations):
     w, lines = headless(7)
-    watch = WorldWatch.open("market")
+    watch = market(locations)
     for _ in range(5):
         watch.step_agent()  # two rounds and a half, one turn at a time
     watch.step_round()  # the rest of round 3
@@ -61,8 +57,8 @@ def test_stepping_agent_by_agent_gives_the_world_that_world_run_gives():
     assert watch.record(cycles[2]["agent"], 2) == cycles[2]
 
 
-def test_a_replayed_step_shows_the_agent_as_it_was_then():
-    watch = WorldWatch.open("market")
+def test_a_replayed_step_shows_the_agent_as_it_was_then(locations):
+    watch = market(locations)
     for _ in range(8):
         watch.step_agent()
     first = watch.steps[0]
@@ -71,8 +67,8 @@ def test_a_replayed_step_shows_the_agent_as_it_was_then():
     assert not now["replay"] and now["cycle"] == watch.world.agents[first.agent].cycle
 
 
-def test_the_roster_says_state_last_action_scrip_headroom_and_goals():
-    watch = WorldWatch.open("market")
+def test_the_roster_says_state_last_action_scrip_headroom_and_goals(locations):
+    watch = market(locations)
     step = watch.step_agent()
     row = next(r for r in watch.roster() if r["id"] == step.agent)
     assert row["state"] == "RUNNING" and row["action"] == step.tool and row["result"] == step.result
@@ -81,8 +77,8 @@ def test_the_roster_says_state_last_action_scrip_headroom_and_goals():
     assert (row["goals_done"], row["goals"]) == (0, 2)
 
 
-def test_artifacts_versions_readers_and_a_diff_between_versions():
-    watch = WorldWatch.open("market")
+def test_artifacts_versions_readers_and_a_diff_between_versions(locations):
+    watch = market(locations)
     for _ in range(60):
         if any(a["version"] >= 2 for a in watch.artifacts()):
             break
@@ -100,8 +96,8 @@ def test_artifacts_versions_readers_and_a_diff_between_versions():
     assert "cautious" in readers  # cautious bought bold's ledger in round 1 or 2
 
 
-def test_ledger_history_and_a_mint_with_its_ubi_split():
-    watch = WorldWatch.open("market")
+def test_ledger_history_and_a_mint_with_its_ubi_split(locations):
+    watch = market(locations)
     for _ in range(10):
         watch.step_round()
     rounds, history = watch.balance_history()
@@ -127,8 +123,8 @@ def test_a_bad_world_breakpoint_is_refused_with_the_reason(text, says):
         parse_world_break(text, ["bold", "cautious"])
 
 
-def test_a_transfer_breakpoint_stops_after_the_turn_that_paid_more_than_n():
-    watch = WorldWatch.open("market")
+def test_a_transfer_breakpoint_stops_after_the_turn_that_paid_more_than_n(locations):
+    watch = market(locations)
     watch.set_breaks(["transfer>3"])
     for _ in range(10):
         watch.step_agent()
@@ -140,8 +136,8 @@ def test_a_transfer_breakpoint_stops_after_the_turn_that_paid_more_than_n():
     assert len(paid) == 1 and paid[0]["round"] == watch.steps[-1].round
 
 
-def test_write_mint_and_agent_breakpoints_fire_on_their_records():
-    watch = WorldWatch.open("market")
+def test_write_mint_and_agent_breakpoints_fire_on_their_records(locations):
+    watch = market(locations)
     watch.set_breaks(["write:bold-g2"])
     until_hit(watch)
     assert watch.steps[-1].agent == "bold" and watch.steps[-1].tool == "write_artifact"
@@ -153,20 +149,30 @@ def test_write_mint_and_agent_breakpoints_fire_on_their_records():
     assert hit is not None and watch.steps[-1].agent == "cautious" and watch.steps[-1].tool == "bid"
 
 
-def test_backoff_and_paused_breakpoints_on_a_failing_agent():
-    watch = WorldWatch(load_world("market"), deciders={"bold": Raising()})
-    watch.set_breaks(["backoff:bold"])
+def failing_world(tmp_path) -> str:
+    """Two agents; `payer`'s workflow pays an agent that does not exist: every turn fails."""
+    (tmp_path / "w.toml").write_text(
+        '[world]\nname = "f"\nrounds = 20\n'
+        '[[agents]]\nid = "payer"\nscenario = "zoo"\ndecider = "workflow"\n'
+        '[[agents.workflow.steps]]\nname = "pay"\naction = "transfer"\ninput = "zed 1"\non_error = "skip"\n'
+        '[[agents]]\nid = "other"\nscenario = "zoo"\n', encoding="utf-8")
+    return str(tmp_path / "w.toml")
+
+
+def test_backoff_and_paused_breakpoints_on_a_failing_agent(tmp_path, locations):
+    watch = WorldWatch.open(failing_world(tmp_path), locations)
+    watch.set_breaks(["backoff:payer"])
     hit = until_hit(watch)
-    assert hit.startswith("backoff:bold: bold: failed (1 error(s) in a row)")
+    assert hit.startswith("backoff:payer: payer: failed (1 error(s) in a row)")
     assert watch.steps[-1].kind == "fail"
     watch.set_breaks(["paused"])
     hit = until_hit(watch)
-    assert "bold: error_limit" in hit and watch.world.loops["bold"].state == "PAUSED"
+    assert "payer: error_limit" in hit and watch.world.loops["payer"].state == "PAUSED"
     assert watch.roster()[0]["errors"] == 5
 
 
-def test_a_broken_invariant_stops_the_world_with_the_numbers(monkeypatch):
-    watch = WorldWatch.open("market")
+def test_a_broken_invariant_stops_the_world_with_the_numbers(monkeypatch, locations):
+    watch = market(locations)
     watch.step_agent()
     ledger = watch.world.ledger
     monkeypatch.setattr(ledger, "held", ledger.held + 1)  # a one-sided change, as a bug in an action would make
@@ -175,12 +181,14 @@ def test_a_broken_invariant_stops_the_world_with_the_numbers(monkeypatch):
     assert watch.step_agent() is None and len(watch.steps) == 1
 
 
-def test_a_psyche_edit_takes_effect_at_the_agents_next_turn():
-    watch = WorldWatch.open("market")
+def test_a_psyche_edit_takes_effect_at_the_agents_next_turn(locations):
+    watch = market(locations)
     watch.step_round()
     text = watch.psyche_text("bold") + '\n[[shadow.veto_patterns]]\nname = "no_trading"\ntriggers = ["tool="]\n'
     watch.replace_psyche("bold", Psyche.from_toml(text))
-    assert watch.view("bold")["psyche"]["pending"]
+    # a fork here carries the edit (state of the new branch); the lanes keep every step so far
+    assert watch.run.branch_name == "bold-psyche-1" and len(watch.steps) == 2
+    assert "no_trading" in watch.view("bold")["psyche"]["vetoes"]
     steps = watch.step_round()
     bold = next(s for s in steps if s.agent == "bold")
     other = next(s for s in steps if s.agent != "bold")
