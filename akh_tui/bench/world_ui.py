@@ -60,11 +60,11 @@ def figures(seconds: float = 3.0) -> dict:
                 app.action_toggle_run()
                 await asyncio.sleep(0.1)
                 for _ in range(3):
-                    start, c0 = len(app.watch.steps), time.process_time()
+                    start, c0 = len(app.world.steps), time.process_time()
                     app.action_toggle_run()
                     await asyncio.sleep(seconds / 3)
                     app.action_toggle_run()
-                    n = len(app.watch.steps) - start
+                    n = len(app.world.steps) - start
                     ui = n / (time.process_time() - c0)
                     await asyncio.sleep(0.1)  # the step in flight ends (the headless run waits for it)
                     while len(headless.steps) < start:  # the same steps as the workbench ran, timed

@@ -61,7 +61,7 @@ async def test_number_keys_and_the_search_switch_the_agent_shown_and_follow():
     app = market()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("space")
-        first = app.watch.steps[0].agent  # shuffle: cautious acts first in round 1
+        first = app.world.steps[0].agent  # shuffle: cautious acts first in round 1
         assert f"showing {first} (last to act)" in status(app)
         await pilot.press("1")
         assert "showing bold (following)" in status(app)
@@ -73,7 +73,7 @@ async def test_number_keys_and_the_search_switch_the_agent_shown_and_follow():
         await pilot.press("c", "u", "s", "enter")
         await until(pilot, lambda: "showing cautious (following)" in status(app))
         await pilot.press("f")  # unpinned: whoever acted last
-        last = app.watch.steps[-1].agent
+        last = app.world.steps[-1].agent
         await until(pilot, lambda: f"showing {last} (last to act)" in status(app))
 
 
@@ -82,15 +82,15 @@ async def test_stepping_an_agent_and_a_round_moves_the_roster_and_the_lanes():
     app = market()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("space")
-        step = app.watch.steps[0]
+        step = app.world.steps[0]
         roster = app.query_one("#roster", DataTable)
         assert str(roster.get_cell(step.agent, "action")) == step.tool
         assert "●" in lane(app, step.agent)
         assert "next " in status(app)  # the other agent's turn comes
         await pilot.press("n")  # the rest of round 1
-        assert app.watch.round == 1 and len(app.watch.steps) == 2
+        assert app.world.round == 1 and len(app.world.steps) == 2
         await pilot.press("n")
-        assert app.watch.round == 2 and len(app.watch.steps) == 4
+        assert app.world.round == 2 and len(app.world.steps) == 4
         assert "round 2" in status(app) and "4 steps" in status(app)
 
 
@@ -102,7 +102,7 @@ async def test_moving_along_the_lanes_replays_a_step_read_only():
         await pilot.press("comma")
         assert "step 6 of 6" in status(app) and "REPLAY · l live" in status(app)
         await pilot.press("less_than_sign")  # ten back: the first step
-        s = app.watch.steps[0]
+        s = app.world.steps[0]
         assert "step 1 of 6" in status(app) and f"r1 {s.agent} {s.tool}" in status(app)
         assert app.screen.has_class("-replay")
         assert "(read-only)" in str(app.query_one("#score-box").border_title)
@@ -139,7 +139,7 @@ async def test_a_mint_breakpoint_pauses_the_running_world():
         await until(pilot, lambda: "1 breakpoint(s)" in status(app))
         await pilot.press("r")  # runs until the breakpoint
         await until(pilot, lambda: "breakpoint mint: round 5" in status(app))
-        assert not app.running and app.watch.round == 5
+        assert not app.running and app.world.round == 5
 
 
 @sync
@@ -151,13 +151,13 @@ async def test_the_shared_world_shows_artifacts_their_diff_the_ledger_and_the_mi
         await pilot.press("w")
         await until(pilot, lambda: bool(app.screen.query("#art-table")))
         arts = app.screen.query_one("#art-table", DataTable)
-        assert arts.row_count == len(app.watch.artifacts())
-        written = next(a for a in app.watch.artifacts() if a["version"] >= 2)
-        arts.move_cursor(row=[a["id"] for a in app.watch.artifacts()].index(written["id"]))
+        assert arts.row_count == len(app.world.artifacts())
+        written = next(a for a in app.world.artifacts() if a["version"] >= 2)
+        arts.move_cursor(row=[a["id"] for a in app.world.artifacts()].index(written["id"]))
         await pilot.pause()
         detail = str(app.screen.query_one("#art-text").render())
         assert f"diff v{written['version'] - 1} → v{written['version']}" in detail
-        added = app.watch.artifact_diff(written["id"], written["version"] - 1, written["version"])
+        added = app.world.artifact_diff(written["id"], written["version"] - 1, written["version"])
         assert added and added[0] in detail
         app.screen.query_one(TabbedContent).active = "mint"
         await pilot.pause()
@@ -165,7 +165,7 @@ async def test_the_shared_world_shows_artifacts_their_diff_the_ledger_and_the_mi
         assert mints.row_count == 2  # rounds 5 and 10
         app.screen.query_one(TabbedContent).active = "ledger"
         await pilot.pause()
-        assert app.screen.query_one("#ledger-log", DataTable).row_count == len(app.watch.ledger_log)
+        assert app.screen.query_one("#ledger-log", DataTable).row_count == len(app.world.ledger_log)
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.screen_stack[0])
 
@@ -196,13 +196,13 @@ async def test_the_engine_thread_runs_the_world_and_pauses():
     async with app.run_test(size=SIZE) as pilot:
         app.speed_index = len(SPEEDS) - 1  # as fast as the engine goes
         await pilot.press("r")
-        await until(pilot, lambda: len(app.watch.steps) >= 20, timeout=60)
+        await until(pilot, lambda: len(app.world.steps) >= 20, timeout=60)
         assert app.running
         await pilot.press("r")
         await until(pilot, lambda: "■ paused" in status(app), timeout=60)
-        n = len(app.watch.steps)
+        n = len(app.world.steps)
         await pilot.pause(0.2)
-        assert len(app.watch.steps) == n  # paused: no step after the pause was drawn
+        assert len(app.world.steps) == n  # paused: no step after the pause was drawn
 
 
 class Counting(list):

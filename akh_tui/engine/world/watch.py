@@ -19,7 +19,7 @@ import threading
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import IO, Any, Callable, Mapping
 
 from ..errors import InputError
 from ..knowledge.memory import KIND_RELEVANCE
@@ -172,7 +172,7 @@ class WorldWatch:
         """A new world run of `file` (a bundled name, a path, or a loaded spec), recorded in
         `locations`' session store (or `store`)."""
         holder: list[WorldWatch] = []
-        feed = _Feed(lambda line: holder[0]._line(line) if holder else None)
+        feed: IO[str] = _Feed(lambda line: holder[0]._line(line) if holder else None)  # type: ignore[assignment]
         run = WorldRun.start(locations, file if isinstance(file, WorldSpec) else str(file), seed, trace=feed,
                              store=store)
         watch = cls(run)
@@ -424,7 +424,9 @@ class WorldWatch:
             rec = self.record(aid, step)
         if rec is None:
             with self.lock:
-                return self._live_view(aid, wm_rows) | {"replay": True}  # type: ignore[return-value]
+                view = self._live_view(aid, wm_rows)
+                view["replay"] = True  # nothing of it recorded yet: the agent as it is
+                return view
         return self._recorded_view(aid, rec)
 
     def _psyche(self, aid: str, psyche: Mapping[str, Any], vetoes: list[str] | None, biases: list[str] | None,

@@ -60,7 +60,7 @@ NARROW = 100
 class WorldBench(App[None]):
     TITLE = "akh-tui world"
     CSS_PATH = Path(__file__).with_name("world.tcss")  # absolute: a subclass elsewhere finds it too
-    BINDINGS: list[BindingType] = [
+    BINDINGS = [
         Binding("f1", "help", "Help", id="world.help", tooltip="this help"),
         Binding("space", "step_agent", "Agent", id="world.step_agent", tooltip="step one agent's turn (the next in the round's order)"),
         Binding("n", "step_round", "Round", id="world.step_round", tooltip="step the rest of this round (or one whole round)"),
@@ -102,7 +102,7 @@ class WorldBench(App[None]):
             if file is None:
                 raise InputError("no world file given", field="--world")
             watch = WorldWatch.open(file, locations or Locations.resolve(), seed)
-        self.watch = watch
+        self.world = watch
         self.ids = list(watch.ids)
         self.pinned: str | None = None  # follow: the agent the panes stay on
         self.cursor: int | None = None  # the step shown read-only; None: live
@@ -132,7 +132,7 @@ class WorldBench(App[None]):
         with Vertical(id="roster-box", classes="box"):
             yield Roster(self.ids, id="roster")
         with Vertical(id="lanes-box", classes="box"):
-            yield Swimlanes(self.ids, self.watch.steps, id="lanes")
+            yield Swimlanes(self.ids, self.world.steps, id="lanes")
         with Horizontal(id="top"):
             with Vertical(id="goals-box", classes="box"):
                 yield GoalsPane(id="goals")
@@ -197,8 +197,8 @@ class WorldBench(App[None]):
         self._stop.set()
         self._commands.put(None)
         try:
-            with self.watch.lock:  # after the step in flight: the door saves its state and closes
-                self.watch.close()
+            with self.world.lock:  # after the step in flight: the door saves its state and closes
+                self.world.close()
         except Exception:  # quitting must not fail on a store problem
             pass
 
@@ -226,10 +226,10 @@ class WorldBench(App[None]):
             if cmd in ("agent", "run"):
                 if cmd == "run" and not self.running:
                     return
-                step = self.watch.step_agent()
+                step = self.world.step_agent()
                 self._after_step(step is not None)
             elif cmd == "round":
-                steps = self.watch.step_round()
+                steps = self.world.step_round()
                 self._after_step(bool(steps))
             elif callable(cmd):
                 cmd()
@@ -243,7 +243,7 @@ class WorldBench(App[None]):
         self._dirty = True
 
     def _after_step(self, stepped: bool) -> None:
-        w = self.watch
+        w = self.world
         hit = w.take_hit()
         if w.broken is not None:
             self.running = False
@@ -306,7 +306,7 @@ class WorldBench(App[None]):
     def shown_agent(self) -> str:
         if self.pinned is not None:
             return self.pinned
-        steps = self.watch.steps
+        steps = self.world.steps
         if self.cursor is not None and self.cursor < len(steps):
             return steps[self.cursor].agent
         return steps[-1].agent if steps else self.ids[0]
@@ -316,7 +316,7 @@ class WorldBench(App[None]):
 
     def _render_ticker(self) -> None:
         aid = self.shown_agent()
-        self.roster.show(self.watch.roster(), aid)
+        self.roster.show(self.world.roster(), aid)
         self.lanes.show(self.cursor, aid)
         self._render_status(aid)
 
@@ -325,11 +325,11 @@ class WorldBench(App[None]):
             aid = self.shown_agent()
             self._render_ticker()
             self.screen.set_class(self.cursor is not None, "-replay")
-            view = self.watch.view(aid, self.cursor)
+            view = self.world.view(aid, self.cursor)
             key = (aid, self.cursor, view["cycle"], self.split, view["psyche"]["pending"])
             if key != self._drawn_key:
                 self._drawn_key = key
-                record = self.watch.record(aid, self.cursor)
+                record = self.world.record(aid, self.cursor)
                 self._render_agent(aid, view, record)
             hook = getattr(self.screen, "refresh_world", None)
             if hook is not None:  # the shared world follows the world while it is open
@@ -354,10 +354,10 @@ class WorldBench(App[None]):
         if self.split:
             other = self.split_partner(aid)
             box2.border_title = f"Score breakdown · {other}{replay}"
-            self.score_table2.show(self.watch.record(other, self.cursor))
+            self.score_table2.show(self.world.record(other, self.cursor))
 
     def _render_status(self, aid: str) -> None:
-        w = self.watch
+        w = self.world
         t = Text()
         t.append(f" {w.name} ", style="bold reverse")
         t.append(f" round {w.round} · clock {w.clock:g} s · ")
@@ -387,7 +387,7 @@ class WorldBench(App[None]):
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.data_table is getattr(self, "score_table", None):
-            record = self.watch.record(self.shown_agent(), self.cursor)
+            record = self.world.record(self.shown_agent(), self.cursor)
             self.why_pane.show(record, self.score_table.selected_tool(), None)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
@@ -474,7 +474,7 @@ class WorldBench(App[None]):
     def action_shared(self) -> None:
         from .shared import SharedWorldScreen
 
-        self.push_screen(SharedWorldScreen(self.watch))
+        self.push_screen(SharedWorldScreen(self.world))
 
     @guarded
     def action_edit_psyche(self) -> None:
@@ -483,24 +483,24 @@ class WorldBench(App[None]):
         aid = self.shown_agent()
 
         def apply(psyche: Psyche) -> None:
-            self.watch.replace_psyche(aid, psyche)
+            self.world.replace_psyche(aid, psyche)
             self.note = f"{aid}'s psyche edited: it takes effect at {aid}'s next turn"
             self._drawn_key = None
             self._dirty = True
 
-        self.push_screen(PsycheEditorScreen(self.watch.psyche_text(aid), None, apply, name=f"psyche of {aid}"))
+        self.push_screen(PsycheEditorScreen(self.world.psyche_text(aid), None, apply, name=f"psyche of {aid}"))
 
     @guarded
     def action_breakpoints(self) -> None:
         def replace(texts: list[str]) -> None:
-            self.watch.set_breaks(texts)  # InputError (shown in the dialog) leaves them as they were
+            self.world.set_breaks(texts)  # InputError (shown in the dialog) leaves them as they were
             self.breaks = list(texts)
             self._dirty = True
 
         self.push_screen(WorldBreaksScreen(self.breaks, replace))
 
     def _seek(self, step: int | None) -> None:
-        n = len(self.watch.steps)
+        n = len(self.world.steps)
         if step is not None:
             if n == 0:
                 self.notify("nothing recorded yet: step first", markup=False)
@@ -518,7 +518,7 @@ class WorldBench(App[None]):
 
     @guarded
     def action_move(self, delta: int) -> None:
-        start = self.cursor if self.cursor is not None else len(self.watch.steps) - (1 if delta < 0 else 0)
+        start = self.cursor if self.cursor is not None else len(self.world.steps) - (1 if delta < 0 else 0)
         if self.cursor is None and delta < 0:
             self._seek(start + delta + 1)
         else:

@@ -11,6 +11,7 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.coordinate import Coordinate
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
@@ -42,7 +43,7 @@ class SharedWorldScreen(Screen[None]):
 
     def __init__(self, watch: WorldWatch) -> None:
         super().__init__()
-        self.watch = watch
+        self.world = watch
         self.version: dict[str, int] = {}  # artifact -> the version whose diff is shown
         self._seen: tuple[int, int, int] = (-1, -1, -1)
 
@@ -84,7 +85,7 @@ class SharedWorldScreen(Screen[None]):
     @guarded
     def refresh_world(self) -> None:
         """Redraw from the open world when it moved (a step, a mint, an artifact)."""
-        w = self.watch
+        w = self.world
         seen = (len(w.steps), len(w.ledger_log), len(w.artifact_log))
         if seen == self._seen:
             return
@@ -100,7 +101,7 @@ class SharedWorldScreen(Screen[None]):
     # ---- artifacts ---------------------------------------------------------------------------
     def _artifacts(self) -> None:
         table = self.query_one("#art-table", DataTable)
-        arts = self.watch.artifacts()
+        arts = self.world.artifacts()
         self._arts = {a["id"]: a for a in arts}
         row = table.cursor_row
         table.clear()
@@ -116,7 +117,7 @@ class SharedWorldScreen(Screen[None]):
         table = self.query_one("#art-table", DataTable)
         if not table.row_count:
             return None
-        key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        key = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
         return self._arts.get(str(key))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -141,11 +142,11 @@ class SharedWorldScreen(Screen[None]):
             out.append("\n")
             if v <= 1:
                 out.append("v1 as first written ([ ] pick a version: its diff to the one before)\n", style="dim")
-                for line in self.watch.artifact_content(a["id"], 1):
+                for line in self.world.artifact_content(a["id"], 1):
                     out.append("  " + line + "\n")
             else:
                 out.append(f"diff v{v - 1} → v{v} ([ ] pick another version)\n", style="dim")
-                diff = self.watch.artifact_diff(a["id"], v - 1, v)
+                diff = self.world.artifact_diff(a["id"], v - 1, v)
                 for line in diff or ["(the same content)"]:
                     out.append(line + "\n", style="green" if line.startswith("+") else "red" if line.startswith("-") else "dim")
         self.query_one("#art-text", Static).update(out)
@@ -161,7 +162,7 @@ class SharedWorldScreen(Screen[None]):
 
     # ---- the ledger --------------------------------------------------------------------------
     def _ledger(self) -> None:
-        w = self.watch
+        w = self.world
         rounds, history = w.balance_history()
         now = w.balances()
         t = Text()
@@ -186,7 +187,7 @@ class SharedWorldScreen(Screen[None]):
 
     # ---- the mint ----------------------------------------------------------------------------
     def _mint(self) -> None:
-        w = self.watch
+        w = self.world
         pending = w.pending_bids()
         every = w.spec.mint_every
         t = Text()
@@ -206,7 +207,7 @@ class SharedWorldScreen(Screen[None]):
 
     # ---- rate windows ------------------------------------------------------------------------
     def _rates(self) -> None:
-        w = self.watch
+        w = self.world
         self.query_one("#rates-title", Static).update(Text(f"rate windows: {w.limits_text}", style="bold"))
         table = self.query_one("#rates", DataTable)
         table.clear()
