@@ -89,6 +89,19 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     syn.add_argument("--grammar", help="narrative, formal, terse, or a grammar TOML file (default: the persona's "
                                        "grammar_preference)")
 
+    qry = asub.add_parser("query", parents=[common], help="ask the graph, the working memory or the goals at a cycle: "
+                                                         "(?x lives-in ocean), joins, about SYMBOL, memory, goals")
+    qry.add_argument("text", metavar="QUERY", help="(?x is-a mammal) (?x lives-in ?where) · about krill · "
+                                                   "memory [words] · goals [words]")
+    qry.add_argument("--cycle", type=positive, help="as the run stood right after this recorded cycle (default: now)")
+    qry.add_argument("--limit", type=positive, default=50, help="rows shown (all are counted; default 50)")
+    rul = asub.add_parser("rules", parents=[common], help="the rules with the bindings left after each premise, why a "
+                                                         "rule did not fire for a symbol, and what infer_rules would add now")
+    rul.add_argument("--rule", metavar="NAME", help="only this rule (a built-in is transitive(is-a), inherit(lives-in), ...)")
+    rul.add_argument("--why-not", metavar="SYMBOL", dest="why_not",
+                     help="put SYMBOL in the rule's conclusion subject: the first premise that fails for it")
+    rul.add_argument("--cycle", type=positive, help="as the run stood right after this recorded cycle (default: now)")
+
     for name, sp in asub.choices.items():  # every agent command opens a scenario (a new run's, or the stored run's)
         add_flags(sp)
 
@@ -114,7 +127,8 @@ def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
     fn = {
         "run": cmd_run, "cycle": cmd_cycle, "resume": cmd_resume, "plan": cmd_plan,
         "reflect": cmd_reflect, "consolidate": cmd_consolidate, "recall": cmd_recall, "fork": cmd_fork,
-        "explain": cmd_explain, "why": cmd_why, "synthesize": cmd_synthesize,
+        "explain": cmd_explain, "why": cmd_why, "synthesize": cmd_synthesize, "query": cmd_query,
+        "rules": cmd_rules,
     }[args.agent_command]
     return fn(args, out, err)
 
@@ -525,4 +539,40 @@ def cmd_synthesize(args: argparse.Namespace, out: Console, err: Console) -> int:
         print(json.dumps(info))
     else:
         out.print(Text(info["text"]), soft_wrap=True)
+    return 0
+
+
+# ---- the designer's console (issue 28 §2) -----------------------------------------------------
+
+# the console's fields (engine/explain) as the flags that fill them
+CONSOLE_FLAGS = {"query": "QUERY", "rule": "--rule", "symbol": "--why-not"}
+
+
+def _flagged(ask: Callable[[], T]) -> T:
+    """`ask()`, a refusal naming the flag the user typed rather than the engine's field."""
+    try:
+        return ask()
+    except InputError as exc:
+        if exc.field in CONSOLE_FLAGS:
+            raise InputError(exc.message, field=CONSOLE_FLAGS[exc.field]) from None
+        raise
+
+
+def cmd_query(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """The query console: the graph, the working memory or the goals at a cycle."""
+    info = _flagged(lambda: _only_read(args, lambda run: run.query(args.text, args.cycle, args.limit)))
+    if args.json:
+        print(json.dumps(info))
+    else:
+        _print_lines(out, info["lines"])
+    return 0
+
+
+def cmd_rules(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """The rule browser: matches per premise, why not for a symbol, the agenda."""
+    info = _flagged(lambda: _only_read(args, lambda run: run.rules(args.rule, args.why_not, args.cycle)))
+    if args.json:
+        print(json.dumps(info))
+    else:
+        _print_lines(out, info["lines"])
     return 0
