@@ -99,7 +99,7 @@ def _patterns(agent: "Agent", pats: tuple[Pattern, ...], text: str, limit: int) 
     columns = list(dict.fromkeys(t for p in pats for t in p if is_var(t) and t != "?"))
     last = steps[-1] if len(steps) == len(pats) else None
     found = last.bindings if last is not None else []
-    rows = [{"values": {v: kg.label(b[v]) for v in columns},
+    rows: list[dict[str, Any]] = [{"values": {v: kg.label(b[v]) for v in columns},
              "triples": [triple_row(kg, t) for t in used]} for b, used in found[:limit]]
     lines: list[str] = []
     if last is None or not found:
