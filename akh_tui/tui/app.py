@@ -104,6 +104,10 @@ class Workbench(EngineDriver, Frames, Timeline, LiveEdits, Views, Keys, PhaseSte
                 tooltip="plots over time: tool × cycle grid, archetype weights, goal coverage, working memory", key_display="P"),
         Binding("o", "orient", "Orient", id="orient",
                 tooltip="what Orient saw for the focus goal: activation neighbourhood, triples, symbol inspector", show=False),
+        Binding("Q", "query", "Query", id="query", key_display="Q", show=False,
+                tooltip="the query console: ask the graph, the working memory and the goals at the cycle shown"),
+        Binding("R", "rules", "Rules", id="rules", key_display="R", show=False,
+                tooltip="the rule browser: bindings left after each premise, why a rule did not fire, the agenda"),
         Binding("ctrl+r", "reset", "Reset", id="reset", tooltip="reset the scenario", show=False),
         Binding("q", "quit", "Quit", id="quit", tooltip="quit"),
     ]

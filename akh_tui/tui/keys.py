@@ -44,11 +44,14 @@ class Keys(WorkbenchHost):
         from .goal_detail import GoalDetailScreen
         from .orient_view import OrientScreen
         from .psyche_editor import PsycheEditorScreen
+        from .query_screen import QueryScreen
+        from .rules_screen import RulesScreen
         from .think_screen import ThinkScreen
         from .travel import BranchesScreen, BreakpointsScreen, CompareScreen, ForkScreen, SearchScreen
 
         out = list(cls.BINDINGS) + list(GoalsPane.BINDINGS)
         for screen in (GoalDetailScreen, OrientScreen, FindingsScreen, PsycheEditorScreen, ThinkScreen, AddGoalScreen,
+                       QueryScreen, RulesScreen,
                        ForkScreen, BranchesScreen, CompareScreen, BreakpointsScreen, SearchScreen, EntryScreen,
                        HelpScreen, ErrorScreen):
             out += [b for b in screen.BINDINGS if isinstance(b, Binding)]
@@ -64,6 +67,8 @@ class Keys(WorkbenchHost):
         from .orient_view import OrientScreen
         from .plots import PlotsScreen, ToolGrid
         from .psyche_editor import PsycheEditorScreen
+        from .query_screen import QueryScreen
+        from .rules_screen import RulesScreen
         from .think_screen import ThinkScreen
         from .travel import BranchesScreen, BreakpointsScreen, CompareScreen, ForkScreen, SearchScreen
 
@@ -92,6 +97,9 @@ class Keys(WorkbenchHost):
             ("in the findings", rows(FindingsScreen.BINDINGS)),
             (f"in the plots ({key('plots')})", rows(list(ToolGrid.BINDINGS) + list(PlotsScreen.BINDINGS))),
             (f"in the ThinkLoop view ({key('think')})", rows(ThinkScreen.BINDINGS)),
+            (f"in the query console ({key('query')})", rows(QueryScreen.BINDINGS) + [("enter", "ask the query typed", "")]),
+            (f"in the rule browser ({key('rules')})", rows(RulesScreen.BINDINGS)
+             + [("↑ / ↓", "move between rules", ""), ("enter", "(in the symbol box) why not for that symbol", "")]),
             (f"in the add-goal dialog ({key('add_goal')})", rows(AddGoalScreen.BINDINGS) + [("enter", "add the goal", "")]),
             (f"in the fork dialog ({key('fork')})", rows(ForkScreen.BINDINGS)),
             (f"in the branches list ({key('branches')})", rows(BranchesScreen.BINDINGS)),

@@ -1,5 +1,6 @@
 """The views the workbench opens over the run: a goal's detail (from the goals tree), a
-working-memory entry, Orient's neighbourhood, the findings, the plots and the ThinkLoop.
+working-memory entry, Orient's neighbourhood, the findings, the plots, the ThinkLoop, the
+query console and the rule browser.
 Each is loaded when first asked for (plotext with the plots)."""
 
 from __future__ import annotations
@@ -76,3 +77,21 @@ class Views(WorkbenchHost):
         if scenario is None:  # live runs have one; this guards the checker's view of it
             return
         self.push_screen(ThinkScreen(str(scenario.path), goal))
+
+    @guarded
+    def action_query(self) -> None:
+        if not self.live:
+            self.notify("a trace file has no graph to ask", markup=False)
+            return
+        from .query_screen import QueryScreen
+
+        self.push_screen(QueryScreen(self.ctl, self.replay))
+
+    @guarded
+    def action_rules(self) -> None:
+        if not self.live:
+            self.notify("a trace file has no rules to browse", markup=False)
+            return
+        from .rules_screen import RulesScreen
+
+        self.push_screen(RulesScreen(self.ctl, self.replay))

@@ -1,0 +1,96 @@
+"""The query console (Q) and the rule browser (R) in the workbench, driven as a user would
+(Pilot): what the screen says is what the engine answers for the cycle on show."""
+
+from __future__ import annotations
+
+from textual.widgets import Input, OptionList, Static
+
+from akh_tui.tui.dialogs import HelpScreen
+from akh_tui.tui.query_screen import QueryScreen
+from akh_tui.tui.rules_screen import RulesScreen
+from tests.helpers import drive
+
+
+def shown(screen, wid: str) -> str:
+    return str(screen.query_one(wid, Static).render())
+
+
+async def type_in(pilot, text: str) -> None:
+    box = pilot.app.screen.query_one(Input)
+    box.value = text
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+def test_query_console_answers_live_and_says_what_is_wrong(workbench):
+    async def script(app, pilot):
+        await pilot.press(*["space"] * 6, "Q")
+        await pilot.pause()
+        assert isinstance(app.screen, QueryScreen)
+        await type_in(pilot, "(?x lives-in")
+        assert "no ')' closes" in shown(app.screen, "#query-answer")
+        await type_in(pilot, "(?x lives-in ocean)")
+        text = shown(app.screen, "#query-answer")
+        want = app.ctl.query("(?x lives-in ocean)")
+        assert f"{want['total']} answer(s)" in text
+        assert all(f"?x={r['values']['?x']}" in text for r in want["rows"])
+        assert "whale lives-in ocean  [inferred by rule inherit" in text
+        await pilot.press("up")  # the queries asked come back into the box, newest first
+        assert app.screen.query_one(Input).value == "(?x lives-in ocean)"
+        await pilot.press("up")  # the refused one too: nothing typed is lost
+        assert app.screen.query_one(Input).value == "(?x lives-in"
+        await pilot.press("escape")
+        assert not isinstance(app.screen, QueryScreen)
+
+    drive(workbench("zoo"), script)
+
+
+def test_query_console_at_a_replayed_cycle_asks_that_cycle(workbench):
+    async def script(app, pilot):
+        await pilot.press(*["space"] * 6, *["comma"] * 5, "Q")  # replaying cycle 1
+        await pilot.pause()
+        assert app.replay == 1 and "at cycle 1 (replay)" in shown(app.screen, "#query-title")
+        await type_in(pilot, "(?x lives-in ocean)")
+        text = shown(app.screen, "#query-answer")
+        assert "?x=shark" in text and "?x=whale" not in text  # inferred at a later cycle
+        assert "?x=whale" in "\n".join(app.ctl.query("(?x lives-in ocean)")["lines"])  # as it is now
+
+    drive(workbench("zoo"), script)
+
+
+def test_rule_browser_why_not_is_the_engines(workbench):
+    async def script(app, pilot):
+        await pilot.press(*["space"] * 6, "R")
+        await pilot.pause()
+        assert isinstance(app.screen, RulesScreen)
+        await type_in(pilot, "dog")
+        names = [m["rule"] for m in app.ctl.rules(symbol="dog")["rules"]]
+        lists = app.screen.query_one(OptionList)
+        assert lists.has_focus and lists.option_count == len(names)
+        await pilot.press(*["down"] * names.index("inherit(lives-in)"))
+        await pilot.pause()
+        text = shown(app.screen, "#rules-text")
+        want = next(m for m in app.ctl.rules(rule="inherit(lives-in)", symbol="dog")["rules"])
+        assert want["why_not"][0] in text.replace("\n", " ")
+        assert "premise 2 (?b lives-in ?c) failed" in want["why_not"][0]
+        await type_in_after_focus(pilot, "unicorn")
+        assert "no symbol 'unicorn'" in shown(app.screen, "#rules-title")
+
+    drive(workbench("zoo"), script)
+
+
+async def type_in_after_focus(pilot, text: str) -> None:
+    await pilot.press("ctrl+w")  # back to the symbol box
+    assert pilot.app.screen.query_one(Input).has_focus
+    await type_in(pilot, text)
+
+
+def test_help_lists_the_console_keys(workbench):
+    async def script(app, pilot):
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        text = "\n".join(str(w.render()) for w in app.screen.query(Static))
+        assert "in the query console (Q)" in text and "in the rule browser (R)" in text
+
+    drive(workbench("zoo"), script)

@@ -1,0 +1,45 @@
+"""The query console (Q) and the rule browser (R) at 120×36 and 80×24 (issue 28 §2).
+Sync tests (snap_compare needs a plain def); engine commands run on the UI thread."""
+
+from textual.widgets import Input
+
+
+def ask(keys, text):
+    """Step, open the view, type `text` in its input and press enter."""
+
+    async def run(pilot):
+        for key in keys:
+            await pilot.press(key)
+        box = pilot.app.screen.query_one(Input)
+        box.cursor_blink = False
+        box.value = text
+        await pilot.press("enter")
+        await pilot.pause()
+
+    return run
+
+
+def test_query_console_join(snap_compare, workbench):
+    run = ask(["space"] * 6 + ["Q"], "(?x is-a mammal) (?x lives-in ?where)")
+    assert snap_compare(workbench("zoo"), run_before=run, terminal_size=(120, 36))
+
+
+def test_query_console_at_80x24(snap_compare, workbench):
+    run = ask(["space"] * 6 + ["Q"], "about whale")
+    assert snap_compare(workbench("zoo"), run_before=run, terminal_size=(80, 24))
+
+
+def test_rule_browser_why_not(snap_compare, workbench):
+    run = ask(["space"] * 6 + ["R"], "dog")
+
+    async def then_inherit(pilot):
+        await run(pilot)
+        await pilot.press("down", "down", "down", "down")  # the rules list has focus: to inherit(lives-in)
+        await pilot.pause()
+
+    assert snap_compare(workbench("zoo"), run_before=then_inherit, terminal_size=(120, 36))
+
+
+def test_rule_browser_at_80x24(snap_compare, workbench):
+    run = ask(["space"] * 6 + ["R"], "dog")
+    assert snap_compare(workbench("zoo"), run_before=run, terminal_size=(80, 24))
