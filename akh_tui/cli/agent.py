@@ -89,6 +89,14 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     syn.add_argument("--grammar", help="narrative, formal, terse, or a grammar TOML file (default: the persona's "
                                        "grammar_preference)")
 
+    edt = asub.add_parser("edit", parents=[common], help="edit the agent's state: add a triple, change a goal's status, "
+                                                        "priority or criteria, edit or drop a working-memory entry; "
+                                                        "now (recorded), or --at a cycle as a new branch")
+    edt.add_argument("edits", nargs="+", metavar="EDIT",
+                     help='triple S P O [CONF] · goal N status=active priority=200 criteria="(s p o)" · '
+                          "memory N drop · memory N = TEXT")
+    edt.add_argument("--at", type=positive, metavar="CYCLE", help="fork from this recorded cycle with the edits")
+    edt.add_argument("--name", help="the new branch's name (with --at; default edit-at-CYCLE)")
     qry = asub.add_parser("query", parents=[common], help="ask the graph, the working memory or the goals at a cycle: "
                                                          "(?x lives-in ocean), joins, about SYMBOL, memory, goals")
     qry.add_argument("text", metavar="QUERY", help="(?x is-a mammal) (?x lives-in ?where) · about krill · "
@@ -128,7 +136,7 @@ def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
         "run": cmd_run, "cycle": cmd_cycle, "resume": cmd_resume, "plan": cmd_plan,
         "reflect": cmd_reflect, "consolidate": cmd_consolidate, "recall": cmd_recall, "fork": cmd_fork,
         "explain": cmd_explain, "why": cmd_why, "synthesize": cmd_synthesize, "query": cmd_query,
-        "rules": cmd_rules,
+        "rules": cmd_rules, "edit": cmd_edit,
     }[args.agent_command]
     return fn(args, out, err)
 
@@ -575,4 +583,46 @@ def cmd_rules(args: argparse.Namespace, out: Console, err: Console) -> int:
         print(json.dumps(info))
     else:
         _print_lines(out, info["lines"])
+    return 0
+
+
+def cmd_edit(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """State edits: applied to the run now (each recorded, as every input is), or with --at
+    the edits of a new branch forked from that cycle. All are parsed before anything changes."""
+    edits = []
+    for i, text in enumerate(args.edits, 1):
+        try:
+            edits.append(engine.parse_state_edit(text))
+        except engine.StateEditError as exc:
+            raise InputError(exc.message, field=f"EDIT {i} ({exc.field})") from None
+    if args.name and args.at is None:
+        raise InputError("a branch name goes with --at CYCLE (the cycle to fork from)", field="--name")
+    if args.at is not None:
+        run = engine.Run.resume(locations(args), fork_at=args.at)
+        try:
+            event = run.fork(args.at, args.name or f"edit-at-{args.at}", {"state": [[e.kind, e.payload()] for e in edits]})
+        except engine.StateEditError as exc:
+            raise InputError(exc.message, field=f"EDIT ({exc.field})") from None
+        finally:
+            run.close()
+        if args.json:
+            print(json.dumps(event))
+        else:
+            out.print(Text(f"{engine.event_words(event)}; it is now the current branch: `akh-tui agent resume` "
+                           "continues it"))
+        return 0
+    run = engine.Run.resume(locations(args))
+    try:
+        try:
+            done = run.edit_state(edits)  # all checked before the first is applied
+        except engine.StateEditError as exc:
+            raise InputError(exc.message, field=f"EDIT {exc.index or 1} ({exc.field})") from None
+        cycle = run.cycle
+    finally:
+        run.close()
+    if args.json:
+        print(json.dumps({"cycle": cycle, "edits": [[e.kind, e.payload()] for e in edits], "done": done}))
+    else:
+        _print_lines(out, [f"after cycle {cycle}: {d}" for d in done])
+        out.print(Text("recorded: the next cycle (`akh-tui agent run`, `resume`) starts from the edited state"))
     return 0
