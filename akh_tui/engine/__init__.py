@@ -24,6 +24,7 @@ _FACE: dict[str, str] = {
     'EditMemory': 'akh_tui.engine.runs.commands',
     'StateEditError': 'akh_tui.engine.runs.commands',
     'parse_state_edit': 'akh_tui.engine.runs.commands',
+    'from_state_payload': 'akh_tui.engine.runs.commands',
     'STATE_EDIT_HELP': 'akh_tui.engine.runs.commands',
     'answer_lines': 'akh_tui.engine.runs.approval',
     'Breakpoint': 'akh_tui.engine.runs.breakpoints',

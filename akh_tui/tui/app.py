@@ -43,6 +43,7 @@ from .jobs import CycleNews, EngineJob
 from .keys import Keys
 from .panes import GoalsPane, MemoryList, MemoryPane, PlanPane, PsychePane, ScoreTable, WhyPane
 from .phases import PhaseBar, PhaseStepping
+from .state_edit import Staged
 from .themes import load_themes
 from .timeline import Timeline
 from .travel import Scrubber
@@ -104,6 +105,9 @@ class Workbench(EngineDriver, Frames, Timeline, LiveEdits, Views, Keys, PhaseSte
                 tooltip="plots over time: tool × cycle grid, archetype weights, goal coverage, working memory", key_display="P"),
         Binding("o", "orient", "Orient", id="orient",
                 tooltip="what Orient saw for the focus goal: activation neighbourhood, triples, symbol inspector", show=False),
+        Binding("x", "edit_state", "Edit state", id="edit_state", show=False,
+                tooltip="edit the state at the cycle shown (a triple, a goal, a memory entry): live, applied "
+                        "before the next cycle; replaying, a fork from there"),
         Binding("Q", "query", "Query", id="query", key_display="Q", show=False,
                 tooltip="the query console: ask the graph, the working memory and the goals at the cycle shown"),
         Binding("R", "rules", "Rules", id="rules", key_display="R", show=False,
@@ -157,6 +161,7 @@ class Workbench(EngineDriver, Frames, Timeline, LiveEdits, Views, Keys, PhaseSte
         self.speed_index = 3
         self.until_change: tuple[tuple[int, str], ...] | None = None
         self.psyche_draft: str | None = None
+        self.staged_edits: list[Staged] = []  # state edits staged in the `x` dialog, kept while it is closed
         self.deltas: dict[str, float] = {}
         # what the engine thread left for the UI: each cycle record reduced at once to what the
         # panes keep of it (`_cycle_news`), other events as they are, and the newest record. A

@@ -1,12 +1,14 @@
 """The live run's edits from the main screen's keys: add a goal, edit the psyche, veto the
-tool selected in the score table or lift that veto. Each is refused while a past cycle is
-shown (fork from it instead)."""
+tool selected in the score table or lift that veto (each refused while a past cycle is shown:
+fork from it instead), and edit the agent's state (`x`): live, applied before the next cycle;
+at a replayed cycle, a fork from there with the edits."""
 
 from __future__ import annotations
 
-from ..engine import AddGoal, Psyche
+from ..engine import AddGoal, Psyche, from_state_payload
 from .dialogs import AddGoalScreen, guarded
 from .host import WorkbenchHost
+from .state_edit import Staged
 
 
 class LiveEdits(WorkbenchHost):
@@ -65,3 +67,30 @@ class LiveEdits(WorkbenchHost):
         else:
             self.notify(f"No veto added with v for {tool}: a psyche pattern is changed in the editor (e)",
                         markup=False)
+
+    @guarded
+    def action_edit_state(self) -> None:
+        if not self.live:
+            self.notify("a trace file has no engine state to edit", markup=False)
+            return
+        from .state_edit import StateEditScreen
+
+        cycle = self.replay if self.replay is not None else self.ctl.cycle
+        at = self.replay
+        lines = ["goals (goal N status=… priority=… criteria=…):"]
+        lines += ["  " + x for x in self.ctl.query("goals", at)["lines"]]
+        lines += ["working memory, newest last (memory N drop · memory N = TEXT):"]
+        lines += ["  " + x for x in self.ctl.query("memory", at, limit=500)["lines"][-12:]]
+
+        def apply(staged: list[Staged], name: str) -> str:
+            edits = [from_state_payload(kind, payload) for _line, kind, payload in staged]
+            if at is None:
+                done = self.ctl.edit_state(edits)
+                self._dirty = True
+                if self.sync:
+                    self._drain()
+                return "; ".join(done)
+            event = self.fork(at, name, {"state": [[e.kind, e.payload()] for e in edits]})
+            return f"branch {event['branch']} forked after cycle {at}: " + "; ".join(event["edits"])
+
+        self.push_screen(StateEditScreen(cycle, at is not None, lines, self.staged_edits, apply))

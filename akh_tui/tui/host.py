@@ -20,10 +20,11 @@ if TYPE_CHECKING:
     from textual.widgets import Static
 
     from ..engine import Breakpoint, Locations, Run, UserConfig
-    from ..engine.records import CycleRecord, Event, PendingCycle, View
+    from ..engine.records import CycleRecord, Event, ForkEvent, PendingCycle, View
     from .jobs import CycleNews, EngineJob
     from .panes import GoalsPane, MemoryPane, PlanPane, PsychePane, ScoreTable, WhyPane
     from .phases import PhaseStepping
+    from .state_edit import Staged
     from .travel import Scrubber
 
     class WorkbenchHost(PhaseStepping):
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
         last_event: str
         deltas: dict[str, float]
         psyche_draft: str | None
+        staged_edits: list[Staged]
         # running, its speed, its stops
         running: bool
         speed_index: int
@@ -104,6 +106,7 @@ if TYPE_CHECKING:
         def _read_only(self) -> bool: ...
         def action_replay_forward(self, n: int = 1) -> None: ...
         def _after_branch_change(self) -> None: ...
+        def fork(self, cycle: int, name: str, edits: dict) -> ForkEvent: ...
 
         # views.py
         def action_orient(self, goal_id: int | None = None) -> None: ...

@@ -46,12 +46,13 @@ class Keys(WorkbenchHost):
         from .psyche_editor import PsycheEditorScreen
         from .query_screen import QueryScreen
         from .rules_screen import RulesScreen
+        from .state_edit import StateEditScreen
         from .think_screen import ThinkScreen
         from .travel import BranchesScreen, BreakpointsScreen, CompareScreen, ForkScreen, SearchScreen
 
         out = list(cls.BINDINGS) + list(GoalsPane.BINDINGS)
         for screen in (GoalDetailScreen, OrientScreen, FindingsScreen, PsycheEditorScreen, ThinkScreen, AddGoalScreen,
-                       QueryScreen, RulesScreen,
+                       QueryScreen, RulesScreen, StateEditScreen,
                        ForkScreen, BranchesScreen, CompareScreen, BreakpointsScreen, SearchScreen, EntryScreen,
                        HelpScreen, ErrorScreen):
             out += [b for b in screen.BINDINGS if isinstance(b, Binding)]
@@ -69,6 +70,7 @@ class Keys(WorkbenchHost):
         from .psyche_editor import PsycheEditorScreen
         from .query_screen import QueryScreen
         from .rules_screen import RulesScreen
+        from .state_edit import StateEditScreen
         from .think_screen import ThinkScreen
         from .travel import BranchesScreen, BreakpointsScreen, CompareScreen, ForkScreen, SearchScreen
 
@@ -97,6 +99,8 @@ class Keys(WorkbenchHost):
             ("in the findings", rows(FindingsScreen.BINDINGS)),
             (f"in the plots ({key('plots')})", rows(list(ToolGrid.BINDINGS) + list(PlotsScreen.BINDINGS))),
             (f"in the ThinkLoop view ({key('think')})", rows(ThinkScreen.BINDINGS)),
+            (f"in the state editor ({key('edit_state')})", rows(StateEditScreen.BINDINGS)
+             + [("enter", "stage the edit typed (checked; ctrl+z takes it back)", "")]),
             (f"in the query console ({key('query')})", rows(QueryScreen.BINDINGS) + [("enter", "ask the query typed", "")]),
             (f"in the rule browser ({key('rules')})", rows(RulesScreen.BINDINGS)
              + [("↑ / ↓", "move between rules", ""), ("enter", "(in the symbol box) why not for that symbol", "")]),

@@ -94,3 +94,53 @@ def test_help_lists_the_console_keys(workbench):
         assert "in the query console (Q)" in text and "in the rule browser (R)" in text
 
     drive(workbench("zoo"), script)
+
+
+# ---- the state editor (x) ----------------------------------------------------------------------
+def test_state_edits_are_staged_undone_and_applied_live(workbench):
+    from akh_tui.tui.state_edit import StateEditScreen
+
+    async def script(app, pilot):
+        await pilot.press(*["space"] * 4, "x")
+        await pilot.pause()
+        assert isinstance(app.screen, StateEditScreen)
+        await type_in(pilot, "goal 3 priority=250")
+        await type_in(pilot, "goal 2 status=suspended")
+        assert "staged (2)" in shown(app.screen, "#edit-staged")
+        await pilot.press("ctrl+z")  # taken back before it applies, into the box
+        assert "staged (1)" in shown(app.screen, "#edit-staged")
+        assert app.screen.query_one("#edit-line", Input).value == "goal 2 status=suspended"
+        await type_in(pilot, "teleport 3")
+        assert "unknown edit 'teleport'" in shown(app.screen, "#edit-note")
+        assert app.screen.query_one("#edit-line", Input).value == "teleport 3"  # kept to be corrected
+        await type_in(pilot, "goal 9 status=active")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert "edit 2 refused (goal): no goal #9" in shown(app.screen, "#edit-note")
+        goals = {g["id"]: g for g in app.ctl.view()["goals"]}
+        assert goals[3]["priority"] == 128  # a refused set changes nothing
+        await pilot.press("ctrl+z")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert not isinstance(app.screen, StateEditScreen)
+        goals = {g["id"]: g for g in app.ctl.view()["goals"]}
+        assert goals[3]["priority"] == 250 and goals[2]["status"] == "active"
+        assert app.staged_edits == []
+
+    drive(workbench("zoo"), script)
+
+
+def test_state_edits_at_a_replayed_cycle_fork_a_branch(workbench):
+    from akh_tui.tui.state_edit import StateEditScreen
+
+    async def script(app, pilot):
+        await pilot.press(*["space"] * 6, *["comma"] * 4, "x")  # replaying cycle 2
+        await pilot.pause()
+        assert isinstance(app.screen, StateEditScreen) and app.screen.replay
+        await type_in(pilot, 'goal 1 criteria="(dog is-a mammal)"')
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert app.ctl.branch_name == "edit-at-2" and app.ctl.cycle == 2 and app.replay is None
+        assert app.ctl.view()["goals"][0]["criteria"] == "(dog is-a mammal)"
+
+    drive(workbench("zoo"), script)

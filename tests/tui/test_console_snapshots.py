@@ -43,3 +43,31 @@ def test_rule_browser_why_not(snap_compare, workbench):
 def test_rule_browser_at_80x24(snap_compare, workbench):
     run = ask(["space"] * 6 + ["R"], "dog")
     assert snap_compare(workbench("zoo"), run_before=run, terminal_size=(80, 24))
+
+
+def staged(keys, lines, then):
+    """Step, open the state editor, stage `lines`, then type `then` (left in the box)."""
+
+    async def run(pilot):
+        for key in keys:
+            await pilot.press(key)
+        box = pilot.app.screen.query_one("#edit-line", Input)
+        box.cursor_blink = False
+        for line in lines:
+            box.value = line
+            await pilot.press("enter")
+        box.value = then
+        await pilot.press("enter")  # a refused line: the note says why, the line stays
+        await pilot.pause()
+
+    return run
+
+
+def test_state_editor_live(snap_compare, workbench):
+    run = staged(["space"] * 4 + ["x"], ["goal 3 priority=250", "triple orca hunts seal"], "goal 2 status")
+    assert snap_compare(workbench("zoo"), run_before=run, terminal_size=(120, 36))
+
+
+def test_state_editor_at_a_replayed_cycle_80x24(snap_compare, workbench):
+    run = staged(["space"] * 6 + ["comma"] * 4 + ["x"], ['goal 1 criteria="(dog is-a mammal)"'], "memory 3 forget")
+    assert snap_compare(workbench("zoo"), run_before=run, terminal_size=(80, 24))

@@ -300,9 +300,7 @@ class ForkEdits:
             if not isinstance(item, (list, tuple)) or len(item) != 2 or item[0] not in STATE_KINDS:
                 raise ForkEditError("state", f"a state edit is [kind, payload] with kind one of {STATE_KINDS}, "
                                              f"got {item!r}")
-            cmd = from_input(item[0], item[1])
-            assert isinstance(cmd, (AddTriple, EditGoal, EditMemory))
-            out.append(cmd)
+            out.append(from_state_payload(item[0], item[1]))
         return out
 
     def check(self, tools: tuple[str, ...] | None = None, agent: "Agent | None" = None) -> None:
@@ -413,6 +411,14 @@ def from_input(kind: str, payload: Any) -> Command:
     if kind == "wm_edit":
         return EditMemory(int(payload["entry"]), payload.get("content"))
     raise ValueError(f"unknown user input {kind!r} in the history")
+
+
+def from_state_payload(kind: str, payload: Any) -> StateEdit:
+    """The state edit a (kind, payload) pair stands for (a staged or recorded edit)."""
+    cmd = from_input(kind, payload)
+    if not isinstance(cmd, (AddTriple, EditGoal, EditMemory)):
+        raise StateEditError(f"{kind!r} is not a state edit (one of {', '.join(STATE_KINDS)})", field="edit")
+    return cmd
 
 
 def replay(agent: "Agent", inputs: list[tuple[str, Any]]) -> None:
