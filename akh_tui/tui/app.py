@@ -162,6 +162,7 @@ class Workbench(EngineDriver, Frames, Timeline, LiveEdits, Views, Keys, PhaseSte
         self.until_change: tuple[tuple[int, str], ...] | None = None
         self.psyche_draft: str | None = None
         self.staged_edits: list[Staged] = []  # state edits staged in the `x` dialog, kept while it is closed
+        self.edit_draft = ""  # the line left in that dialog's box
         self.deltas: dict[str, float] = {}
         # what the engine thread left for the UI: each cycle record reduced at once to what the
         # panes keep of it (`_cycle_news`), other events as they are, and the newest record. A

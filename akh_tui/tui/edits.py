@@ -93,4 +93,5 @@ class LiveEdits(WorkbenchHost):
             event = self.fork(at, name, {"state": [[e.kind, e.payload()] for e in edits]})
             return f"branch {event['branch']} forked after cycle {at}: " + "; ".join(event["edits"])
 
-        self.push_screen(StateEditScreen(cycle, at is not None, lines, self.staged_edits, apply))
+        screen = StateEditScreen(cycle, at is not None, lines, self.staged_edits, apply, self.edit_draft)
+        self.push_screen(screen, callback=lambda draft: setattr(self, "edit_draft", draft or ""))

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         deltas: dict[str, float]
         psyche_draft: str | None
         staged_edits: list[Staged]
+        edit_draft: str
         # running, its speed, its stops
         running: bool
         speed_index: int

@@ -6,7 +6,7 @@ Edits are staged first: each typed line is checked as it is added (a refusal say
 and the line stays in the box), ctrl+z takes back the last one staged, and nothing reaches the
 run until ctrl+s. Live, ctrl+s applies them at once, recorded, before the next cycle; at a
 replayed cycle it forks a branch from there with them (the name in the second box). Closing
-keeps what is staged for the next time the dialog opens."""
+keeps what is staged, and the line in the box, for the next time the dialog opens."""
 
 from __future__ import annotations
 
@@ -25,7 +25,9 @@ from ..engine import STATE_EDIT_HELP, InputError, StateEditError, parse_state_ed
 Staged = tuple[str, str, object]
 
 
-class StateEditScreen(Screen[None]):
+class StateEditScreen(Screen[str]):
+    """Dismissed with what is left in the edit box (the workbench offers it again next time)."""
+
     BINDINGS = [
         Binding("escape", "close", "Close", id="state_edit.close", tooltip="close (what is staged is kept)"),
         Binding("ctrl+z", "unstage", "Undo last", id="state_edit.unstage"),
@@ -42,8 +44,9 @@ class StateEditScreen(Screen[None]):
     """
 
     def __init__(self, cycle: int, replay: bool, state_lines: list[str], staged: list[Staged],
-                 apply: Callable[[list[Staged], str], str]) -> None:
+                 apply: Callable[[list[Staged], str], str], draft: str = "") -> None:
         super().__init__()
+        self.draft = draft
         self.cycle = cycle
         self.replay = replay  # at a replayed cycle: ctrl+s forks a branch
         self.state_lines = state_lines
@@ -72,7 +75,9 @@ class StateEditScreen(Screen[None]):
         else:
             t.append(f" live, after cycle {self.cycle}: ctrl+s applies them before the next cycle (recorded)")
         self.query_one("#edit-title", Static).update(t)
-        self.query_one("#edit-line", Input).focus()
+        box = self.query_one("#edit-line", Input)
+        box.value = self.draft
+        box.focus()
         self._show_staged()
         self._note("enter stages the edit typed · ctrl+z takes back the last · ctrl+s applies", "dim")
 
@@ -130,7 +135,7 @@ class StateEditScreen(Screen[None]):
             return
         self.staged.clear()
         self.app.notify(said, title="State edited", markup=False)
-        self.app.pop_screen()
+        self.action_close()
 
     def action_close(self) -> None:
-        self.app.pop_screen()
+        self.dismiss(self.query_one("#edit-line", Input).value)

@@ -120,6 +120,12 @@ def test_state_edits_are_staged_undone_and_applied_live(workbench):
         goals = {g["id"]: g for g in app.ctl.view()["goals"]}
         assert goals[3]["priority"] == 128  # a refused set changes nothing
         await pilot.press("ctrl+z")
+        await pilot.press("escape")  # closed and opened again: what is staged and the line in the box are kept
+        await pilot.press("x")
+        await pilot.pause()
+        assert "staged (1)" in shown(app.screen, "#edit-staged")
+        assert app.screen.query_one("#edit-line", Input).value == "goal 9 status=active"
+        await type_in(pilot, "goal 2 status=active")
         await pilot.press("ctrl+s")
         await pilot.pause()
         assert not isinstance(app.screen, StateEditScreen)
