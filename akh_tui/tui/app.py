@@ -108,6 +108,8 @@ class Workbench(EngineDriver, Frames, Timeline, LiveEdits, Views, Keys, PhaseSte
         Binding("x", "edit_state", "Edit state", id="edit_state", show=False,
                 tooltip="edit the state at the cycle shown (a triple, a goal, a memory entry): live, applied "
                         "before the next cycle; replaying, a fork from there"),
+        Binding("G", "flow", "Flow", id="flow", key_display="G", show=False,
+                tooltip="the flow: the goal tree and each plan drawn as a graph, the focus and the active step lit"),
         Binding("Q", "query", "Query", id="query", key_display="Q", show=False,
                 tooltip="the query console: ask the graph, the working memory and the goals at the cycle shown"),
         Binding("R", "rules", "Rules", id="rules", key_display="R", show=False,

@@ -44,6 +44,7 @@ class Keys(WorkbenchHost):
         from .goal_detail import GoalDetailScreen
         from .orient_view import OrientScreen
         from .psyche_editor import PsycheEditorScreen
+        from .flow_screen import FlowScreen
         from .query_screen import QueryScreen
         from .rules_screen import RulesScreen
         from .state_edit import StateEditScreen
@@ -52,7 +53,7 @@ class Keys(WorkbenchHost):
 
         out = list(cls.BINDINGS) + list(GoalsPane.BINDINGS)
         for screen in (GoalDetailScreen, OrientScreen, FindingsScreen, PsycheEditorScreen, ThinkScreen, AddGoalScreen,
-                       QueryScreen, RulesScreen, StateEditScreen,
+                       QueryScreen, RulesScreen, StateEditScreen, FlowScreen,
                        ForkScreen, BranchesScreen, CompareScreen, BreakpointsScreen, SearchScreen, EntryScreen,
                        HelpScreen, ErrorScreen):
             out += [b for b in screen.BINDINGS if isinstance(b, Binding)]
@@ -68,6 +69,7 @@ class Keys(WorkbenchHost):
         from .orient_view import OrientScreen
         from .plots import PlotsScreen, ToolGrid
         from .psyche_editor import PsycheEditorScreen
+        from .flow_screen import FlowScreen
         from .query_screen import QueryScreen
         from .rules_screen import RulesScreen
         from .state_edit import StateEditScreen
@@ -101,6 +103,7 @@ class Keys(WorkbenchHost):
             (f"in the ThinkLoop view ({key('think')})", rows(ThinkScreen.BINDINGS)),
             (f"in the state editor ({key('edit_state')})", rows(StateEditScreen.BINDINGS)
              + [("enter", "stage the edit typed (checked; ctrl+z takes it back)", "")]),
+            (f"in the flow ({key('flow')})", rows(FlowScreen.BINDINGS)),
             (f"in the query console ({key('query')})", rows(QueryScreen.BINDINGS) + [("enter", "ask the query typed", "")]),
             (f"in the rule browser ({key('rules')})", rows(RulesScreen.BINDINGS)
              + [("↑ / ↓", "move between rules", ""), ("enter", "(in the symbol box) why not for that symbol", "")]),

@@ -1,6 +1,6 @@
 """The views the workbench opens over the run: a goal's detail (from the goals tree), a
 working-memory entry, Orient's neighbourhood, the findings, the plots, the ThinkLoop, the
-query console and the rule browser.
+query console, the rule browser and the flow (goal tree and plans).
 Each is loaded when first asked for (plotext with the plots)."""
 
 from __future__ import annotations
@@ -95,3 +95,12 @@ class Views(WorkbenchHost):
         from .rules_screen import RulesScreen
 
         self.push_screen(RulesScreen(self.ctl, self.replay))
+
+    @guarded
+    def action_flow(self) -> None:
+        from .flow_screen import FlowScreen
+
+        if self.replay is not None:
+            self.push_screen(FlowScreen(self.ctl.view(self.replay), True, None))
+        else:
+            self.push_screen(FlowScreen(self.ctl.view(), False, self.ctl.view if self.live else None))

@@ -150,3 +150,47 @@ def test_state_edits_at_a_replayed_cycle_fork_a_branch(workbench):
         assert app.ctl.view()["goals"][0]["criteria"] == "(dog is-a mammal)"
 
     drive(workbench("zoo"), script)
+
+
+# ---- the flow (G) ------------------------------------------------------------------------------
+def test_flow_draws_every_goal_under_its_parent_and_lights_the_focus_and_the_active_step(tmp_path):
+    from akh_tui.engine import Locations, Run
+    from akh_tui.tui.flow_screen import flow_text
+
+    run = Run.start(Locations.resolve(data_dir=tmp_path), "solar", 7)
+    try:
+        for _ in range(21):
+            run.step()
+        view = run.view()
+        lines = flow_text(view, 74).plain.splitlines()
+        at = {}
+        for g in view["goals"]:
+            hits = [i for i, line in enumerate(lines) if f"#{g['id']} " in line and g["description"] in line]
+            assert len(hits) == 1, g
+            at[g["id"]] = hits[0]
+        for g in view["goals"]:
+            if g["parent"] is not None:
+                assert at[g["parent"]] < at[g["id"]]
+                assert lines[at[g["id"]]].lstrip("│ ").startswith(("├─", "└─"))
+        assert "◀ focus" in lines[at[view["focus"]]] and sum("◀ focus" in line for line in lines) == 1
+        plan = view["plans"][view["focus"]]
+        active = [s["tool"] for s in plan["steps"] if s["status"] == "active"]
+        text = "\n".join(lines)
+        assert [f"▶ {t}" in text for t in active] == [True] * len(active) and text.count("▶") == sum(
+            s["status"] == "active" for p in view["plans"].values() for s in p["steps"])
+    finally:
+        run.close()
+
+
+def test_flow_opens_on_G_and_follows_the_run(workbench):
+    from akh_tui.tui.flow_screen import FlowScreen
+
+    async def script(app, pilot):
+        await pilot.press("space", "G")
+        await pilot.pause()
+        assert isinstance(app.screen, FlowScreen) and "cycle 1 live" in shown(app.screen, "#flow-title")
+        await pilot.press("space")  # the workbench's keys still step the run: the picture follows
+        await pilot.pause()
+        assert "cycle 2 live" in shown(app.screen, "#flow-title")
+
+    drive(workbench("zoo"), script)

@@ -71,3 +71,11 @@ def test_state_editor_live(snap_compare, workbench):
 def test_state_editor_at_a_replayed_cycle_80x24(snap_compare, workbench):
     run = staged(["space"] * 6 + ["comma"] * 4 + ["x"], ['goal 1 criteria="(dog is-a mammal)"'], "memory 3 forget")
     assert snap_compare(workbench("zoo"), run_before=run, terminal_size=(80, 24))
+
+
+def test_flow_of_goals_and_plans(snap_compare, workbench):
+    assert snap_compare(workbench("solar"), press=["space"] * 21 + ["G"], terminal_size=(120, 36))
+
+
+def test_flow_at_80x24(snap_compare, workbench):
+    assert snap_compare(workbench("solar"), press=["space"] * 21 + ["G"], terminal_size=(80, 24))
