@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -43,6 +44,10 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
                      help="who decides: utility (the table; default, or the scenario's decider), scripted (an offline model), "
                           "llm (the model of the user config's [llm] table), or a plugin: an akh_tui.deciders entry point "
                           "name or 'module:attr'")
+    run.add_argument("--watch", dest="watches", action="append", default=[], metavar="QUERY",
+                     help="a query (as agent query takes it) whose answer count is printed after every cycle; repeatable")
+    run.add_argument("--break-watch", dest="break_watches", action="append", default=[], metavar="QUERY",
+                     help="a watch that stops the run at the cycle its answer count changes; repeatable")
     _person_flags(run)
 
     cyc = asub.add_parser("cycle", parents=[common], help="run one cycle, adding the goal if it is new")
@@ -242,7 +247,31 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if run.note and not args.json:
         err.print(Text(engine.redact(run.note), style="yellow"))
     _person(run, args, err)
-    return _drive(run, args.max_cycles, args.json, out, err, breaks=breaks)
+    watches = _watches(run, args.watches, args.break_watches)
+    return _drive(run, args.max_cycles, args.json, out, err, breaks=breaks, watches=watches)
+
+
+@dataclass
+class _Watch:
+    """A --watch / --break-watch: its query, whether it stops the run, its answer count."""
+
+    query: str
+    stops: bool
+    count: int
+
+
+def _watches(run: engine.Run, plain: list[str], stopping: list[str]) -> list[_Watch]:
+    """Each --watch and --break-watch, asked once before any cycle runs, so a bad query is
+    refused naming its flag (the run is closed)."""
+    out: list[_Watch] = []
+    for flag, queries, stop in (("--watch", plain, False), ("--break-watch", stopping, True)):
+        for q in queries:
+            try:
+                out.append(_Watch(q, stop, run.query(q, limit=1)["total"]))
+            except InputError as exc:
+                run.close()
+                raise InputError(exc.message, field=flag) from None
+    return out
 
 
 def cmd_resume(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -268,7 +297,7 @@ def cmd_cycle(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _drive(run: engine.Run, max_cycles: int, as_json: bool, out: Console, err: Console,
-           breaks: list[engine.Breakpoint] | None = None) -> int:
+           breaks: list[engine.Breakpoint] | None = None, watches: list[_Watch] | None = None) -> int:
     for w in run.warnings:  # a plugin's or a config's words: masked like every other sink's
         err.print(Text(engine.redact(f"warning: {w}"), style="yellow"))
     # not live: only the last 20 rows are printed, so only they are kept (a million-cycle run
@@ -284,6 +313,11 @@ def _drive(run: engine.Run, max_cycles: int, as_json: bool, out: Console, err: C
     def should_stop(rec: engine.CycleRecord) -> bool:
         hit = engine.first_hit(breaks, rec, previous[0]) if breaks else None
         previous[0] = rec
+        for w in watches or []:  # read after every cycle: the first break watch whose count changed
+            now = run.query(w.query, limit=1)["total"]
+            if hit is None and w.stops and now != w.count:
+                hit = f"watch {w.query} changed: {w.count} → {now}"
+            w.count = now
         if hit:
             fired.append(f"cycle {rec['cycle']}: {hit}")
         return hit is not None
@@ -305,6 +339,8 @@ def _drive(run: engine.Run, max_cycles: int, as_json: bool, out: Console, err: C
     def on_record(rec: engine.CycleRecord) -> None:
         run.stop_before = phases
         row = summarise(rec)
+        if watches:
+            row["watches"] = {w.query: run.query(w.query, limit=1)["total"] for w in watches}
         shown[0] += 1
         if as_json or not live:
             rows.append(row)
@@ -361,6 +397,8 @@ def _print_row(out: Console, row: dict) -> None:
     t.append(row["breakdown"], style="dim")
     if row["vetoed"]:
         t.append("  VETOED by the user" if row['veto'] == 'user' else f"  VETOED by '{row['veto']}'", style="bold red")
+    for q, n in (row.get("watches") or {}).items():
+        t.append(f"  {q} = {n}", style="cyan")
     llm = row.get("llm")
     if llm is not None:
         t.append(f"  model: {llm['status']}", style="yellow" if llm["status"] != "accepted" else "dim")

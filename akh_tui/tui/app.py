@@ -48,6 +48,7 @@ from .themes import load_themes
 from .timeline import Timeline
 from .travel import Scrubber
 from .views import Views
+from .watches import Watch, WatchStrip
 
 MIN_SIZE = (80, 24)  # below this the panes cannot show their numbers: the screen says so
 WHY_MIN, WHY_NARROW = 36, 28  # the Why pane's width: wide layout at least, narrow layout
@@ -165,6 +166,7 @@ class Workbench(EngineDriver, Frames, Timeline, LiveEdits, Views, Keys, PhaseSte
         self.psyche_draft: str | None = None
         self.staged_edits: list[Staged] = []  # state edits staged in the `x` dialog, kept while it is closed
         self.edit_draft = ""  # the line left in that dialog's box
+        self.watches: list[Watch] = []  # queries pinned in the query console, read after every cycle
         self.deltas: dict[str, float] = {}
         # what the engine thread left for the UI: each cycle record reduced at once to what the
         # panes keep of it (`_cycle_news`), other events as they are, and the newest record. A
@@ -211,6 +213,7 @@ class Workbench(EngineDriver, Frames, Timeline, LiveEdits, Views, Keys, PhaseSte
         yield Static(id="status")
         yield Scrubber(id="scrubber")
         yield PhaseBar(id="phase-bar")
+        yield WatchStrip(id="watches")
         with Horizontal(id="top"):
             with Vertical(id="goals-box", classes="box"):
                 yield GoalsPane(id="goals")
@@ -244,6 +247,7 @@ class Workbench(EngineDriver, Frames, Timeline, LiveEdits, Views, Keys, PhaseSte
         self.status_bar = self.query_one("#status", Static)
         self.scrubber = self.query_one(Scrubber)
         self.phase_bar = self.query_one(PhaseBar)
+        self.watch_strip = self.query_one(WatchStrip)
         if self.live:
             self._person_in_the_loop()
         self._fit(self.size.width, self.size.height)

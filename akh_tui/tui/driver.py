@@ -22,6 +22,7 @@ from .dialogs import guarded, show_error
 from .host import WorkbenchHost
 from .jobs import CYCLE, STEP, WAKE, Call, Cycle, CycleNews, EngineJob, Step, Wake
 from .panes import GoalsPane
+from .watches import update as update_watches
 
 SPEEDS = (1, 2, 5, 10, 20, 50, 100, 0)  # cycles per second; 0 = as fast as the engine goes
 FRAME_WAIT = 0.2  # seconds the engine waits at most for a frame to be drawn (never stuck on one)
@@ -84,6 +85,13 @@ class EngineDriver(WorkbenchHost):
                     self.running = False
                     self.until_change = None
                     self._post_note(f"paused at cycle {rec['cycle']}: a goal's status changed")
+                if rec is not None and self.watches:
+                    changed = update_watches(self.ctl, self.watches, rec["cycle"])
+                    if changed is not None and self.breakpoint_hit is None:
+                        self.running = False
+                        self.until_change = None
+                        self.breakpoint_hit = f"cycle {rec['cycle']}: {changed}"
+                        self._post_note(f"paused at {self.breakpoint_hit}")
         except Exception as exc:  # an engine bug is shown, never a crash
             self.running = False  # at once: the engine thread must not try the next cycle
             title = f"The engine raised {type(exc).__name__}; the run is paused."

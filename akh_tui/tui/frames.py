@@ -156,6 +156,7 @@ class Frames(WorkbenchHost):
             mem = self.memory_pane
             mem.show(view, record, max(1, mem.size.height - 1) if mem.size.height else 8)
             self.scrubber.show(1 if last else 0, last, self.replay, self.marks)
+            self.watch_strip.show(self.watches, self.replay is not None)
             self._render_status(view)
             self._status_view = view if self.replay is None else None
             self.drawn = (view["cycle"], self.running) if self.replay is None else None

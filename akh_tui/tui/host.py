@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .phases import PhaseStepping
     from .state_edit import Staged
     from .travel import Scrubber
+    from .watches import Watch, WatchStrip
 
     class WorkbenchHost(PhaseStepping):
         """(checker only) the workbench's state and the methods its parts call on each other."""
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
         psyche_draft: str | None
         staged_edits: list[Staged]
         edit_draft: str
+        watches: list[Watch]
+        watch_strip: WatchStrip
         # running, its speed, its stops
         running: bool
         speed_index: int

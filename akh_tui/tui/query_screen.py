@@ -3,7 +3,9 @@ show (`Run.query`, engine/explain/query.py), as `akh-tui agent query` does headl
 
 Enter runs what is typed; ↑/↓ in the input walk back through the queries asked; a bad query
 is answered in red with what is wrong, nothing is lost. Live, the answer follows the run: it
-is asked again after each redraw of the workbench."""
+is asked again after each redraw of the workbench. ctrl+t pins the query answered last as a
+watch (its answer shows under the timeline every cycle), ctrl+b as a watch that pauses the run
+when its answer changes, ctrl+x drops the watches (tui/watches.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from ..engine import InputError, Run
+from .watches import Watch, read
 
 HINT = "(?x lives-in ocean) · (?x is-a mammal) (?x lives-in ?w) · about krill · memory [words] · goals [words]"
 
@@ -46,6 +49,11 @@ class QueryScreen(Screen[None]):
         Binding("escape", "close", "Close", id="query.close"),
         Binding("up", "history(-1)", "Earlier query", id="query.earlier", show=False),
         Binding("down", "history(1)", "Later query", id="query.later", show=False),
+        Binding("ctrl+t", "watch(False)", "Watch", id="query.watch",
+                tooltip="pin the query answered last as a watch: its answer shows every cycle"),
+        Binding("ctrl+b", "watch(True)", "Watch + break", id="query.watch_break",
+                tooltip="pin it as a watch that pauses the run when its answer changes"),
+        Binding("ctrl+x", "drop_watches", "Drop watches", id="query.drop_watches", tooltip="drop every watch"),
     ]
     DEFAULT_CSS = """
     QueryScreen #query-title { height: auto; background: $panel; padding: 0 1; }
@@ -53,8 +61,10 @@ class QueryScreen(Screen[None]):
     QueryScreen VerticalScroll { border: round $primary 50%; padding: 0 1; }
     """
 
-    def __init__(self, ctl: Run, cycle: int | None, first: str = "") -> None:
+    def __init__(self, ctl: Run, cycle: int | None, first: str = "", watches: list[Watch] | None = None) -> None:
         super().__init__()
+        self.watches = watches if watches is not None else []  # the workbench's: pinned here
+        self._answered: str | None = None  # the query answered last (what ctrl+t pins)
         self.ctl = ctl
         self.cycle = cycle  # the replayed cycle shown (None: live)
         self.asked: list[str] = []
@@ -84,7 +94,7 @@ class QueryScreen(Screen[None]):
         t.append(" Query ", style="bold reverse")
         where = f" at cycle {self.cycle} (replay)" if self.cycle is not None else f" live, cycle {self.ctl.cycle}"
         t.append(where)
-        t.append(" · enter asks · ↑↓ earlier queries · esc closes", style="dim")
+        t.append(" · enter asks · ↑↓ earlier queries · ctrl+t watch, ctrl+b watch + break", style="dim")
         self.query_one("#query-title", Static).update(t)
 
     def ask(self, text: str) -> None:
@@ -95,6 +105,7 @@ class QueryScreen(Screen[None]):
         except InputError as exc:
             out.update(Text(f"{exc}\n\n{HINT}", style="red"))
             return
+        self._answered = text
         out.update(answer_text(got))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -121,5 +132,24 @@ class QueryScreen(Screen[None]):
             self._title()
             self.ask(self.asked[-1])
 
+    def action_watch(self, stop: bool) -> None:
+        if self._answered is None:
+            self.app.notify("ask a query first (enter): a watch pins the query answered last", markup=False)
+            return
+        w = next((w for w in self.watches if w.query == self._answered), None)
+        if w is None:
+            w = Watch(self._answered, stop)
+            w.value, w.text = read(self.ctl, w)
+            w.cycle = self.ctl.cycle
+            self.watches.append(w)
+        w.stop = stop
+        kind = "a watch that pauses the run when its answer changes" if stop else "a watch"
+        self.app.notify(f"{self._answered} is {kind} ({len(self.watches)} in all; ctrl+x drops them)", markup=False)
+
+    def action_drop_watches(self) -> None:
+        n = len(self.watches)
+        self.watches.clear()
+        self.app.notify(f"{n} watch(es) dropped", markup=False)
+
     def action_close(self) -> None:
-        self.app.pop_screen()
+        self.dismiss(None)  # the workbench redraws: a watch pinned here shows at once

@@ -85,7 +85,8 @@ class Views(WorkbenchHost):
             return
         from .query_screen import QueryScreen
 
-        self.push_screen(QueryScreen(self.ctl, self.replay))
+        self.push_screen(QueryScreen(self.ctl, self.replay, watches=self.watches),
+                         callback=lambda _: setattr(self, "_dirty", True))
 
     @guarded
     def action_rules(self) -> None:

@@ -194,3 +194,62 @@ def test_flow_opens_on_G_and_follows_the_run(workbench):
         assert "cycle 2 live" in shown(app.screen, "#flow-title")
 
     drive(workbench("zoo"), script)
+
+
+# ---- watches -----------------------------------------------------------------------------------
+def test_a_watch_shows_every_cycle_and_a_break_watch_pauses_the_run(workbench):
+    from akh_tui.tui.watches import WatchStrip
+
+    async def script(app, pilot):
+        await pilot.press("space", "Q")
+        await pilot.pause()
+        await type_in(pilot, "(?x lives-in ocean)")
+        await pilot.press("ctrl+b")  # a watch that is a breakpoint
+        await type_in(pilot, "goals")
+        await pilot.press("ctrl+t")  # a plain watch
+        await pilot.press("escape")
+        await pilot.pause()
+        strip = app.query_one(WatchStrip)
+        assert strip.display and "(?x lives-in ocean) = 4" in str(strip.render())
+        assert "goals = 3" in str(strip.render())
+        hits: list[str] = []
+        for _ in range(10):  # step until the inferred (whale lives-in ocean) ... changes the watch
+            await pilot.press("space")
+            await pilot.pause()
+            hits = [str(x.message) for x in app._notifications if "watch (?x lives-in ocean)" in str(x.message)]
+            if hits:
+                break
+        cycle = app.ctl.cycle
+        value = app.ctl.query("(?x lives-in ocean)")["total"]
+        assert hits == [f"cycle {cycle}: watch (?x lives-in ocean) changed: 4 → {value}"] and value > 4
+        assert app.ctl.query("(?x lives-in ocean)", cycle=cycle - 1)["total"] == 4  # it paused at the change
+        assert f"(?x lives-in ocean) = {value}" in str(strip.render())
+
+    drive(workbench("zoo"), script)
+
+
+def test_a_break_watch_pauses_a_running_workbench(tmp_path):
+    """The real engine thread: run at full speed; the watch pauses it at the cycle its answer changed."""
+    import asyncio
+    import time
+
+    from akh_tui.engine import Locations, UserConfig
+    from akh_tui.tui.app import Workbench
+    from akh_tui.tui.watches import Watch
+
+    app = Workbench("zoo", config=UserConfig.load(tmp_path / "c.toml"),
+                    locations=Locations(tmp_path / "data", tmp_path / "c.toml"))
+
+    async def script(app, pilot):
+        app.watches.append(Watch("(?x lives-in ocean)", stop=True, value=4))
+        app.speed_index = len(app.speed_levels()) - 1
+        await pilot.press("r")
+        deadline = time.monotonic() + 30
+        while (app.running or app.ctl.cycle == 0) and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        assert not app.running
+        cycle = app.ctl.cycle
+        assert app.ctl.query("(?x lives-in ocean)")["total"] > 4
+        assert app.ctl.query("(?x lives-in ocean)", cycle=cycle - 1)["total"] == 4
+
+    drive(app, script)

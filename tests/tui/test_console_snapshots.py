@@ -79,3 +79,24 @@ def test_flow_of_goals_and_plans(snap_compare, workbench):
 
 def test_flow_at_80x24(snap_compare, workbench):
     assert snap_compare(workbench("solar"), press=["space"] * 21 + ["G"], terminal_size=(80, 24))
+
+
+def watched():
+    async def run(pilot):
+        await pilot.press("space", "Q")
+        for text, key in (("(?x lives-in ocean)", "ctrl+b"), ("goals whale", "ctrl+t")):
+            box = pilot.app.screen.query_one(Input)
+            box.value = text
+            await pilot.press("enter", key)
+        await pilot.press("escape", "space", "space")
+        await pilot.pause()
+
+    return run
+
+
+def test_watches_on_the_main_screen(snap_compare, workbench):
+    assert snap_compare(workbench("zoo"), run_before=watched(), terminal_size=(120, 36))
+
+
+def test_watches_at_80x24(snap_compare, workbench):
+    assert snap_compare(workbench("zoo"), run_before=watched(), terminal_size=(80, 24))

@@ -156,3 +156,15 @@ def test_cli_query_and_rules(cli):
     assert "QUERY" in bad.stderr and "no ')'" in bad.stderr
     bad = cli("agent", "rules", "--why-not", "unicorn", check_rc=2)
     assert "--why-not" in bad.stderr
+
+
+def test_cli_watches_print_every_cycle_and_a_break_watch_stops_at_the_change(cli):
+    out = json.loads(cli("agent", "run", "--scenario", "zoo", "--max-cycles", "20", "--json", "--watch", "goals",
+                         "--break-watch", "(?x lives-in ocean)").stdout)
+    rows = out["cycles"]
+    assert all(r["watches"]["goals"] == 3 for r in rows)
+    counts = [r["watches"]["(?x lives-in ocean)"] for r in rows]
+    assert counts[:-1] == [4] * (len(rows) - 1) and counts[-1] > 4  # stopped at the first change
+    assert out["stop"] == f"cycle {rows[-1]['cycle']}: watch (?x lives-in ocean) changed: 4 → {counts[-1]}"
+    bad = cli("agent", "run", "--max-cycles", "1", "--break-watch", "(?x lives", check_rc=2)
+    assert "--break-watch" in bad.stderr and "no ')'" in bad.stderr
