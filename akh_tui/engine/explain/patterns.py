@@ -9,7 +9,9 @@ bookkeeping (goal:N, wm:N, ...), as infer_rules never joins them. A variable pre
 the log: fine for a console, and rule files refuse it.
 
 Bindings are capped (`cap`): a pattern with two free ends on a big graph is cut there and the
-count says "at least".
+count says "at least". The work is bounded too (`budget` triples examined in all): a join of
+free patterns (`(?a ? ?b) (?b ? ?c)`) stops there, marked capped, instead of holding the
+workbench while it walks the graph once per binding.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
 Pattern = tuple[str, str, str]
 Binding = dict[str, int]
 CAP = 10_000  # bindings kept after a premise (the count past it is "at least")
+BUDGET = 200_000  # triples a join examines at most (about 0.2 s of CPU)
 
 
 def is_var(term: str) -> bool:
@@ -51,14 +54,15 @@ def _term(kg: "KnowledgeGraph", term: str, b: Binding) -> int | None | bool:
     return False if sid is None else sid
 
 
-def matching(kg: "KnowledgeGraph", pat: Pattern, b: Binding) -> Iterator[tuple[Binding, "Triple"]]:
-    """Each triple matching `pat` under binding `b`, with the binding extended by it."""
+def matching(kg: "KnowledgeGraph", pat: Pattern, b: Binding,
+             spend: "_Budget | None" = None) -> Iterator[tuple[Binding, "Triple"]]:
+    """Each triple matching `pat` under binding `b`, with the binding extended by it; each
+    triple examined is taken from `spend` (the walk stops when it is spent)."""
     s, p, o = (_term(kg, t, b) for t in pat)
     if s is False or p is False or o is False:
         return
-    if p is None:  # a variable predicate: the log (a console's question, never a rule's)
-        cands: Iterator[Triple] = (t for t in kg.log
-                                   if (s is None or t.subject == s) and (o is None or t.object == o))
+    if p is None:  # a variable predicate: the log (a console's question, never a rule's), each one spent
+        cands: Iterator[Triple] = iter(kg.log)
     elif s is not None and o is not None:
         got = kg.get(s, p, o)
         cands = iter([got] if got is not None else [])
@@ -69,6 +73,12 @@ def matching(kg: "KnowledgeGraph", pat: Pattern, b: Binding) -> Iterator[tuple[B
     else:
         cands = iter(kg.triples_by_predicate(p))
     for t in cands:
+        if spend is not None:
+            spend.left -= 1
+            if spend.left < 0:
+                return
+        if p is None and ((s is not None and t.subject != s) or (o is not None and t.object != o)):
+            continue
         if kg.is_meta_triple(t):
             continue
         nb = b
@@ -88,26 +98,35 @@ def matching(kg: "KnowledgeGraph", pat: Pattern, b: Binding) -> Iterator[tuple[B
             yield nb, t
 
 
+class _Budget:
+    """Triples left to examine in a join (shared by its steps)."""
+
+    def __init__(self, n: int) -> None:
+        self.left = n
+
+
 def join(kg: "KnowledgeGraph", patterns: tuple[Pattern, ...], start: Binding | None = None,
-         cap: int = CAP) -> list[Step]:
+         cap: int = CAP, budget: int = BUDGET) -> list[Step]:
     """The patterns joined in order: after each, the bindings left (each with the triples that
     made it). A step with no binding ends the join (the steps after it are not listed)."""
     rows: list[tuple[Binding, tuple[Triple, ...]]] = [(dict(start or {}), ())]
     steps: list[Step] = []
+    spend = _Budget(budget)
     for pat in patterns:
         nxt: list[tuple[Binding, tuple[Triple, ...]]] = []
         capped = False
         for b, used in rows:
-            for nb, t in matching(kg, pat, b):
+            for nb, t in matching(kg, pat, b, spend):
                 if len(nxt) >= cap:
                     capped = True
                     break
                 nxt.append((nb, used + (t,)))
-            if capped:
+            if capped or spend.left <= 0:
+                capped = True
                 break
         steps.append(Step(pat, nxt, capped))
         rows = nxt
-        if not rows:
+        if not rows or spend.left <= 0:  # nothing to join on, or the work budget spent: the join ends
             break
     return steps
 

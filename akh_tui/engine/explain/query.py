@@ -102,7 +102,11 @@ def _patterns(agent: "Agent", pats: tuple[Pattern, ...], text: str, limit: int) 
     rows: list[dict[str, Any]] = [{"values": {v: kg.label(b[v]) for v in columns},
              "triples": [triple_row(kg, t) for t in used]} for b, used in found[:limit]]
     lines: list[str] = []
-    if last is None or not found:
+    cut = len(steps) < len(pats) and steps[-1].capped
+    if cut:
+        lines.append(f"cut short: the join examined its budget of triples and stopped after pattern {len(steps)} "
+                     f"(at least {steps[-1].count} binding(s) there): name a label in a pattern to narrow it")
+    elif last is None or not found:
         failed = steps[-1]
         at = len(steps)
         before = steps[-2].count if len(steps) > 1 else None
@@ -113,7 +117,7 @@ def _patterns(agent: "Agent", pats: tuple[Pattern, ...], text: str, limit: int) 
         lines.append(vals or "yes")
         lines += ["  " + _triple_line(t) for t in r["triples"]]
     total = len(found)
-    capped = bool(last is not None and last.capped)
+    capped = bool(last is not None and last.capped) or cut
     if total > len(rows):
         lines.append(f"… {len(rows)} of {'at least ' if capped else ''}{total} shown")
     return {"query": text, "kind": "patterns", "cycle": agent.cycle, "columns": columns, "rows": rows,

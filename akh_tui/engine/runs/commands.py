@@ -409,13 +409,36 @@ def from_input(kind: str, payload: Any) -> Command:
         return Verdict(int(payload["cycle"]), payload["decision"], payload.get("input"), payload.get("why"))
     if kind == "answer":
         return Answer(int(payload["cycle"]), tuple(payload.get("lines") or ()))
-    if kind == "triple":
-        return AddTriple(*payload)
-    if kind == "goal_edit":
-        return EditGoal(int(payload["goal"]), payload.get("status"), payload.get("priority"), payload.get("criteria"))
-    if kind == "wm_edit":
-        return EditMemory(int(payload["entry"]), payload.get("content"))
+    if kind in STATE_KINDS:
+        return _state_from_payload(kind, payload)
     raise ValueError(f"unknown user input {kind!r} in the history")
+
+
+def _state_from_payload(kind: str, payload: Any) -> StateEdit:
+    """A recorded state edit (from a store or a fork's edits, so possibly damaged or hostile):
+    its shape checked here (StateEditError naming the edit), its values when it is applied."""
+    bad = StateEditError(f"a recorded {kind} edit is malformed: {str(payload)[:80]!r}", field="edit")
+    if kind == "triple":
+        if not isinstance(payload, list) or len(payload) not in (3, 4) \
+                or not all(isinstance(x, str) for x in payload[:3]):
+            raise bad
+        conf = payload[3] if len(payload) == 4 else 1.0
+        if isinstance(conf, bool) or not isinstance(conf, (int, float)):
+            raise bad
+        return AddTriple(payload[0], payload[1], payload[2], float(conf))
+    if not isinstance(payload, dict) or isinstance(payload.get("goal" if kind == "goal_edit" else "entry"), bool) \
+            or not isinstance(payload.get("goal" if kind == "goal_edit" else "entry"), int):
+        raise bad
+    if kind == "goal_edit":
+        status, prio, crit = payload.get("status"), payload.get("priority"), payload.get("criteria")
+        if not (status is None or isinstance(status, str)) or not (crit is None or isinstance(crit, str)) \
+                or not (prio is None or (isinstance(prio, int) and not isinstance(prio, bool))):
+            raise bad
+        return EditGoal(payload["goal"], status, prio, crit)
+    content = payload.get("content")
+    if not (content is None or isinstance(content, str)):
+        raise bad
+    return EditMemory(payload["entry"], content)
 
 
 def from_state_payload(kind: str, payload: Any) -> StateEdit:

@@ -168,3 +168,16 @@ def test_cli_watches_print_every_cycle_and_a_break_watch_stops_at_the_change(cli
     assert out["stop"] == f"cycle {rows[-1]['cycle']}: watch (?x lives-in ocean) changed: 4 → {counts[-1]}"
     bad = cli("agent", "run", "--max-cycles", "1", "--break-watch", "(?x lives", check_rc=2)
     assert "--break-watch" in bad.stderr and "no ')'" in bad.stderr
+
+
+def test_a_join_stops_at_its_work_budget_and_says_so(zoo):
+    from akh_tui.engine.explain.patterns import join
+
+    kg = zoo.agent.kg
+    pats = (("?a", "?", "?b"), ("?b", "?", "?c"), ("?c", "?", "?d"))
+    whole = join(kg, pats)
+    assert not any(s.capped for s in whole)
+    cut = join(kg, pats, budget=500)
+    assert cut[-1].capped and len(cut) < len(pats)  # the join ended where the budget ran out
+    out = zoo.query("(?a ? ?b) (?b ? ?c) (?c ? ?d)")  # within the default budget: complete
+    assert not out["capped"] and out["total"] == whole[-1].count
