@@ -478,6 +478,7 @@ def ui_figures(seconds: float = 3.0) -> dict:
 
     from ..engine.runs.run import Locations, UserConfig
     from ..tui.app import Workbench
+    from ..tui.jobs import Cycle, EngineJob, Step
 
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["AKH_TUI_CONFIG"] = str(Path(tmp) / "config.toml")
@@ -495,9 +496,9 @@ def ui_figures(seconds: float = 3.0) -> dict:
         paused_frames: list[tuple[float, int]] = []
         execute, render_all = app._execute, app._render_all
 
-        def timed_execute(cmd) -> None:
+        def timed_execute(cmd: EngineJob) -> None:
             execute(cmd)
-            if cmd in ("cycle", "step"):
+            if isinstance(cmd, (Cycle, Step)):
                 steps_done.append(time.perf_counter())
                 del steps_done[:-2]
 

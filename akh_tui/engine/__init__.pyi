@@ -1,6 +1,13 @@
 """The engine's face for the type checker: the same names as `__init__.py` loads lazily."""
 
 from .runs.commands import AddGoal as AddGoal
+from .runs.commands import AddTriple as AddTriple
+from .runs.commands import EditGoal as EditGoal
+from .runs.commands import EditMemory as EditMemory
+from .runs.commands import StateEditError as StateEditError
+from .runs.commands import parse_state_edit as parse_state_edit
+from .runs.commands import from_state_payload as from_state_payload
+from .runs.commands import STATE_EDIT_HELP as STATE_EDIT_HELP
 from .runs.approval import answer_lines as answer_lines
 from .runs.breakpoints import Breakpoint as Breakpoint
 from .paths import bundled_themes_dir as bundled_themes_dir
@@ -95,4 +102,4 @@ from .world.watch import WORLD_BREAK_HELP as WORLD_BREAK_HELP
 from .world.watch import LANE_GLYPHS as LANE_GLYPHS
 from .world.watch import LANE_STATE as LANE_STATE
 
-__all__ = ['AddGoal', 'answer_lines', 'Breakpoint', 'bundled_themes_dir', 'check_goal', 'check_pin', 'check_psyche', 'check_scheduler', 'check_url', 'CycleRecord', 'DANGEROUS_CAPABILITIES', 'decider_rows', 'DEFAULT_KI', 'DEFAULT_KP', 'DEFAULT_MAX_ITERATIONS', 'DEFAULT_PROMOTION_THRESHOLD', 'DEFAULT_RULES', 'DEFAULT_STALL_PATIENCE', 'DEFAULT_THRESHOLD', 'event_words', 'first_hit', 'ForkEditError', 'GraphOracle', 'InputError', 'InputWarning', 'InvariantViolation', 'load_scenario', 'load_sweep', 'load_world', 'Locations', 'otel', 'OUTCOMES', 'parse_breakpoint', 'parse_rules', 'parse_search', 'parse_toml', 'PHASES', 'pins', 'plugin_needs', 'Psyche', 'PsycheFileChanged', 'read_user_file', 'redact', 'redact_obj', 'register_secret', 'rerun', 'Run', 'run_sweep', 'SAFE_ENV', 'scenario_decider', 'scenario_tool_rows', 'SERVED_ENV', 'served_process', 'Sessions', 'stop_phases', 'StoreBusy', 'StoreDamaged', 'StoreLost', 'StoreWriteError', 'sweep_report', 'SweepStore', 'ThinkConfig', 'ThinkLoop', 'tokens', 'TOOL_NAMES', 'tool_rows', 'TraceWriter', 'trust', 'UserConfig', 'why_chosen', 'why_not_text', 'World', 'WorldRun', 'WorldStep', 'parse_step_name', 'open_run', 'open_world', 'cycle_row', 'cycle_rows', 'world_cycle_rows', 'ledger_rows', 'is_world_ref', 'list_worlds', 'export_world', 'compare_worlds', 'SetPsyche', 'DisableTool', 'SetOrder', 'WorldWatch', 'LaneStep', 'parse_world_break', 'WORLD_BREAK_HELP', 'LANE_GLYPHS', 'LANE_STATE']
+__all__ = ['AddGoal', 'AddTriple', 'answer_lines', 'Breakpoint', 'bundled_themes_dir', 'check_goal', 'check_pin', 'check_psyche', 'check_scheduler', 'check_url', 'CycleRecord', 'DANGEROUS_CAPABILITIES', 'decider_rows', 'DEFAULT_KI', 'DEFAULT_KP', 'DEFAULT_MAX_ITERATIONS', 'DEFAULT_PROMOTION_THRESHOLD', 'DEFAULT_RULES', 'DEFAULT_STALL_PATIENCE', 'DEFAULT_THRESHOLD', 'EditGoal', 'EditMemory', 'event_words', 'first_hit', 'ForkEditError', 'from_state_payload', 'GraphOracle', 'InputError', 'InputWarning', 'InvariantViolation', 'load_scenario', 'load_sweep', 'load_world', 'Locations', 'otel', 'OUTCOMES', 'parse_breakpoint', 'parse_rules', 'parse_search', 'parse_state_edit', 'parse_toml', 'PHASES', 'pins', 'plugin_needs', 'Psyche', 'PsycheFileChanged', 'read_user_file', 'redact', 'redact_obj', 'register_secret', 'rerun', 'Run', 'run_sweep', 'SAFE_ENV', 'scenario_decider', 'scenario_tool_rows', 'SERVED_ENV', 'served_process', 'Sessions', 'STATE_EDIT_HELP', 'StateEditError', 'stop_phases', 'StoreBusy', 'StoreDamaged', 'StoreLost', 'StoreWriteError', 'sweep_report', 'SweepStore', 'ThinkConfig', 'ThinkLoop', 'tokens', 'TOOL_NAMES', 'tool_rows', 'TraceWriter', 'trust', 'UserConfig', 'why_chosen', 'why_not_text', 'World', 'WorldRun', 'WorldStep', 'parse_step_name', 'open_run', 'open_world', 'cycle_row', 'cycle_rows', 'world_cycle_rows', 'ledger_rows', 'is_world_ref', 'list_worlds', 'export_world', 'compare_worlds', 'SetPsyche', 'DisableTool', 'SetOrder', 'WorldWatch', 'LaneStep', 'parse_world_break', 'WORLD_BREAK_HELP', 'LANE_GLYPHS', 'LANE_STATE']
