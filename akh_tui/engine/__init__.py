@@ -119,6 +119,8 @@ _FACE: dict[str, str] = {
     'WORLD_BREAK_HELP': 'akh_tui.engine.world.watch',
     'LANE_GLYPHS': 'akh_tui.engine.world.watch',
     'LANE_STATE': 'akh_tui.engine.world.watch',
+    'parse_world_edits': 'akh_tui.engine.world.watch',
+    'FORK_EDIT_HELP': 'akh_tui.engine.world.watch',
 }
 
 __all__ = sorted(_FACE)

@@ -23,10 +23,10 @@ from akh_tui.tui.world.lanes import Swimlanes
 SIZE = (120, 36)
 
 
-def market() -> WorldBench:
-    """The bundled market world, recorded in a data dir of its own."""
+def market(name: str = "market") -> WorldBench:
+    """A bundled world (the market by default), recorded in a data dir of its own."""
     tmp = Path(tempfile.mkdtemp(prefix="akh-world-"))
-    return WorldBench("market", sync=True, locations=Locations(tmp / "data", tmp / "config.toml"))
+    return WorldBench(name, sync=True, locations=Locations(tmp / "data", tmp / "config.toml"))
 
 
 def status(app: WorldBench) -> str:
@@ -237,3 +237,28 @@ async def test_ten_thousand_steps_draw_only_the_visible_window():
         assert "r3332" in lines[0].text and "r1 " not in lines[0].text  # the rounds in view are labelled
         lanes.show(5, "bold")  # the cursor far back: the window moves to it
         assert 5 in lanes.window()
+
+
+@sync
+async def test_a_fork_with_a_changed_order_and_the_two_branches_compared():
+    app = market("harbour")  # three agents: pilot, harbourmaster, fisher (round-robin)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")  # main: round 1, pilot, harbourmaster, fisher
+        await pilot.press("less_than_sign")  # back to step 1: the pilot has acted, the other two are to come
+        await pilot.press("F")
+        await until(pilot, lambda: bool(app.screen.query("#fork-edits")))
+        app.screen.query_one("#fork-edits", Input).value = "order=zed"
+        await pilot.press("enter")
+        assert "name agents of this world" in str(app.screen.query_one("#fork-error").render())
+        app.screen.query_one("#fork-edits", Input).value = "order=pilot"
+        await pilot.press("enter")
+        assert "must name exactly those agents" in str(app.screen.query_one("#fork-error").render())
+        app.screen.query_one("#fork-edits", Input).value = "order=fisher,harbourmaster"
+        await pilot.press("enter")
+        await until(pilot, lambda: "forked fork-1 after step 1" in status(app))
+        assert app.world.run.branch_name == "fork-1" and app.world.next_agent() == "fisher"
+        await pilot.press("space")
+        assert app.world.steps[-1].agent == "fisher"
+        await pilot.press("b")
+        await until(pilot, lambda: "w1:main and w1:fork-1 first differ at step 2" in status(app))
+        assert "1:harbourmaster" in status(app) and "1:fisher" in status(app)

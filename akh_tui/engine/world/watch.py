@@ -32,8 +32,8 @@ from .ledger import ESCROW, WORLD, InvariantViolation
 from .loop import PAUSED, SLEEPING, STOPPED
 from ..paths import Locations
 from .world import World
-from .edits import SetPsyche
-from .worldrun import WorldRun
+from .edits import DisableTool, SetOrder, SetPsyche, WorldEdit
+from .worldrun import WorldRun, compare_worlds
 
 # one glyph per step on a swimlane, and what an agent's lane shows where another agent acts
 LANE_GLYPHS = {"act": "●", "fail": "✗", "veto": "!", "limited": "⊘"}
@@ -104,6 +104,37 @@ def parse_world_break(text: str, agents: list[str], field_name: str = "breakpoin
             raise InputError(f"{spec!r}: only agent:X takes a tool after it", field=field_name)
         return WorldBreak(spec, head, agent=who or None, name=tool.strip() or None)
     return WorldBreak(spec, "cycle", cycle_break=parse_breakpoint(spec, field=field_name, tools=None))
+
+
+FORK_EDIT_HELP = "order=AGENT,AGENT (the rest of the round) · disable=AGENT:TOOL · several separated by ;"
+
+
+def parse_world_edits(text: str, agents: list[str]) -> list[WorldEdit]:
+    """A fork's edits as typed: `order=a,b` (the rest of the round's order), `disable=agent:tool`,
+    separated by `;`. InputError naming the edit that is wrong; the world checks the rest when
+    the fork applies them (an order must name exactly the agents still to act)."""
+    out: list[WorldEdit] = []
+    for part in (p.strip() for p in text.split(";")):
+        if not part:
+            continue
+        key, eq, value = part.partition("=")
+        key, value = key.strip(), value.strip()
+        if not eq or key not in ("order", "disable"):
+            raise InputError(f"{part!r}: write {FORK_EDIT_HELP}", field="fork edit")
+        if key == "order":
+            names = tuple(n.strip() for n in value.split(",") if n.strip())
+            unknown = [n for n in names if n not in agents]
+            if not names or unknown:
+                raise InputError(f"{part!r}: name agents of this world ({', '.join(agents)})", field="fork edit")
+            out.append(SetOrder(names))
+        else:
+            who, colon, tool = value.partition(":")
+            if not colon or who.strip() not in agents or not tool.strip():
+                raise InputError(f"{part!r}: write disable=AGENT:TOOL (agents: {', '.join(agents)})", field="fork edit")
+            out.append(DisableTool(who.strip(), tool.strip()))
+    if not out:
+        raise InputError(f"no edit given: write {FORK_EDIT_HELP}", field="fork edit")
+    return out
 
 
 def _observed_entries(record: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -338,6 +369,18 @@ class WorldWatch:
             self._took_turn(row.agent, None, records, row.step, check=False)
 
     # ---- forks -------------------------------------------------------------------------------
+    def compare_with_parent(self) -> dict[str, Any]:
+        """This branch against the one it forked from (compare_worlds: the first step they
+        differ at, each side's choice there, each side's step count)."""
+        with self.lock:
+            info = {b["id"]: b for b in self.run.branches()}
+            me = info[self.run.branch]
+            if me["parent"] is None:
+                raise InputError("this is the world's first branch: fork first (F), then compare", field="branch")
+            world = self.run.world_id
+            return compare_worlds(self.run.locations, f"w{world}:{info[me['parent']]['name']}", f"w{world}:{me['name']}")
+
+
     def fork(self, at_step: int | None, edits: list[Any], name: str | None = None) -> str:
         """A new branch after lane step `at_step` (None: the newest) with the edits (SetPsyche,
         DisableTool, SetOrder); it is current and live from then on. Returns its name."""
@@ -604,5 +647,5 @@ class WorldWatch:
             self.fork(None, [SetPsyche(aid, psyche.to_toml(), source="workbench")], name=f"{aid}-psyche-{n + 1}")
 
 
-__all__ = ["WorldWatch", "LaneStep", "WorldBreak", "parse_world_break", "LANE_GLYPHS", "LANE_STATE", "STATE_LETTER", "WORLD",
+__all__ = ["parse_world_edits", "FORK_EDIT_HELP", "WorldWatch", "LaneStep", "WorldBreak", "parse_world_break", "LANE_GLYPHS", "LANE_STATE", "STATE_LETTER", "WORLD",
            "ESCROW", "RESOURCES", "WORLD_BREAK_HELP"]

@@ -33,12 +33,12 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Static
 
-from ...engine import InputError, Locations, Psyche, WorldWatch
+from ...engine import InputError, Locations, Psyche, WorldWatch, parse_world_edits
 from ...engine.records import CycleRecord, View
 from ..dialogs import HelpScreen, guarded, show_error
 from ..panes import GoalsPane, MemoryList, MemoryPane, PlanPane, PsychePane, ScoreTable, WhyPane
 from ..themes import load_themes
-from .dialogs import AgentSearchScreen, WorldBreaksScreen
+from .dialogs import AgentSearchScreen, WorldBreaksScreen, WorldForkScreen
 from .lanes import LEGEND, Swimlanes
 from .roster import Roster
 
@@ -80,6 +80,10 @@ class WorldBench(App[None]):
                 tooltip="edit the shown agent's psyche (live: it takes effect at its next turn)"),
         Binding("k", "breakpoints", "Breaks", id="world.breakpoints",
                 tooltip="world breakpoints: a transfer above N, a write, a mint, backoff, PAUSED, an agent's action"),
+        Binding("F", "fork", "Fork", id="world.fork", key_display="F",
+                tooltip="fork the world after the step shown: the rest of the round's order, a tool disabled"),
+        Binding("b", "compare", "Compare", id="world.compare", show=False,
+                tooltip="compare this branch with the one it forked from: the first step they differ at"),
         Binding("comma", "move(-1)", "Back", id="world.back", key_display=",", show=False,
                 tooltip="swimlanes: one step back (read-only replay of that step)"),
         Binding("full_stop", "move(1)", "Fwd", id="world.forward", key_display=".", show=False,
@@ -498,6 +502,47 @@ class WorldBench(App[None]):
             self._dirty = True
 
         self.push_screen(WorldBreaksScreen(self.breaks, replace))
+
+    @guarded
+    def action_fork(self) -> None:
+        w = self.world
+        if not w.steps:
+            self.notify("nothing recorded yet: step first", markup=False)
+            return
+        at = self.cursor
+        shown = w.steps[at if at is not None else -1]
+        where = f"step {shown.index + 1} (round {shown.round}, {shown.agent})" + ("" if at is not None else ", the newest")
+
+        def fork(text: str) -> str:
+            edits = parse_world_edits(text, self.ids)
+            self.running = False
+            name = w.fork(at, edits)
+            self.cursor = None
+            self.note = f"forked {name} after {where}: b compares it with the branch it left"
+            self._drawn_key = None
+            self._dirty = True
+            if self.sync:
+                self._drain()
+            return name
+
+        self.push_screen(WorldForkScreen(where, fork))
+
+    @guarded
+    def action_compare(self) -> None:
+        c = self.world.compare_with_parent()
+        first = c["first_divergence"]
+        if first is None:
+            text = f"{c['a_name']} and {c['b_name']}: no step differs (steps {c['a']['steps']} and {c['b']['steps']})"
+        else:
+            a, b = first["a"], first["b"]
+            text = (f"{c['a_name']} and {c['b_name']} first differ at step {first['step']}: "
+                    f"{a['name']} {a['tool'] or ''} vs {b['name']} {b['tool'] or ''} "
+                    f"({', '.join(first['differs_in'])}); steps {c['a']['steps']} and {c['b']['steps']}")
+        self.note = text
+        self.notify(text, title="Branches compared", timeout=10, markup=False)
+        self._dirty = True
+        if self.sync:
+            self._drain()
 
     def _seek(self, step: int | None) -> None:
         n = len(self.world.steps)

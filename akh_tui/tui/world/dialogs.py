@@ -15,7 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ...engine import WORLD_BREAK_HELP, InputError
+from ...engine import FORK_EDIT_HELP, WORLD_BREAK_HELP, InputError
 
 DIALOG_CSS = """
 {name} {{ align: center middle; }}
@@ -128,3 +128,36 @@ class WorldBreaksScreen(ModalScreen[None]):
         del self.current[i]
         self._replace(self.current)
         self._show()
+
+
+class WorldForkScreen(ModalScreen[None]):
+    """Fork the world after the step shown (or the newest) with edits: the order of the rest of
+    the round, a tool disabled for an agent. Enter forks; a bad edit is refused with the reason
+    and stays in the box to fix. (A psyche edit is `e`: it forks too.)"""
+
+    BINDINGS = [Binding("escape", "dismiss(None)", "Close", id="world.fork.close")]
+    DEFAULT_CSS = DIALOG_CSS.format(name="WorldForkScreen")
+
+    def __init__(self, where: str, fork: Callable[[str], str]) -> None:
+        super().__init__()
+        self.where = where
+        self._fork = fork
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text(f"Fork the world after {self.where}", style="bold"))
+            yield Static(Text(FORK_EDIT_HELP, style="dim"))
+            yield Input(placeholder="e.g. order=cautious,bold", id="fork-edits")
+            yield Static("", id="fork-error", classes="error")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    @on(Input.Submitted, "#fork-edits")
+    def _submitted(self, event: Input.Submitted) -> None:
+        try:
+            self._fork(event.value)
+        except InputError as exc:
+            self.query_one("#fork-error", Static).update(Text(str(exc)))
+            return
+        self.dismiss(None)

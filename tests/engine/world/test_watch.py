@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from akh_tui.engine import InputError, Locations, Psyche, WorldWatch, parse_world_break
+from akh_tui.engine import InputError, Locations, Psyche, WorldWatch, parse_world_break, parse_world_edits
 from akh_tui.engine.world import World, load_world
 
 
@@ -195,3 +195,21 @@ def test_a_psyche_edit_takes_effect_at_the_agents_next_turn(locations):
     assert bold.kind == "veto" and other.kind != "veto"
     assert watch.record("bold")["act"]["veto"] == "no_trading"
     assert "no_trading" in watch.view("bold")["psyche"]["vetoes"]
+
+
+def test_a_fork_with_another_order_and_its_comparison_with_the_parent(locations):
+    watch = WorldWatch.open("harbour", locations)
+    watch.step_round()  # main: 1:pilot, 1:harbourmaster, 1:fisher
+    with pytest.raises(InputError, match="no edit given"):
+        parse_world_edits(" ; ", watch.ids)
+    with pytest.raises(InputError, match="disable=AGENT:TOOL"):
+        parse_world_edits("disable=pilot", watch.ids)
+    name = watch.fork(0, parse_world_edits("order=fisher,harbourmaster", watch.ids))
+    assert name == "fork-1" and [s.agent for s in watch.steps] == ["pilot"]
+    watch.step_agent()
+    assert watch.steps[-1].agent == "fisher"
+    c = watch.compare_with_parent()
+    # a step whose records share names with its cycle record's fields (round, state) compares too
+    first = c["first_divergence"]
+    assert first["step"] == 2 and first["a"]["name"] == "1:harbourmaster" and first["b"]["name"] == "1:fisher"
+    assert (c["a"]["steps"], c["b"]["steps"]) == (3, 2)
