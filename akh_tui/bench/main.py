@@ -586,7 +586,7 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
     results["startup_s"] = startup_figures(runs=3 if quick else 7)
     if ui:
         results["ui"] = ui_figures(1.5 if quick else 4.0)
-        results["world_ui"] = world_ui.figures(2.0 if quick else 6.0)  # issue 26: the world workbench
+        results["world_ui"] = world_ui.figures(1.0, 300 if quick else 800)  # issue 26: the world workbench
     results["hostile"] = hostile_figures(quick)
     with tempfile.TemporaryDirectory() as tmp:
         results["history"] = history_figures(1000 if quick else 10_000, Path(tmp))

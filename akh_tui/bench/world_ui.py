@@ -38,7 +38,8 @@ def endless_world(folder: Path, agents: int = 2) -> Path:
     return path
 
 
-def figures(seconds: float = 3.0) -> dict:
+def figures(seconds: float = 3.0, per_round: int = 800) -> dict:
+    """`per_round` steps a round (about a CPU-second), `seconds` the untimed warm-up."""
     import asyncio
 
     from ..tui.world.app import SPEEDS, WorldBench
@@ -62,7 +63,11 @@ def figures(seconds: float = 3.0) -> dict:
                 for _ in range(3):
                     start, c0 = len(app.world.steps), time.process_time()
                     app.action_toggle_run()
-                    await asyncio.sleep(seconds / 3)
+                    # a round lasts `per_round` steps (the machine's load changes how long that
+                    # takes, not how much CPU), within a wall-clock ceiling
+                    deadline = time.perf_counter() + 10 * seconds
+                    while len(app.world.steps) - start < per_round and time.perf_counter() < deadline:
+                        await asyncio.sleep(0.05)
                     app.action_toggle_run()
                     n = len(app.world.steps) - start
                     ui = n / (time.process_time() - c0)
@@ -80,6 +85,8 @@ def figures(seconds: float = 3.0) -> dict:
     return {"ui_steps_per_cpu_s": spread([r["ui"] for r in rounds]),
             "headless_steps_per_cpu_s": spread([r["headless"] for r in rounds]),
             "ratio_cpu": spread([r["ui"] / r["headless"] for r in rounds]),
+            "ratio_cpu_pooled": (sum(r["steps"] for r in rounds) / sum(r["steps"] / r["ui"] for r in rounds))
+            / (sum(r["steps"] for r in rounds) / sum(r["steps"] / r["headless"] for r in rounds)),
             "steps": sum(r["steps"] for r in rounds)}
 
 
@@ -90,4 +97,5 @@ def rows(res: dict) -> list[tuple[str, str, str]]:
 
     return [("world workbench at full speed: steps per CPU-second, min / median / max", mmm(res["ui_steps_per_cpu_s"]), ""),
             ("headless world, the same steps: steps per CPU-second", mmm(res["headless_steps_per_cpu_s"]), ""),
-            ("ratio world workbench / headless (CPU), 3 interleaved rounds", mmm(res["ratio_cpu"], ".2f"), "≥ 0.9")]
+            ("ratio world workbench / headless (CPU), 3 interleaved rounds", mmm(res["ratio_cpu"], ".2f"), "≥ 0.9"),
+            ("the same over all the rounds' steps together", f"{res['ratio_cpu_pooled']:.2f}", "≥ 0.9")]
