@@ -1897,3 +1897,25 @@ def test_a_query_of_free_patterns_is_bounded(tmp_path):
         assert (t1.ru_utime + t1.ru_stime) - (t0.ru_utime + t0.ru_stime) < 5.0
     finally:
         run.close()
+
+
+# ---- issue 26, the world workbench ----
+def test_the_world_workbench_shows_no_credential_of_an_artifact_and_parses_what_is_typed_never_evals(tmp_path: Path) -> None:
+    """An artifact's text with a credential shape shows masked in the shared world; a world
+    breakpoint or a fork edit typed as code is refused by name, never run."""
+    from akh_tui.engine import InputError, Locations, WorldWatch, parse_world_break, parse_world_edits
+
+    art = '[[artifacts]]\nid = "notes"\ntext = "aurora moors at berth; api_key=sk-proj-abcdef123456"\n'
+    watch = WorldWatch.open(str(_world_dir(tmp_path, art)), Locations(tmp_path / "data", tmp_path / "c.toml"))
+    try:
+        watch.step_round()
+        shown = "\n".join(watch.artifact_content("notes", 1)) + repr(watch.artifacts()) + repr(watch.ledger_log)
+        assert "sk-proj-abcdef123456" not in shown and "aurora" in shown
+        for text in ("__import__('os').system('touch pwned')", "transfer>__import__('os')", "agent:$(id)"):
+            with pytest.raises(InputError):
+                parse_world_break(text, watch.ids)
+        with pytest.raises(InputError):
+            parse_world_edits("order=__import__('os').getcwd()", watch.ids)
+        assert not (tmp_path / "pwned").exists()
+    finally:
+        watch.close()
