@@ -5,7 +5,6 @@ the point."""
 from __future__ import annotations
 
 import asyncio
-import tempfile
 import time
 import functools
 from pathlib import Path
@@ -23,9 +22,8 @@ from akh_tui.tui.world.lanes import Swimlanes
 SIZE = (120, 36)
 
 
-def market(name: str = "market") -> WorldBench:
+def market(tmp: Path, name: str = "market") -> WorldBench:
     """A bundled world (the market by default), recorded in a data dir of its own."""
-    tmp = Path(tempfile.mkdtemp(prefix="akh-world-"))
     return WorldBench(name, sync=True, locations=Locations(tmp / "data", tmp / "config.toml"))
 
 
@@ -42,11 +40,11 @@ async def until(pilot, check: Callable[[], bool], timeout: float = 30.0) -> None
         await pilot.pause(0.02)
 
 
-def sync(test: Callable[[], Awaitable[None]]) -> Callable[[], None]:
+def sync(test: Callable[..., Awaitable[None]]) -> Callable[..., None]:
     """A Pilot script as a plain test (the suite has no async plugin)."""
-    @functools.wraps(test)
-    def run() -> None:
-        asyncio.run(test())
+    @functools.wraps(test)  # pytest reads the script's own signature: its fixtures are passed on
+    def run(*args: object, **kwargs: object) -> None:
+        asyncio.run(test(*args, **kwargs))
     return run
 
 
@@ -57,8 +55,8 @@ def lane(app: WorldBench, agent: str) -> str:
 
 
 @sync
-async def test_number_keys_and_the_search_switch_the_agent_shown_and_follow():
-    app = market()
+async def test_number_keys_and_the_search_switch_the_agent_shown_and_follow(tmp_path):
+    app = market(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("space")
         first = app.world.steps[0].agent  # shuffle: cautious acts first in round 1
@@ -78,8 +76,8 @@ async def test_number_keys_and_the_search_switch_the_agent_shown_and_follow():
 
 
 @sync
-async def test_stepping_an_agent_and_a_round_moves_the_roster_and_the_lanes():
-    app = market()
+async def test_stepping_an_agent_and_a_round_moves_the_roster_and_the_lanes(tmp_path):
+    app = market(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("space")
         step = app.world.steps[0]
@@ -95,8 +93,8 @@ async def test_stepping_an_agent_and_a_round_moves_the_roster_and_the_lanes():
 
 
 @sync
-async def test_moving_along_the_lanes_replays_a_step_read_only():
-    app = market()
+async def test_moving_along_the_lanes_replays_a_step_read_only(tmp_path):
+    app = market(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n", "n", "n")
         await pilot.press("comma")
@@ -112,8 +110,8 @@ async def test_moving_along_the_lanes_replays_a_step_read_only():
 
 
 @sync
-async def test_split_shows_two_agents_score_tables_side_by_side():
-    app = market()
+async def test_split_shows_two_agents_score_tables_side_by_side(tmp_path):
+    app = market(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n", "1", "s")
         box2 = app.query_one("#score2-box")
@@ -124,8 +122,8 @@ async def test_split_shows_two_agents_score_tables_side_by_side():
 
 
 @sync
-async def test_a_mint_breakpoint_pauses_the_running_world():
-    app = market()
+async def test_a_mint_breakpoint_pauses_the_running_world(tmp_path):
+    app = market(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("k")
         await until(pilot, lambda: bool(app.screen.query("#break-text")))
@@ -143,8 +141,8 @@ async def test_a_mint_breakpoint_pauses_the_running_world():
 
 
 @sync
-async def test_the_shared_world_shows_artifacts_their_diff_the_ledger_and_the_mint():
-    app = market()
+async def test_the_shared_world_shows_artifacts_their_diff_the_ledger_and_the_mint(tmp_path):
+    app = market(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         for _ in range(10):
             await pilot.press("n")
@@ -171,10 +169,10 @@ async def test_the_shared_world_shows_artifacts_their_diff_the_ledger_and_the_mi
 
 
 @sync
-async def test_a_psyche_edited_live_vetoes_at_that_agents_next_turn():
+async def test_a_psyche_edited_live_vetoes_at_that_agents_next_turn(tmp_path):
     from akh_tui.tui.psyche_editor import PsycheEditorScreen, PsycheTextArea
 
-    app = market()
+    app = market(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n", "1", "e")
         await until(pilot, lambda: isinstance(app.screen, PsycheEditorScreen))
@@ -189,10 +187,9 @@ async def test_a_psyche_edited_live_vetoes_at_that_agents_next_turn():
 
 
 @sync
-async def test_the_engine_thread_runs_the_world_and_pauses():
-    tmp = Path(tempfile.mkdtemp(prefix="akh-world-"))
-    spec = load_world(str(endless_world(tmp)))  # it runs until paused
-    app = WorldBench(watch=WorldWatch.open(spec, Locations(tmp / "data", tmp / "config.toml")))
+async def test_the_engine_thread_runs_the_world_and_pauses(tmp_path):
+    spec = load_world(str(endless_world(tmp_path)))  # it runs until paused
+    app = WorldBench(watch=WorldWatch.open(spec, Locations(tmp_path / "data", tmp_path / "config.toml")))
     async with app.run_test(size=SIZE) as pilot:
         app.speed_index = len(SPEEDS) - 1  # as fast as the engine goes
         await pilot.press("r")
@@ -240,8 +237,8 @@ async def test_ten_thousand_steps_draw_only_the_visible_window():
 
 
 @sync
-async def test_a_fork_with_a_changed_order_and_the_two_branches_compared():
-    app = market("harbour")  # three agents: pilot, harbourmaster, fisher (round-robin)
+async def test_a_fork_with_a_changed_order_and_the_two_branches_compared(tmp_path):
+    app = market(tmp_path, "harbour")  # three agents: pilot, harbourmaster, fisher (round-robin)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n")  # main: round 1, pilot, harbourmaster, fisher
         await pilot.press("less_than_sign")  # back to step 1: the pilot has acted, the other two are to come
