@@ -213,3 +213,21 @@ def test_a_fork_with_another_order_and_its_comparison_with_the_parent(locations)
     first = c["first_divergence"]
     assert first["step"] == 2 and first["a"]["name"] == "1:harbourmaster" and first["b"]["name"] == "1:fisher"
     assert (c["a"]["steps"], c["b"]["steps"]) == (3, 2)
+
+
+def test_refused_and_sleeping_turns_have_their_own_glyphs_on_the_lanes(tmp_path, locations):
+    (tmp_path / "w.toml").write_text(
+        '[world]\nname = "r"\nrounds = 6\n[world.limits]\nwindow_s = 10\nactions = 1\npolicy = "block"\n'
+        '[[agents]]\nid = "a"\nscenario = "zoo"\n[[agents]]\nid = "b"\nscenario = "zoo"\n', encoding="utf-8")
+    watch = WorldWatch.open(str(tmp_path / "w.toml"), locations)
+    for _ in range(4):
+        watch.step_round()
+    kinds = [s.kind for s in watch.steps]
+    assert "limited" in kinds  # a turn refused by the rate limits
+    limited = next(s for s in watch.steps if s.kind == "limited")
+    assert limited.tool is None and limited.result == "rate_limited(actions)"
+    # under `block` the refused agent sleeps: its lane says so at the next steps
+    later = [s for s in watch.steps if s.index > limited.index and s.agent != limited.agent]
+    assert later and later[0].states[watch.ids.index(limited.agent)] == "Z"
+    row = next(r for r in watch.roster() if r["id"] == limited.agent)
+    assert row["headroom"] is not None
