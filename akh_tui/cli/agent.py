@@ -206,6 +206,11 @@ def _ask_answer(w: dict, err: Console) -> list[str]:
 
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     _check_trace_path(args.trace)
+    soar = engine.find_soar(args.scenario)  # a Soar agent's scenario: its own loop (cli/soar.py)
+    if soar is not None:
+        from .soar import cmd_run_soar
+
+        return cmd_run_soar(args, soar, out, err)
     breaks = [engine.parse_breakpoint(b, tools=None) for b in args.breaks]  # before anything runs or is written
     goals = None
     if args.goals is not None:

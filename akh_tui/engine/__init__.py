@@ -72,6 +72,8 @@ _FACE: dict[str, str] = {
     'SERVED_ENV': 'akh_tui.engine.config',
     'served_process': 'akh_tui.engine.config',
     'Sessions': 'akh_tui.engine.runs.sessions',
+    'find_soar': 'akh_tui.engine.soar.scenario',
+    'SoarRun': 'akh_tui.engine.soar.run',
     'stop_phases': 'akh_tui.engine.runs.breakpoints',
     'StoreBusy': 'akh_tui.engine.errors',
     'StoreDamaged': 'akh_tui.engine.errors',

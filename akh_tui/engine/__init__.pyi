@@ -55,6 +55,8 @@ from .catalog import scenario_tool_rows as scenario_tool_rows
 from .config import SERVED_ENV as SERVED_ENV
 from .config import served_process as served_process
 from .runs.sessions import Sessions as Sessions
+from .soar.scenario import find_soar as find_soar
+from .soar.run import SoarRun as SoarRun
 from .runs.breakpoints import stop_phases as stop_phases
 from .errors import StoreBusy as StoreBusy
 from .errors import StoreDamaged as StoreDamaged
@@ -73,4 +75,4 @@ from .explain.decision import why_chosen as why_chosen
 from .explain.decision import why_not_text as why_not_text
 from .world.world import World as World
 
-__all__ = ['AddGoal', 'answer_lines', 'Breakpoint', 'bundled_themes_dir', 'check_goal', 'check_pin', 'check_psyche', 'check_scheduler', 'check_url', 'CycleRecord', 'DANGEROUS_CAPABILITIES', 'decider_rows', 'DEFAULT_KI', 'DEFAULT_KP', 'DEFAULT_MAX_ITERATIONS', 'DEFAULT_PROMOTION_THRESHOLD', 'DEFAULT_RULES', 'DEFAULT_STALL_PATIENCE', 'DEFAULT_THRESHOLD', 'event_words', 'first_hit', 'ForkEditError', 'GraphOracle', 'InputError', 'InputWarning', 'InvariantViolation', 'load_scenario', 'load_sweep', 'load_world', 'Locations', 'otel', 'OUTCOMES', 'parse_breakpoint', 'parse_rules', 'parse_search', 'parse_toml', 'PHASES', 'pins', 'plugin_needs', 'Psyche', 'PsycheFileChanged', 'read_user_file', 'redact', 'redact_obj', 'register_secret', 'rerun', 'Run', 'run_sweep', 'SAFE_ENV', 'scenario_decider', 'scenario_tool_rows', 'SERVED_ENV', 'served_process', 'Sessions', 'stop_phases', 'StoreBusy', 'StoreDamaged', 'StoreLost', 'StoreWriteError', 'sweep_report', 'SweepStore', 'ThinkConfig', 'ThinkLoop', 'tokens', 'TOOL_NAMES', 'tool_rows', 'TraceWriter', 'trust', 'UserConfig', 'why_chosen', 'why_not_text', 'World']
+__all__ = ['AddGoal', 'answer_lines', 'Breakpoint', 'bundled_themes_dir', 'check_goal', 'check_pin', 'check_psyche', 'check_scheduler', 'check_url', 'CycleRecord', 'DANGEROUS_CAPABILITIES', 'decider_rows', 'DEFAULT_KI', 'DEFAULT_KP', 'DEFAULT_MAX_ITERATIONS', 'DEFAULT_PROMOTION_THRESHOLD', 'DEFAULT_RULES', 'DEFAULT_STALL_PATIENCE', 'DEFAULT_THRESHOLD', 'event_words', 'first_hit', 'ForkEditError', 'GraphOracle', 'InputError', 'InputWarning', 'InvariantViolation', 'load_scenario', 'load_sweep', 'load_world', 'Locations', 'otel', 'OUTCOMES', 'parse_breakpoint', 'parse_rules', 'parse_search', 'parse_toml', 'PHASES', 'pins', 'plugin_needs', 'Psyche', 'PsycheFileChanged', 'read_user_file', 'redact', 'redact_obj', 'register_secret', 'rerun', 'Run', 'run_sweep', 'SAFE_ENV', 'scenario_decider', 'scenario_tool_rows', 'SERVED_ENV', 'served_process', 'Sessions', 'find_soar', 'SoarRun', 'stop_phases', 'StoreBusy', 'StoreDamaged', 'StoreLost', 'StoreWriteError', 'sweep_report', 'SweepStore', 'ThinkConfig', 'ThinkLoop', 'tokens', 'TOOL_NAMES', 'tool_rows', 'TraceWriter', 'trust', 'UserConfig', 'why_chosen', 'why_not_text', 'World']

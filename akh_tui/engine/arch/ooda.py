@@ -61,7 +61,7 @@ class OodaArchitecture:
         while True:
             out = self.step_phase()
             if "record" in out:
-                return out["record"]  # type: ignore[no-any-return]
+                return out["record"]
 
     def _decide(self) -> dict[str, Any] | None:
         if self._cycle is not None and "decide" in self._cycle.results:
