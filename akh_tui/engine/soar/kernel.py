@@ -14,7 +14,7 @@ def sml(file: str | None = None) -> ModuleType:
     """The soar_sml module (the bindings and libSoar in one wheel)."""
     try:
         import soar_sml
-    except ImportError as exc:
-        raise InputError(f"this is a Soar scenario and soar-sml is not installed ({exc}): {INSTALL}",
+    except ImportError:
+        raise InputError(f"a Soar scenario, and soar-sml is not installed: {INSTALL}",
                          file=file, field="architecture") from None
     return soar_sml

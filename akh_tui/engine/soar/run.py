@@ -14,6 +14,7 @@ from typing import IO, Any, Callable
 
 from ..errors import InputError
 from .adapter import SoarArchitecture, SoarSnapshot
+from .kernel import sml
 from .scenario import SoarScenario, load_soar_scenario
 from .source import read_soar
 
@@ -24,6 +25,7 @@ class SoarRun:
     """One run of a Soar scenario."""
 
     def __init__(self, scenario: SoarScenario, seed: int | None = None, trace: IO[str] | None = None) -> None:
+        sml(str(scenario.path))  # missing: say how to install it before reading anything
         self.scenario = scenario
         self.seed = scenario.seed if seed is None else seed
         self.arch = SoarArchitecture(read_soar(scenario.productions), self.seed, scenario.name)

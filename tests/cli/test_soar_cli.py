@@ -1,0 +1,52 @@
+"""`agent run --scenario water-jug` (issue 30): a Soar agent solving the puzzle headless, what
+it prints, and how it refuses what it cannot do."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+pytest.importorskip("soar_sml", reason="soar-sml is in the test extra: pip install -e '.[test]'")
+
+
+def test_water_jug_is_solved_headless_decision_by_decision(cli) -> None:
+    out = cli("agent", "run", "--scenario", "water-jug").stdout
+    assert "initialize-water-jug" in out and "pour from-volume" in out
+    assert "decision(s) run, stopped: halted" in out
+    assert "rejected" in out  # the candidates it passed over, with their chance
+
+
+def test_json_is_the_same_bytes_on_every_run_and_names_the_architecture(cli, tmp_path) -> None:
+    one = cli("agent", "run", "--scenario", "water-jug", "--json", "--trace", str(tmp_path / "t.jsonl")).stdout
+    two = cli("agent", "run", "--scenario", "water-jug", "--json").stdout
+    assert one == two
+    data = json.loads(one)
+    assert data["architecture"] == "soar" and data["stop"] == "halted"
+    assert data["decisions"][-1]["halted"] and data["decisions_run"] == len(data["decisions"])
+    lines = (tmp_path / "t.jsonl").read_text().splitlines()
+    assert json.loads(lines[0])["architecture"] == "soar" and len(lines) == 1 + data["decisions_run"]
+    other = json.loads(cli("agent", "run", "--scenario", "water-jug", "--json", "--seed", "3").stdout)
+    assert [d["selected"]["id"] for d in other["decisions"]] != [d["selected"]["id"] for d in data["decisions"]]
+
+
+def test_ooda_flags_are_refused_on_a_soar_scenario(cli) -> None:
+    err = cli("agent", "run", "--scenario", "water-jug", "--goals", "x", check_rc=2).stderr
+    assert "--goals" in err and "Soar scenario" in err
+
+
+def test_without_soar_sml_it_says_how_to_install(cli, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "soar_sml", None)  # import soar_sml raises ImportError
+    err = cli("agent", "run", "--scenario", "water-jug", check_rc=2).stderr
+    words = " ".join(err.split())
+    assert "soar-sml is not installed" in words and "pip install 'akh-tui[soar]'" in words
+    assert "water-jug.toml" in words  # the scenario that needed it
+
+
+def test_the_ooda_loader_says_a_soar_scenario_is_not_its_own() -> None:
+    from akh_tui.engine import InputError, load_scenario
+
+    with pytest.raises(InputError, match="a Soar scenario") as e:
+        load_scenario("water-jug")
+    assert e.value.field == "architecture" and e.value.line == 3
