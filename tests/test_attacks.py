@@ -1757,3 +1757,26 @@ def test_a_hostile_plugin_result_is_a_failed_cycle_and_changes_nothing(tmp_path,
     assert (len(kg.symbols), len(kg.log)) == before  # nothing of it reached the graph
     assert run.step() is not None  # the run goes on
     run.close()
+
+
+# ---- issue 30, a hostile .soar file ----
+_SOAR_ATTACKS = {
+    "native-code": "load library /tmp/libevil",
+    "renamed-command": "alias innocent load library\ninnocent /tmp/libevil",
+    "write-a-log": "output log --add /tmp/akh-soar-attack.log",
+    "sourced-from-a-harmless-file": "source inner.soar",
+    "write-a-database": "smem --set database file\nsmem --set path /tmp/akh-soar-attack.db",
+}
+
+
+@pytest.mark.parametrize("attack", list(_SOAR_ATTACKS), ids=list(_SOAR_ATTACKS))
+def test_a_hostile_soar_file_is_refused_before_soar_sees_it(tmp_path: Path, cli, attack: str) -> None:
+    pytest.importorskip("soar_sml", reason="soar-sml is in the test extra")
+    (tmp_path / "inner.soar").write_text("load library /tmp/libevil\n", encoding="utf-8")
+    (tmp_path / "evil.soar").write_text("sp {ok (state <s>) --> (<s> ^a 1)}\n" + _SOAR_ATTACKS[attack] + "\n",
+                                        encoding="utf-8")
+    sc = tmp_path / "evil.toml"
+    sc.write_text('name = "evil"\narchitecture = "soar"\nproductions = "evil.soar"\n', encoding="utf-8")
+    err = " ".join(cli("agent", "run", "--scenario", str(sc), check_rc=2).stderr.split())
+    assert "refused: a Soar file may load native code" in err and "not a trusted folder" in err
+    assert not Path("/tmp/akh-soar-attack.log").exists() and not Path("/tmp/akh-soar-attack.db").exists()
