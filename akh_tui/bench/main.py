@@ -584,6 +584,7 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
     if ui:
         results["ui"] = ui_figures(1.5 if quick else 4.0)
     results["hostile"] = hostile_figures(quick)
+    results["soar"] = __import__("akh_tui.bench.soar", fromlist=["soar_figures"]).soar_figures(quick)  # issue 30
     with tempfile.TemporaryDirectory() as tmp:
         results["history"] = history_figures(1000 if quick else 10_000, Path(tmp))
         results["store"] = store_figures(quick, Path(tmp))
@@ -682,6 +683,8 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
     t.add_row("`sessions export` time (1M cycles, projected)", f"{k['export_s']['median']:.1f} s "
               f"({k['export_s_projected_1m']:.0f} s)", "")
     for row in stream_rows(results["stream"]):
+        t.add_row(*row)
+    for row in __import__("akh_tui.bench.soar", fromlist=["soar_rows"]).soar_rows(results.get("soar")):
         t.add_row(*row)
     pf = results["plots"]
 

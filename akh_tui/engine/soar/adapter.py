@@ -121,8 +121,16 @@ class SoarArchitecture:
                 "stack": [list(x) for x in self.stack()], "halted": self.finished}
 
     def run_decisions(self, n: int) -> None:
-        """`n` decisions unrecorded (the adapter's fast path)."""
-        self.run_phases(n * len(PHASES) - PHASES.index(self.next_phase) if n > 0 else 0)
+        """`n` decisions unrecorded (the adapter's fast path: one call into Soar, none of the
+        checks of run_phases; a halted agent runs nothing)."""
+        if n <= 0:
+            return
+        at = int(self.agent.GetCurrentPhase())
+        if at == 0:
+            self.agent.RunSelf(n)
+            self.phases_run += n * len(PHASES)
+        else:
+            self.run_phases(n * len(PHASES) - at)
 
     def _phases_to(self, phase: str) -> int:
         return (PHASES.index(phase) - PHASES.index(self.next_phase)) % len(PHASES)
