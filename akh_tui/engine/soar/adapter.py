@@ -58,6 +58,9 @@ class SoarArchitecture:
                 first = cmd.text.splitlines()[0][:60]
                 raise InputError(f"Soar refused `{first}`: {out.strip() or 'no reason given'}", file=cmd.file,
                                  line=cmd.line, field=cmd.word)
+        # a decision is input … output: `run 1` then stops before the next input (Soar's default
+        # stops before apply), so n decisions are 5n phases, as a restore counts them
+        self._cmd("soar stop-phase input")
         self._cmd(f"srand {seed}")
 
     def close(self) -> None:
