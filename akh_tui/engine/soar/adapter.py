@@ -98,9 +98,7 @@ class SoarArchitecture:
             raise InputError("the Soar agent halted: the run is over", field="step")
         self.run_phases(1)
         out: dict[str, Any] = {"phase": phase, "decision": before, "next": self.next_phase}
-        if phase == "propose":
-            out["candidates"] = [c.to_dict() for c in self.candidates()]
-        elif phase == "decision":
+        if phase == "decision":
             out["selected"] = self.selected()
         return out
 

@@ -31,6 +31,7 @@ class SoarRun:
         self.arch = SoarArchitecture(read_soar(scenario.productions), self.seed, scenario.name)
         self.records: list[dict[str, Any]] = []
         self._at: list[int] = [0]  # phases run at the end of each decision (index = decision)
+        self._pending: dict[str, Any] | None = None  # the decision in progress: its candidates, its selection
         self.trace = trace
         if trace is not None:
             trace.write(json.dumps({"type": "header", "v": TRACE_VERSION, "architecture": "soar",
@@ -57,12 +58,28 @@ class SoarRun:
     def finished(self) -> bool:
         return self.arch.finished
 
-    def step(self) -> dict[str, Any] | None:
-        """The next decision, recorded; None once the agent halted."""
-        rec = self.arch.step_decision()
-        if rec is None:
-            return None
-        rec["decision"] = len(self.records) + 1
+    def step_phase(self) -> dict[str, Any]:
+        """One phase; the decision's record is made when its last phase ran (or the agent
+        halted): `record` in what is returned. The candidates are read just before the
+        decision phase, the operator selected just after it."""
+        arch = self.arch
+        phase = arch.next_phase
+        if phase == "decision":
+            self._pending = {"candidates": [c.to_dict() for c in arch.candidates()]}
+        out = arch.step_phase()
+        if phase == "decision" and self._pending is not None:
+            sel = self._pending["selected"] = out.get("selected")
+            for c in self._pending["candidates"]:
+                c["chosen"] = sel is not None and c["id"] == sel["id"]
+        if self._pending is not None and (arch.next_phase == "input" or arch.finished):
+            out["record"] = self._finish(self._pending)
+            self._pending = None
+        return out
+
+    def _finish(self, pending: dict[str, Any]) -> dict[str, Any]:
+        rec: dict[str, Any] = {"type": "decision", "decision": len(self.records) + 1,
+                               "selected": pending.get("selected"), "candidates": pending["candidates"],
+                               "stack": [list(x) for x in self.arch.stack()], "halted": self.arch.finished}
         forced = [oid for at, oid in self.arch.forces if self._at[-1] <= at]
         if forced:
             rec["forced"] = forced[-1]
@@ -71,6 +88,18 @@ class SoarRun:
         if self.trace is not None:
             self.trace.write(json.dumps(rec, sort_keys=True) + "\n")
         return rec
+
+    def step(self) -> dict[str, Any] | None:
+        """The rest of the decision in progress (or the next one), recorded; None once the
+        agent halted."""
+        if self.arch.finished:
+            return None
+        while True:
+            out = self.step_phase()
+            if "record" in out:
+                return out["record"]
+            if self.arch.finished:
+                return None
 
     def run(self, most: int, on_record: Callable[[dict[str, Any]], None] | None = None) -> tuple[int, str]:
         """Up to `most` decisions: how many ran and why it stopped."""
@@ -87,10 +116,9 @@ class SoarRun:
     def force(self, operator: str) -> None:
         """Select `operator` at the next decision (it must be proposed there): the agent is run
         up to that decision's decision phase first."""
-        arch = self.arch
-        if arch.next_phase != "decision":
-            arch.run_phases(arch._phases_to("decision"))
-        arch.force(operator)
+        while self.arch.next_phase != "decision" and not self.arch.finished:
+            self.step_phase()
+        self.arch.force(operator)
 
     def rewind(self, decision: int) -> None:
         """Back to the end of `decision` (0: the start): later records are dropped, the forces
@@ -101,8 +129,29 @@ class SoarRun:
         self.arch.restore(SoarSnapshot(phases, tuple(f for f in self.arch.forces if f[0] < phases)))
         del self.records[decision:]
         del self._at[decision + 1:]
+        self._pending = None
 
     def fork(self, decision: int, operator: str) -> None:
         """Rewind to `decision` and force `operator` at the next one."""
         self.rewind(decision)
         self.force(operator)
+
+    # ---- what the workbench shows and asks (the adapter's, through the run) ----------------
+    @property
+    def next_phase(self) -> str:
+        return self.arch.next_phase
+
+    @property
+    def phases(self) -> tuple[str, ...]:
+        return self.arch.phases
+
+    def candidates(self) -> list[dict[str, Any]]:
+        return [c.to_dict() for c in self.arch.candidates()]
+
+    def why_not(self, candidate: str) -> list[str]:
+        return self.arch.why_not(candidate)
+
+    def shown(self) -> dict[str, Any]:
+        s = self.arch.shown()
+        return {"memory": s.memory, "goals": s.goals, **s.extra}
+
