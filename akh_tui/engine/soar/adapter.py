@@ -13,7 +13,7 @@
   phases run and the forces given; restore is `init-soar`, `srand` with the same seed, the
   phases run again in one call between forces (Soar's own loop, no Python per phase).
 
-Soar's kernel listens on no port (kSuppressListener): no other process can drive it."""
+Every agent is one of the process's one kernel (kernel.py), which listens on no port."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..arch.adapter import Candidate, Shown
-from .kernel import sml
+from .kernel import agent_name, shared_kernel, sml
 from .prefs import Operator, parse_preferences, parse_stack
 from .source import Command
 
@@ -42,13 +42,10 @@ class SoarArchitecture:
     phases = PHASES
 
     def __init__(self, commands: list[Command], seed: int, name: str = "soar") -> None:
-        mod = sml(commands[0].file if commands else None)
-        self._sml = mod
-        self.kernel = mod.Kernel.CreateKernelInCurrentThread(True, mod.Kernel.kSuppressListener)
-        if self.kernel.HadError():
-            raise InputError(f"Soar's kernel did not start: {self.kernel.GetLastErrorDescription()}",
-                             field="architecture")
-        self.agent = self.kernel.CreateAgent(name)
+        file = commands[0].file if commands else None
+        self._sml = sml(file)
+        self.kernel = shared_kernel(file)
+        self.agent = self.kernel.CreateAgent(agent_name(name))
         self._seed = seed
         self.phases_run = 0
         self.forces: list[tuple[int, str]] = []  # (phases run when given, operator id)
@@ -64,10 +61,10 @@ class SoarArchitecture:
         self._cmd(f"srand {seed}")
 
     def close(self) -> None:
-        """Shut the kernel down (its agents with it)."""
-        if self.kernel is not None:
-            self.kernel.Shutdown()
-            self.kernel = None
+        """Destroy the agent (the kernel is the process's: kernel.py)."""
+        if self.agent is not None:
+            self.kernel.DestroyAgent(self.agent)
+            self.agent = None
 
     def _cmd(self, text: str) -> str:
         return str(self.agent.ExecuteCommandLine(text))
@@ -200,7 +197,7 @@ class SoarArchitecture:
         return lines
 
     def _proposers(self, name: str) -> list[str]:
-        listing = self._cmd("print --rules")
+        listing = self._cmd("print --all")
         return [ln.split()[0] for ln in listing.splitlines() if ln.strip() and f"propose*{name}" in ln.split()[0]]
 
     def shown(self, depth: int = 3) -> Shown:

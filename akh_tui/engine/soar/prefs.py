@@ -42,6 +42,9 @@ def parse_preferences(text: str) -> list[Operator]:
         if m and last is not None:
             op, sec = last
             rule = m.group(1)
+            if rule in (op.proposed_by + op.scored_by + op.rejected_by + op.others.get(sec, [])) \
+                    and sec != "numeric indifferents":
+                continue  # another instantiation of the same rule: one name is enough to show
             if sec == "acceptables":
                 op.proposed_by.append(rule)
             elif sec == "numeric indifferents":

@@ -149,9 +149,37 @@ class SoarRun:
         return [c.to_dict() for c in self.arch.candidates()]
 
     def why_not(self, candidate: str) -> list[str]:
-        return self.arch.why_not(candidate)
+        """Live (the operators proposed now, a rule's matches); else from the last decision's
+        record, for an operator it had (what the workbench shows after the halt)."""
+        try:
+            return self.arch.why_not(candidate)
+        except InputError:
+            rec = self.records[-1] if self.records else None
+            mine = [c for c in rec["candidates"] if c["id"] == candidate] if rec is not None else []
+            if not mine or rec is None:
+                raise
+            return recorded_why_not(rec, mine[0])
 
     def shown(self) -> dict[str, Any]:
         s = self.arch.shown()
         return {"memory": s.memory, "goals": s.goals, **s.extra}
+
+    def rules(self) -> list[str]:
+        """The names of the productions loaded (`print --all`)."""
+        return [ln.split()[0] for ln in self.arch._cmd("print --all").splitlines() if ln.strip()]
+
+
+def recorded_why_not(rec: dict[str, Any], cand: dict[str, Any]) -> list[str]:
+    """Why a recorded decision did not select `cand`, from its record alone."""
+    sel = rec["selected"] or {"id": "-", "label": "no operator"}
+    head = f"decision {rec['decision']}: {cand['id']} ({cand['label']})"
+    if cand["chosen"]:
+        return [f"{head} was selected" + (" (forced by you)" if rec.get("forced") == cand["id"] else "")]
+    rejected = [x for x in cand["sources"] if x.startswith("rejected by")]
+    if rejected:
+        return [f"{head} was {rejected[0]}"]
+    chosen = next((c for c in rec["candidates"] if c["chosen"]), None)
+    theirs = f" against {chosen['value']} ({(chosen['probability'] or 0):.0%})" if chosen is not None else ""
+    return [f"{head} had value {cand['value']} ({(cand['probability'] or 0):.0%} chance){theirs}; "
+            f"{sel['id']} ({sel['label']}) was selected"]
 

@@ -99,6 +99,17 @@ def test_why_not_says_the_preferences_and_the_first_failing_condition() -> None:
         a.close()
 
 
+def test_why_not_an_operator_no_rule_proposes_now_is_its_proposers_matches() -> None:
+    a = _arch("water-jug")
+    try:
+        a.run_phases(a._phases_to("decision"))  # only initialize is proposed: no jug yet
+        lines = a.why_not("pour")
+        assert lines[0] == "production matches water-jug*propose*pour:"
+        assert ">>>> (state <s> ^name water-jug)" in lines
+    finally:
+        a.close()
+
+
 def test_a_rewind_replays_identically_and_a_fork_parts_only_after_it() -> None:
     run = SoarRun.start(find_soar("water-jug"))  # type: ignore[arg-type]
     try:
@@ -201,3 +212,27 @@ def test_a_soar_scenario_names_its_bad_field(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="file not found") as e:
         load_soar_scenario(f)
     assert (e.value.line, e.value.field) == (3, "productions")
+
+
+def test_after_the_halt_why_not_reads_the_last_decision_record() -> None:
+    run = SoarRun.start(find_soar("blocks-world"))  # type: ignore[arg-type]
+    try:
+        run.run(100)
+        last = run.records[-1]
+        rejected = next(c for c in last["candidates"] if c["probability"] == 0)
+        assert run.why_not(rejected["id"]) == [f"decision {last['decision']}: {rejected['id']} ({rejected['label']}) "
+                                               "was rejected by blocks*reject*moving-a-block-in-place"]
+    finally:
+        run.close()
+
+
+def test_two_soar_runs_left_open_do_not_crash_the_process_on_exit() -> None:
+    # two kernels in one process crashed it at exit (a segfault): every agent is the one kernel's
+    import subprocess
+    import sys
+
+    code = ("from akh_tui.engine.soar.run import SoarRun\nfrom akh_tui.engine.soar.scenario import find_soar\n"
+            "a = SoarRun.start(find_soar('water-jug')); b = SoarRun.start(find_soar('blocks-world'))\n"
+            "a.run(3); b.run(3); print('ran')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ran", proc.stderr

@@ -1,0 +1,60 @@
+"""The Soar workbench's keys (issue 30): select the highlighted operator (decide select, the
+person's veto of Soar's pick), rewind one decision, and an error shown, never raised."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import drive, text_of
+
+pytest.importorskip("soar_sml", reason="soar-sml is in the test extra")
+
+
+def _app():
+    from akh_tui.engine import find_soar
+    from akh_tui.tui.soar_app import SoarWorkbench
+
+    return SoarWorkbench(find_soar("water-jug"))
+
+
+def test_select_forces_the_highlighted_operator_and_rewind_goes_back_before_it() -> None:
+    from akh_tui.engine import SoarRun, find_soar
+
+    alone = SoarRun.start(find_soar("water-jug"))  # Soar's own third pick, before the app seeds its agent
+    alone.run(3)
+    own = alone.records[2]["selected"]["id"]
+    alone.close()
+    seen: dict = {}
+
+    async def script(app, pilot) -> None:
+        await pilot.press("space", "space", "p", "p")  # decision 3's operators proposed
+        run = app.run_
+        table = app.query_one("#ops")
+        ids = [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
+        other = next(c["id"] for c in run.candidates() if c["id"] != own and c["probability"])
+        table.move_cursor(row=ids.index(other))
+        await pilot.press("s", "space")
+        seen["forced"] = (other, run.records[-1]["selected"]["id"], run.records[-1].get("forced"))
+        seen["status"] = text_of(app.query_one("#status"))
+        await pilot.press("space", "left", "left")
+        seen["after_rewind"] = run.decision
+        await pilot.press("space")
+        seen["replayed"] = run.records[-1]["selected"]["id"]
+
+    drive(_app(), script)
+    other, selected, forced = seen["forced"]
+    assert selected == other == forced  # Soar took the person's choice, and the record says so
+    assert "decision 3" in seen["status"]
+    assert seen["after_rewind"] == 2
+    assert seen["replayed"] == own  # back before the choice: Soar picks again, as it did alone
+
+
+def test_a_refused_key_is_shown_in_the_status_line() -> None:
+    seen: dict = {}
+
+    async def script(app, pilot) -> None:
+        await pilot.press("r", "p")  # halted: no phase left to step
+        seen["status"] = text_of(app.query_one("#status"))
+
+    drive(_app(), script)
+    assert "error:" in seen["status"] and "halted" in seen["status"]
