@@ -24,8 +24,12 @@ from typing import Callable
 import pytest
 
 from akh_tui.engine.confine import policy as confine, sandbox
+from akh_tui.engine.confine import process as confine_process
 from akh_tui.engine.config import AgentConfig
-from akh_tui.engine.confine.policy import Confinement, Refused, http_get, read_file, run_program, write_file
+from akh_tui.engine.confine.policy import Confinement, Refused
+from akh_tui.engine.confine.http import http_get
+from akh_tui.engine.confine.files import read_file, write_file
+from akh_tui.engine.confine.process import run_program
 from akh_tui.engine.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -399,7 +403,7 @@ def test_shell_descendants_gone_when_tool_returns(rig: Rig, mechanism: str, atta
 
 _ENGINE = """
 import json, os, sys
-from akh_tui.engine.confine import policy as confine, sandbox
+from akh_tui.engine.confine import policy as confine, process as confine_process, sandbox
 sandbox._chosen, sandbox._why = sys.argv[1], "test"
 results = {}
 for attack, argv in json.loads(sys.argv[2]).items():
@@ -407,7 +411,7 @@ for attack, argv in json.loads(sys.argv[2]).items():
     conf = confine.Confinement(workspace=sys.argv[3], shell_allow=(argv[0],), shell_unconfined=(argv[0],),
                                shell_timeout=20)
     try:
-        code, out = confine.run_program(conf, argv)
+        code, out = confine_process.run_program(conf, argv)
     except confine.Refused as exc:
         code, out = None, str(exc)
     results[attack] = {"code": code, "out": out}
@@ -507,7 +511,7 @@ def test_config_load_warns_about_the_program(attack: str) -> None:
 # ---- issue 23, shell_exec without bubblewrap ----
 #
 # Without bubblewrap nothing keeps a program in the workspace: the programs the load warning
-# names (confine.RISKY_PROGRAMS) are refused when shell_exec runs them, unless the user's own
+# names (confine_process.RISKY_PROGRAMS) are refused when shell_exec runs them, unless the user's own
 # config lists them under [shell] unconfined; `akh-tui tools` says which. "No bwrap" is made the
 # way test_confine's fallback test makes it: the probe finds no `bwrap` program.
 
@@ -544,7 +548,7 @@ def test_no_bwrap_risky_program_refused(rig: Rig, no_bwrap, attack: str) -> None
         run_program(rig.shell(name, shell_unconfined=()), argv)
     msg = str(exc.value)
     # the program, why (the warning's own words), and the setting that would allow it
-    assert msg.startswith(f"program '{name}' refused: it {confine.risky_programs([name])[0][1]}")
+    assert msg.startswith(f"program '{name}' refused: it {confine_process.risky_programs([name])[0][1]}")
     assert "bubblewrap is not in force" in msg
     assert f'[shell] unconfined = ["{name}"]' in msg
     rig.outside_untouched()
@@ -652,7 +656,7 @@ def test_no_bwrap_tools_command_says_which_programs_are_refused(tmp_path: Path) 
     shell = next(r for r in json.loads(_tools(tmp_path, None, "--json").stdout) if r["tool"] == "shell_exec")
     prot = shell["protection"]
     assert prot["mechanism"] == sandbox.SUBREAPER
-    assert prot["refused"] == sorted(confine.RISKY_PROGRAMS) and prot["unconfined"] == []
+    assert prot["refused"] == sorted(confine_process.RISKY_PROGRAMS) and prot["unconfined"] == []
     assert {"env", "find", "python", "sort"} <= set(prot["refused"])
     text = _tools(tmp_path, None).stdout
     assert "without bubblewrap, shell_exec refuses" in text and ", sort," in text
