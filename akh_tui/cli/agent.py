@@ -16,6 +16,7 @@ from rich.text import Text
 from .. import engine  # the face: each name loads on first use, so `--help` (which builds this parser) loads none
 from ..engine import InputError
 from .argtypes import Subcommands
+from .soar import add_compare, cmd_compare
 
 PROGRESS_FROM = 50  # runs at least this long show a progress bar (on a terminal)
 
@@ -44,6 +45,7 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
                           "llm (the model of the user config's [llm] table), or a plugin: an akh_tui.deciders entry point "
                           "name or 'module:attr'")
     _person_flags(run)
+    add_compare(asub, common)  # a Soar and an OODA agent on one puzzle (cli/soar.py)
 
     cyc = asub.add_parser("cycle", parents=[common], help="run one cycle, adding the goal if it is new")
     cyc.add_argument("--goal", required=True)
@@ -114,7 +116,7 @@ def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
     fn = {
         "run": cmd_run, "cycle": cmd_cycle, "resume": cmd_resume, "plan": cmd_plan,
         "reflect": cmd_reflect, "consolidate": cmd_consolidate, "recall": cmd_recall, "fork": cmd_fork,
-        "explain": cmd_explain, "why": cmd_why, "synthesize": cmd_synthesize,
+        "explain": cmd_explain, "why": cmd_why, "synthesize": cmd_synthesize, "compare": cmd_compare,
     }[args.agent_command]
     return fn(args, out, err)
 

@@ -68,3 +68,46 @@ def _chance(c: dict[str, Any]) -> str:
     if c["probability"] is None:
         return ""
     return "rejected" if c["probability"] == 0 else f"{c['probability']:.0%}"
+
+
+def add_compare(asub: Any, common: argparse.ArgumentParser) -> None:
+    """`akh-tui agent compare A B`: two scenarios (Soar or OODA) side by side."""
+    cmp = asub.add_parser("compare", parents=[common],
+                          help="two scenarios' runs side by side (a Soar and an OODA agent on one puzzle): where "
+                               "their choices part, and why each chose as it did")
+    cmp.add_argument("a", metavar="SCENARIO", help="e.g. water-jug (Soar)")
+    cmp.add_argument("b", metavar="SCENARIO", help="e.g. water-jug-ooda (OODA)")
+    cmp.add_argument("--seed-a", type=int, help="override the first scenario's seed")
+    cmp.add_argument("--seed-b", type=int, help="override the second scenario's seed")
+    cmp.add_argument("--max-cycles", type=int, default=200, help="at most this many decisions or cycles a side")
+    cmp.set_defaults(agent_command="compare")
+
+
+def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
+    engine.check_compare_names(args.a, args.b)
+    res = engine.compare_architectures(args.a, args.b, args.seed_a, args.seed_b, args.max_cycles)
+    if args.json:
+        print(json.dumps(res, sort_keys=True))
+        return 0
+    a, b = res["a"], res["b"]
+    first = res["first_part"]
+    if first is None:
+        out.print(Text(f"{a} and {b} made the same moves", style="green"))
+    else:
+        out.print(Text(f"their choices part at move {first['step']}", style="bold yellow"))
+        for name, side in ((a, first["a"]), (b, first["b"])):
+            out.print(Text(f"  {name:<16} " + (f"{side['move']}: {side['why']}" if side else "(no move: done)")))
+    if res["common_states"]:
+        shown = "; ".join(f"{c['state']} (move {c['step_a']} / {c['step_b']})" for c in res["common_states"][:6])
+        out.print(Text(f"states both reached: {shown}", style="dim"))
+    for name, n in res["moves"].items():
+        out.print(Text(f"{name}: {n} moves"))
+    for row in res["steps"]:
+        if row["a"] is None or row["b"] is None:
+            continue
+        mark = "=" if row["same"] else "≠"
+        line = f"{row['step']:>4} {mark} {row['a']['move']:<12} {row['b']['move']:<12}"
+        if "state_a" in row:
+            line += f"  [{row['state_a']}] [{row['state_b']}]"
+        out.print(Text(line, style="" if row["same"] else "yellow"))
+    return 0

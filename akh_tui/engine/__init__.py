@@ -73,6 +73,8 @@ _FACE: dict[str, str] = {
     'served_process': 'akh_tui.engine.config',
     'Sessions': 'akh_tui.engine.runs.sessions',
     'find_soar': 'akh_tui.engine.soar.scenario',
+    'compare_architectures': 'akh_tui.engine.soar.compare',
+    'check_compare_names': 'akh_tui.engine.soar.compare',
     'SoarRun': 'akh_tui.engine.soar.run',
     'stop_phases': 'akh_tui.engine.runs.breakpoints',
     'StoreBusy': 'akh_tui.engine.errors',

@@ -50,3 +50,26 @@ def test_the_ooda_loader_says_a_soar_scenario_is_not_its_own() -> None:
     with pytest.raises(InputError, match="a Soar scenario") as e:
         load_scenario("water-jug")
     assert e.value.field == "architecture" and e.value.line == 3
+
+
+def test_the_ooda_water_jug_is_solved_with_its_three_tools(cli) -> None:
+    data = json.loads(cli("agent", "run", "--scenario", "water-jug-ooda", "--json", "--fresh").stdout)
+    assert [c["tool"] for c in data["cycles"]] == ["fill_jug", "pour_jug", "empty_jug", "pour_jug", "fill_jug",
+                                                   "pour_jug"]
+    assert data["goals"][0]["status"] == "completed"
+
+
+def test_compare_names_where_the_soar_and_the_ooda_agent_part(cli) -> None:
+    out = cli("agent", "compare", "water-jug", "water-jug-ooda").stdout
+    assert "their choices part at move 1" in out
+    assert "fill jug3: Soar decision 2: O3 fill volume 3, value 0.3 (50% chance)" in out
+    assert "fill jug5: OODA cycle 1: fill_jug(jug5), score" in out
+    data = json.loads(cli("agent", "compare", "water-jug", "water-jug-ooda", "--json").stdout)
+    assert data == json.loads(cli("agent", "compare", "water-jug", "water-jug-ooda", "--json").stdout)  # deterministic
+    assert data["moves"] == {"water-jug": 14, "water-jug-ooda": 6}
+    assert data["steps"][-1]["state_a"] == "5-gal 4, 3-gal 0" and data["steps"][5]["state_b"] == "5-gal 4, 3-gal 3"
+    assert {"state": "5-gal 2, 3-gal 3", "step_a": 4, "step_b": 2} in data["common_states"]
+
+
+def test_compare_refuses_an_unknown_scenario(cli) -> None:
+    assert "unknown scenario 'nope'" in cli("agent", "compare", "water-jug", "nope", check_rc=2).stderr

@@ -124,3 +124,37 @@ class PourJug(_JugTool):
 
 def make_tools() -> list[Tool]:
     return [FillJug(), EmptyJug(), PourJug()]
+
+
+# ---- the same moves in both architectures' words (soar/compare.py) --------------------------
+
+def soar_move(label: str) -> str | None:
+    """A Soar water-jug operator's label as a move (`fill volume 5` -> `fill jug5`, `pour
+    from-volume 3 to-volume 5` -> `pour jug3`); None for one that is no move (initialize)."""
+    words = label.split()
+    if not words or words[0] not in ("fill", "empty", "pour"):
+        return None
+    volume = words[2] if len(words) > 2 else "?"
+    return f"{words[0]} jug{volume}"
+
+
+def ooda_move(tool: str, input: str) -> str | None:
+    """An OODA water-jug cycle's choice as a move (`pour_jug(jug5)` -> `pour jug5`)."""
+    verb = tool.removesuffix("_jug")
+    return f"{verb} {input}" if verb in ("fill", "empty", "pour") else None
+
+
+def after(jugs: dict[str, int], move: str) -> dict[str, int]:
+    """The jugs after `move` (the puzzle's own rules, as both agents apply them)."""
+    verb, jug = move.split()
+    out = dict(jugs)
+    if verb == "fill":
+        out[jug] = VOLUME[jug]
+    elif verb == "empty":
+        out[jug] = 0
+    else:
+        dst = OTHER[jug]
+        amount = min(out[jug], VOLUME[dst] - out[dst])
+        out[jug] -= amount
+        out[dst] += amount
+    return out
