@@ -21,7 +21,8 @@ from typing import Any
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static, Tree
 
 from .. import engine
@@ -48,6 +49,7 @@ DataTable { height: 1fr; }
 #why { text-wrap: wrap; }
 """
 
+RUN_KEYS = {"decision", "phase", "run", "select", "rewind", "matches", "rules", "quit"}  # the main screen's
 GOAL_RULE_HINT = "*detect*goal"  # the bundled agents name their goal test so
 
 
@@ -62,6 +64,7 @@ class SoarWorkbench(App[None]):
         Binding("s", "select", "Select op", priority=True),
         Binding("left", "rewind", "Rewind", priority=True),
         Binding("m", "matches", "Goal matches", priority=True),
+        Binding("b", "rules", "Rules", priority=True),
         Binding("q", "quit", "Quit", priority=True),
     ]
 
@@ -115,6 +118,12 @@ class SoarWorkbench(App[None]):
 
     def on_unmount(self) -> None:
         self.run_.close()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # the run's keys are for the main screen: under the rule browser they are its own
+        if isinstance(self.screen, RulesScreen) and action in RUN_KEYS:
+            return False
+        return True
 
     # ---- actions -------------------------------------------------------------------------------
     def _guard(self, fn: Any) -> None:
@@ -173,7 +182,12 @@ class SoarWorkbench(App[None]):
             self.message = f"error: {exc}"
             self.refresh_panes()
 
+    def action_rules(self) -> None:
+        self.push_screen(RulesScreen(self.run_))
+
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id != "ops":
+            return
         if event.row_key is None or event.row_key.value is None:
             return
         try:
@@ -256,6 +270,59 @@ class SoarWorkbench(App[None]):
                           "—" if c["value"] is None else f"{c['value']:.2f}",
                           "—" if c["probability"] is None else f"{c['probability']:.0%}",
                           note, proposed, key=c["id"])
+
+
+def matches_summary(lines: list[str]) -> str:
+    """`production matches` in a few words: how many complete matches, else where it fails."""
+    failing = [ln for ln in lines if ln.startswith(">>>>")]
+    done = next((ln for ln in lines if ln.endswith("complete matches.")), "")
+    if done and not done.startswith("0 "):
+        return done.removesuffix(".")
+    return "fails at " + failing[0].removeprefix(">>>>").strip() if failing else done.removesuffix(".")
+
+
+class RulesScreen(ModalScreen[None]):
+    """Every production with its partial matches now: how many complete matches, or the first
+    condition that fails; the highlighted rule's whole `production matches` beside."""
+
+    DEFAULT_CSS = """
+    RulesScreen { align: center middle; }
+    #rules-frame { width: 96%; height: 90%; border: round $accent; border-title-color: $accent;
+                   background: $surface; }
+    #rules { width: 3fr; }
+    #rule-matches { width: 2fr; padding: 0 1; }
+    """
+    BINDINGS = [Binding("escape,b,q", "dismiss", "Close")]
+
+    def __init__(self, run: Any) -> None:
+        super().__init__()
+        self.run_ = run
+        self.lines: dict[str, list[str]] = {name: run.why_not(name) for name in sorted(run.rules())}
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="rules-frame") as h:
+            h.border_title = f"Rules at decision {self.run_.decision} (phase {self.run_.next_phase})"
+            yield DataTable(id="rules", cursor_type="row")
+            with VerticalScroll(id="rule-matches"):
+                yield Static(id="rule-text")
+
+    def on_mount(self) -> None:
+        table = self.query_one("#rules", DataTable)
+        table.add_columns("rule", "matches now")
+        for name, lines in self.lines.items():
+            summary = matches_summary(lines)
+            table.add_row(name, Text(summary, style="green" if not summary.startswith(("fails", "0")) else "dim"),
+                          key=name)
+        table.focus()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        name = event.row_key.value if event.row_key is not None else None
+        if name is None:
+            return
+        t = Text()
+        for ln in self.lines.get(name, []):
+            t.append(ln + "\n", style="bold red" if ln.startswith(">>>>") else "")
+        self.query_one("#rule-text", Static).update(t)
 
 
 def run_soar(scenario: Any, seed: int | None = None) -> int:

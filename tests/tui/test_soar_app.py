@@ -58,3 +58,20 @@ def test_a_refused_key_is_shown_in_the_status_line() -> None:
 
     drive(_app(), script)
     assert "error:" in seen["status"] and "halted" in seen["status"]
+
+
+def test_the_rule_browser_keeps_the_keys_and_closes_with_b() -> None:
+    from akh_tui.tui.soar_app import RulesScreen
+
+    seen: dict = {}
+
+    async def script(app, pilot) -> None:
+        await pilot.press("space", "b")
+        seen["open"] = isinstance(app.screen, RulesScreen)
+        await pilot.press("space", "space")  # not the run's step under the browser
+        seen["decision"] = app.run_.decision
+        await pilot.press("b")
+        seen["closed"] = not isinstance(app.screen, RulesScreen)
+
+    drive(_app(), script)
+    assert seen == {"open": True, "decision": 1, "closed": True}

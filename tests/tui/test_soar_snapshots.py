@@ -27,3 +27,8 @@ def test_water_jug_at_80x24_why_the_goal_test_has_not_fired(snap_compare) -> Non
 
 def test_blocks_world_solved(snap_compare) -> None:
     assert snap_compare(_app("blocks-world"), press=["r"], terminal_size=(120, 36))
+
+
+def test_rule_browser_with_partial_matches(snap_compare) -> None:
+    # after three decisions: which rules match now, and where each of the others fails
+    assert snap_compare(_app(), press=["space"] * 3 + ["b", "down", "down"], terminal_size=(120, 36))
