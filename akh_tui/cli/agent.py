@@ -45,6 +45,9 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
                           "llm (the model of the user config's [llm] table), or a plugin: an akh_tui.deciders entry point "
                           "name or 'module:attr'")
     _person_flags(run)
+    run.add_argument("--select", action="append", default=[], metavar="DECISION=OPERATOR",
+                     help="a Soar scenario: select OPERATOR (its id, e.g. O4) at that decision instead of Soar's "
+                          "own pick (`decide select`); repeatable")
     add_compare(asub, common)  # a Soar and an OODA agent on one puzzle (cli/soar.py)
 
     cyc = asub.add_parser("cycle", parents=[common], help="run one cycle, adding the goal if it is new")
@@ -213,6 +216,9 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         from .soar import cmd_run_soar
 
         return cmd_run_soar(args, soar, out, err)
+    if args.select:
+        raise InputError("selects an operator of a Soar scenario; an OODA run is steered with --approve "
+                         "(reject is the user's veto)", field="--select")
     breaks = [engine.parse_breakpoint(b, tools=None) for b in args.breaks]  # before anything runs or is written
     goals = None
     if args.goals is not None:

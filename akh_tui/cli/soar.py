@@ -20,12 +20,27 @@ def refuse_ooda_flags(args: argparse.Namespace) -> None:
     for flag, value in (("--goals", args.goals), ("--decider", args.decider), ("--break", args.breaks),
                         ("--approve", args.approve), ("--auto-approve", args.auto_approve),
                         ("--auto-reject", args.auto_reject), ("--ask", args.ask)):
+        # (--select is the Soar run's own)
         if value:
             raise InputError("a Soar scenario takes its goal and its choices from its productions", field=flag)
 
 
+def parse_selects(specs: list[str]) -> dict[int, str]:
+    """--select DECISION=OPERATOR, each checked before anything runs."""
+    out: dict[int, str] = {}
+    for spec in specs:
+        at, _, op = spec.partition("=")
+        if not at.strip().isdigit() or int(at) < 1 or not op.strip():
+            raise InputError(f"{spec!r}: expected DECISION=OPERATOR, e.g. 3=O4", field="--select")
+        if int(at) in out:
+            raise InputError(f"decision {int(at)} is selected twice", field="--select")
+        out[int(at)] = op.strip()
+    return out
+
+
 def cmd_run_soar(args: argparse.Namespace, scenario: Any, out: Console, err: Console) -> int:
     refuse_ooda_flags(args)
+    selects = parse_selects(args.select)
     most = args.max_cycles if args.max_cycles != 100 else scenario.max_decisions  # 100: the OODA default
     trace = open(args.trace, "w", encoding="utf-8") if args.trace else None
     rows: list[dict[str, Any]] = []
@@ -37,7 +52,21 @@ def cmd_run_soar(args: argparse.Namespace, scenario: Any, out: Console, err: Con
                 if not args.json:
                     _print_decision(out, rec)
 
-            n, why = run.run(most, on_record)
+            why = ""
+            for at in sorted(selects):  # Soar's own picks up to each selection, then the person's
+                if at > most:
+                    break
+                _, why = run.run(at - 1 - run.decision, on_record)
+                if why == "halted":
+                    break
+                try:
+                    run.force(selects[at])
+                except InputError as exc:
+                    raise InputError(f"decision {at}: {exc.message}", field="--select") from None
+            if why != "halted":
+                _, why = run.run(most - run.decision, on_record)
+                why = "halted" if why == "halted" else f"{most} decisions run"
+            n = run.decision
         finally:
             run.close()
     finally:

@@ -73,3 +73,25 @@ def test_compare_names_where_the_soar_and_the_ooda_agent_part(cli) -> None:
 
 def test_compare_refuses_an_unknown_scenario(cli) -> None:
     assert "unknown scenario 'nope'" in cli("agent", "compare", "water-jug", "nope", check_rc=2).stderr
+
+
+def test_select_forks_headless_and_replays_identically_up_to_the_fork(cli) -> None:
+    own = json.loads(cli("agent", "run", "--scenario", "water-jug", "--json").stdout)["decisions"]
+    other = next(c["id"] for c in own[5]["candidates"] if not c["chosen"] and c["probability"])
+    forked = json.loads(cli("agent", "run", "--scenario", "water-jug", "--json", "--select", f"6={other}").stdout)
+    fd = forked["decisions"]
+    assert [d["selected"] for d in fd[:5]] == [d["selected"] for d in own[:5]]  # the same up to the fork
+    assert fd[5]["selected"]["id"] == other and fd[5]["forced"] == other
+    assert [d["selected"] for d in fd] != [d["selected"] for d in own]
+
+
+def test_select_names_a_bad_selection(cli) -> None:
+    err = " ".join(cli("agent", "run", "--scenario", "water-jug", "--select", "2=O99", check_rc=2).stderr.split())
+    assert "--select" in err and "decision 2: 'O99' is not an operator proposed now (proposed: O2, O3)" in err
+    err = cli("agent", "run", "--scenario", "water-jug", "--select", "0=O1", check_rc=2).stderr
+    assert "expected DECISION=OPERATOR" in err
+
+
+def test_select_on_an_ooda_scenario_is_refused_not_ignored(cli) -> None:
+    err = cli("agent", "run", "--scenario", "zoo", "--select", "2=O2", check_rc=2).stderr
+    assert "--select" in err and "Soar scenario" in err
