@@ -30,7 +30,7 @@ def soar_figures(quick: bool = False) -> dict[str, Any] | None:
         import soar_sml  # noqa: F401
     except ImportError:
         return None
-    from ..engine.soar.adapter import SoarArchitecture
+    from ..engine.soar.adapter import SoarArchitecture, SoarSnapshot
     from ..engine.soar.run import SoarRun
     from ..engine.soar.scenario import SoarScenario
     from ..engine.soar.source import read_soar
@@ -44,14 +44,14 @@ def soar_figures(quick: bool = False) -> dict[str, Any] | None:
         t = time.process_time()
         a.agent.RunSelf(n)  # bare: Soar's own loop
         bare = n / (time.process_time() - t)
-        a.restore(type(a.snapshot())(0, ()))
+        a.restore(SoarSnapshot(0, ()))
         t = time.process_time()
         for _ in range(n):
             a.run_decisions(1)
         through = n / (time.process_time() - t)
         rewinds = {}
         for at in (1000, 10_000):
-            a.restore(type(a.snapshot())(0, ()))
+            a.restore(SoarSnapshot(0, ()))
             a.run_decisions(at)
             snap = a.snapshot()
             a.run_decisions(5)

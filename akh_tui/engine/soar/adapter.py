@@ -17,6 +17,7 @@ Every agent is one of the process's one kernel (kernel.py), which listens on no 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,8 +32,11 @@ PHASES = ("input", "propose", "decision", "apply", "output")
 
 @dataclass(frozen=True)
 class SoarSnapshot:
+    """Phases run, and the inputs given on the way: (phases run when given, "select" or
+    "observe", the operator id or the observation)."""
+
     phases: int
-    forces: tuple[tuple[int, str], ...]
+    inputs: tuple[tuple[int, str, Any], ...]
 
 
 class SoarArchitecture:
@@ -48,7 +52,8 @@ class SoarArchitecture:
         self.agent = self.kernel.CreateAgent(agent_name(name))
         self._seed = seed
         self.phases_run = 0
-        self.forces: list[tuple[int, str]] = []  # (phases run when given, operator id)
+        self.inputs: list[tuple[int, str, Any]] = []  # (phases run when given, kind, payload): replayed by restore
+        self._in_wmes: list[Any] = []  # the input link's top WMEs of the last observation
         for cmd in commands:
             out = self.agent.ExecuteCommandLine(cmd.text)
             if not self.agent.GetLastCommandLineResult():
@@ -217,27 +222,93 @@ class SoarArchitecture:
         out = self._cmd(f"decide select {candidate}")
         if not self.agent.GetLastCommandLineResult():
             raise InputError(f"Soar refused to select {candidate}: {out.strip()}", field="force")
-        self.forces.append((self.phases_run, candidate))
+        self.inputs.append((self.phases_run, "select", candidate))
+
+    @property
+    def forces(self) -> list[tuple[int, str]]:
+        """The operators selected by the person: (phases run when given, operator id)."""
+        return [(at, str(p)) for at, kind, p in self.inputs if kind == "select"]
+
+    # ---- the input and output links (a world's observations and actions) ---------------------
+    def observe(self, observation: dict[str, Any]) -> None:
+        """The input link holds `observation` from now on (the last one's WMEs removed): a
+        number or string becomes a WME, a table an identifier with its own, a list of tables
+        one identifier per table under the same attribute. Recorded: a restore gives it again."""
+        obs = json.loads(json.dumps(observation))  # a copy, and JSON only (what a trace can hold)
+        self._put(obs)
+        self.inputs.append((self.phases_run, "observe", obs))
+
+    def _put(self, obs: dict[str, Any]) -> None:
+        for w in self._in_wmes:
+            self.agent.DestroyWME(w)
+        self._in_wmes = []
+        link = self.agent.GetInputLink()
+        for key, value in obs.items():
+            self._in_wmes += self._add(link, key, value)
+        if self.agent.IsCommitRequired():
+            self.agent.Commit()
+
+    def _add(self, parent: Any, key: str, value: Any) -> list[Any]:
+        a = self.agent
+        if isinstance(value, bool):
+            return [a.CreateStringWME(parent, key, "yes" if value else "no")]
+        if isinstance(value, int):
+            return [a.CreateIntWME(parent, key, value)]
+        if isinstance(value, float):
+            return [a.CreateFloatWME(parent, key, value)]
+        if isinstance(value, str):
+            return [a.CreateStringWME(parent, key, value)]
+        if isinstance(value, dict):
+            ident = a.CreateIdWME(parent, key)
+            for k, v in value.items():
+                self._add(ident, k, v)
+            return [ident]
+        if isinstance(value, list):
+            return [w for v in value for w in self._add(parent, key, v)]
+        raise InputError(f"an observation's {key!r} is {type(value).__name__}: only numbers, strings, tables "
+                         "and lists of them reach the input link", field="observation")
+
+    def commands(self) -> list[dict[str, str]]:
+        """The commands the agent put on its output link since the last call, each as
+        {"name", parameter: value...}; each is marked `^status complete` for the agent."""
+        out = []
+        for i in range(self.agent.GetNumberCommands()):
+            cmd = self.agent.GetCommand(i)
+            row = {"name": str(cmd.GetCommandName())}
+            for j in range(cmd.GetNumberChildren()):
+                child = cmd.GetChild(j)
+                if child.GetAttribute() != "status":
+                    row[str(child.GetAttribute())] = str(child.GetValueAsString())
+            cmd.AddStatusComplete()
+            out.append(row)
+        self.agent.ClearOutputLinkChanges()
+        return out
 
     def seed(self, seed: int) -> None:
         self._seed = seed
         self._cmd(f"srand {seed}")
 
     def snapshot(self) -> SoarSnapshot:
-        return SoarSnapshot(self.phases_run, tuple(self.forces))
+        return SoarSnapshot(self.phases_run, tuple(self.inputs))
 
     def restore(self, snap: SoarSnapshot) -> None:
         """init-soar, the same seed, the same phases with the same forces at the same points."""
         self._cmd("init-soar")
         self._cmd(f"srand {self._seed}")
-        self.phases_run, self.forces = 0, []
-        for at, oid in snap.forces:
+        if self._in_wmes:
+            self._put({})
+        self.phases_run, self.inputs = 0, []
+        for at, kind, payload in snap.inputs:
             if at > snap.phases:
                 break
             self.run_phases(at - self.phases_run)
-            self._cmd(f"decide select {oid}")
-            self.forces.append((at, oid))
+            if kind == "select":
+                self._cmd(f"decide select {payload}")
+            else:
+                self._put(payload)
+            self.inputs.append((at, kind, payload))
         self.run_phases(snap.phases - self.phases_run)
+        self.agent.ClearOutputLinkChanges()
 
 
 def _is_id(word: str) -> bool:

@@ -126,7 +126,7 @@ class SoarRun:
         if not 0 <= decision <= len(self.records):
             raise InputError(f"no decision {decision} (recorded: 0..{len(self.records)})", field="decision")
         phases = self._at[decision]
-        self.arch.restore(SoarSnapshot(phases, tuple(f for f in self.arch.forces if f[0] < phases)))
+        self.arch.restore(SoarSnapshot(phases, tuple(i for i in self.arch.inputs if i[0] < phases)))
         del self.records[decision:]
         del self._at[decision + 1:]
         self._pending = None
