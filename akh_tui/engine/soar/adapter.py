@@ -128,7 +128,7 @@ class SoarArchitecture:
         checks of run_phases; a halted agent runs nothing)."""
         if n <= 0:
             return
-        at = int(self.agent.GetCurrentPhase())
+        at = self.phases_run % len(PHASES)  # counted from input at the start: no call into Soar to ask
         if at == 0:
             self.agent.RunSelf(n)
             self.phases_run += n * len(PHASES)
