@@ -11,7 +11,8 @@ workbench, filled from the Soar run (engine.SoarRun through the face):
 
 Keys: space a decision, p a phase, r to the halt, s select the highlighted operator (`decide
 select`: the person's veto of Soar's own pick), left rewind one decision (init-soar and the
-same seed and forces replayed), m why a rule has not fired (the goal test), q quit. An error
+same seed and forces replayed), m why a rule has not fired (the goal test), b the rule
+browser, 1-5 stop before that phase (space and r then stop there), q quit. An error
 is shown in the status line; the run goes on."""
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ DataTable { height: 1fr; }
 #why { text-wrap: wrap; }
 """
 
-RUN_KEYS = {"decision", "phase", "run", "select", "rewind", "matches", "rules", "quit"}  # the main screen's
+RUN_KEYS = {"decision", "phase", "run", "select", "rewind", "matches", "rules", "quit", "stop"}  # the main screen's
 GOAL_RULE_HINT = "*detect*goal"  # the bundled agents name their goal test so
 
 
@@ -60,11 +61,14 @@ class SoarWorkbench(App[None]):
         # priority: the operator table has the focus, and these keys are the run's, not its
         Binding("space", "decision", "Decision", priority=True),
         Binding("p", "phase", "Phase", priority=True),
-        Binding("r", "run", "Run to halt", priority=True),
-        Binding("s", "select", "Select op", priority=True),
+        Binding("r", "run", "Run", priority=True),
+        Binding("s", "select", "Select", priority=True),
         Binding("left", "rewind", "Rewind", priority=True),
-        Binding("m", "matches", "Goal matches", priority=True),
+        Binding("m", "matches", "Goal test", priority=True),
         Binding("b", "rules", "Rules", priority=True),
+        *[Binding(str(i + 1), f"stop({i})", "Stop before" if i == 0 else "", show=i == 0, priority=True,
+                  key_display="1-5" if i == 0 else None)
+          for i in range(5)],
         Binding("q", "quit", "Quit", priority=True),
     ]
 
@@ -74,6 +78,7 @@ class SoarWorkbench(App[None]):
         self.run_: Any = engine.SoarRun.start(scenario, seed)
         self.message = ""
         self.last_phase: dict[str, Any] | None = None
+        self.stops: set[str] = set()  # phases space and r stop before (1-5 toggle them)
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
@@ -135,9 +140,19 @@ class SoarWorkbench(App[None]):
 
     def action_decision(self) -> None:
         def go() -> None:
+            if self.stops:
+                _, why = self.run_.run_to(self.stops, 1)
+                self.message = "halted: the agent reached its goal" if why == "halted" else why
+                return
             rec = self.run_.step()
             self.message = "halted: the agent reached its goal" if rec is None or rec["halted"] else ""
         self._guard(go)
+
+    def action_stop(self, i: int) -> None:
+        phase = self.run_.phases[i]
+        self.stops ^= {phase}
+        self.message = (f"space and r stop before {phase}" if phase in self.stops else f"no stop before {phase}")
+        self.refresh_panes()
 
     def action_phase(self) -> None:
         def go() -> None:
@@ -149,7 +164,8 @@ class SoarWorkbench(App[None]):
 
     def action_run(self) -> None:
         def go() -> None:
-            n, why = self.run_.run(self.scenario.max_decisions)
+            most = self.scenario.max_decisions
+            n, why = self.run_.run_to(self.stops, most) if self.stops else self.run_.run(most)
             self.message = f"{n} decision(s) run, stopped: {why}"
         self._guard(go)
 
@@ -222,7 +238,9 @@ class SoarWorkbench(App[None]):
         for i, ph in enumerate(r.phases):
             if i:
                 bar.append(" → ", style="dim")
-            bar.append(ph, style="bold reverse" if ph == r.next_phase and not r.finished else "")
+            if ph in self.stops:
+                bar.append("● ", style="bold red")
+            bar.append(f"{i + 1} {ph}", style="bold reverse" if ph == r.next_phase and not r.finished else "")
         if self.last_phase is not None:
             bar.append(f"   ran {self.last_phase['phase']}", style="dim")
         self.query_one("#phases", Static).update(bar)

@@ -75,3 +75,21 @@ def test_the_rule_browser_keeps_the_keys_and_closes_with_b() -> None:
 
     drive(_app(), script)
     assert seen == {"open": True, "decision": 1, "closed": True}
+
+
+def test_a_stop_before_a_phase_holds_space_and_r_there() -> None:
+    seen: dict = {}
+
+    async def script(app, pilot) -> None:
+        await pilot.press("3")  # stop before decision
+        await pilot.press("space")
+        seen["first"] = (app.run_.next_phase, app.run_.decision, text_of(app.query_one("#phases")))
+        await pilot.press("r")
+        seen["second"] = (app.run_.next_phase, app.run_.decision, text_of(app.query_one("#status")))
+        await pilot.press("3", "r")
+        seen["off"] = app.run_.finished
+
+    drive(_app(), script)
+    assert seen["first"][:2] == ("decision", 0) and "● 3 decision" in seen["first"][2]
+    assert seen["second"][:2] == ("decision", 1) and "stopped: before decision" in seen["second"][2]
+    assert seen["off"]  # the stop taken off: r runs to the halt

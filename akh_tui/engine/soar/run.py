@@ -101,6 +101,18 @@ class SoarRun:
             if self.arch.finished:
                 return None
 
+    def run_to(self, stops: set[str], most: int) -> tuple[int, str]:
+        """Phase by phase until the next phase is one of `stops` (after at least one phase),
+        the agent halts, or `most` decisions were recorded: how many were, and why it stopped."""
+        start = self.decision
+        while self.decision - start < most:
+            if self.arch.finished:
+                return self.decision - start, "halted"
+            self.step_phase()
+            if self.arch.next_phase in stops and not self.arch.finished:
+                return self.decision - start, f"before {self.arch.next_phase}"
+        return most, f"{most} decisions run"
+
     def run(self, most: int, on_record: Callable[[dict[str, Any]], None] | None = None) -> tuple[int, str]:
         """Up to `most` decisions: how many ran and why it stopped."""
         for n in range(most):
