@@ -1827,3 +1827,22 @@ def test_a_hostile_soar_file_is_refused_before_soar_sees_it(tmp_path: Path, cli,
     err = " ".join(cli("agent", "run", "--scenario", str(sc), check_rc=2).stderr.split())
     assert "refused: a Soar file may load native code" in err and "not a trusted folder" in err
     assert not Path("/tmp/akh-soar-attack.log").exists() and not Path("/tmp/akh-soar-attack.db").exists()
+
+
+def test_a_soar_agent_cannot_carry_a_secret_to_the_output_or_the_trace(tmp_path: Path, cli) -> None:
+    pytest.importorskip("soar_sml", reason="soar-sml is in the test extra")
+    from akh_tui.engine.redaction import register_secret
+
+    secret = "soar-leak-81c2f0e7aa"
+    register_secret(secret)
+    (tmp_path / "leak.soar").write_text(
+        "sp {leak*propose (state <s> ^superstate nil -^done) --> (<s> ^operator <o> +) "
+        f"(<o> ^name say ^key |{secret}|)}}\n"
+        "sp {leak*apply (state <s> ^operator.name say) --> (<s> ^done yes) (halt)}\n", encoding="utf-8")
+    sc = tmp_path / "leak.toml"
+    sc.write_text('name = "leak"\narchitecture = "soar"\nproductions = "leak.soar"\n', encoding="utf-8")
+    trace = tmp_path / "t.jsonl"
+    out = cli("agent", "run", "--scenario", str(sc), "--json", "--trace", str(trace)).stdout
+    plain = cli("agent", "run", "--scenario", str(sc)).stdout
+    assert "say key [redacted]" in out and "[redacted]" in plain
+    assert secret not in out + plain + trace.read_text()

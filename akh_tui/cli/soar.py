@@ -73,8 +73,8 @@ def cmd_run_soar(args: argparse.Namespace, scenario: Any, out: Console, err: Con
         if trace is not None:
             trace.close()
     if args.json:
-        print(json.dumps({"scenario": scenario.name, "architecture": "soar", "seed": run.seed, "decisions_run": n,
-                          "stop": why, "decisions": rows}, sort_keys=True))
+        print(json.dumps(engine.redact_obj({"scenario": scenario.name, "architecture": "soar", "seed": run.seed,
+                                            "decisions_run": n, "stop": why, "decisions": rows}), sort_keys=True))
         return 0
     out.print(Text(f"{n} decision(s) run, stopped: {why}"))
     return 0
@@ -90,7 +90,7 @@ def _print_decision(out: Console, rec: dict[str, Any]) -> None:
         line.append(f"   over {shown}", style="dim")
     if rec.get("forced"):
         line.append("  (forced)", style="yellow")
-    out.print(line)
+    out.print(Text(engine.redact(line.plain)) if engine.redact(line.plain) != line.plain else line)
 
 
 def _chance(c: dict[str, Any]) -> str:
@@ -116,7 +116,7 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     engine.check_compare_names(args.a, args.b)
     res = engine.compare_architectures(args.a, args.b, args.seed_a, args.seed_b, args.max_cycles)
     if args.json:
-        print(json.dumps(res, sort_keys=True))
+        print(json.dumps(engine.redact_obj(res), sort_keys=True))
         return 0
     a, b = res["a"], res["b"]
     first = res["first_part"]
@@ -125,7 +125,8 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     else:
         out.print(Text(f"their choices part at move {first['step']}", style="bold yellow"))
         for name, side in ((a, first["a"]), (b, first["b"])):
-            out.print(Text(f"  {name:<16} " + (f"{side['move']}: {side['why']}" if side else "(no move: done)")))
+            out.print(Text(engine.redact(f"  {name:<16} " + (f"{side['move']}: {side['why']}" if side else
+                                                             "(no move: done)"))))
     if res["common_states"]:
         shown = "; ".join(f"{c['state']} (move {c['step_a']} / {c['step_b']})" for c in res["common_states"][:6])
         out.print(Text(f"states both reached: {shown}", style="dim"))
@@ -138,5 +139,5 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
         line = f"{row['step']:>4} {mark} {row['a']['move']:<12} {row['b']['move']:<12}"
         if "state_a" in row:
             line += f"  [{row['state_a']}] [{row['state_b']}]"
-        out.print(Text(line, style="" if row["same"] else "yellow"))
+        out.print(Text(engine.redact(line), style="" if row["same"] else "yellow"))
     return 0

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import IO, Any, Callable
 
 from ..errors import InputError
+from ..redaction import redact_obj
 from .adapter import SoarArchitecture, SoarSnapshot
 from .kernel import sml
 from .scenario import SoarScenario, load_soar_scenario
@@ -34,8 +35,8 @@ class SoarRun:
         self._pending: dict[str, Any] | None = None  # the decision in progress: its candidates, its selection
         self.trace = trace
         if trace is not None:
-            trace.write(json.dumps({"type": "header", "v": TRACE_VERSION, "architecture": "soar",
-                                    "scenario": scenario.name, "seed": self.seed}, sort_keys=True) + "\n")
+            trace.write(json.dumps(redact_obj({"type": "header", "v": TRACE_VERSION, "architecture": "soar",
+                                               "scenario": scenario.name, "seed": self.seed}), sort_keys=True) + "\n")
 
     @classmethod
     def start(cls, scenario: str | Path | SoarScenario, seed: int | None = None,
@@ -86,7 +87,7 @@ class SoarRun:
         self.records.append(rec)
         self._at.append(self.arch.phases_run)
         if self.trace is not None:
-            self.trace.write(json.dumps(rec, sort_keys=True) + "\n")
+            self.trace.write(json.dumps(redact_obj(rec), sort_keys=True) + "\n")  # a sink: secrets masked
         return rec
 
     def step(self) -> dict[str, Any] | None:
