@@ -95,3 +95,10 @@ def test_select_names_a_bad_selection(cli) -> None:
 def test_select_on_an_ooda_scenario_is_refused_not_ignored(cli) -> None:
     err = cli("agent", "run", "--scenario", "zoo", "--select", "2=O2", check_rc=2).stderr
     assert "--select" in err and "Soar scenario" in err
+
+
+def test_a_soar_trace_given_to_the_ooda_reader_says_what_it_is(cli, tmp_path) -> None:
+    trace = tmp_path / "wj.jsonl"
+    cli("agent", "run", "--scenario", "water-jug", "--trace", str(trace))
+    err = " ".join(cli("open", str(trace), check_rc=2).stdout.split())  # said before any screen opens
+    assert "a Soar run's trace (scenario 'water-jug', seed 7)" in err and "--scenario water-jug --seed 7" in err

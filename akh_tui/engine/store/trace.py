@@ -140,6 +140,11 @@ def read_trace(path: str | Path) -> Trace:
         if not isinstance(obj, dict):
             raise InputError("each line must be a JSON object", file=file, line=n)
         kind = obj.get("type")
+        if kind == "header" and obj.get("architecture") == "soar":  # engine/soar/run.py writes these
+            raise InputError(f"a Soar run's trace (scenario {obj.get('scenario')!r}, seed {obj.get('seed')!r}): this "
+                             "reader replays OODA traces; run it again with `akh-tui agent run --scenario "
+                             f"{obj.get('scenario')} --seed {obj.get('seed')}` (the same decisions)", file=file, line=n,
+                             field="architecture")
         if kind not in RECORD_TYPES:
             raise InputError(f"unknown record type {kind!r}", file=file, line=n, field="type")
         if obj.get("v") != TRACE_VERSION:
