@@ -1813,6 +1813,8 @@ _SOAR_ATTACKS = {
     "write-a-log": "output log --add /tmp/akh-soar-attack.log",
     "sourced-from-a-harmless-file": "source inner.soar",
     "write-a-database": "smem --set database file\nsmem --set path /tmp/akh-soar-attack.db",
+    "a-rule-that-runs-a-command": "sp {x (state <s> ^superstate nil) --> (cmd |output log /tmp/akh-soar-attack.log|)}",
+    "a-nested-rule-command": "sp {y (state <s> ^superstate nil) --> (write (cmd output log /tmp/akh-soar-attack.log))}",
 }
 
 

@@ -57,6 +57,7 @@ class SoarArchitecture:
         for cmd in commands:
             out = self.agent.ExecuteCommandLine(cmd.text)
             if not self.agent.GetLastCommandLineResult():
+                self.close()  # the half-loaded agent leaves the kernel
                 first = cmd.text.splitlines()[0][:60]
                 raise InputError(f"Soar refused `{first}`: {out.strip() or 'no reason given'}", file=cmd.file,
                                  line=cmd.line, field=cmd.word)

@@ -4,11 +4,13 @@ word must be one a production file needs (`sp`, `gp`, `echo`, settings of the de
 procedure, ...) or `source` of another file, which is read the same way. Commands that load
 native code (`load library`), write or read files outside the run (`output log`, `save`,
 `load percepts`, `smem`/`epmem` databases), change folders or rename commands (`alias`, which
-could give `load library` another name) are refused unless the folder is trusted
+could give `load library` another name) are refused unless the folder is trusted, and so is a
+production whose action runs a command line (the RHS function `(cmd …)`)
 (engine/tools/trust.py: the remembered list, --allow-plugins, --trust)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,6 +95,13 @@ def split_commands(text: str, file: str) -> list[Command]:
     return out
 
 
+def _inside(p: Path, folder: Path) -> bool:
+    try:
+        return p.resolve().is_relative_to(folder)
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
 def trusted(folder: Path, file: str) -> str | None:
     """None when this process may run a `.soar` folder's host-reaching commands; else why not."""
     try:
@@ -119,9 +128,18 @@ def read_soar(path: Path, depth: int = 0, seen: tuple[Path, ...] = ()) -> list[C
             parts = cmd.text.split()
             if len(parts) != 2:
                 raise InputError("`source` takes one file name", file=file, line=cmd.line, field="source")
-            out += read_soar(path.parent / parts[1].strip('"{}'), depth + 1, (*seen, real))
+            target = path.parent / parts[1].strip('"{}')
+            top = seen[0].parent if seen else real.parent
+            if not _inside(target, top):
+                if why_not is False:
+                    why_not = trusted(path.parent, path.name)
+                if why_not is not None:
+                    raise InputError(f"`source {parts[1]}` refused: outside the folder of {seen[0].name if seen else path.name} "
+                                     f"({why_not})", file=file, line=cmd.line, field="source")
+            out += read_soar(target, depth + 1, (*seen, real))
             continue
-        if word in SAFE and not (word in ("production", "rl", "chunk", "decide") and _writes(cmd.text)):
+        if word in SAFE and not (word in ("production", "rl", "chunk", "decide") and _writes(cmd.text)) \
+                and not (word in ("sp", "gp") and _runs_commands(cmd.text)):
             out.append(cmd)
             continue
         if why_not is False:
@@ -132,6 +150,17 @@ def read_soar(path: Path, depth: int = 0, seen: tuple[Path, ...] = ()) -> list[C
                              line=cmd.line, field=word)
         out.append(cmd)
     return out
+
+
+_STRINGS = re.compile(r'\|[^|]*\||"(?:[^"\\]|\\.)*"')
+_RHS_CMD = re.compile(r"\(\s*cmd\b")
+
+
+def _runs_commands(text: str) -> bool:
+    """A production whose action runs a Soar command line when it fires (the RHS function
+    `(cmd …)`, measured: `(cmd |output log FILE|)` writes the file): the top-level check of
+    every command would mean nothing without this one. Soar strings (|…|) are not looked in."""
+    return bool(_RHS_CMD.search(_STRINGS.sub(" ", text)))
 
 
 def _writes(text: str) -> bool:

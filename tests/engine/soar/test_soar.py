@@ -283,3 +283,27 @@ def test_an_action_the_world_does_not_know_is_refused_with_what_the_agent_asked(
             SoarWorldAgent(arch, ("noop",)).turn(_market(1, 10, set()))
     finally:
         arch.close()
+
+
+def test_source_outside_the_folder_needs_trust(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere.soar").write_text("echo hi\n", encoding="utf-8")
+    inner = tmp_path / "agent"
+    inner.mkdir()
+    (inner / "main.soar").write_text("source ../elsewhere.soar\n", encoding="utf-8")
+    with trust.agreed(trust.Consent(trust_file=tmp_path / "trust.json")):
+        with pytest.raises(InputError, match=r"`source ../elsewhere.soar` refused: outside the folder of main.soar"):
+            read_soar(inner / "main.soar")
+    with trust.agreed(trust.Consent(trust_file=tmp_path / "trust.json", any_once=True)):
+        assert [c.word for c in read_soar(inner / "main.soar")] == ["echo"]
+
+
+def test_a_production_soar_refuses_names_its_line_and_leaves_no_agent(tmp_path: Path) -> None:
+    f = tmp_path / "bad.soar"
+    f.write_text("echo ok\n\nsp {broken (state <s> --> (<s> ^a 1)}\n", encoding="utf-8")
+    from akh_tui.engine.soar.kernel import shared_kernel
+
+    before = shared_kernel().GetNumberAgents()
+    with pytest.raises(InputError, match="Soar refused `sp {broken") as e:
+        SoarArchitecture(read_soar(f), 1)
+    assert e.value.line == 3 and e.value.file == str(f)
+    assert shared_kernel().GetNumberAgents() == before
