@@ -37,6 +37,14 @@ def start_workbench(args: argparse.Namespace, out: Console, err: Console) -> int
 
 
 def open_trace(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from pathlib import Path
+
     from ..tui.app import run
+
+    soar = engine.replay_soar_trace(Path(args.file))  # a Soar run's trace: run again and checked
+    if soar is not None:
+        from ..tui.soar_app import run_soar
+
+        return run_soar(soar.scenario, soar.seed, soar, replay_of=Path(args.file).name)
 
     return run(trace_file=args.file)

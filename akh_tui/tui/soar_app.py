@@ -72,10 +72,11 @@ class SoarWorkbench(App[None]):
         Binding("q", "quit", "Quit", priority=True),
     ]
 
-    def __init__(self, scenario: Any, seed: int | None = None) -> None:
+    def __init__(self, scenario: Any, seed: int | None = None, run: Any = None, replay_of: str | None = None) -> None:
         super().__init__()
         self.scenario = scenario
-        self.run_: Any = engine.SoarRun.start(scenario, seed)
+        self.run_: Any = run if run is not None else engine.SoarRun.start(scenario, seed)
+        self.replay_of = replay_of  # a trace replayed: its decisions are checked as they come
         self.message = ""
         self.last_phase: dict[str, Any] | None = None
         self.stops: set[str] = set()  # phases space and r stop before (1-5 toggle them)
@@ -231,6 +232,11 @@ class SoarWorkbench(App[None]):
         status.append(f" soar · seed {r.seed} · decision ")
         status.append(str(r.decision), style="bold")
         status.append(" · halted" if r.finished else " · paused", style="green" if r.finished else "yellow")
+        if self.replay_of is not None:
+            div = r.divergence
+            status.append(f" · replay of {self.replay_of}", style="bold")
+            status.append(f" · {div}" if div else f" · as recorded ({len(r.expected or [])} decisions)",
+                          style="red" if div else "green")
         if self.message:
             status.append(f" · {self.message}", style="red" if self.message.startswith("error") else "dim")
         self.query_one("#status", Static).update(status)
@@ -343,10 +349,11 @@ class RulesScreen(ModalScreen[None]):
         self.query_one("#rule-text", Static).update(t)
 
 
-def run_soar(scenario: Any, seed: int | None = None) -> int:
-    """The Soar workbench on a Soar scenario (exit 2 with the error on bad input)."""
+def run_soar(scenario: Any, seed: int | None = None, run: Any = None, replay_of: str | None = None) -> int:
+    """The Soar workbench on a Soar scenario, or replaying a Soar trace (`run`, made by
+    engine.replay_soar_trace); exit 2 with the error on bad input."""
     try:
-        app = SoarWorkbench(scenario, seed)
+        app = SoarWorkbench(scenario, seed, run, replay_of)
     except InputError as exc:
         print(f"error: {exc}")
         return 2

@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from akh_tui.engine.errors import InputError
+
 pytest.importorskip("soar_sml", reason="soar-sml is in the test extra: pip install -e '.[test]'")
 
 
@@ -100,5 +102,9 @@ def test_select_on_an_ooda_scenario_is_refused_not_ignored(cli) -> None:
 def test_a_soar_trace_given_to_the_ooda_reader_says_what_it_is(cli, tmp_path) -> None:
     trace = tmp_path / "wj.jsonl"
     cli("agent", "run", "--scenario", "water-jug", "--trace", str(trace))
-    err = " ".join(cli("open", str(trace), check_rc=2).stdout.split())  # said before any screen opens
+    from akh_tui.engine.store.trace import read_trace
+
+    with pytest.raises(InputError) as e:
+        list(read_trace(trace))
+    err = str(e.value)
     assert "a Soar run's trace (scenario 'water-jug', seed 7)" in err and "--scenario water-jug --seed 7" in err

@@ -93,3 +93,23 @@ def test_a_stop_before_a_phase_holds_space_and_r_there() -> None:
     assert seen["first"][:2] == ("decision", 0) and "● 3 decision" in seen["first"][2]
     assert seen["second"][:2] == ("decision", 1) and "stopped: before decision" in seen["second"][2]
     assert seen["off"]  # the stop taken off: r runs to the halt
+
+
+def test_open_of_a_soar_trace_replays_it_and_says_it_is_as_recorded(tmp_path) -> None:
+    from akh_tui.engine import SoarRun, find_soar, replay_soar_trace
+    from akh_tui.tui.soar_app import SoarWorkbench
+
+    trace = tmp_path / "wj.jsonl"
+    with open(trace, "w", encoding="utf-8") as fh:
+        run = SoarRun.start(find_soar("water-jug"), trace=fh)
+        run.run(200)
+        run.close()
+    replay = replay_soar_trace(trace)
+    seen: dict = {}
+
+    async def script(app, pilot) -> None:
+        await pilot.press("r")
+        seen["status"] = text_of(app.query_one("#status"))
+
+    drive(SoarWorkbench(replay.scenario, replay.seed, replay, replay_of="wj.jsonl"), script)
+    assert "replay of wj.jsonl" in seen["status"] and "as recorded (15 decisions)" in seen["status"]

@@ -36,7 +36,13 @@ class SoarRun:
         self.trace = trace
         if trace is not None:
             trace.write(json.dumps(redact_obj({"type": "header", "v": TRACE_VERSION, "architecture": "soar",
-                                               "scenario": scenario.name, "seed": self.seed}), sort_keys=True) + "\n")
+                                               "scenario": scenario.name, "scenario_path": str(scenario.path),
+                                               "seed": self.seed}), sort_keys=True) + "\n")
+        # a replay (replay_soar_trace): the person's selections given again at their decisions, and
+        # each decision checked against the recorded one
+        self.selects: dict[int, str] = {}
+        self.expected: list[dict[str, Any]] | None = None
+        self.divergence: str | None = None
 
     @classmethod
     def start(cls, scenario: str | Path | SoarScenario, seed: int | None = None,
@@ -67,6 +73,9 @@ class SoarRun:
         phase = arch.next_phase
         if phase == "decision":
             self._pending = {"candidates": [c.to_dict() for c in arch.candidates()]}
+            wanted = self.selects.get(len(self.records) + 1)
+            if wanted is not None and not any(at >= self._at[-1] for at, _ in arch.forces):
+                arch.force(wanted)
         out = arch.step_phase()
         if phase == "decision" and self._pending is not None:
             sel = self._pending["selected"] = out.get("selected")
@@ -86,6 +95,8 @@ class SoarRun:
             rec["forced"] = forced[-1]
         self.records.append(rec)
         self._at.append(self.arch.phases_run)
+        if self.expected is not None and self.divergence is None:
+            self.divergence = _differs(rec, self.expected)
         if self.trace is not None:
             self.trace.write(json.dumps(redact_obj(rec), sort_keys=True) + "\n")  # a sink: secrets masked
         return rec
@@ -195,4 +206,73 @@ def recorded_why_not(rec: dict[str, Any], cand: dict[str, Any]) -> list[str]:
     theirs = f" against {chosen['value']} ({(chosen['probability'] or 0):.0%})" if chosen is not None else ""
     return [f"{head} had value {cand['value']} ({(cand['probability'] or 0):.0%} chance){theirs}; "
             f"{sel['id']} ({sel['label']}) was selected"]
+
+
+def _differs(rec: dict[str, Any], expected: list[dict[str, Any]]) -> str | None:
+    """Where a replayed decision differs from the recorded one, in words (None: the same)."""
+    n = rec["decision"]
+    if n > len(expected):
+        return None  # past the end of the recording: the run goes on, nothing to compare
+    want = expected[n - 1]
+    got_sel, want_sel = (rec["selected"] or {}).get("id"), (want.get("selected") or {}).get("id")
+    if got_sel != want_sel:
+        return f"decision {n}: the trace selected {want_sel}, the replay {got_sel}"
+    if [c["id"] for c in rec["candidates"]] != [c.get("id") for c in want.get("candidates", [])]:
+        return f"decision {n}: other operators were proposed than the trace's"
+    return None
+
+
+def read_soar_trace(path: Path) -> dict[str, Any] | None:
+    """A Soar trace (run.py's JSON lines): its scenario, seed, the selections recorded and the
+    decisions; None when the file is no Soar trace (the OODA reader says what it is)."""
+    from ..errors import read_user_file
+
+    try:
+        with open(path, "rb") as fh:  # the first line only: an OODA trace may be large
+            first = fh.readline(1 << 16)
+    except OSError:
+        return None  # the OODA reader says why it cannot be read
+    try:
+        head = json.loads(first)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    if not isinstance(head, dict) or head.get("type") != "header" or head.get("architecture") != "soar":
+        return None
+    lines = read_user_file(path, "trace file").splitlines()
+    records = []
+    for n, line in enumerate(lines[1:], start=2):
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not JSON: {exc.msg}", file=str(path), line=n) from None
+        if not isinstance(rec, dict) or rec.get("type") != "decision" or rec.get("decision") != n - 1:
+            raise InputError(f"expected decision {n - 1}'s record", file=str(path), line=n, field="decision")
+        records.append(rec)
+    sc_path = head.get("scenario_path")
+    sc = None
+    if isinstance(sc_path, str) and Path(sc_path).is_file():
+        sc = load_soar_scenario(Path(sc_path))
+    else:
+        from .scenario import find_soar
+
+        sc = find_soar(str(head.get("scenario", "")))
+    if sc is None:
+        raise InputError(f"the trace's Soar scenario {head.get('scenario')!r} is not found", file=str(path), line=1,
+                         field="scenario")
+    seed = head.get("seed")
+    if not isinstance(seed, int):
+        raise InputError("the header has no seed", file=str(path), line=1, field="seed")
+    selects = {r["decision"]: r["forced"] for r in records if isinstance(r.get("forced"), str)}
+    return {"scenario": sc, "seed": seed, "selects": selects, "records": records}
+
+
+def replay_soar_trace(path: Path) -> "SoarRun | None":
+    """A Soar trace replayed: its scenario run again with its seed, the person's selections given
+    at their decisions, each decision checked against the recording (`divergence`)."""
+    t = read_soar_trace(path)
+    if t is None:
+        return None
+    run = SoarRun(t["scenario"], t["seed"])
+    run.selects, run.expected = t["selects"], t["records"]
+    return run
 

@@ -307,3 +307,34 @@ def test_a_production_soar_refuses_names_its_line_and_leaves_no_agent(tmp_path: 
         SoarArchitecture(read_soar(f), 1)
     assert e.value.line == 3 and e.value.file == str(f)
     assert shared_kernel().GetNumberAgents() == before
+
+
+def test_a_soar_trace_replays_with_its_selections_and_says_where_it_differs(tmp_path: Path) -> None:
+    import json
+
+    from akh_tui.engine.soar.run import replay_soar_trace
+
+    trace = tmp_path / "wj.jsonl"
+    with open(trace, "w", encoding="utf-8") as fh:
+        run = SoarRun.start(find_soar("water-jug"), trace=fh)  # type: ignore[arg-type]
+        run.run(3)
+        run.force(next(c["id"] for c in run.candidates() if c["probability"] and not c["chosen"]))
+        run.run(200)
+        recorded = [r["selected"]["id"] for r in run.records]
+        run.close()
+    again = replay_soar_trace(trace)
+    assert again is not None and again.selects == {4: recorded[3]}
+    again.run(200)
+    assert [r["selected"]["id"] for r in again.records] == recorded and again.divergence is None
+    again.close()
+    lines = trace.read_text().splitlines()
+    rec = json.loads(lines[6])
+    rec["selected"]["id"] = "O999"
+    lines[6] = json.dumps(rec)
+    trace.write_text("\n".join(lines) + "\n")
+    tampered = replay_soar_trace(trace)
+    assert tampered is not None
+    tampered.run(200)
+    assert tampered.divergence == f"decision 6: the trace selected O999, the replay {recorded[5]}"
+    tampered.close()
+    assert replay_soar_trace(tmp_path / "nope.jsonl") is None  # the OODA reader says it is missing
