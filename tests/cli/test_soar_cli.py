@@ -108,3 +108,18 @@ def test_a_soar_trace_given_to_the_ooda_reader_says_what_it_is(cli, tmp_path) ->
         list(read_trace(trace))
     err = str(e.value)
     assert "a Soar run's trace (scenario 'water-jug', seed 7)" in err and "--scenario water-jug --seed 7" in err
+
+
+def test_check_of_a_soar_trace_reruns_every_decision(cli, tmp_path) -> None:
+    trace = tmp_path / "wj.jsonl"
+    cli("agent", "run", "--scenario", "water-jug", "--select", "3=O4", "--trace", str(trace))
+    n = len(trace.read_text().splitlines()) - 1
+    assert f"all {n} decisions as recorded" in cli("check", str(trace)).stdout
+    data = json.loads(cli("check", str(trace), "--json").stdout)
+    assert data["same"] and data["architecture"] == "soar"
+    lines = trace.read_text().splitlines()
+    assert '"forced": "O4", ' in lines[3]
+    lines[3] = lines[3].replace('"forced": "O4", ', "")  # the selection forgotten: Soar picks on its own
+    trace.write_text("\n".join(lines) + "\n")
+    out = cli("check", str(trace), check_rc=1).stdout
+    assert "changed: decision 3: the trace selected O4" in out
