@@ -162,7 +162,14 @@ class SoarArchitecture:
         return " ".join([name, *args])
 
     def operators(self) -> list[Operator]:
-        return parse_preferences(self._cmd(f"preferences {self.bottom_state()} operator --names"))
+        """The operators of the lowest state that has any: in an impasse (a tie, a no-change)
+        the substates have none yet, and the choice stuck is the superstate's."""
+        states = [i for kind, i, _ in self.stack() if kind == "state"] or ["S1"]
+        for state in reversed(states):
+            ops = parse_preferences(self._cmd(f"preferences {state} operator --names"))
+            if ops:
+                return ops
+        return []
 
     def candidates(self) -> list[Candidate]:
         sel = self.selected()

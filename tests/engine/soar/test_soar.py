@@ -338,3 +338,17 @@ def test_a_soar_trace_replays_with_its_selections_and_says_where_it_differs(tmp_
     assert tampered.divergence == f"decision 6: the trace selected O999, the replay {recorded[5]}"
     tampered.close()
     assert replay_soar_trace(tmp_path / "nope.jsonl") is None  # the OODA reader says it is missing
+
+
+def test_an_impasse_shows_as_the_goal_stack_and_its_stuck_choice_as_the_candidates(tmp_path: Path) -> None:
+    f = tmp_path / "tie.soar"
+    f.write_text("sp {t*propose*a (state <s> ^superstate nil) --> (<s> ^operator <o> +) (<o> ^name a)}\n"
+                 "sp {t*propose*b (state <s> ^superstate nil) --> (<s> ^operator <o> +) (<o> ^name b)}\n",
+                 encoding="utf-8")
+    a = SoarArchitecture(read_soar(f), 1)
+    try:
+        a.run_decisions(2)  # two acceptable operators, no preference between them: a tie
+        assert a.shown().goals[:2] == ["S1", "S2 operator tie"]
+        assert sorted(c.label for c in a.candidates()) == ["a", "b"]
+    finally:
+        a.close()
