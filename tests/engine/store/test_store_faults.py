@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from akh_tui.engine.store import session as session_mod
+from akh_tui.engine.store.schema import SCHEMA_VERSION
 from akh_tui.engine.paths import Locations
 from akh_tui.engine.runs.sessions import Sessions
 from akh_tui.engine import Run, StoreBusy, StoreDamaged, StoreLost, StoreWriteError
@@ -387,7 +388,7 @@ def test_a_schema_2_store_is_read_as_it_is_and_migrated_on_write(cli, tmp_path):
     # a writer migrates it in place; the old history reads the same, the run goes on
     cli("agent", "resume", "--max-cycles", "3")
     con = sqlite3.connect(db)
-    assert con.execute("SELECT value FROM meta WHERE key='schema'").fetchone()[0] == session_mod.SCHEMA_VERSION
+    assert con.execute("SELECT value FROM meta WHERE key='schema'").fetchone()[0] == SCHEMA_VERSION
     con.close()
     assert cli("sessions", "export", "1").stdout == old_main
     bold = cli("sessions", "export", "1", "--branch", "bold").stdout
