@@ -54,7 +54,7 @@ from ..errors import BranchDamaged, InputError, StoreDamaged, StoreLost, StoreWr
 from ..knowledge.memory import Episode, EpisodicMemory
 from ..cycle.state import apply_kg_additions, core_state, restore, triple_row
 from ..redaction import redact, registered_in
-from .codec import TAG_KIND, WINDOW, SeenPacker, loads_rows, pack, store_json, unpack, unpack_ids
+from .codec import STEADY_CYCLE, TAG_KIND, WINDOW, SeenPacker, loads_rows, pack, store_json, unpack, unpack_ids
 from .lineage import INF, Segment, fork_bounds, segments
 from .schema import (BRANCH_TABLES, MIGRATIONS, READABLE_SCHEMAS, ROW_COLUMNS, ROW_CRC_FUNCTION, SCHEMA, SCHEMA_VERSION,
                      SEARCH_LIST, SEARCH_NAMES, SEARCH_PATHS, TABLES, migration_steps, row_crc, search_columns)
@@ -505,6 +505,21 @@ class SessionStore:
             self._zdicts[kind] = value.encode("utf-8")[-WINDOW:] if value is not None else None
         return self._zdicts[kind]
 
+    def _pack_cycle(self, text: str, cycle: int) -> tuple[bytes, int]:
+        """Pack a cycle record: against the steady-state dictionary once the store has one,
+        which the first record of STEADY_CYCLE or later becomes (schema 5); before that,
+        against the first record's, as schema 4 did."""
+        if self.schema != SCHEMA_VERSION:  # a read-only store never packs; a writer was migrated
+            return self._pack(text, "cycle")
+        text = redact_line(text)
+        steady = self._zdict("cycle.steady")
+        if steady is None and cycle >= self.STEADY_CYCLE:
+            self._set_meta("zdict.cycle.steady", text)
+            self._zdicts["cycle.steady"] = steady = text.encode("utf-8")[-WINDOW:]
+        if steady is not None:
+            return pack(text, steady, "cycle.steady")
+        return self._pack(text, "cycle")
+
     def _pack(self, text: str, kind: str) -> tuple[bytes, int]:
         """Pack for writing (inside a transaction): the first value of a kind becomes the
         store's dictionary for it. A registered secret (the API key) is masked first, in
@@ -538,6 +553,7 @@ class SessionStore:
             return self._decode(b, "cycle record", c, rec, crc)
         return None
 
+    STEADY_CYCLE = STEADY_CYCLE  # the first record this far in becomes the steady-state dictionary
     PAGE = 500  # records read per query: export and compare stream in constant memory
 
     def records(self, branch: int, start: int = 1, end: int = INF) -> Iterator[dict]:
@@ -847,7 +863,7 @@ class SessionStore:
         self._saved_triples = len(kg.log)
 
     def _put_cycle(self, branch: int, record: Mapping[str, Any], text: str | None = None) -> None:
-        blob, crc = self._pack(text if text is not None else store_json(record), "cycle")
+        blob, crc = self._pack_cycle(text if text is not None else store_json(record), record["cycle"])
         self.db.execute(self._INSERT_CYCLE, (branch, record["cycle"], blob, crc, *search_columns(record)))
 
     _INSERT_CYCLE = (f"INSERT OR REPLACE INTO cycles (branch, cycle, record, crc, {SEARCH_LIST}) "
