@@ -20,16 +20,19 @@ and left untouched, never replaced.
 
 Schema 3 keeps every cycle record, snapshot and head as zlib-compressed JSON
 with a CRC-32 of the stored bytes beside it, checked on every read: a flipped bit is reported
-with its run, branch and cycle instead of being replayed. Schema 4 (this version) adds a CRC-32
+with its run, branch and cycle instead of being replayed. Schema 4 adds a CRC-32
 to every other row a reader trusts (ROW_COLUMNS: the runs' metadata, branches, meta with its
 dictionaries, the graph additions, episodes, user inputs), over its key and its values. A
 writer about to continue a branch checks the snapshot it would restore from and the records
 after it (`verify_tail`) and refuses a branch damaged there or marked by `sessions check`
-(`refuse_marked`: the mark is a file beside the store, which is never written while damaged). The fields `sessions search` and the
-timeline filter on have columns of their own (schema.py, SEARCH_COLUMNS). A snapshot leaves
+(`refuse_marked`: the mark is a file beside the store, which is never written while damaged).
+Schema 5 (this version) deflates cycle records against a steady-state record once a run is
+well in (codec.py); schema.py keeps the tables and each number's migration. The fields
+`sessions search` and the timeline filter on have columns of their own (schema.py,
+SEARCH_COLUMNS). A snapshot leaves
 out what those rows hold (the provenance of recent cycles, the last record: read back on a
 restore) and packs each goal's seen symbol ids (base64 gaps); older snapshots, which hold
-them in full, read as before. A schema-2 or -3 store
+them in full, read as before. A store of an older schema
 is migrated in place when it is opened for writing (a schema-2 store's old records keep no
 checksum; schema-3 rows get theirs from what they hold then); read-only
 commands read it as it is. Opening checks only the header and the file's length (a whole
