@@ -108,7 +108,9 @@ def test_deleting_a_run_someone_writes_is_refused(cli, tmp_path):
 
 # ---- item 8: a failed commit ---------------------------------------------------------------
 class _FullDisk:
-    """The store's connection, with COMMIT failing as on a full disk while `full` is set."""
+    """The store's connection, with every commit failing as on a full disk while `full` is set:
+    COMMIT, and a write outside a transaction (a cycle that writes only its record is one
+    INSERT, committed by SQLite itself)."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
@@ -116,7 +118,8 @@ class _FullDisk:
         self.failed = 0
 
     def execute(self, sql, *args):
-        if self.full and sql == "COMMIT":
+        autocommit = not self._db.in_transaction and sql.lstrip().upper().startswith(("INSERT", "UPDATE", "DELETE"))
+        if self.full and (sql == "COMMIT" or autocommit):
             self.failed += 1
             raise sqlite3.OperationalError("database or disk is full")
         return self._db.execute(sql, *args)

@@ -90,3 +90,29 @@ def test_the_search_columns_are_declared_once(tmp_path):
     assert added == ["crc", *SEARCH_NAMES]
     assert migration_steps("4") == [] and migration_steps(SCHEMA_VERSION) == []
     assert os.path.exists(tmp_path / "s.db")
+
+
+def test_a_cycle_that_writes_only_its_record_is_one_statement_and_any_other_one_transaction(tmp_path):
+    run = Run.over(demo_agent(), "bench", store=SessionStore(tmp_path / "s.db"))
+    for _ in range(30):
+        run.step()
+    statements: list[str] = []
+    run.store.db.set_trace_callback(statements.append)
+    kinds = []
+    for _ in range(60):
+        statements.clear()
+        tri, sym, cycle = len(run.agent.kg.log), len(run.agent.kg.symbols), run.cycle + 1
+        run.step()
+        writes = [s for s in statements if s.split()[0].upper() in ("INSERT", "UPDATE", "DELETE")]
+        only_record = len(writes) == 1 and writes[0].startswith("INSERT OR REPLACE INTO cycles")
+        kinds.append(only_record)
+        assert ("BEGIN IMMEDIATE" in statements) == (not only_record), statements
+        assert only_record == (len(run.agent.kg.log) == tri and len(run.agent.kg.symbols) == sym and cycle % 25 != 0
+                               and not writes[1:]), statements
+    run.store.db.set_trace_callback(None)
+    assert any(kinds) and not all(kinds)  # both kinds happened
+    last = run.cycle
+    run.close()
+    store = SessionStore(tmp_path / "s.db", readonly=True)
+    assert store.last_cycle(store.current()) == last  # every cycle recorded, whichever way
+    store.close()
