@@ -1804,3 +1804,29 @@ def test_a_hostile_plugin_result_is_a_failed_cycle_and_changes_nothing(tmp_path,
     assert (len(kg.symbols), len(kg.log)) == before  # nothing of it reached the graph
     assert run.step() is not None  # the run goes on
     run.close()
+
+
+# ---- issue 29, the record encoder: text that looks like the numbers orjson writes otherwise ----
+@pytest.mark.parametrize("goal", ["find 0.00001 and 1e-7 plankton", "find \u2028\x1f\x7f \"q\" \\ plankton é😀",
+                                  "find 1e-05 plankton " + "x" * 3000])
+def test_a_goal_text_that_looks_like_a_number_is_traced_stored_and_exported_byte_for_byte(tmp_path, goal: str) -> None:
+    from akh_tui.engine import Run, Sessions
+    from akh_tui.engine.paths import Locations
+
+    loc = Locations(tmp_path / "data", tmp_path / "c.toml")
+    trace = tmp_path / "t.jsonl"
+    run = Run.start(loc, "zoo", goals=[goal], trace=trace)
+    run.run_cycles(3)
+    run.close()
+    written = trace.read_text(encoding="utf-8")
+    s = Sessions(loc)
+    try:
+        s.export(1, "main", tmp_path / "e.jsonl")
+    finally:
+        s.close()
+    exported = (tmp_path / "e.jsonl").read_text(encoding="utf-8")
+    # (split at newlines only: str.splitlines would also cut at U+2028 and \x1c-\x1f inside a line)
+    cycles = [line for line in written.split("\n") if '"type":"cycle"' in line]
+    assert len(cycles) == 3 and cycles == [line for line in exported.split("\n") if '"type":"cycle"' in line]
+    assert all(json.loads(line)["goal"]["description"] == goal for line in cycles)
+    assert all(line == json.dumps(json.loads(line), ensure_ascii=False, separators=(",", ":")) for line in cycles)
