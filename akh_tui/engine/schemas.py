@@ -1,6 +1,6 @@
 """The published record schema: which versions of the trace records (SPEC §11, §13) this
-akh-tui reads, and the JSON Schema files (draft 2020-12) that describe each version, shipped
-as package data in `data/schemas/v<N>/`.
+akh-tui reads, and the JSON Schema (draft 2020-12) that describes each version, shipped as
+package data: `data/schemas/v<N>/trace.schema.json` (docs/schema.md).
 
 A record carries its version as `"v"` (a run or world header, a cycle record, a §11 event).
 Every version from the first to RECORD_VERSION opens; a newer one is refused by name, before
@@ -18,7 +18,7 @@ from .paths import bundled_data_dir
 
 RECORD_VERSION = 1  # the newest record version this akh-tui writes and reads
 FIRST_VERSION = 1  # the oldest it still reads
-SCHEMAS = ("cycle", "run", "event", "world", "world-event")  # one file each per version
+SCHEMA_FILE = "trace.schema.json"  # one per version: every record kind, each also alone as #/$defs/<type>
 
 
 def check_version(v: Any, file: str | None = None, line: int | None = None) -> int:
@@ -39,13 +39,11 @@ def schema_dir(version: int = RECORD_VERSION) -> Path:
     return bundled_data_dir() / "schemas" / f"v{version}"
 
 
-def load_schema(name: str, version: int = RECORD_VERSION) -> dict[str, Any]:
-    """One published schema (`cycle`, `run`, `event`, `world`, `world-event`) as a mapping."""
-    if name not in SCHEMAS:
-        raise InputError(f"unknown schema {name!r} (known: {', '.join(SCHEMAS)})", field="schema")
+def load_schema(version: int = RECORD_VERSION) -> dict[str, Any]:
+    """The published schema of one record version (JSON Schema draft 2020-12) as a mapping."""
     check_version(version)
-    doc: dict[str, Any] = json.loads((schema_dir(version) / f"{name}.schema.json").read_text(encoding="utf-8"))
+    doc: dict[str, Any] = json.loads((schema_dir(version) / SCHEMA_FILE).read_text(encoding="utf-8"))
     return doc
 
 
-__all__ = ["RECORD_VERSION", "FIRST_VERSION", "SCHEMAS", "check_version", "schema_dir", "load_schema"]
+__all__ = ["RECORD_VERSION", "FIRST_VERSION", "SCHEMA_FILE", "check_version", "schema_dir", "load_schema"]
