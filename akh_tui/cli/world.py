@@ -164,7 +164,8 @@ def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
         otel.check_endpoint(args.endpoint)
     start = otel.parse_start(args.start)
     # the header is read (and checked) before anything is sent or written
-    records = world_trace_records(args.trace)
+    at = [0]
+    records = world_trace_records(args.trace, at)
     first = next(records)
     counted = {"steps": 0}
 
@@ -175,7 +176,16 @@ def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
                 counted["steps"] += 1
             yield rec
 
-    spans = otel_world.stream_world_spans(items(), start_ns=start)
+    def spans_of() -> Any:
+        try:
+            yield from otel_world.stream_world_spans(items(), start_ns=start)
+        except InputError as exc:
+            if exc.file is not None:
+                raise
+            # the exporter's own refusal is about the record just read: name where it is
+            raise InputError(exc.message, file=args.trace, line=at[0], field=exc.field) from None
+
+    spans = spans_of()
     if args.format == "otlp":
         try:
             n = otel.send_otlp(spans, args.endpoint, headers)

@@ -17,8 +17,9 @@ MAX_TRACE_BYTES = 1 << 40  # no real cap: the file is streamed, never held
 MAX_TRACE_LINES = 1 << 40
 
 
-def world_trace_records(path: str | Path) -> Iterator[dict[str, Any]]:
-    """The records of a world trace file, in order, checked as they are read."""
+def world_trace_records(path: str | Path, at: list[int] | None = None) -> Iterator[dict[str, Any]]:
+    """The records of a world trace file, in order, checked as they are read; `at[0]` is the
+    line of the record last yielded (for a reader's own errors about it)."""
     file = str(path)
     n = 0
     first = True
@@ -39,6 +40,8 @@ def world_trace_records(path: str | Path) -> Iterator[dict[str, Any]]:
         if "v" in obj or obj["type"] in ("world", "cycle"):
             check_version(obj.get("v"), file, n)
         first = False
+        if at is not None:
+            at[0] = n
         yield obj
     if first:
         raise InputError("empty trace: no world header", file=file)
