@@ -155,3 +155,8 @@ def test_the_bundled_market_sweep_runs_and_its_report_gives_each_world(tmp_path,
     assert main(["sweep", "report", str(tmp_path / "out")]) == 0
     shown = capsys.readouterr().out
     assert "each world: balances, mints and goals" in shown and "cautious 1/2" in shown
+    rid = rep["worlds"][0]["run_id"]
+    assert main(["sweep", "open", str(tmp_path / "out"), rid, "--print"]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[0])["type"] == "world"
+    assert main(["sweep", "open", str(tmp_path / "out"), rid]) == 2  # no workbench replay of a world yet: said so
+    assert "is a world's" in capsys.readouterr().err
