@@ -13,8 +13,9 @@ import orjson
 
 from ..errors import InputError, read_user_file
 from ..redaction import redact_obj, registered_in
+from ..schemas import RECORD_VERSION, check_version
 
-TRACE_VERSION = 1
+TRACE_VERSION = RECORD_VERSION
 RECORD_TYPES = ("run", "cycle", "reflection", "psyche_edit", "goal_added", "consolidation", "decomposition", "fork", "backtrack")
 
 
@@ -185,8 +186,7 @@ def read_trace(path: str | Path) -> Trace:
         kind = obj.get("type")
         if kind not in RECORD_TYPES:
             raise InputError(f"unknown record type {kind!r}", file=file, line=n, field="type")
-        if obj.get("v") != TRACE_VERSION:
-            raise InputError(f"unsupported version {obj.get('v')!r} (expected {TRACE_VERSION})", file=file, line=n, field="v")
+        check_version(obj.get("v"), file, n)  # a newer record is refused by its version (engine/schemas.py)
         if trace is None:
             if kind != "run":
                 raise InputError("the first record must be the run header (type 'run')", file=file, line=n, field="type")
