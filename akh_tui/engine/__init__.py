@@ -49,6 +49,7 @@ _FACE: dict[str, str] = {
     'load_world': 'akh_tui.engine.world.file',
     'Locations': 'akh_tui.engine.paths',
     'otel': 'module:akh_tui.engine.export.otel',
+    'otel_world': 'module:akh_tui.engine.export.otel_world',
     'OUTCOMES': 'akh_tui.engine.sweep.store',
     'parse_breakpoint': 'akh_tui.engine.runs.breakpoints',
     'parse_rules': 'akh_tui.engine.runs.approval',
@@ -95,6 +96,7 @@ _FACE: dict[str, str] = {
     'why_chosen': 'akh_tui.engine.explain.decision',
     'why_not_text': 'akh_tui.engine.explain.decision',
     'World': 'akh_tui.engine.world.world',
+    'world_trace_records': 'akh_tui.engine.world.tracefile',
 }
 
 __all__ = sorted(_FACE)

@@ -44,3 +44,17 @@ def test_soar_rows_measure_bare_adapter_recorded_and_rewind() -> None:
     assert res["adapter_per_cpu_s"] >= 0.5 * res["bare_per_cpu_s"] * 0.6  # aim 0.5×; a busy machine's slack
     labels = [r[0] for r in soar_rows(res)]
     assert any("through the adapter" in x for x in labels) and any("10,000 decisions" in x for x in labels)
+
+
+def test_the_recording_rows_measure_each_way_against_the_engine_alone_in_the_same_round(tmp_path):
+    from akh_tui.bench import recording
+    from akh_tui.bench.main import demo_agent, generated_agent
+
+    res = recording.figures(True, tmp_path, demo_agent, generated_agent, rounds=2, cycles=40, big_triples=2000)
+    assert len(list((tmp_path).glob("store-*.db"))) == 2  # recorded into a store on disk, one per round
+    for way in ("store", "store_trace"):
+        assert res["ratio"][way]["min"] > 1  # recording is not free
+    assert 100 < res["record_bytes"]["median"] < 2000
+    rows = list(recording.rows(res))
+    assert [r[2] for r in rows if "÷ the engine alone" in r[0]] == ["≤ 1.3", ""]
+    assert any("2,000 triples" in r[0] and r[2] == "≤ 3 ms" for r in rows)
