@@ -352,3 +352,37 @@ def test_an_impasse_shows_as_the_goal_stack_and_its_stuck_choice_as_the_candidat
         assert sorted(c.label for c in a.candidates()) == ["a", "b"]
     finally:
         a.close()
+
+
+def test_a_world_with_one_soar_and_two_ooda_agents_runs_byte_identical(cli, tmp_path: Path) -> None:
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    out = cli("world", "run", "market-soar", "--rounds", "10", "--trace", str(one)).stdout
+    cli("world", "run", "market-soar", "--rounds", "10", "--trace", str(two))
+    assert one.read_bytes() == two.read_bytes()
+    assert "soar" in out.split("balances:")[1]
+    import json
+
+    recs = [json.loads(x) for x in one.read_text().splitlines()]
+    soar_steps = [r for r in recs if r.get("type") == "cycle" and r.get("agent") == "soar"]
+    assert len(soar_steps) == 10 and {r["decide"]["tool"] for r in soar_steps} - {"noop"}  # it acted, by its rules
+    assert not any(r["act"]["output"].startswith("error") for r in soar_steps)
+
+
+def test_a_soar_decider_asking_for_an_action_not_offered_is_a_failed_step_not_a_crash(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from akh_tui.engine.soar.decider import SoarDecider
+    from akh_tui.engine.tools.registry import PluginError
+
+    f = tmp_path / "bad.soar"
+    f.write_text((SOAR / "world-trader.soar").read_text().replace("(<ol> ^<a> <cmd>)", "(<ol> ^transfer <cmd>)"),
+                 encoding="utf-8")
+    dec = SoarDecider(f)
+    offer = SimpleNamespace(tool="read_artifact", input="a1", score=0.6, offered=True)
+    noop = SimpleNamespace(tool="noop", input="", score=0.05, offered=True)
+    transfer = SimpleNamespace(tool="transfer", input="", score=0.0, offered=False)
+    try:
+        with pytest.raises(PluginError, match=r"asked for transfer\(a1\), which is not offered"):
+            dec.choose(SimpleNamespace(cycle=1), SimpleNamespace(description="g"), None, [offer, noop, transfer], offer)
+    finally:
+        dec.arch.close()

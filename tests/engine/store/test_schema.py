@@ -48,7 +48,10 @@ def test_every_bundled_scenario_and_world_traces_valid_records(cli, tmp_path, va
     cli("agent", "fork", "--at", "3", "--name", "bold", "--set", "explorer=0.9")
     cli("agent", "resume", "--max-cycles", "2")
     cli("sessions", "export", "1", "--branch", "bold", "-o", "bold.jsonl")
-    for sc in sorted(p.stem for p in (bundled_data_dir() / "scenarios").glob("*.toml")):
+    from akh_tui.engine.soar.scenario import is_soar
+
+    # a Soar scenario's trace holds Soar's decisions, not §11's records (docs/soar.md): not in this schema
+    for sc in sorted(p.stem for p in (bundled_data_dir() / "scenarios").glob("*.toml") if not is_soar(p)):
         cli("agent", "run", "--scenario", sc, "--max-cycles", "25", "--trace", f"{sc}.jsonl")
         assert problems(validator, tmp_path / f"{sc}.jsonl") == []
         seen |= kinds(tmp_path / f"{sc}.jsonl")
