@@ -1947,3 +1947,58 @@ def test_a_soar_agent_cannot_carry_a_secret_to_the_output_or_the_trace(tmp_path:
     plain = cli("agent", "run", "--scenario", str(sc)).stdout
     assert "say key [redacted]" in out and "[redacted]" in plain
     assert secret not in out + plain + trace.read_text()
+
+# ---- issue 25, worlds recorded: a secret in a world file or an artifact never reaches the store or the trace ----
+
+def _every_value(db: Path) -> str:
+    """Every value of every table of a session store file (world tables included), as text."""
+    import sqlite3
+
+    con = sqlite3.connect(db)
+    try:
+        out: list[str] = []
+        for (table,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'"):
+            for row in con.execute(f"SELECT * FROM {table}"):
+                out.extend(v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v) for v in row)
+        return "\n".join(out)
+    finally:
+        con.close()
+
+
+def _recorded_world(tmp_path: Path, art: str, register: str | None = None) -> tuple[str, str]:
+    """The world run through the door with a trace: (the trace, every value of the store)."""
+    from akh_tui.engine.paths import Locations
+    from akh_tui.engine.redaction import register_secret
+    from akh_tui.engine.world import load_world
+    from akh_tui.engine.world.worldrun import WorldRun
+
+    spec = load_world(str(_world_dir(tmp_path, art)))
+    if register is not None:
+        register_secret(register)  # after the world file was read: only the writers can mask it now
+    r = WorldRun.start(Locations(tmp_path / "data", tmp_path / "c.toml"), spec, trace=tmp_path / "t.jsonl")
+    r.run()
+    r.close()
+    trace = (tmp_path / "t.jsonl").read_text(encoding="utf-8")
+    assert '"read_artifact"' in trace
+    return trace, _every_value(tmp_path / "data" / "session.db")
+
+
+def test_world_credential_shapes_in_a_world_file_and_its_artifacts_never_reach_store_or_trace(tmp_path: Path) -> None:
+    """Credential shapes in a world file's artifact text and in an artifact's triples are
+    masked where they enter (at load): not in the steps, the saved states, the header or the trace."""
+    shaped = "ghp_" + "Z9" * 15
+    (tmp_path / "leak.tsv").write_text(f"aurora\tmoors-at\t{shaped}\n", encoding="utf-8")
+    art = ('[[artifacts]]\nid = "notes"\ntext = "aurora moors at berth; api_key=sk-proj-abcdef123456"\n'
+           '[[artifacts]]\nid = "leaky"\ntriples = "leak.tsv"\n')
+    trace, store = _recorded_world(tmp_path, art)
+    assert "[redacted]" in trace
+    for where in (trace, store):
+        assert shaped not in where and "sk-proj-abcdef123456" not in where
+
+
+def test_world_a_secret_registered_after_the_world_file_was_read_never_reaches_store_or_trace(tmp_path: Path) -> None:
+    later = "late-registered-4d1c8e"
+    trace, store = _recorded_world(tmp_path, f'[[artifacts]]\nid = "notes"\ntext = "aurora moors at berth {later}"\n',
+                                   register=later)
+    assert "[redacted]" in trace
+    assert later not in trace and later not in store

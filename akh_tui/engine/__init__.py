@@ -97,6 +97,23 @@ _FACE: dict[str, str] = {
     'why_not_text': 'akh_tui.engine.explain.decision',
     'World': 'akh_tui.engine.world.world',
     'world_trace_records': 'akh_tui.engine.world.tracefile',
+
+    'WorldRun': 'akh_tui.engine.world.worldrun',
+    'WorldStep': 'akh_tui.engine.world.worldrun',
+    'parse_step_name': 'akh_tui.engine.world.worldrun',
+    'open_run': 'akh_tui.engine.notebook',
+    'open_world': 'akh_tui.engine.notebook',
+    'cycle_row': 'akh_tui.engine.notebook',
+    'cycle_rows': 'akh_tui.engine.notebook',
+    'world_cycle_rows': 'akh_tui.engine.notebook',
+    'ledger_rows': 'akh_tui.engine.notebook',
+    'is_world_ref': 'akh_tui.engine.world.worldrun',
+    'list_worlds': 'akh_tui.engine.world.worldrun',
+    'export_world': 'akh_tui.engine.world.worldrun',
+    'compare_worlds': 'akh_tui.engine.world.worldrun',
+    'SetPsyche': 'akh_tui.engine.world.edits',
+    'DisableTool': 'akh_tui.engine.world.edits',
+    'SetOrder': 'akh_tui.engine.world.edits',
 }
 
 __all__ = sorted(_FACE)
