@@ -37,10 +37,7 @@ def world_state(w: "World", agents: bool = True) -> dict[str, Any]:
         "artifacts": [{"id": a.id, "owner": a.owner, "price": a.price, "tool": a.tool,
                        "versions": [[[list(t) for t in v.triples], v.text] for v in a.versions]}
                       for a in w.artifacts.by_id.values()],
-        "read_versions": [[agent, art, v] for (agent, art), v in w.read_versions.items()],
-        "evidence": [[agent, goal, [list(t) for t in triples]] for (agent, goal), triples in w.evidence.items()],
         "bids": [[b.agent, b.amount, b.artifact, b.version] for b in w.bids],
-        "limits": [[agent, res, [list(u) for u in q]] for (agent, res), q in w.limits.uses.items() if q],
         "loops": {aid: _loop_state(w.loops[aid]) for aid in w.ids},
         "mints": w.mints,
     }
@@ -56,7 +53,11 @@ def agent_state(w: "World", aid: str) -> dict[str, Any]:
     # the cycle state, and what a model's next prompt reads that it does not hold (a single
     # run replays a model's turns from its records instead; a world replays them live)
     out: dict[str, Any] = {"agent": snapshot(agent), "last_output": agent.last_output,
-                           "recent_failures": list(agent.recent_failures)}
+                           "recent_failures": list(agent.recent_failures),
+                           # the world's bookkeeping that only this agent's turns change
+                           "read_versions": w.read_versions.get(aid, {}),
+                           "evidence": [[goal, [list(t) for t in triples]] for goal, triples in w.evidence.get(aid, {}).items()],
+                           "limits": [[res, [list(u) for u in q]] for res, q in w.limits.uses.get(aid, {}).items() if q]}
     inner = getattr(agent.decider, "inner", None)
     if isinstance(inner, WorkflowDecider):
         out["workflow"] = {"index": inner.index, "retries": inner.retries, "last": inner.last,
@@ -85,20 +86,16 @@ def load_world_state(w: "World", state: dict[str, Any], agents: dict[str, dict[s
     w.ledger.held, w.ledger.minted = led["held"], led["minted"]
     w.ledger.commit()
     arts = w.artifacts
-    arts.by_id.clear()
-    arts.holders.clear()
+    arts.clear()
     for d in state["artifacts"]:
         a = Artifact(d["id"], d["owner"], d["price"], d["tool"])
         for i, (triples, text) in enumerate(d["versions"], start=1):
             tt = tuple(tuple(t) for t in triples)
             a.versions.append(Version(i, tt, text, version_words(tt, text)))
-        arts.by_id[a.id] = a
-        arts._index(a)
+        arts.add(a)
     arts.commit()
-    w.read_versions = {(agent, art): v for agent, art, v in state["read_versions"]}
-    w.evidence = {(agent, goal): {tuple(t): None for t in triples} for agent, goal, triples in state["evidence"]}
     w.bids = [Bid(*b) for b in state["bids"]]
-    w.limits.uses = {(agent, res): deque(tuple(u) for u in q) for agent, res, q in state["limits"]}
+    w.read_versions, w.evidence, w.limits.uses = {}, {}, {}  # each agent's, from its own state below
     for aid, d in state["loops"].items():
         loop = w.loops[aid]
         loop.state, loop.errors, loop.delay_ms, loop.wake_at = d["state"], d["errors"], d["delay_ms"], d["wake_at"]
@@ -114,6 +111,12 @@ def load_agent_state(w: "World", aid: str, d: dict[str, Any]) -> None:
     """One agent's state (`agent_state`) into its fresh agent in `w`."""
     agent = w.agents[aid]
     restore(agent, d["agent"])
+    if d["read_versions"]:
+        w.read_versions[aid] = dict(d["read_versions"])
+    if d["evidence"]:
+        w.evidence[aid] = {goal: {(t[0], t[1], t[2]): None for t in triples} for goal, triples in d["evidence"]}
+    if d["limits"]:
+        w.limits.uses[aid] = {res: deque((u[0], u[1]) for u in q) for res, q in d["limits"]}
     agent.last_output = d["last_output"]
     agent.recent_failures.clear()
     agent.recent_failures.extend(d["recent_failures"])

@@ -560,7 +560,7 @@ class WorldWatch:
             written: dict[tuple[str, int], dict[str, Any]] = {(e["id"], e["version"]): e for e in self.artifact_log}
             out = []
             for a in self.world.artifacts:
-                readers = {who: v for (who, art), v in self.world.read_versions.items() if art == a.id}
+                readers = {who: read[a.id] for who, read in self.world.read_versions.items() if a.id in read}
                 out.append({
                     "id": a.id, "owner": a.owner, "version": a.version, "price": a.price, "tool": a.tool,
                     "kind": a.kind, "size": a.size, "readers": dict(sorted(readers.items())),

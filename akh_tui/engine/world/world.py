@@ -119,8 +119,10 @@ class World:
         for x in spec.artifacts:
             self.artifacts.write(x.id, x.owner, x.triples, x.text, x.price, x.tool)
         self.artifacts.commit()
-        self.read_versions: dict[tuple[str, str], int] = {}
-        self.evidence: dict[tuple[str, int], dict[tuple[str, str, str], None]] = {}
+        # per agent: an agent's turn changes only its own, and a saved state keeps each agent's
+        # with that agent (state.py)
+        self.read_versions: dict[str, dict[str, int]] = {}
+        self.evidence: dict[str, dict[int, dict[tuple[str, str, str], None]]] = {}
         self.bids: list[Bid] = []
         self.limits = RateWindows(spec.limits)
         self.scorer = scorer or default_scorer(self.artifacts)
@@ -384,7 +386,7 @@ class World:
         if result is None or cycle.failed:
             return
         kg = self.agents[aid].kg
-        ev = self.evidence.setdefault((aid, cycle.focus.id), {})
+        ev = self.evidence.setdefault(aid, {}).setdefault(cycle.focus.id, {})
         for t in result.triples:
             if kg.is_meta_triple(t) or t.provenance == "tool:synthesize_triple":
                 continue

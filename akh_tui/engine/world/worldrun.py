@@ -46,6 +46,8 @@ from .file import WorldSpec, load_world
 from .ledger import InvariantViolation
 from .state import agent_state, load_world_state, world_state
 from .world import World
+from .workflow import WorkflowDecider
+from ..llm.decider import LLMDecider, ScriptedProvider
 from ..runs.run import _open_store
 from ..runs.userconfig import UserConfig
 
@@ -76,6 +78,17 @@ def parse_step_name(text: str, field: str = "--at") -> tuple[int, str | None]:
     if not sep or not rnd.isdigit() or int(rnd) < 1 or not agent:
         raise InputError(f"a step is ROUND:AGENT (like 3:alice), got {text!r}", field=field)
     return int(rnd), None if agent == "-" else agent
+
+
+def _asks_a_live_model(w: World) -> bool:
+    """Whether an agent's decider (or a workflow's model step) is a model other than the
+    scripted one, whose answers a replay could not count on."""
+    for agent in w.agents.values():
+        inner = getattr(agent.decider, "inner", None)
+        models = list(inner.models.values()) if isinstance(inner, WorkflowDecider) else [inner]
+        if any(isinstance(m, LLMDecider) and not isinstance(m.provider, ScriptedProvider) for m in models):
+            return True
+    return False
 
 
 def _llm_config(spec: WorldSpec, config: UserConfig | None) -> Mapping[str, Any] | None:
@@ -110,11 +123,17 @@ class WorldRun:
         self._dirty: set[str] = set()  # agents that took a turn since the branch's last saved state
         self._since_save = 0
         self._lock_file: Path | None = None
+        self.save_every = SAVE_EVERY
         if world is not None:
             self.world = world
             world.lines = self._lines.append
         else:
             self._goto(self.ws.last_step(branch))
+        if _asks_a_live_model(self.world):
+            # a live model is not asked again to replay a turn (it may answer otherwise, and a
+            # call costs): its world saves a state after every step, so resume and rewind
+            # replay nothing
+            self.save_every = 1
 
     def _new_world(self, restoring: bool = False) -> World:
         return World(self.spec, llm=self._llm, restoring=restoring)
@@ -273,7 +292,7 @@ class WorldRun:
         self.world.lines = self._lines.append
         self.last_step = step
         self._dirty = set(self.world.ids)  # replayed since the saved state: saved again at the next save
-        self._since_save = SAVE_EVERY - 1 if step else 0
+        self._since_save = self.save_every - 1 if step else 0
 
     def step_number(self, name: str) -> int:
         """The number of step `ROUND:AGENT` on the branch."""
@@ -301,7 +320,7 @@ class WorldRun:
                 self._dirty.add(agent)
             n = self.last_step + 1
             self._since_save += 1
-            states = self._states(False) if self._since_save >= SAVE_EVERY else None
+            states = self._states(False) if self._since_save >= self.save_every else None
             lines = list(self._lines)
             self._lines.clear()
             self.ws.add_step(self.branch, n, rnd, agent, lines, states)
