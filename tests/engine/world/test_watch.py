@@ -231,3 +231,27 @@ def test_refused_and_sleeping_turns_have_their_own_glyphs_on_the_lanes(tmp_path,
     assert later and later[0].states[watch.ids.index(limited.agent)] == "Z"
     row = next(r for r in watch.roster() if r["id"] == limited.agent)
     assert row["headroom"] is not None
+
+
+def test_what_the_workbench_steps_is_recorded_in_the_data_dirs_store(locations):
+    from akh_tui.engine import WorldRun, list_worlds
+
+    watch = market(locations)
+    watch.step_round()
+    watch.step_agent()
+    watch.replace_psyche("bold", Psyche.from_toml(watch.psyche_text("bold")))  # a fork: its own branch
+    watch.step_agent()
+    tools = [s.tool for s in watch.steps]
+    watch.close()
+    (world,) = list_worlds(locations)
+    branches = {b["name"]: b for b in world["branches"]}
+    assert branches["main"]["steps"] == 3 and branches["bold-psyche-1"]["steps"] == 4
+    assert branches["bold-psyche-1"]["current"]
+    run = WorldRun.resume(locations)  # the CLI goes on where the workbench left it
+    try:
+        rows = list(run.steps())
+        assert len(rows) == 4 and run.branch_name == "bold-psyche-1"
+        cycles = [json.loads(next(x for x in r.lines if x.startswith('{"type":"cycle"'))) for r in rows]
+        assert [c["decide"]["tool"] for c in cycles] == tools
+    finally:
+        run.close()
