@@ -195,6 +195,9 @@ class WorldWatch:
         self._prev_record: dict[str, CycleRecord] = {}
         self._state_letters: dict[str, str] = {}
         self._balances: dict[str, int] = {}
+        # per agent, (from door step, vetoes, biases) configured: a replayed step's psyche pane
+        # counts the patterns in force then (a record names only the one that fired)
+        self._patterns: dict[str, list[tuple[int, int, int]]] = {aid: [(0, *self._counts(aid))] for aid in self.ids}
         self._reset()
 
     @classmethod
@@ -387,6 +390,10 @@ class WorldWatch:
         with self.lock:
             at = self.run.last_step if at_step is None else self.steps[at_step].step
             self.run.fork(at, edits, name)
+            for aid, history in self._patterns.items():
+                history[:] = [h for h in history if h[0] <= at]  # the abandoned steps' edits are not this branch's
+                if any(isinstance(e, SetPsyche) and e.agent == aid for e in edits):
+                    history.append((at + 1, *self._counts(aid)))
             self._reload()
             self.broken = None
             return self.run.branch_name
@@ -465,12 +472,16 @@ class WorldWatch:
             if step is None:
                 return self._live_view(aid, wm_rows)
             rec = self.record(aid, step)
+            door = self.steps[step].step if 0 <= step < len(self.steps) else self.run.last_step
+            counts = next((v, b) for s, v, b in reversed(self._patterns[aid]) if s <= door)
         if rec is None:
             with self.lock:
                 view = self._live_view(aid, wm_rows)
                 view["replay"] = True  # nothing of it recorded yet: the agent as it is
                 return view
-        return self._recorded_view(aid, rec)
+        view = self._recorded_view(aid, rec)
+        view["psyche"]["vetoes_configured"], view["psyche"]["biases_configured"] = counts
+        return view
 
     def _psyche(self, aid: str, psyche: Mapping[str, Any], vetoes: list[str] | None, biases: list[str] | None,
                 pending: bool) -> dict[str, Any]:
@@ -478,6 +489,10 @@ class WorldWatch:
                                "vetoes_configured": len(vetoes) if vetoes is not None else 0,
                                "biases_configured": len(biases) if biases is not None else 0,
                                "vetoes_fired": self.vetoes_fired[aid], "pending": pending}
+
+    def _counts(self, aid: str) -> tuple[int, int]:
+        shadow = self.world.agents[aid].psyche.shadow
+        return len(shadow.veto_patterns), len(shadow.bias_patterns)
 
     def _live_view(self, aid: str, wm_rows: int) -> View:
         a = self.world.agents[aid]

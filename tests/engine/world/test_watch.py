@@ -255,3 +255,15 @@ def test_what_the_workbench_steps_is_recorded_in_the_data_dirs_store(locations):
         assert [c["decide"]["tool"] for c in cycles] == tools
     finally:
         run.close()
+
+
+def test_a_replayed_step_counts_the_patterns_in_force_then(locations):
+    watch = market(locations)
+    watch.step_round()
+    first = next(s.index for s in watch.steps if s.agent == "bold")
+    before = watch.view("bold", first)["psyche"]["vetoes_configured"]
+    text = watch.psyche_text("bold") + '\n[[shadow.veto_patterns]]\nname = "no_trading"\ntriggers = ["tool="]\n'
+    watch.replace_psyche("bold", Psyche.from_toml(text))
+    watch.step_round()
+    assert watch.view("bold", first)["psyche"]["vetoes_configured"] == before  # before the edit
+    assert watch.view("bold", len(watch.steps) - 1)["psyche"]["vetoes_configured"] == before + 1
