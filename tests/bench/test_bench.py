@@ -32,6 +32,20 @@ def test_load_part_loads_the_file_and_the_table_shows_figures_against_aims(tmp_p
     assert "load 2,000 triples: peak RSS" in text and "≤ 600 MB" in text
 
 
+def test_soar_rows_measure_bare_adapter_recorded_and_rewind() -> None:
+    """Issue 30's bench rows: each figure measured, the adapter within half of bare Soar."""
+    import pytest
+
+    pytest.importorskip("soar_sml", reason="soar-sml is in the test extra")
+    from akh_tui.bench.soar import soar_figures, soar_rows
+
+    res = soar_figures(quick=True)
+    assert res is not None and res["bare_per_cpu_s"] > 0 and set(res["rewind_ms"]) == {"1000", "10000"}
+    assert res["adapter_per_cpu_s"] >= 0.5 * res["bare_per_cpu_s"] * 0.6  # aim 0.5×; a busy machine's slack
+    labels = [r[0] for r in soar_rows(res)]
+    assert any("through the adapter" in x for x in labels) and any("10,000 decisions" in x for x in labels)
+
+
 def test_the_recording_rows_measure_each_way_against_the_engine_alone_in_the_same_round(tmp_path):
     from akh_tui.bench import recording
     from akh_tui.bench.main import demo_agent, generated_agent

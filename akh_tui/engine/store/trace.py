@@ -13,8 +13,9 @@ import orjson
 
 from ..errors import InputError, read_user_file
 from ..redaction import redact_obj, registered_in
+from ..schemas import RECORD_VERSION, check_version
 
-TRACE_VERSION = 1
+TRACE_VERSION = RECORD_VERSION
 RECORD_TYPES = ("run", "cycle", "reflection", "psyche_edit", "goal_added", "consolidation", "decomposition", "fork", "backtrack")
 
 
@@ -183,10 +184,14 @@ def read_trace(path: str | Path) -> Trace:
         if not isinstance(obj, dict):
             raise InputError("each line must be a JSON object", file=file, line=n)
         kind = obj.get("type")
+        if kind == "header" and obj.get("architecture") == "soar":  # engine/soar/run.py writes these
+            raise InputError(f"a Soar run's trace (scenario {obj.get('scenario')!r}, seed {obj.get('seed')!r}): this "
+                             "reader replays OODA traces; run it again with `akh-tui agent run --scenario "
+                             f"{obj.get('scenario')} --seed {obj.get('seed')}` (the same decisions)", file=file, line=n,
+                             field="architecture")
         if kind not in RECORD_TYPES:
             raise InputError(f"unknown record type {kind!r}", file=file, line=n, field="type")
-        if obj.get("v") != TRACE_VERSION:
-            raise InputError(f"unsupported version {obj.get('v')!r} (expected {TRACE_VERSION})", file=file, line=n, field="v")
+        check_version(obj.get("v"), file, n)  # a newer record is refused by its version (engine/schemas.py)
         if trace is None:
             if kind != "run":
                 raise InputError("the first record must be the run header (type 'run')", file=file, line=n, field="type")
