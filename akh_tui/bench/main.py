@@ -22,6 +22,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from . import recording
 from .stream import command_peak_mb, spread, stream_figures, stream_rows
 from ..engine.cycle.agent import Agent
 from ..engine.config import AgentConfig
@@ -585,9 +586,11 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
     if ui:
         results["ui"] = ui_figures(1.5 if quick else 4.0)
     results["hostile"] = hostile_figures(quick)
+    results["soar"] = __import__("akh_tui.bench.soar", fromlist=["soar_figures"]).soar_figures(quick)  # issue 30
     with tempfile.TemporaryDirectory() as tmp:
         results["history"] = history_figures(1000 if quick else 10_000, Path(tmp))
         results["store"] = store_figures(quick, Path(tmp))
+        results["recording"] = recording.figures(quick, Path(tmp) / "recording", demo_agent, generated_agent)
         results["plots"] = plots_figures(Path(tmp) / "history.db")
         results["rewind_big"] = rewind_big_figures(quick, Path(tmp))
         # issue 23: streamed OTLP JSON and reports; 100,000 cycles take minutes (--soak)
@@ -683,6 +686,10 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
     t.add_row("`sessions export` time (1M cycles, projected)", f"{k['export_s']['median']:.1f} s "
               f"({k['export_s_projected_1m']:.0f} s)", "")
     for row in stream_rows(results["stream"]):
+        t.add_row(*row)
+    for row in recording.rows(results["recording"]):
+        t.add_row(*row)
+    for row in __import__("akh_tui.bench.soar", fromlist=["soar_rows"]).soar_rows(results.get("soar")):
         t.add_row(*row)
     pf = results["plots"]
 

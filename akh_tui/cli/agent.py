@@ -17,6 +17,7 @@ from rich.text import Text
 from .. import engine  # the face: each name loads on first use, so `--help` (which builds this parser) loads none
 from ..engine import InputError
 from .argtypes import Subcommands
+from .soar import add_compare, cmd_compare
 
 PROGRESS_FROM = 50  # runs at least this long show a progress bar (on a terminal)
 
@@ -49,6 +50,10 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     run.add_argument("--break-watch", dest="break_watches", action="append", default=[], metavar="QUERY",
                      help="a watch that stops the run at the cycle its answer count changes; repeatable")
     _person_flags(run)
+    run.add_argument("--select", action="append", default=[], metavar="DECISION=OPERATOR",
+                     help="a Soar scenario: select OPERATOR (its id, e.g. O4) at that decision instead of Soar's "
+                          "own pick (`decide select`); repeatable")
+    add_compare(asub, common)  # a Soar and an OODA agent on one puzzle (cli/soar.py)
 
     cyc = asub.add_parser("cycle", parents=[common], help="run one cycle, adding the goal if it is new")
     cyc.add_argument("--goal", required=True)
@@ -140,8 +145,8 @@ def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
     fn = {
         "run": cmd_run, "cycle": cmd_cycle, "resume": cmd_resume, "plan": cmd_plan,
         "reflect": cmd_reflect, "consolidate": cmd_consolidate, "recall": cmd_recall, "fork": cmd_fork,
-        "explain": cmd_explain, "why": cmd_why, "synthesize": cmd_synthesize, "query": cmd_query,
-        "rules": cmd_rules, "edit": cmd_edit,
+        "explain": cmd_explain, "why": cmd_why, "synthesize": cmd_synthesize, "compare": cmd_compare,
+        "query": cmd_query, "rules": cmd_rules, "edit": cmd_edit,
     }[args.agent_command]
     return fn(args, out, err)
 
@@ -233,6 +238,14 @@ def _ask_answer(w: dict, err: Console) -> list[str]:
 
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     _check_trace_path(args.trace)
+    soar = engine.find_soar(args.scenario)  # a Soar agent's scenario: its own loop (cli/soar.py)
+    if soar is not None:
+        from .soar import cmd_run_soar
+
+        return cmd_run_soar(args, soar, out, err)
+    if args.select:
+        raise InputError("selects an operator of a Soar scenario; an OODA run is steered with --approve "
+                         "(reject is the user's veto)", field="--select")
     breaks = [engine.parse_breakpoint(b, tools=None) for b in args.breaks]  # before anything runs or is written
     goals = None
     if args.goals is not None:

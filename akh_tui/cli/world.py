@@ -35,6 +35,17 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     run.add_argument("--seed", metavar="N", help="replaces the world seed and every default agent seed")
     run.add_argument("--trace", metavar="PATH", help="write the world trace (JSON Lines) here")
     run.add_argument("--json", action="store_true", help="machine-readable output: one JSON object per step, then the summary")
+    exp = wsub.add_parser("export", help="a world trace as OpenTelemetry spans: a span per round and per agent step")
+    exp.add_argument("trace", metavar="TRACE", help="a world trace file (from `world run --trace`)")
+    exp.add_argument("--format", choices=("otlp", "otlp-json"), default="otlp-json",
+                     help="otlp: send the spans to --endpoint (OTLP/HTTP); otlp-json: write them as OTLP JSON (default)")
+    exp.add_argument("--endpoint", help="OTLP/HTTP traces URL for --format otlp, e.g. http://127.0.0.1:6006/v1/traces")
+    exp.add_argument("--header", action="append", default=[], metavar="KEY=VALUE",
+                     help="an HTTP header for --format otlp (e.g. Authorization=Basic …); repeatable")
+    exp.add_argument("--start", metavar="TIME",
+                     help="when the world's clock 0 is in the exported spans (ISO 8601; default 2025-01-01T00:00:00Z)")
+    exp.add_argument("-o", "--output", default="-", metavar="FILE", help="where --format otlp-json writes (default: stdout)")
+    exp.add_argument("--json", action="store_true", help="machine-readable summary line")
 
 
 def _count(value: str | None, flag: str, lo: int) -> int | None:
@@ -53,6 +64,8 @@ def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Run `world check` or `world run`; InputError goes up to the main CLI (exit 2)."""
     from ..engine import InvariantViolation, World, load_world
 
+    if args.world_command == "export":
+        return cmd_export(args, out, err)
     if args.world_command == "check":
         spec = load_world(args.file)
         if args.json:
@@ -128,3 +141,70 @@ def _print_summary(out: Console, s: dict[str, Any]) -> None:
         goals = "; ".join(f"#{g['id']} {g['description']} [{g['status']}]" for g in a["goals"])
         extra = f" ({a['crash_reason']})" if a["crash_reason"] else ""
         out.print(Text(f"{aid}: {a['state']}{extra}: {goals}"))
+
+
+def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """`world export TRACE`: the world run as OpenTelemetry spans (engine/export/otel_world.py),
+    streamed from the trace file a step at a time, sent to an OTLP/HTTP endpoint or written as
+    OTLP JSON; the same checks of the flags as `sessions export --format otlp…`."""
+    import sys
+    from pathlib import Path
+
+    from ..engine import otel, otel_world, world_trace_records
+    from .classroom import _headers, _redacted, _replacing
+
+    if args.format == "otlp" and not args.endpoint:
+        raise InputError("--format otlp needs --endpoint URL (e.g. http://127.0.0.1:6006/v1/traces)", field="--endpoint")
+    if args.format == "otlp" and args.output != "-":
+        raise InputError("--format otlp sends to --endpoint; -o goes with --format otlp-json", field="-o")
+    if args.format == "otlp-json" and (args.endpoint or args.header):
+        raise InputError("--endpoint and --header go with --format otlp; otlp-json writes to -o", field="--format")
+    headers = _headers(args.header)
+    if args.endpoint:
+        otel.check_endpoint(args.endpoint)
+    start = otel.parse_start(args.start)
+    # the header is read (and checked) before anything is sent or written
+    at = [0]
+    records = world_trace_records(args.trace, at)
+    first = next(records)
+    counted = {"steps": 0}
+
+    def items() -> Any:
+        yield first
+        for rec in records:
+            if rec.get("type") in ("cycle", "rate_limited"):
+                counted["steps"] += 1
+            yield rec
+
+    def spans_of() -> Any:
+        try:
+            yield from otel_world.stream_world_spans(items(), start_ns=start)
+        except InputError as exc:
+            if exc.file is not None:
+                raise
+            # the exporter's own refusal is about the record just read: name where it is
+            raise InputError(exc.message, file=args.trace, line=at[0], field=exc.field) from None
+
+    spans = spans_of()
+    if args.format == "otlp":
+        try:
+            n = otel.send_otlp(spans, args.endpoint, headers)
+        except OSError as exc:
+            err.print(Text(_redacted(f"error: {exc}"), style="bold red"))
+            return 1
+        where = _redacted(args.endpoint)
+    elif args.output == "-":
+        n = otel.write_otlp_json(spans, sys.stdout)
+        where = "-"
+    else:
+        try:
+            with _replacing(Path(args.output)) as fh:
+                n = otel.write_otlp_json(spans, fh)
+        except (OSError, ValueError) as exc:
+            raise InputError(f"cannot write: {getattr(exc, 'strerror', None) or exc}", file=args.output) from None
+        where = args.output
+    if args.json and where != "-":
+        print(json.dumps({"world": first.get("name"), "steps": counted["steps"], "spans": n, "to": where}), file=out.file)
+    elif where != "-":
+        err.print(Text(f"exported {counted['steps']} step(s) of world {first.get('name')} as {n} span(s) to {where}"))
+    return 0

@@ -56,6 +56,7 @@ _FACE: dict[str, str] = {
     'load_world': 'akh_tui.engine.world.file',
     'Locations': 'akh_tui.engine.paths',
     'otel': 'module:akh_tui.engine.export.otel',
+    'otel_world': 'module:akh_tui.engine.export.otel_world',
     'OUTCOMES': 'akh_tui.engine.sweep.store',
     'parse_breakpoint': 'akh_tui.engine.runs.breakpoints',
     'parse_rules': 'akh_tui.engine.runs.approval',
@@ -79,6 +80,11 @@ _FACE: dict[str, str] = {
     'SERVED_ENV': 'akh_tui.engine.config',
     'served_process': 'akh_tui.engine.config',
     'Sessions': 'akh_tui.engine.runs.sessions',
+    'find_soar': 'akh_tui.engine.soar.scenario',
+    'compare_architectures': 'akh_tui.engine.soar.compare',
+    'check_compare_names': 'akh_tui.engine.soar.compare',
+    'SoarRun': 'akh_tui.engine.soar.run',
+    'replay_soar_trace': 'akh_tui.engine.soar.run',
     'stop_phases': 'akh_tui.engine.runs.breakpoints',
     'StoreBusy': 'akh_tui.engine.errors',
     'StoreDamaged': 'akh_tui.engine.errors',
@@ -97,6 +103,7 @@ _FACE: dict[str, str] = {
     'why_chosen': 'akh_tui.engine.explain.decision',
     'why_not_text': 'akh_tui.engine.explain.decision',
     'World': 'akh_tui.engine.world.world',
+    'world_trace_records': 'akh_tui.engine.world.tracefile',
 }
 
 __all__ = sorted(_FACE)

@@ -38,6 +38,7 @@ from .sweep.file import load_sweep as load_sweep
 from .world.file import load_world as load_world
 from .paths import Locations as Locations
 from .export import otel as otel
+from .export import otel_world as otel_world
 from .sweep.store import OUTCOMES as OUTCOMES
 from .runs.breakpoints import parse_breakpoint as parse_breakpoint
 from .runs.approval import parse_rules as parse_rules
@@ -62,6 +63,11 @@ from .catalog import scenario_tool_rows as scenario_tool_rows
 from .config import SERVED_ENV as SERVED_ENV
 from .config import served_process as served_process
 from .runs.sessions import Sessions as Sessions
+from .soar.scenario import find_soar as find_soar
+from .soar.compare import compare_architectures as compare_architectures
+from .soar.compare import check_compare_names as check_compare_names
+from .soar.run import SoarRun as SoarRun
+from .soar.run import replay_soar_trace as replay_soar_trace
 from .runs.breakpoints import stop_phases as stop_phases
 from .errors import StoreBusy as StoreBusy
 from .errors import StoreDamaged as StoreDamaged
@@ -79,5 +85,6 @@ from .runs.userconfig import UserConfig as UserConfig
 from .explain.decision import why_chosen as why_chosen
 from .explain.decision import why_not_text as why_not_text
 from .world.world import World as World
+from .world.tracefile import world_trace_records as world_trace_records
 
-__all__ = ['AddGoal', 'AddTriple', 'answer_lines', 'Breakpoint', 'bundled_themes_dir', 'check_goal', 'check_pin', 'check_psyche', 'check_scheduler', 'check_url', 'CycleRecord', 'DANGEROUS_CAPABILITIES', 'decider_rows', 'DEFAULT_KI', 'DEFAULT_KP', 'DEFAULT_MAX_ITERATIONS', 'DEFAULT_PROMOTION_THRESHOLD', 'DEFAULT_RULES', 'DEFAULT_STALL_PATIENCE', 'DEFAULT_THRESHOLD', 'EditGoal', 'EditMemory', 'event_words', 'first_hit', 'ForkEditError', 'from_state_payload', 'GraphOracle', 'InputError', 'InputWarning', 'InvariantViolation', 'load_scenario', 'load_sweep', 'load_world', 'Locations', 'otel', 'OUTCOMES', 'parse_breakpoint', 'parse_rules', 'parse_search', 'parse_state_edit', 'parse_toml', 'PHASES', 'pins', 'plugin_needs', 'Psyche', 'PsycheFileChanged', 'read_user_file', 'redact', 'redact_obj', 'register_secret', 'rerun', 'Run', 'run_sweep', 'SAFE_ENV', 'scenario_decider', 'scenario_tool_rows', 'SERVED_ENV', 'served_process', 'Sessions', 'STATE_EDIT_HELP', 'StateEditError', 'stop_phases', 'StoreBusy', 'StoreDamaged', 'StoreLost', 'StoreWriteError', 'sweep_report', 'SweepStore', 'ThinkConfig', 'ThinkLoop', 'tokens', 'TOOL_NAMES', 'tool_rows', 'TraceWriter', 'trust', 'UserConfig', 'why_chosen', 'why_not_text', 'World']
+__all__ = ['AddGoal', 'AddTriple', 'answer_lines', 'Breakpoint', 'bundled_themes_dir', 'check_compare_names', 'check_goal', 'check_pin', 'check_psyche', 'check_scheduler', 'check_url', 'compare_architectures', 'CycleRecord', 'DANGEROUS_CAPABILITIES', 'decider_rows', 'DEFAULT_KI', 'DEFAULT_KP', 'DEFAULT_MAX_ITERATIONS', 'DEFAULT_PROMOTION_THRESHOLD', 'DEFAULT_RULES', 'DEFAULT_STALL_PATIENCE', 'DEFAULT_THRESHOLD', 'EditGoal', 'EditMemory', 'event_words', 'find_soar', 'first_hit', 'ForkEditError', 'from_state_payload', 'GraphOracle', 'InputError', 'InputWarning', 'InvariantViolation', 'load_scenario', 'load_sweep', 'load_world', 'Locations', 'otel', 'otel_world', 'OUTCOMES', 'parse_breakpoint', 'parse_rules', 'parse_search', 'parse_state_edit', 'parse_toml', 'PHASES', 'pins', 'plugin_needs', 'Psyche', 'PsycheFileChanged', 'read_user_file', 'redact', 'redact_obj', 'register_secret', 'replay_soar_trace', 'rerun', 'Run', 'run_sweep', 'SAFE_ENV', 'scenario_decider', 'scenario_tool_rows', 'SERVED_ENV', 'served_process', 'Sessions', 'SoarRun', 'STATE_EDIT_HELP', 'StateEditError', 'stop_phases', 'StoreBusy', 'StoreDamaged', 'StoreLost', 'StoreWriteError', 'sweep_report', 'SweepStore', 'ThinkConfig', 'ThinkLoop', 'tokens', 'TOOL_NAMES', 'tool_rows', 'TraceWriter', 'trust', 'UserConfig', 'why_chosen', 'why_not_text', 'World', 'world_trace_records']
