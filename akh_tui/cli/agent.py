@@ -90,13 +90,10 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     exp = asub.add_parser("explain", parents=[common], help="why a goal is not done: each criterion found or missing, "
                                                            "and what would find it")
     exp.add_argument("--goal", required=True, metavar="N", help="the goal's number")
-    exp.add_argument("--agent", metavar="ID", help="an agent of the data dir's current world (`world run`), not the current run")
     why = asub.add_parser("why", parents=[common], help="why a cycle's tool was chosen, or why another was not "
                                                        "(from the record)")
     why.add_argument("--cycle", type=positive, required=True)
     why.add_argument("--tool", help="explain why this tool was not chosen, and what change could have made it win")
-    why.add_argument("--agent", metavar="ID", help="an agent of the data dir's current world (`world run`); --cycle is "
-                                                   "its own cycle number")
     syn = asub.add_parser("synthesize", parents=[common], help="a goal's findings in the persona's grammar")
     syn.add_argument("--goal", required=True, metavar="N", help="the goal's number")
     syn.add_argument("--grammar", help="narrative, formal, terse, or a grammar TOML file (default: the persona's "
@@ -148,8 +145,8 @@ def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
     fn = {
         "run": cmd_run, "cycle": cmd_cycle, "resume": cmd_resume, "plan": cmd_plan,
         "reflect": cmd_reflect, "consolidate": cmd_consolidate, "recall": cmd_recall, "fork": cmd_fork,
-        "explain": cmd_explain, "why": cmd_why, "synthesize": cmd_synthesize, "query": cmd_query,
-        "rules": cmd_rules, "edit": cmd_edit, "compare": cmd_compare,
+        "explain": cmd_explain, "why": cmd_why, "synthesize": cmd_synthesize, "compare": cmd_compare,
+        "query": cmd_query, "rules": cmd_rules, "edit": cmd_edit,
     }[args.agent_command]
     return fn(args, out, err)
 
@@ -504,15 +501,6 @@ def _only_read(args: argparse.Namespace, ask: Callable[[engine.Run], T]) -> T:
         run.close(checkpoint=False)
 
 
-def _world_read(args: argparse.Namespace, ask: Callable[[engine.WorldRun], T]) -> T:
-    """`ask(world)` on the data dir's current world, opened read-only."""
-    w = engine.WorldRun.open_readonly(locations(args))
-    try:
-        return ask(w)
-    finally:
-        w.close()
-
-
 def cmd_recall(args: argparse.Namespace, out: Console, err: Console) -> int:
     found = _only_read(args, lambda run: run.recall(args.query, args.top_k))
     if args.json:
@@ -584,10 +572,7 @@ def _print_lines(out: Console, lines: list[str]) -> None:
 def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Why a goal is (not) done, per criterion."""
     gid = _goal_id(args.goal)
-    if args.agent:
-        info = _world_read(args, lambda w: w.explain_goal(args.agent, gid))
-    else:
-        info = _only_read(args, lambda run: run.explain_goal(gid))
+    info = _only_read(args, lambda run: run.explain_goal(gid))
     if args.json:
         print(json.dumps(info))
     else:
@@ -597,10 +582,7 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def cmd_why(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Why the cycle's tool was chosen, or why --tool was not: from the record alone."""
-    if args.agent:
-        info = _world_read(args, lambda w: w.why(args.agent, args.cycle, args.tool))
-    else:
-        info = _only_read(args, lambda run: run.why(args.cycle, args.tool))
+    info = _only_read(args, lambda run: run.why(args.cycle, args.tool))
     if args.json:
         print(json.dumps(info))
     else:

@@ -107,8 +107,8 @@ class Workbench(EngineDriver, Frames, Timeline, LiveEdits, Views, Keys, PhaseSte
         Binding("o", "orient", "Orient", id="orient",
                 tooltip="what Orient saw for the focus goal: activation neighbourhood, triples, symbol inspector", show=False),
         Binding("x", "edit_state", "Edit state", id="edit_state", show=False,
-                tooltip="edit the state at the cycle shown (a triple, a goal, a memory entry): live, applied "
-                        "before the next cycle; replaying, a fork from there"),
+                tooltip="edit the state at the cycle shown (a triple, a goal, a memory entry): applied before "
+                        "the next cycle, or at a replayed cycle a new branch"),
         Binding("G", "flow", "Flow", id="flow", key_display="G", show=False,
                 tooltip="the flow: the goal tree and each plan drawn as a graph, the focus and the active step lit"),
         Binding("Q", "query", "Query", id="query", key_display="Q", show=False,
