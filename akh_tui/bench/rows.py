@@ -23,6 +23,7 @@ from rich.table import Table
 # the modules whose import registers rows (one line each; they may live in any layer bench imports)
 MODULES: tuple[str, ...] = (
     "akh_tui.bench.anchors",
+    "akh_tui.bench.explain",
 )
 
 TableFn = Callable[..., Table]

@@ -76,3 +76,15 @@ def test_the_anchor_libraries_tick_when_installed():
     run, close = anchors.soar_runner()
     run(50)
     close()
+
+
+def test_explain_rows_measure_the_command_at_each_length_in_a_process_of_its_own():
+    from akh_tui.bench import explain
+
+    figs = explain.explain_figures(True)
+    labels = [f.label for f in figs]
+    assert "200-cycle run: peak RSS" in labels[0] and "2,000-cycle run: peak RSS" in labels[2]
+    peaks = [f.samples[0] for f in figs[::2]]
+    assert all(20 < p < explain.AIM_MB for p in peaks)  # a real child's peak, under the aim
+    assert figs[2].baseline == figs[0].label
+    assert all(f.samples[0] > 0 for f in figs[1::2])  # CPU seconds per 1,000 cycles, of the child
