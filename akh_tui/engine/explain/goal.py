@@ -325,7 +325,7 @@ class _History:
     """What the explanation needs of a goal's recorded cycles, gathered in one pass: the cycles
     that worked on it and on each sub-goal, its tool calls and their cycles, and for each
     criterion the first of its cycles whose tool call returned it (cycle, tool, input and the
-    evidence line). Cycle numbers are kept as machine integers (4 bytes each); records are not
+    evidence line). Cycle numbers are kept as machine integers (8 bytes each); records are not
     kept at all."""
 
     def __init__(self, goal: Goal, kids: list[int]) -> None:
