@@ -87,4 +87,4 @@ def test_explain_rows_measure_the_command_at_each_length_in_a_process_of_its_own
     peaks = [f.samples[0] for f in figs[::2]]
     assert all(20 < p < explain.AIM_MB for p in peaks)  # a real child's peak, under the aim
     assert figs[2].baseline == figs[0].label
-    assert all(f.samples[0] > 0 for f in figs[1::2])  # CPU seconds per 1,000 cycles, of the child
+    assert all(f.samples[0] > 0 for f in figs[1::2]) and figs[3].baseline == figs[1].label != figs[3].label  # the child's CPU
