@@ -1804,3 +1804,201 @@ def test_a_hostile_plugin_result_is_a_failed_cycle_and_changes_nothing(tmp_path,
     assert (len(kg.symbols), len(kg.log)) == before  # nothing of it reached the graph
     assert run.step() is not None  # the run goes on
     run.close()
+
+
+# ---- issue 29, the record encoder: text that looks like the numbers orjson writes otherwise ----
+@pytest.mark.parametrize("goal", ["find 0.00001 and 1e-7 plankton", "find \u2028\x1f\x7f \"q\" \\ plankton é😀",
+                                  "find 1e-05 plankton " + "x" * 3000])
+def test_a_goal_text_that_looks_like_a_number_is_traced_stored_and_exported_byte_for_byte(tmp_path, goal: str) -> None:
+    from akh_tui.engine import Run, Sessions
+    from akh_tui.engine.paths import Locations
+
+    loc = Locations(tmp_path / "data", tmp_path / "c.toml")
+    trace = tmp_path / "t.jsonl"
+    run = Run.start(loc, "zoo", goals=[goal], trace=trace)
+    run.run_cycles(3)
+    run.close()
+    written = trace.read_text(encoding="utf-8")
+    s = Sessions(loc)
+    try:
+        s.export(1, "main", tmp_path / "e.jsonl")
+    finally:
+        s.close()
+    exported = (tmp_path / "e.jsonl").read_text(encoding="utf-8")
+    # (split at newlines only: str.splitlines would also cut at U+2028 and \x1c-\x1f inside a line)
+    cycles = [line for line in written.split("\n") if '"type":"cycle"' in line]
+    assert len(cycles) == 3 and cycles == [line for line in exported.split("\n") if '"type":"cycle"' in line]
+    assert all(json.loads(line)["goal"]["description"] == goal for line in cycles)
+    assert all(line == json.dumps(json.loads(line), ensure_ascii=False, separators=(",", ":")) for line in cycles)
+
+# ---- issue 25, worlds exported and swept: a trace or a worker's row is untrusted input ----
+# `world export` reads a trace file someone handed over; a sweep's rows come from workers.
+# Neither may crash the command, leave a half-written file, leak a credential into the spans,
+# or file a row that is not a world's.
+
+def _world_trace(tmp_path: Path) -> list[str]:
+    from akh_tui.engine.world import World, load_world
+
+    lines: list[str] = []
+    World(load_world("market"), lines=lines.append).run(3)
+    return lines
+
+
+@pytest.mark.parametrize("attack", ["deep-json", "huge-integer", "not-an-object", "no-header", "cycle-before-round"])
+def test_a_hostile_world_trace_is_refused_with_file_and_line_and_no_output(tmp_path, monkeypatch, capsys, attack):
+    from akh_tui.cli.root import main
+
+    lines = _world_trace(tmp_path)
+    bad = {"deep-json": "[" * 100_000 + "]" * 100_000, "huge-integer": '{"type": "ledger", "amount": ' + "9" * 5000 + "}",
+           "not-an-object": "[1, 2]"}
+    if attack in bad:
+        lines.insert(3, bad[attack])
+    elif attack == "no-header":
+        lines = lines[1:]
+    else:  # a record no world writes before its first round
+        lines.insert(1, next(x for x in lines if '"type":"cycle"' in x))
+    (tmp_path / "t.jsonl").write_text("\n".join(lines) + "\n")
+    monkeypatch.chdir(tmp_path)
+    rc = main(["world", "export", "t.jsonl", "-o", "out.json"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err and "t.jsonl" in err, err
+    assert not (tmp_path / "out.json").exists() and not list(tmp_path.glob(".out.json*"))
+
+
+def test_credentials_in_a_world_trace_never_reach_the_spans(tmp_path):
+    from akh_tui.engine.export.otel import to_otlp_json
+    from akh_tui.engine.export.otel_world import stream_world_spans
+
+    recs = [json.loads(x) for x in _world_trace(tmp_path)]
+    secret = "sk-proj-" + "A1b2C3d4" * 4
+    recs[0]["name"] = f"market https://alice:hunter22@example.com {secret}"
+    cyc = next(r for r in recs if r["type"] == "cycle")
+    cyc["act"]["output"] = f"Authorization: Bearer {'Z' * 24} token={secret}"
+    cyc["decide"]["input"] = secret
+    text = to_otlp_json(stream_world_spans(recs))
+    assert secret not in text and "hunter22" not in text and "Z" * 24 not in text
+    assert "[redacted]" in text
+
+
+def test_a_worker_cannot_file_a_scenario_row_or_a_negative_balance_for_a_world_cell(tmp_path):
+    from akh_tui.engine.sweep.file import parse_sweep, run_task
+    from akh_tui.engine.sweep.wire import decode_result, encode_result, refused_result
+
+    sweep = parse_sweep('name = "w"\nworld = "market"\nseeds = [0]\nrounds = 2\n[axes]\nlimits.actions = [3]\n',
+                        str(tmp_path / "s.toml"))
+    (task,) = sweep.tasks()
+    good = run_task(task)
+    assert decode_result(task, encode_result(good))["row"] == good["row"]
+    scenario_row = dict(good["row"])
+    for k in ("balances", "minted", "mints_held", "mints_won", "mint_winners", "goals", "max_balance", "min_balance",
+              "artifacts", "steps", "refused", "failed_steps", "rounds_run", "agents", "goals_total"):
+        scenario_row.pop(k)
+    scenario_row |= {"goal_cycles": {}, "mean_cycles_to_complete": None, "vetoes": 0, "biases": 0, "veto_counts": {},
+                     "bias_counts": {}, "tool_counts": {}, "archetypes": {}, "individuation": 0.0, "cycles_run": 2}
+    negative = json.loads(json.dumps(good["row"]))
+    negative["balances"]["bold"] = -1000
+    for forged in (scenario_row, negative):
+        from akh_tui.engine.sweep.wire import MalformedResult
+
+        with pytest.raises(MalformedResult):
+            decode_result(task, encode_result({"row": forged, "trace": good["trace"]}))
+        assert refused_result(task, "x")["row"]["status"] == "failed"
+
+
+# ---- issue 30, a hostile .soar file ----
+_SOAR_ATTACKS = {
+    "native-code": "load library /tmp/libevil",
+    "renamed-command": "alias innocent load library\ninnocent /tmp/libevil",
+    "write-a-log": "output log --add /tmp/akh-soar-attack.log",
+    "sourced-from-a-harmless-file": "source inner.soar",
+    "write-a-database": "smem --set database file\nsmem --set path /tmp/akh-soar-attack.db",
+    "a-rule-that-runs-a-command": "sp {x (state <s> ^superstate nil) --> (cmd |output log /tmp/akh-soar-attack.log|)}",
+    "a-nested-rule-command": "sp {y (state <s> ^superstate nil) --> (write (cmd output log /tmp/akh-soar-attack.log))}",
+}
+
+
+@pytest.mark.parametrize("attack", list(_SOAR_ATTACKS), ids=list(_SOAR_ATTACKS))
+def test_a_hostile_soar_file_is_refused_before_soar_sees_it(tmp_path: Path, cli, attack: str) -> None:
+    pytest.importorskip("soar_sml", reason="soar-sml is in the test extra")
+    (tmp_path / "inner.soar").write_text("load library /tmp/libevil\n", encoding="utf-8")
+    (tmp_path / "evil.soar").write_text("sp {ok (state <s>) --> (<s> ^a 1)}\n" + _SOAR_ATTACKS[attack] + "\n",
+                                        encoding="utf-8")
+    sc = tmp_path / "evil.toml"
+    sc.write_text('name = "evil"\narchitecture = "soar"\nproductions = "evil.soar"\n', encoding="utf-8")
+    err = " ".join(cli("agent", "run", "--scenario", str(sc), check_rc=2).stderr.split())
+    assert "refused: a Soar file may load native code" in err and "not a trusted folder" in err
+    assert not Path("/tmp/akh-soar-attack.log").exists() and not Path("/tmp/akh-soar-attack.db").exists()
+
+
+def test_a_soar_agent_cannot_carry_a_secret_to_the_output_or_the_trace(tmp_path: Path, cli) -> None:
+    pytest.importorskip("soar_sml", reason="soar-sml is in the test extra")
+    from akh_tui.engine.redaction import register_secret
+
+    secret = "soar-leak-81c2f0e7aa"
+    register_secret(secret)
+    (tmp_path / "leak.soar").write_text(
+        "sp {leak*propose (state <s> ^superstate nil -^done) --> (<s> ^operator <o> +) "
+        f"(<o> ^name say ^key |{secret}|)}}\n"
+        "sp {leak*apply (state <s> ^operator.name say) --> (<s> ^done yes) (halt)}\n", encoding="utf-8")
+    sc = tmp_path / "leak.toml"
+    sc.write_text('name = "leak"\narchitecture = "soar"\nproductions = "leak.soar"\n', encoding="utf-8")
+    trace = tmp_path / "t.jsonl"
+    out = cli("agent", "run", "--scenario", str(sc), "--json", "--trace", str(trace)).stdout
+    plain = cli("agent", "run", "--scenario", str(sc)).stdout
+    assert "say key [redacted]" in out and "[redacted]" in plain
+    assert secret not in out + plain + trace.read_text()
+
+# ---- issue 25, worlds recorded: a secret in a world file or an artifact never reaches the store or the trace ----
+
+def _every_value(db: Path) -> str:
+    """Every value of every table of a session store file (world tables included), as text."""
+    import sqlite3
+
+    con = sqlite3.connect(db)
+    try:
+        out: list[str] = []
+        for (table,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'"):
+            for row in con.execute(f"SELECT * FROM {table}"):
+                out.extend(v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v) for v in row)
+        return "\n".join(out)
+    finally:
+        con.close()
+
+
+def _recorded_world(tmp_path: Path, art: str, register: str | None = None) -> tuple[str, str]:
+    """The world run through the door with a trace: (the trace, every value of the store)."""
+    from akh_tui.engine.paths import Locations
+    from akh_tui.engine.redaction import register_secret
+    from akh_tui.engine.world import load_world
+    from akh_tui.engine.world.worldrun import WorldRun
+
+    spec = load_world(str(_world_dir(tmp_path, art)))
+    if register is not None:
+        register_secret(register)  # after the world file was read: only the writers can mask it now
+    r = WorldRun.start(Locations(tmp_path / "data", tmp_path / "c.toml"), spec, trace=tmp_path / "t.jsonl")
+    r.run()
+    r.close()
+    trace = (tmp_path / "t.jsonl").read_text(encoding="utf-8")
+    assert '"read_artifact"' in trace
+    return trace, _every_value(tmp_path / "data" / "session.db")
+
+
+def test_world_credential_shapes_in_a_world_file_and_its_artifacts_never_reach_store_or_trace(tmp_path: Path) -> None:
+    """Credential shapes in a world file's artifact text and in an artifact's triples are
+    masked where they enter (at load): not in the steps, the saved states, the header or the trace."""
+    shaped = "ghp_" + "Z9" * 15
+    (tmp_path / "leak.tsv").write_text(f"aurora\tmoors-at\t{shaped}\n", encoding="utf-8")
+    art = ('[[artifacts]]\nid = "notes"\ntext = "aurora moors at berth; api_key=sk-proj-abcdef123456"\n'
+           '[[artifacts]]\nid = "leaky"\ntriples = "leak.tsv"\n')
+    trace, store = _recorded_world(tmp_path, art)
+    assert "[redacted]" in trace
+    for where in (trace, store):
+        assert shaped not in where and "sk-proj-abcdef123456" not in where
+
+
+def test_world_a_secret_registered_after_the_world_file_was_read_never_reaches_store_or_trace(tmp_path: Path) -> None:
+    later = "late-registered-4d1c8e"
+    trace, store = _recorded_world(tmp_path, f'[[artifacts]]\nid = "notes"\ntext = "aurora moors at berth {later}"\n',
+                                   register=later)
+    assert "[redacted]" in trace
+    assert later not in trace and later not in store

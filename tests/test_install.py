@@ -50,7 +50,9 @@ def test_the_wheel_carries_the_package_data(installed):
     pkg = site / "akh_tui"
     for rel in ("data/scenarios/zoo.toml", "data/scenarios/solar.toml", "data/scenarios/shadow.toml",
                 "data/kg/zoo.tsv", "data/rules/biology.toml", "data/psyche/default.toml",
-                "themes/akh-dark.toml", "themes/akh-light.toml", "tui/workbench.tcss"):
+                "themes/akh-dark.toml", "themes/akh-light.toml", "tui/workbench.tcss",
+                "data/scenarios/water-jug.toml", "data/soar/water-jug.soar", "data/soar/blocks-world.soar",
+                "data/soar/trader.soar", "data/kg/water-jug.tsv"):
         assert (pkg / rel).is_file(), f"{rel} is missing from the installed package"
 
 

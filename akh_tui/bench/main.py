@@ -22,8 +22,10 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from . import recording
 from .rows import table_json, tables as registered_tables
 from .stream import command_peak_mb, spread, stream_figures, stream_rows
+from .world import world_figures, world_rows
 from ..engine.cycle.agent import Agent
 from ..engine.config import AgentConfig
 from ..engine.runs.run import Run
@@ -588,14 +590,17 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
     if ui:
         results["ui"] = ui_figures(1.5 if quick else 4.0)
     results["hostile"] = hostile_figures(quick)
+    results["soar"] = __import__("akh_tui.bench.soar", fromlist=["soar_figures"]).soar_figures(quick)  # issue 30
     with tempfile.TemporaryDirectory() as tmp:
         results["history"] = history_figures(1000 if quick else 10_000, Path(tmp))
         results["store"] = store_figures(quick, Path(tmp), soak)
+        results["recording"] = recording.figures(quick, Path(tmp) / "recording", demo_agent, generated_agent)
         results["plots"] = plots_figures(Path(tmp) / "history.db")
         results["rewind_big"] = rewind_big_figures(quick, Path(tmp))
         # issue 23: streamed OTLP JSON and reports; 100,000 cycles take minutes (--soak)
         sizes = (200, 1000) if quick else (1000, 10_000) + ((100_000,) if soak else ())
         results["stream"] = stream_figures(sizes, Path(tmp) / "stream", runs=1 if quick else 3)
+        results["world"] = world_figures(quick, Path(tmp) / "world", demo_agent, ENDLESS, rss_mb)
         trace = Path(tmp) / "trace.jsonl"
         demo = time_cycles(demo_agent(), n_timed, trace)
         results["demo"] = {"cycles": len(demo), "median_ms": statistics.median(demo), "p99_ms": pct(demo, 99),
@@ -686,7 +691,11 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
               "≤ 200 MB (constant)")
     t.add_row("`sessions export` time (1M cycles, projected)", f"{k['export_s']['median']:.1f} s "
               f"({k['export_s_projected_1m']:.0f} s)", "")
-    for row in stream_rows(results["stream"]):
+    for row in stream_rows(results["stream"]) + world_rows(results["world"]):
+        t.add_row(*row)
+    for row in recording.rows(results["recording"]):
+        t.add_row(*row)
+    for row in __import__("akh_tui.bench.soar", fromlist=["soar_rows"]).soar_rows(results.get("soar")):
         t.add_row(*row)
     pf = results["plots"]
 

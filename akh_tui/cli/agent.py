@@ -16,6 +16,7 @@ from rich.text import Text
 from .. import engine  # the face: each name loads on first use, so `--help` (which builds this parser) loads none
 from ..engine import InputError
 from .argtypes import Subcommands
+from .soar import add_compare, cmd_compare
 
 PROGRESS_FROM = 50  # runs at least this long show a progress bar (on a terminal)
 
@@ -44,6 +45,10 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
                           "llm (the model of the user config's [llm] table), or a plugin: an akh_tui.deciders entry point "
                           "name or 'module:attr'")
     _person_flags(run)
+    run.add_argument("--select", action="append", default=[], metavar="DECISION=OPERATOR",
+                     help="a Soar scenario: select OPERATOR (its id, e.g. O4) at that decision instead of Soar's "
+                          "own pick (`decide select`); repeatable")
+    add_compare(asub, common)  # a Soar and an OODA agent on one puzzle (cli/soar.py)
 
     cyc = asub.add_parser("cycle", parents=[common], help="run one cycle, adding the goal if it is new")
     cyc.add_argument("--goal", required=True)
@@ -80,10 +85,13 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     exp = asub.add_parser("explain", parents=[common], help="why a goal is not done: each criterion found or missing, "
                                                            "and what would find it")
     exp.add_argument("--goal", required=True, metavar="N", help="the goal's number")
+    exp.add_argument("--agent", metavar="ID", help="an agent of the data dir's current world (`world run`), not the current run")
     why = asub.add_parser("why", parents=[common], help="why a cycle's tool was chosen, or why another was not "
                                                        "(from the record)")
     why.add_argument("--cycle", type=positive, required=True)
     why.add_argument("--tool", help="explain why this tool was not chosen, and what change could have made it win")
+    why.add_argument("--agent", metavar="ID", help="an agent of the data dir's current world (`world run`); --cycle is "
+                                                   "its own cycle number")
     syn = asub.add_parser("synthesize", parents=[common], help="a goal's findings in the persona's grammar")
     syn.add_argument("--goal", required=True, metavar="N", help="the goal's number")
     syn.add_argument("--grammar", help="narrative, formal, terse, or a grammar TOML file (default: the persona's "
@@ -114,7 +122,7 @@ def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
     fn = {
         "run": cmd_run, "cycle": cmd_cycle, "resume": cmd_resume, "plan": cmd_plan,
         "reflect": cmd_reflect, "consolidate": cmd_consolidate, "recall": cmd_recall, "fork": cmd_fork,
-        "explain": cmd_explain, "why": cmd_why, "synthesize": cmd_synthesize,
+        "explain": cmd_explain, "why": cmd_why, "synthesize": cmd_synthesize, "compare": cmd_compare,
     }[args.agent_command]
     return fn(args, out, err)
 
@@ -206,6 +214,14 @@ def _ask_answer(w: dict, err: Console) -> list[str]:
 
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     _check_trace_path(args.trace)
+    soar = engine.find_soar(args.scenario)  # a Soar agent's scenario: its own loop (cli/soar.py)
+    if soar is not None:
+        from .soar import cmd_run_soar
+
+        return cmd_run_soar(args, soar, out, err)
+    if args.select:
+        raise InputError("selects an operator of a Soar scenario; an OODA run is steered with --approve "
+                         "(reject is the user's veto)", field="--select")
     breaks = [engine.parse_breakpoint(b, tools=None) for b in args.breaks]  # before anything runs or is written
     goals = None
     if args.goals is not None:
@@ -428,6 +444,15 @@ def _only_read(args: argparse.Namespace, ask: Callable[[engine.Run], T]) -> T:
         run.close(checkpoint=False)
 
 
+def _world_read(args: argparse.Namespace, ask: Callable[[engine.WorldRun], T]) -> T:
+    """`ask(world)` on the data dir's current world, opened read-only."""
+    w = engine.WorldRun.open_readonly(locations(args))
+    try:
+        return ask(w)
+    finally:
+        w.close()
+
+
 def cmd_recall(args: argparse.Namespace, out: Console, err: Console) -> int:
     found = _only_read(args, lambda run: run.recall(args.query, args.top_k))
     if args.json:
@@ -499,7 +524,10 @@ def _print_lines(out: Console, lines: list[str]) -> None:
 def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Why a goal is (not) done, per criterion."""
     gid = _goal_id(args.goal)
-    info = _only_read(args, lambda run: run.explain_goal(gid))
+    if args.agent:
+        info = _world_read(args, lambda w: w.explain_goal(args.agent, gid))
+    else:
+        info = _only_read(args, lambda run: run.explain_goal(gid))
     if args.json:
         print(json.dumps(info))
     else:
@@ -509,7 +537,10 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def cmd_why(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Why the cycle's tool was chosen, or why --tool was not: from the record alone."""
-    info = _only_read(args, lambda run: run.why(args.cycle, args.tool))
+    if args.agent:
+        info = _world_read(args, lambda w: w.why(args.agent, args.cycle, args.tool))
+    else:
+        info = _only_read(args, lambda run: run.why(args.cycle, args.tool))
     if args.json:
         print(json.dumps(info))
     else:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Iterator
 
 if TYPE_CHECKING:
-    from ..engine import Sessions
+    from ..engine import Sessions, SoarRun
 
 from rich.console import Console
 from rich.text import Text
@@ -273,6 +273,26 @@ def workbench_shots(sessions: "Sessions", run: int, branch_name: str, cycles: li
         return asyncio.run(shoot(trace))
 
 
+def _check_soar(run: "SoarRun", args, out: Console) -> int:
+    """A Soar trace checked: its scenario rerun with its seed and selections, each decision
+    compared with the recorded one; exit 0 when all are the same, EXIT_CHANGED when not."""
+    n = len(run.expected or [])
+    try:
+        while run.decision < n and run.divergence is None and run.step() is not None:
+            pass
+    finally:
+        run.close()
+    short = run.divergence is None and run.decision < n
+    why = run.divergence or (f"the rerun halted after {run.decision} of {n} decisions" if short else None)
+    if args.json:
+        print(json.dumps({"architecture": "soar", "decisions": n, "same": why is None, "changed": why}))
+    elif why is None:
+        out.print(Text(f"all {n} decisions as recorded", style="green"))
+    else:
+        out.print(Text(f"changed: {why}", style="bold red"))
+    return 0 if why is None else EXIT_CHANGED
+
+
 def cmd_check(args, out: Console, err: Console) -> int:
     from .trust import checking
     from ..engine import check_pin
@@ -280,6 +300,11 @@ def cmd_check(args, out: Console, err: Console) -> int:
 
     checking()  # a pin is a file someone handed out: only folders trusted already may run code
     path = Path(args.file)
+    from ..engine import replay_soar_trace
+
+    soar = replay_soar_trace(path)  # a Soar run's trace is its pin: every decision rerun and compared
+    if soar is not None:
+        return _check_soar(soar, args, out)
     pin = pins.load_pin(path)
     result = check_pin(pin, path)
     if args.json:

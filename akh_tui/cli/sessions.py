@@ -19,6 +19,16 @@ if TYPE_CHECKING:
     from ..engine import Sessions
 
 
+def run_or_world(text: str) -> "int | str":
+    """A run id, or `wN` for a world run (`sessions list` shows both)."""
+    t = text.strip()
+    if t.isdigit():
+        return int(t)
+    if t[:1] in ("w", "W") and t[1:].isdigit():
+        return t.lower()
+    raise argparse.ArgumentTypeError(f"expected a run id (like 3) or a world (like w1), got {text!r}")
+
+
 def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("sessions", help="runs and branches in the session store; export and import JSONL traces")
     p.set_defaults(handler=dispatch)  # pin, report and export's OpenTelemetry formats go on to classroom.py
@@ -26,8 +36,8 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     ssub.add_parser("list", parents=[common], help="every run: scenario, seed, branches, cycles")
     show = ssub.add_parser("show", parents=[common], help="one run: its branches (parent, fork cycle, edits) and goals")
     show.add_argument("run", type=int, metavar="RUN", help="run id (see `sessions list`)")
-    exp = ssub.add_parser("export", parents=[common], help="write a branch of a run as a JSONL trace")
-    exp.add_argument("run", type=int, metavar="RUN")
+    exp = ssub.add_parser("export", parents=[common], help="write a branch of a run (or a world: wN) as a JSONL trace")
+    exp.add_argument("run", type=run_or_world, metavar="RUN", help="a run id, or wN for world N (`sessions list`)")
     exp.add_argument("--branch", default="main", help="branch name (default: main)")
     exp.add_argument("-o", "--output", default="-", help="file to write (default: standard output)")
     cli_classroom.add_session_parsers(ssub, common, export=exp)  # export --format otlp…, pin, report
@@ -39,7 +49,7 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     find.add_argument("--branch", default="main", help="branch name (default: main)")
     cmp = ssub.add_parser("compare", parents=[common],
                           help="two runs or branches side by side: the first cycle they chose differently, and why")
-    cmp.add_argument("a", metavar="RUN[:BRANCH]", help="e.g. 1 (its main branch) or 1:bold")
+    cmp.add_argument("a", metavar="RUN[:BRANCH]", help="e.g. 1 (its main branch) or 1:bold; a world: w1 or w1:calm")
     cmp.add_argument("b", metavar="RUN[:BRANCH]")
     ssub.add_parser("check", parents=[common],
                     help="full integrity check of the store: SQLite's own, then every record's checksum (reads it all)")
@@ -63,7 +73,12 @@ def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_list(sessions: Sessions, args, out: Console, err: Console) -> int:
+    from ..engine import Locations, list_worlds
+
     runs = sessions.runs()
+    worlds = list_worlds(Locations.resolve(args.data_dir))
+    if worlds and not args.json:
+        _print_worlds(out, worlds)
     if args.json:
         print(json.dumps([{k: r.get(k) for k in ("id", "name", "scenario", "seed", "decider", "imported_from",
                                                   "goals_done", "goals_top")}
@@ -71,7 +86,8 @@ def cmd_list(sessions: Sessions, args, out: Console, err: Console) -> int:
                                           for b in r["branches"]]} for r in runs]))
         return 0
     if not runs:
-        out.print(Text("no runs in this store"))
+        if not worlds:
+            out.print(Text("no runs in this store"))
         return 0
     t = Table(title=f"Runs in {sessions.where}")
     for col in ("run", "scenario", "seed", "decider", "branches", "cycles (main)", "goals done", "note"):
@@ -87,6 +103,17 @@ def cmd_list(sessions: Sessions, args, out: Console, err: Console) -> int:
                   f"{r['goals_done']}/{r['goals_top']}", Text(note, style="bold" if current else "dim"))
     out.print(t)
     return 0
+
+
+def _print_worlds(out: Console, worlds: list[dict]) -> None:
+    t = Table(title="Worlds (sessions export wN, sessions compare wN:A wN:B)")
+    for col in ("world", "name", "seed", "branches", "steps (main)", "note"):
+        t.add_column(col)
+    for w in worlds:
+        current = any(b["current"] for b in w["branches"])
+        t.add_row(f"w{w['id']}", Text(str(w["name"])), str(w["seed"]), Text(", ".join(b["name"] for b in w["branches"])),
+                  str(w["branches"][0]["steps"]), Text("current" if current else "", style="bold"))
+    out.print(t)
 
 
 def cmd_show(sessions: Sessions, args, out: Console, err: Console) -> int:
@@ -112,6 +139,16 @@ def cmd_show(sessions: Sessions, args, out: Console, err: Console) -> int:
 
 def cmd_export(sessions: Sessions, args, out: Console, err: Console) -> int:
     target = sys.stdout if args.output == "-" else args.output
+    if isinstance(args.run, str):  # a world: its §13 trace
+        from ..engine import Locations, export_world
+
+        ref = f"{args.run}:{args.branch}"
+        n = export_world(Locations.resolve(args.data_dir), ref, target)
+        if args.json and args.output != "-":
+            print(json.dumps({"world": args.run, "branch": args.branch, "steps": n, "file": args.output}))
+        elif args.output != "-":
+            err.print(Text(f"wrote {n} step(s) of world {args.run} branch {args.branch} to {args.output}"))
+        return 0
     n = sessions.export(args.run, args.branch, target)
     if args.json and args.output != "-":  # on standard output the trace itself is the JSON
         print(json.dumps({"run": args.run, "branch": args.branch, "cycles": n, "file": args.output}))
@@ -145,6 +182,10 @@ def cmd_search(sessions: Sessions, args, out: Console, err: Console) -> int:
 
 
 def cmd_compare(sessions: Sessions, args, out: Console, err: Console) -> int:
+    from ..engine import is_world_ref
+
+    if is_world_ref(args.a) or is_world_ref(args.b):
+        return _compare_worlds(args, out)
     result = sessions.compare(args.a, args.b)
     name_a, name_b = result["a_name"], result["b_name"]
     if args.json:
@@ -164,6 +205,29 @@ def cmd_compare(sessions: Sessions, args, out: Console, err: Console) -> int:
     for name, o in ((name_a, result["a"]), (name_b, result["b"])):
         out.print(Text(f"{name}: {o['cycles']} cycles, completed: {', '.join(o['completed']) or 'none'}"
                        + (f"; failed: {', '.join(o['failed'])}" if o["failed"] else "")))
+    return 0
+
+
+def _compare_worlds(args, out: Console) -> int:
+    from ..engine import Locations, compare_worlds
+
+    result = compare_worlds(Locations.resolve(args.data_dir), args.a, args.b)
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    name_a, name_b, first = result["a_name"], result["b_name"], result["first_divergence"]
+    if first is None:
+        out.print(Text(f"{name_a} and {name_b} are the same in every common step", style="green"))
+    else:
+        a, b = first["a"], first["b"]
+        where = a["name"] if a["name"] == b["name"] else f"{a['name']} vs {b['name']}"
+        out.print(Text(f"first divergence at step {first['step']} ({where}), agent "
+                       f"{a['agent'] if a['agent'] == b['agent'] else a['agent'] + ' vs ' + str(b['agent'])}",
+                       style="bold yellow"))
+        for name, side in ((name_a, a), (name_b, b)):
+            out.print(Text(f"  {name:<14} {side['name']:<14} {side['tool']}({side['input'] or ''}) -> {side['progress']}"))
+        out.print(Text(f"  differs in: {', '.join(first['differs_in'])}"))
+    out.print(Text(f"{name_a}: {result['a']['steps']} steps; {name_b}: {result['b']['steps']} steps"))
     return 0
 
 

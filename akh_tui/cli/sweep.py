@@ -156,6 +156,9 @@ def cmd_open(args: argparse.Namespace, out: Console) -> int:
     if args.print_trace:
         sys.stdout.write(text)
         return 0
+    if text.startswith('{"type":"world"'):  # a cell of a sweep over a world: the workbench replays single runs
+        raise InputError(f"run {rid} is a world's (a sweep over a world): `sweep open {args.dir} {rid} --print` "
+                         f"prints its trace, and `world export` turns that trace into spans", field="RUN")
     from ..tui.app import run
 
     # the workbench's replay reads a trace file: the stored trace goes to a private temp file

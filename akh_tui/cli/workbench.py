@@ -8,6 +8,7 @@ from typing import Any
 
 from rich.console import Console
 
+from .. import engine
 from ..engine import InputError
 from .argtypes import Subcommands
 
@@ -24,6 +25,11 @@ def start_workbench(args: argparse.Namespace, out: Console, err: Console) -> int
 
     if args.resume and (args.scenario or args.seed is not None):
         raise InputError("--resume continues the stored run: it takes no --scenario or --seed", field="--resume")
+    soar = engine.find_soar(args.scenario) if args.scenario and not args.resume else None
+    if soar is not None:  # a Soar agent: its own panes (tui/soar_app.py)
+        from ..tui.soar_app import run_soar
+
+        return run_soar(soar, args.seed)
     locations = Locations.resolve(getattr(args, "data_dir", None))
     if not args.resume:
         locations.ensure_data_dir()
@@ -31,6 +37,14 @@ def start_workbench(args: argparse.Namespace, out: Console, err: Console) -> int
 
 
 def open_trace(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from pathlib import Path
+
     from ..tui.app import run
+
+    soar = engine.replay_soar_trace(Path(args.file))  # a Soar run's trace: run again and checked
+    if soar is not None:
+        from ..tui.soar_app import run_soar
+
+        return run_soar(soar.scenario, soar.seed, soar, replay_of=Path(args.file).name)
 
     return run(trace_file=args.file)

@@ -22,19 +22,50 @@ EXIT_INVARIANT = 1
 
 
 def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
-    """Add `world check` and `world run` to the main CLI's subparsers."""
+    """Add the `world` commands to the main CLI's subparsers."""
     p = sub.add_parser("world", help="worlds: several agents in one deterministic world (SPEC §13)")
     p.set_defaults(handler=dispatch)
     wsub = p.add_subparsers(dest="world_command", required=True)
     chk = wsub.add_parser("check", help="validate a world file and every file it names")
     chk.add_argument("file", metavar="FILE", help="a bundled world name or a path to a .toml file")
     chk.add_argument("--json", action="store_true")
-    run = wsub.add_parser("run", help="run a world headless: one line per agent step, then a summary")
+    run = wsub.add_parser("run", parents=[common], help="run a world headless, recorded in the data dir: one line per "
+                                                        "agent step, then a summary (continues an unfinished world)")
     run.add_argument("file", metavar="FILE", help="a bundled world name or a path to a .toml file")
-    run.add_argument("--rounds", metavar="N", help="rounds to run, >= 1 (default: the file's [world].rounds)")
+    run.add_argument("--rounds", metavar="N", help="rounds to run, >= 1 (default: the file's [world].rounds; N more "
+                                                   "on a continued world)")
     run.add_argument("--seed", metavar="N", help="replaces the world seed and every default agent seed")
     run.add_argument("--trace", metavar="PATH", help="write the world trace (JSON Lines) here")
-    run.add_argument("--json", action="store_true", help="machine-readable output: one JSON object per step, then the summary")
+    run.add_argument("--fresh", action="store_true", help="start a new world even if the current one can continue")
+    exp = wsub.add_parser("export", help="a world trace as OpenTelemetry spans: a span per round and per agent step")
+    exp.add_argument("trace", metavar="TRACE", help="a world trace file (from `world run --trace`)")
+    exp.add_argument("--format", choices=("otlp", "otlp-json"), default="otlp-json",
+                     help="otlp: send the spans to --endpoint (OTLP/HTTP); otlp-json: write them as OTLP JSON (default)")
+    exp.add_argument("--endpoint", help="OTLP/HTTP traces URL for --format otlp, e.g. http://127.0.0.1:6006/v1/traces")
+    exp.add_argument("--header", action="append", default=[], metavar="KEY=VALUE",
+                     help="an HTTP header for --format otlp (e.g. Authorization=Basic …); repeatable")
+    exp.add_argument("--start", metavar="TIME",
+                     help="when the world's clock 0 is in the exported spans (ISO 8601; default 2025-01-01T00:00:00Z)")
+    exp.add_argument("-o", "--output", default="-", metavar="FILE", help="where --format otlp-json writes (default: stdout)")
+    exp.add_argument("--json", action="store_true", help="machine-readable summary line")
+
+    for name, what in (("show", "the recorded world: round, clock, balances, agents, branches"),
+                       ("ledger", "the recorded world's ledger entries, in order"),
+                       ("artifacts", "the recorded world's artifacts and their versions")):
+        r = wsub.add_parser(name, parents=[common], help=what)
+        r.add_argument("--branch", metavar="NAME", help="a branch of the current world (default: the current one)")
+        r.add_argument("--at", metavar="ROUND:AGENT", help="as it was right after this step (a rewind; nothing changes)")
+        if name == "ledger":
+            r.add_argument("--agent", metavar="ID", help="only entries from or to this account")
+    fork = wsub.add_parser("fork", parents=[common], help="a new branch of the current world after a step, with edits; "
+                                                          "`world run FILE` continues it")
+    fork.add_argument("--at", metavar="ROUND:AGENT", required=True, help="the step the branch follows")
+    fork.add_argument("--agent", metavar="ID", help="the agent --psyche and --disable edit")
+    fork.add_argument("--psyche", metavar="FILE", help="the agent's psyche from this TOML file")
+    fork.add_argument("--disable", metavar="TOOL", action="append", default=[], help="disable a tool for the agent (repeatable)")
+    fork.add_argument("--order", metavar="A,B,C", help="the order of the rest of the round (the agents still to act in it)")
+    fork.add_argument("--branch", metavar="NAME", help="fork this branch (default: the current one)")
+    fork.add_argument("--name", metavar="NAME", help="the new branch's name (default: fork-N)")
 
 
 def _count(value: str | None, flag: str, lo: int) -> int | None:
@@ -50,9 +81,11 @@ def _count(value: str | None, flag: str, lo: int) -> int | None:
 
 
 def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
-    """Run `world check` or `world run`; InputError goes up to the main CLI (exit 2)."""
-    from ..engine import InvariantViolation, World, load_world
+    """Run a `world` command; InputError goes up to the main CLI (exit 2)."""
+    from ..engine import load_world
 
+    if args.world_command == "export":
+        return cmd_export(args, out, err)
     if args.world_command == "check":
         spec = load_world(args.file)
         if args.json:
@@ -63,26 +96,25 @@ def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
             out.print(Text(f"world {spec.name}: {len(spec.agents)} agent(s) ({', '.join(a.id for a in spec.agents)}), "
                            f"{len(spec.artifacts)} artifact(s), {spec.rounds} rounds"))
         return 0
+    if args.world_command == "run":
+        return _run(args, out, err)
+    if args.world_command == "fork":
+        return _fork(args, out)
+    return _read(args, out)
+
+
+def _locations(args: argparse.Namespace) -> Any:
+    from ..engine import Locations
+
+    return Locations.resolve(getattr(args, "data_dir", None))
+
+
+def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ..engine import InvariantViolation, WorldRun
+
     rounds = _count(args.rounds, "--rounds", 1)
     seed = _count(args.seed, "--seed", 0)
-    spec = load_world(args.file)
-    if seed is not None:
-        spec = spec.with_seed(seed)
-    writer = None
-    if args.trace is not None:
-        from ..engine import TraceWriter
-
-        writer = TraceWriter(args.trace)
     as_json = bool(args.json)
-    llm = None
-    if any(a.decider == "llm" or (a.workflow and any(st.target == "llm" for st in a.workflow.steps if st.kind == "llm"))
-           for a in spec.agents):
-        from ..engine import UserConfig  # the llm decider's endpoint is the user's, as for a run
-
-        cfg = UserConfig.load()
-        if cfg.error:
-            raise InputError(cfg.error.removeprefix("config ignored: "), field="llm")
-        llm = cfg.llm
 
     def line(step: dict[str, Any]) -> None:
         if as_json:
@@ -91,24 +123,124 @@ def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
             out.print(Text(f"r{step['round']:<3} {step['agent']:<12} {step['action']:<22} {step['result']:<10} "
                            f"balance {step['balance']}"))
 
+    r = WorldRun.continue_or_start(_locations(args), args.file, seed, fresh=bool(args.fresh), trace=args.trace)
     try:
-        world = World(spec, lines=writer.write_line if writer is not None else None, llm=llm)
+        if r.note and not as_json:
+            err.print(Text(r.note, style="dim"))
         try:
-            ended = world.run(rounds, on_step=line)
+            ended = r.run(rounds, on_step=line)
         except InvariantViolation as exc:
             if as_json:
-                print(json.dumps({"error": str(exc), "round": world.round}), file=err.file)
+                print(json.dumps({"error": str(exc), "round": r.world.round}), file=err.file)
             else:
-                err.print(Text(f"error: round {world.round}: {exc}; nothing of that step was committed", style="bold red"))
+                err.print(Text(f"error: round {r.world.round}: {exc}; nothing of that step was committed", style="bold red"))
             return EXIT_INVARIANT
+        summary = r.world.summary() | {"ended": ended, "world": r.world_id, "branch": r.branch_name, "step": r.last_step}
     finally:
-        if writer is not None:
-            writer.close()
-    summary = world.summary() | {"ended": ended}
+        r.close()
     if as_json:
         print(json.dumps({"type": "summary", **summary}), file=out.file)
         return 0
     _print_summary(out, summary)
+    return 0
+
+
+def _open_at(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The recorded world (read-only) and the World at `--at` (or its last step)."""
+    from ..engine import WorldRun
+
+    r = WorldRun.open_readonly(_locations(args), branch=args.branch)
+    try:
+        return r, (r.world_at(r.step_number(args.at)) if args.at else r.world)
+    except BaseException:
+        r.close()
+        raise
+
+
+def _read(args: argparse.Namespace, out: Console) -> int:
+    """`world show`, `world ledger`, `world artifacts`."""
+    r, w = _open_at(args)
+    try:
+        if args.world_command == "show":
+            s = w.summary() | {"world": r.world_id, "name": r.spec.name, "file": r.meta["file"], "seed": r.meta["seed"],
+                               "branch": r.branch_name, "branches": r.branches(),
+                               "step": r.step_number(args.at) if args.at else r.last_step}
+            if args.json:
+                print(json.dumps(s), file=out.file)
+                return 0
+            out.print(Text(f"world {s['world']}: {s['name']} ({s['file']}, seed {s['seed']}), branch {s['branch']}, "
+                           f"step {s['step']}", style="bold"))
+            out.print(Text("branches: " + ", ".join(
+                f"{b['name']} ({b['steps']} steps" + (f", forked after step {b['fork_step']}" if b["fork_step"] is not None else "")
+                + (f", edits: {'; '.join(_edit_words(e) for e in b['edits'])}" if b["edits"] else "") + ")"
+                for b in s["branches"])))
+            _print_summary(out, s | {"ended": "round under way" if w.order is not None else
+                                     ("every agent is STOPPED" if w.over else f"{w.round} rounds")})
+            return 0
+        if args.world_command == "artifacts":
+            rows = [{"id": a.id, "owner": a.owner, "price": a.price, "tool": a.tool, "version": a.version,
+                     "kind": a.kind, "size": a.size} for a in w.artifacts]
+            if args.json:
+                print(json.dumps(rows), file=out.file)
+            else:
+                for a in rows:
+                    out.print(Text(f"{a['id']}@{a['version']}  owner {a['owner']}  price {a['price']}  "
+                                   f"{a['size']} {'chars' if a['kind'] == 'text' else 'triples'}"
+                                   + (f"  tool {a['tool']}" if a["tool"] else "")))
+                if not rows:
+                    out.print(Text("no artifacts"))
+            return 0
+        end = r.step_number(args.at) if args.at else None
+        entries = [json.loads(x) for row in r.steps(1, end) for x in row.lines if x.startswith('{"type":"ledger"')]
+        if args.agent:
+            entries = [e for e in entries if args.agent in (e["from"], e["to"])]
+        if args.json:
+            for e in entries:
+                print(json.dumps(e), file=out.file)
+        else:
+            for e in entries:
+                out.print(Text(f"r{e['round']:<3} {e['clock']:>8g}s  {e['from']:>10} -> {e['to']:<10} {e['amount']:>4}  "
+                               f"{e['why']}"))
+            out.print(Text(f"{len(entries)} entries; balances: "
+                           + ", ".join(f"{k} {v}" for k, v in w.ledger.snapshot().items()) + f"; minted {w.ledger.minted}"))
+        return 0
+    finally:
+        r.close()
+
+
+def _edit_words(e: dict[str, Any]) -> str:
+    if e["edit"] == "psyche":
+        return f"{e['agent']}'s psyche from {e['source']}"
+    if e["edit"] == "disable":
+        return f"{e['agent']} without {e['tool']}"
+    return f"round {e['round']} order {','.join(e['order'])}"
+
+
+def _fork(args: argparse.Namespace, out: Console) -> int:
+    from ..engine import DisableTool, SetOrder, SetPsyche, WorldRun, read_user_file
+
+    edits: list[Any] = []
+    if (args.psyche or args.disable) and not args.agent:
+        raise InputError("--psyche and --disable edit one agent: name it with --agent", field="--agent")
+    if args.psyche:
+        edits.append(SetPsyche(args.agent, read_user_file(args.psyche, "--psyche"), source=args.psyche))
+    edits += [DisableTool(args.agent, t) for t in args.disable]
+    if args.order:
+        edits.append(SetOrder(tuple(x.strip() for x in args.order.split(",") if x.strip())))
+    if not edits:
+        raise InputError("a fork needs an edit: --psyche, --disable or --order", field="--at")
+    r = WorldRun.resume(_locations(args), branch=args.branch)
+    try:
+        at = r.step_number(args.at)
+        r.fork(at, edits, args.name)
+        info = {"world": r.world_id, "branch": r.branch_name, "after_step": at, "at": args.at}
+    finally:
+        r.close()
+    if args.json:
+        print(json.dumps(info), file=out.file)
+    else:
+        out.print(Text(f"branch {info['branch']} of world {info['world']}: after step {at} ({args.at}), edits applied; "
+                       f"it is current: `akh-tui world run FILE` continues it"))
     return 0
 
 
@@ -128,3 +260,70 @@ def _print_summary(out: Console, s: dict[str, Any]) -> None:
         goals = "; ".join(f"#{g['id']} {g['description']} [{g['status']}]" for g in a["goals"])
         extra = f" ({a['crash_reason']})" if a["crash_reason"] else ""
         out.print(Text(f"{aid}: {a['state']}{extra}: {goals}"))
+
+
+def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """`world export TRACE`: the world run as OpenTelemetry spans (engine/export/otel_world.py),
+    streamed from the trace file a step at a time, sent to an OTLP/HTTP endpoint or written as
+    OTLP JSON; the same checks of the flags as `sessions export --format otlp…`."""
+    import sys
+    from pathlib import Path
+
+    from ..engine import otel, otel_world, world_trace_records
+    from .classroom import _headers, _redacted, _replacing
+
+    if args.format == "otlp" and not args.endpoint:
+        raise InputError("--format otlp needs --endpoint URL (e.g. http://127.0.0.1:6006/v1/traces)", field="--endpoint")
+    if args.format == "otlp" and args.output != "-":
+        raise InputError("--format otlp sends to --endpoint; -o goes with --format otlp-json", field="-o")
+    if args.format == "otlp-json" and (args.endpoint or args.header):
+        raise InputError("--endpoint and --header go with --format otlp; otlp-json writes to -o", field="--format")
+    headers = _headers(args.header)
+    if args.endpoint:
+        otel.check_endpoint(args.endpoint)
+    start = otel.parse_start(args.start)
+    # the header is read (and checked) before anything is sent or written
+    at = [0]
+    records = world_trace_records(args.trace, at)
+    first = next(records)
+    counted = {"steps": 0}
+
+    def items() -> Any:
+        yield first
+        for rec in records:
+            if rec.get("type") in ("cycle", "rate_limited"):
+                counted["steps"] += 1
+            yield rec
+
+    def spans_of() -> Any:
+        try:
+            yield from otel_world.stream_world_spans(items(), start_ns=start)
+        except InputError as exc:
+            if exc.file is not None:
+                raise
+            # the exporter's own refusal is about the record just read: name where it is
+            raise InputError(exc.message, file=args.trace, line=at[0], field=exc.field) from None
+
+    spans = spans_of()
+    if args.format == "otlp":
+        try:
+            n = otel.send_otlp(spans, args.endpoint, headers)
+        except OSError as exc:
+            err.print(Text(_redacted(f"error: {exc}"), style="bold red"))
+            return 1
+        where = _redacted(args.endpoint)
+    elif args.output == "-":
+        n = otel.write_otlp_json(spans, sys.stdout)
+        where = "-"
+    else:
+        try:
+            with _replacing(Path(args.output)) as fh:
+                n = otel.write_otlp_json(spans, fh)
+        except (OSError, ValueError) as exc:
+            raise InputError(f"cannot write: {getattr(exc, 'strerror', None) or exc}", file=args.output) from None
+        where = args.output
+    if args.json and where != "-":
+        print(json.dumps({"world": first.get("name"), "steps": counted["steps"], "spans": n, "to": where}), file=out.file)
+    elif where != "-":
+        err.print(Text(f"exported {counted['steps']} step(s) of world {first.get('name')} as {n} span(s) to {where}"))
+    return 0

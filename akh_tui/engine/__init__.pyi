@@ -31,6 +31,7 @@ from .sweep.file import load_sweep as load_sweep
 from .world.file import load_world as load_world
 from .paths import Locations as Locations
 from .export import otel as otel
+from .export import otel_world as otel_world
 from .sweep.store import OUTCOMES as OUTCOMES
 from .runs.breakpoints import parse_breakpoint as parse_breakpoint
 from .runs.approval import parse_rules as parse_rules
@@ -55,6 +56,11 @@ from .catalog import scenario_tool_rows as scenario_tool_rows
 from .config import SERVED_ENV as SERVED_ENV
 from .config import served_process as served_process
 from .runs.sessions import Sessions as Sessions
+from .soar.scenario import find_soar as find_soar
+from .soar.compare import compare_architectures as compare_architectures
+from .soar.compare import check_compare_names as check_compare_names
+from .soar.run import SoarRun as SoarRun
+from .soar.run import replay_soar_trace as replay_soar_trace
 from .runs.breakpoints import stop_phases as stop_phases
 from .errors import StoreBusy as StoreBusy
 from .errors import StoreDamaged as StoreDamaged
@@ -72,5 +78,24 @@ from .runs.userconfig import UserConfig as UserConfig
 from .explain.decision import why_chosen as why_chosen
 from .explain.decision import why_not_text as why_not_text
 from .world.world import World as World
+from .world.tracefile import world_trace_records as world_trace_records
 
-__all__ = ['AddGoal', 'answer_lines', 'Breakpoint', 'bundled_themes_dir', 'check_goal', 'check_pin', 'check_psyche', 'check_scheduler', 'check_url', 'CycleRecord', 'DANGEROUS_CAPABILITIES', 'decider_rows', 'DEFAULT_KI', 'DEFAULT_KP', 'DEFAULT_MAX_ITERATIONS', 'DEFAULT_PROMOTION_THRESHOLD', 'DEFAULT_RULES', 'DEFAULT_STALL_PATIENCE', 'DEFAULT_THRESHOLD', 'event_words', 'first_hit', 'ForkEditError', 'GraphOracle', 'InputError', 'InputWarning', 'InvariantViolation', 'load_scenario', 'load_sweep', 'load_world', 'Locations', 'otel', 'OUTCOMES', 'parse_breakpoint', 'parse_rules', 'parse_search', 'parse_toml', 'PHASES', 'pins', 'plugin_needs', 'Psyche', 'PsycheFileChanged', 'read_user_file', 'redact', 'redact_obj', 'register_secret', 'rerun', 'Run', 'run_sweep', 'SAFE_ENV', 'scenario_decider', 'scenario_tool_rows', 'SERVED_ENV', 'served_process', 'Sessions', 'stop_phases', 'StoreBusy', 'StoreDamaged', 'StoreLost', 'StoreWriteError', 'sweep_report', 'SweepStore', 'ThinkConfig', 'ThinkLoop', 'tokens', 'TOOL_NAMES', 'tool_rows', 'TraceWriter', 'trust', 'UserConfig', 'why_chosen', 'why_not_text', 'World']
+
+from .world.worldrun import WorldRun as WorldRun
+from .world.worldrun import WorldStep as WorldStep
+from .world.worldrun import parse_step_name as parse_step_name
+from .notebook import open_run as open_run
+from .notebook import open_world as open_world
+from .notebook import cycle_row as cycle_row
+from .notebook import cycle_rows as cycle_rows
+from .notebook import world_cycle_rows as world_cycle_rows
+from .notebook import ledger_rows as ledger_rows
+from .world.worldrun import is_world_ref as is_world_ref
+from .world.worldrun import list_worlds as list_worlds
+from .world.worldrun import export_world as export_world
+from .world.worldrun import compare_worlds as compare_worlds
+from .world.edits import SetPsyche as SetPsyche
+from .world.edits import DisableTool as DisableTool
+from .world.edits import SetOrder as SetOrder
+
+__all__ = ['AddGoal', 'answer_lines', 'Breakpoint', 'bundled_themes_dir', 'check_goal', 'check_pin', 'check_psyche', 'check_scheduler', 'check_url', 'CycleRecord', 'DANGEROUS_CAPABILITIES', 'decider_rows', 'DEFAULT_KI', 'DEFAULT_KP', 'DEFAULT_MAX_ITERATIONS', 'DEFAULT_PROMOTION_THRESHOLD', 'DEFAULT_RULES', 'DEFAULT_STALL_PATIENCE', 'DEFAULT_THRESHOLD', 'event_words', 'first_hit', 'ForkEditError', 'GraphOracle', 'InputError', 'InputWarning', 'InvariantViolation', 'load_scenario', 'load_sweep', 'load_world', 'Locations', 'otel', 'otel_world', 'OUTCOMES', 'parse_breakpoint', 'parse_rules', 'parse_search', 'parse_toml', 'PHASES', 'pins', 'plugin_needs', 'Psyche', 'PsycheFileChanged', 'read_user_file', 'redact', 'redact_obj', 'register_secret', 'rerun', 'Run', 'run_sweep', 'SAFE_ENV', 'scenario_decider', 'scenario_tool_rows', 'SERVED_ENV', 'served_process', 'Sessions', 'find_soar', 'compare_architectures', 'check_compare_names', 'SoarRun', 'replay_soar_trace', 'stop_phases', 'StoreBusy', 'StoreDamaged', 'StoreLost', 'StoreWriteError', 'sweep_report', 'SweepStore', 'ThinkConfig', 'ThinkLoop', 'tokens', 'TOOL_NAMES', 'tool_rows', 'TraceWriter', 'trust', 'UserConfig', 'why_chosen', 'why_not_text', 'World', 'world_trace_records', 'WorldRun', 'WorldStep', 'parse_step_name', 'open_run', 'open_world', 'cycle_row', 'cycle_rows', 'world_cycle_rows', 'ledger_rows', 'is_world_ref', 'list_worlds', 'export_world', 'compare_worlds', 'SetPsyche', 'DisableTool', 'SetOrder']

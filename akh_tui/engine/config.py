@@ -179,6 +179,9 @@ class AgentConfig:
                 if unknown:
                     raise InputError(f"unknown tool(s) {', '.join(unknown)} (known: {', '.join(tool_names)})",
                                      file=file, line=line, field=f"config.{key}")
+                if tool_names and set(tool_names) <= set(value):
+                    raise InputError("disables every tool: the agent could never act", file=file, line=line,
+                                     field=f"config.{key}")
             if key in RANGES:
                 lo, hi = RANGES[key]
                 if value < lo or (hi is not None and value > hi):

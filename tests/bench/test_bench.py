@@ -30,3 +30,31 @@ def test_load_part_loads_the_file_and_the_table_shows_figures_against_aims(tmp_p
     text = console.export_text()
     assert "demo graph: median cycle" in text and "≤ 0.5 ms" in text
     assert "load 2,000 triples: peak RSS" in text and "≤ 600 MB" in text
+
+
+def test_soar_rows_measure_bare_adapter_recorded_and_rewind() -> None:
+    """Issue 30's bench rows: each figure measured, the adapter within half of bare Soar."""
+    import pytest
+
+    pytest.importorskip("soar_sml", reason="soar-sml is in the test extra")
+    from akh_tui.bench.soar import soar_figures, soar_rows
+
+    res = soar_figures(quick=True)
+    assert res is not None and res["bare_per_cpu_s"] > 0 and set(res["rewind_ms"]) == {"1000", "10000"}
+    assert res["adapter_per_cpu_s"] >= 0.5 * res["bare_per_cpu_s"] * 0.6  # aim 0.5×; a busy machine's slack
+    labels = [r[0] for r in soar_rows(res)]
+    assert any("through the adapter" in x for x in labels) and any("10,000 decisions" in x for x in labels)
+
+
+def test_the_recording_rows_measure_each_way_against_the_engine_alone_in_the_same_round(tmp_path):
+    from akh_tui.bench import recording
+    from akh_tui.bench.main import demo_agent, generated_agent
+
+    res = recording.figures(True, tmp_path, demo_agent, generated_agent, rounds=2, cycles=40, big_triples=2000)
+    assert len(list((tmp_path).glob("store-*.db"))) == 2  # recorded into a store on disk, one per round
+    for way in ("store", "store_trace"):
+        assert res["ratio"][way]["min"] > 1  # recording is not free
+    assert 100 < res["record_bytes"]["median"] < 2000
+    rows = list(recording.rows(res))
+    assert [r[2] for r in rows if "÷ the engine alone" in r[0]] == ["≤ 1.3", ""]
+    assert any("2,000 triples" in r[0] and r[2] == "≤ 3 ms" for r in rows)

@@ -2,6 +2,7 @@
 
 import json
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -183,3 +184,25 @@ def test_tools_scenario_lists_its_plugin_tools(tmp_path):
     assert [r["tool"] for r in rows][-1] == "tide_table" and len(rows) == 12
     bad = _tools_at(tmp_path, "80", "--scenario", str(tmp_path / "missing.toml"))
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_a_scenario_that_leaves_no_tool_to_offer_is_an_error_naming_the_setting(cli, tmp_path):
+    """Every tool disabled is refused when the file is read; all but one that is never offered
+    (shell_exec with no allow-list) stops at the first cycle with exit 2, no traceback."""
+    from akh_tui.engine.tools.builtins import TOOL_NAMES
+
+    kg = Path(__file__).resolve().parents[2] / "akh_tui" / "data" / "kg" / "zoo.tsv"
+
+    def scenario(disabled: list[str]) -> Path:
+        p = tmp_path / f"s{len(disabled)}.toml"
+        p.write_text(f'name = "s"\nseed = 1\nkg = ["{kg}"]\n[config]\ndisabled_tools = {json.dumps(disabled)}\n'
+                     '[[goals]]\ndescription = "Find mammals"\n')
+        return p
+
+    every = scenario(list(TOOL_NAMES))
+    p = cli("agent", "run", "--scenario", str(every), "--max-cycles", "1", check_rc=2)
+    assert f"{every}:5: field 'config.disabled_tools': disables every tool" in " ".join(p.stderr.split())
+    p = cli("agent", "run", "--scenario", str(scenario([t for t in TOOL_NAMES if t != "shell_exec"])),
+            "--max-cycles", "1", check_rc=2)
+    assert "field 'config.disabled_tools': no tool is offered this cycle" in " ".join(p.stderr.split())
+    assert "Traceback" not in p.stderr

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..errors import InputError
+
 FACTORS = ("base", "recency", "novelty", "episodic", "pressure", "archetype", "plan")
 
 
@@ -56,6 +58,8 @@ def choose(candidates: list[Candidate]) -> Candidate:
     for c in candidates:
         if c.offered and (best is None or c.score > best.score):
             best = c
-    if best is None:  # kg_query is always offered unless read_kg is gated off
-        raise RuntimeError("no tool is offered: every capability is disabled")
+    if best is None:  # kg_query is always offered unless it or read_kg is switched off
+        # the user's settings left the agent nothing to do: theirs to change, not an engine fault
+        raise InputError("no tool is offered this cycle: the run's disabled tools and capabilities leave none "
+                         "(kg_query, offered whenever it may run, is among them)", field="config.disabled_tools")
     return best

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict, deque
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Iterable
 
 KIND_RELEVANCE = {
@@ -120,10 +120,10 @@ class Episode:
     tags: tuple[str, ...]  # tool names that worked, and entry kinds
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["learnings"] = list(self.learnings)
-        d["tags"] = list(self.tags)
-        return d
+        # written out rather than dataclasses.asdict (which deep-copies field by field): a
+        # world saves every agent's episodes, and asdict was most of that cost
+        return {"id": self.id, "cycle": self.cycle, "goal": self.goal, "summary": self.summary,
+                "learnings": list(self.learnings), "tags": list(self.tags)}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Episode":

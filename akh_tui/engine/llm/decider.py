@@ -793,6 +793,7 @@ class ScriptedProvider:
         self.replies = list(replies or [])
         self._responder = responder
         self._i = 0
+        self.rotation: dict[str, str | None] | None = None  # for_tools(rotate=True)'s last pick (a world saves it)
         self.calls: list[list[dict]] = []
 
     def complete(self, messages: list[dict]) -> tuple[str, int]:
@@ -843,7 +844,9 @@ class ScriptedProvider:
                 "action": {"tool": tool, "input": inputs.get(tool, "")},
             })
 
-        return cls(responder=respond)
+        provider = cls(responder=respond)
+        provider.rotation = state
+        return provider
 
 
 # ---- the decider --------------------------------------------------------------------------
@@ -866,6 +869,26 @@ class LLMDecider(ModelDecider):
     def decide(self, context: Mapping[str, Any]) -> dict[str, Any]:
         with self._lock:
             return self._decide(context)
+
+    def state(self) -> dict[str, Any]:
+        """What a world's saved state holds of this decider, for a rewind to replay its turns
+        exactly: the structured memory and failure history (both in the next prompt) and a
+        scripted provider's position in its replies and rotation."""
+        out: dict[str, Any] = {"memory": self.memory.to_dict(), "failures": list(self.failures)}
+        p = self.provider
+        if isinstance(p, ScriptedProvider):
+            out["scripted"] = {"i": p._i, "rotation": dict(p.rotation) if p.rotation is not None else None}
+        return out
+
+    def load_state(self, d: Mapping[str, Any]) -> None:
+        self.memory = StructuredMemory.from_dict(d["memory"])
+        self.failures = deque(d["failures"], maxlen=FAILURE_HISTORY)
+        p, sc = self.provider, d.get("scripted")
+        if isinstance(p, ScriptedProvider) and sc is not None:
+            p._i = sc["i"]
+            if p.rotation is not None and sc["rotation"] is not None:
+                p.rotation.clear()
+                p.rotation.update(sc["rotation"])
 
     def _decide(self, context: Mapping[str, Any]) -> dict[str, Any]:
         focus = context.get("focus") or {}

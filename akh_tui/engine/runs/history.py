@@ -7,7 +7,7 @@
 - **fork** rewinds, applies edits (psyche, archetype weights, goals, disabled tools) and goes on
   as a new branch, which records a `fork` event naming its parent and cycle.
 
-History lives in the session store (`session.py`): snapshots every `every` cycles, so
+History lives in the session store (`store/session.py`): snapshots every `every` cycles, so
 restoring a cycle replays at most `every - 1` cycles (a fork's first cycles may add the
 distance back to its parent's snapshot), and a branch shares its parent's history.
 """

@@ -126,6 +126,9 @@ def load_scenario(name_or_path: str) -> Scenario:
     def err(msg: str, fld: str) -> InputError:
         return InputError(msg, file=file, line=where.line(fld), field=fld)
 
+    if data.get("architecture") == "soar":  # engine/soar/scenario.py reads these
+        raise InputError("a Soar scenario: run it with `akh-tui agent run --scenario` (the OODA engine cannot open it)",
+                         file=file, line=where.line("architecture"), field="architecture")
     for key in data:
         if key not in TOP_KEYS:
             raise err(f"unknown key '{key}' (known: {', '.join(TOP_KEYS)})", key)

@@ -20,16 +20,19 @@ and left untouched, never replaced.
 
 Schema 3 keeps every cycle record, snapshot and head as zlib-compressed JSON
 with a CRC-32 of the stored bytes beside it, checked on every read: a flipped bit is reported
-with its run, branch and cycle instead of being replayed. Schema 4 (this version) adds a CRC-32
+with its run, branch and cycle instead of being replayed. Schema 4 adds a CRC-32
 to every other row a reader trusts (ROW_COLUMNS: the runs' metadata, branches, meta with its
 dictionaries, the graph additions, episodes, user inputs), over its key and its values. A
 writer about to continue a branch checks the snapshot it would restore from and the records
 after it (`verify_tail`) and refuses a branch damaged there or marked by `sessions check`
-(`refuse_marked`: the mark is a file beside the store, which is never written while damaged). The fields `sessions search` and the
-timeline filter on (tool, veto, goal, progress) have columns of their own. A snapshot leaves
+(`refuse_marked`: the mark is a file beside the store, which is never written while damaged).
+Schema 5 (this version) deflates cycle records against a steady-state record once a run is
+well in (codec.py); schema.py keeps the tables and each number's migration. The fields
+`sessions search` and the timeline filter on have columns of their own (schema.py,
+SEARCH_COLUMNS). A snapshot leaves
 out what those rows hold (the provenance of recent cycles, the last record: read back on a
 restore) and packs each goal's seen symbol ids (base64 gaps); older snapshots, which hold
-them in full, read as before. A schema-2 or -3 store
+them in full, read as before. A store of an older schema
 is migrated in place when it is opened for writing (a schema-2 store's old records keep no
 checksum; schema-3 rows get theirs from what they hold then); read-only
 commands read it as it is. Opening checks only the header and the file's length (a whole
@@ -41,18 +44,12 @@ the transaction was rolled back, so the store holds exactly the cycles it report
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import os
 import sqlite3
-import zlib
-from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, NoReturn
-
-import numpy as np
 
 from ..cycle.agent import Agent
 from ..config import served_process
@@ -60,12 +57,12 @@ from ..errors import BranchDamaged, InputError, StoreDamaged, StoreLost, StoreWr
 from ..knowledge.memory import Episode, EpisodicMemory
 from ..cycle.state import apply_kg_additions, core_state, restore, triple_row
 from ..redaction import redact, registered_in
-from .trace import Trace, dumps, redact_line
+from .codec import STEADY_CYCLE, TAG_KIND, WINDOW, SeenPacker, loads_rows, pack, store_json, unpack, unpack_ids
+from .lineage import INF, Segment, fork_bounds, segments
+from .schema import (BRANCH_TABLES, MIGRATIONS, READABLE_SCHEMAS, ROW_COLUMNS, ROW_CRC_FUNCTION, SCHEMA, SCHEMA_VERSION,
+                     SEARCH_LIST, SEARCH_NAMES, SEARCH_PATHS, TABLES, migration_steps, row_crc, search_columns)
+from .trace import Trace, redact_line
 
-SCHEMA_VERSION = "4"
-# 2: text records without checksums; 3: no checksum on the rows beside the records (runs,
-# branches, the graph, inputs, meta). Both are read as they are and migrated on write.
-READABLE_SCHEMAS = ("2", "3", "4")
 SNAPSHOT_EVERY = 25  # rewinding replays at most this many cycles minus one (plus a fork's lead-in)
 # A cycle that added this many triples (an infer_rules run deriving thousands) gets a snapshot
 # of its own, so that no rewind replays it: replaying it, and undoing it for the next rewind
@@ -73,248 +70,8 @@ SNAPSHOT_EVERY = 25  # rewinding replays at most this many cycles minus one (plu
 # 100,000-triple scenario. Such cycles are rare (rules reach their fixpoint), so the store
 # grows by a snapshot now and then; the other rewinds are unchanged.
 SNAPSHOT_AFTER_TRIPLES = 1000
-SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL, crc INTEGER);
-CREATE TABLE runs (id INTEGER PRIMARY KEY, meta TEXT NOT NULL, crc INTEGER);
-CREATE TABLE branches (id INTEGER PRIMARY KEY, run INTEGER NOT NULL, name TEXT NOT NULL, parent INTEGER,
-    fork_cycle INTEGER, fork_sizes TEXT, edits TEXT NOT NULL DEFAULT '[]', crc INTEGER, UNIQUE (run, name));
-CREATE TABLE symbols (branch INTEGER NOT NULL, id INTEGER NOT NULL, label TEXT NOT NULL, kind TEXT NOT NULL,
-    crc INTEGER, PRIMARY KEY (branch, id));
-CREATE TABLE triples (branch INTEGER NOT NULL, seq INTEGER NOT NULL, payload TEXT NOT NULL, crc INTEGER,
-    PRIMARY KEY (branch, seq));
-CREATE TABLE episodes (branch INTEGER NOT NULL, id INTEGER NOT NULL, payload TEXT NOT NULL, crc INTEGER,
-    PRIMARY KEY (branch, id));
-CREATE TABLE cycles (branch INTEGER NOT NULL, cycle INTEGER NOT NULL, record TEXT NOT NULL, crc INTEGER,
-    tool TEXT, vetoed INTEGER, veto TEXT, goal INTEGER, progress TEXT, PRIMARY KEY (branch, cycle));
-CREATE INDEX cycles_vetoed ON cycles (branch, cycle) WHERE vetoed;
-CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT, branch INTEGER NOT NULL, cycle INTEGER NOT NULL,
-    input INTEGER NOT NULL, event TEXT NOT NULL, crc INTEGER, type TEXT);
-CREATE INDEX events_by_branch ON events (branch, cycle);
-CREATE INDEX events_by_type ON events (branch, type);  -- resume reads the psyche edits only
-CREATE TABLE inputs (seq INTEGER PRIMARY KEY AUTOINCREMENT, branch INTEGER NOT NULL, cycle INTEGER NOT NULL,
-    kind TEXT NOT NULL, payload TEXT NOT NULL, crc INTEGER);
-CREATE INDEX inputs_by_branch ON inputs (branch, cycle);
-CREATE TABLE snapshots (branch INTEGER NOT NULL, cycle INTEGER NOT NULL, payload TEXT NOT NULL, crc INTEGER,
-    PRIMARY KEY (branch, cycle));
-CREATE TABLE heads (branch INTEGER PRIMARY KEY, cycle INTEGER NOT NULL, inputs_seq INTEGER NOT NULL, payload TEXT NOT NULL,
-    crc INTEGER);
-"""
-TABLES = ("meta", "runs", "branches", "symbols", "triples", "episodes", "cycles", "events", "inputs", "snapshots", "heads")
-BRANCH_TABLES = ("symbols", "triples", "episodes", "cycles", "events", "inputs", "snapshots", "heads")
-INF = 1 << 62
 DERIVED_PROVENANCE = ("AgentDecision", "ShadowVeto")  # provenance kinds a cycle row holds
 _KIND = attrgetter("kind")
-
-
-def _dump(obj: Any) -> str:
-    """The trace's encoder (a stored record is the trace's line, byte for byte), a registered
-    secret masked: every JSON value the store writes passes here."""
-    return redact_line(dumps(obj))
-
-
-def _loads_rows(rows: Iterable[tuple]) -> list:
-    """The JSON payloads of (payload,) rows, decoded in one call: a restore reads thousands
-    of small rows, and one parse of them joined costs about half of one parse each."""
-    return json.loads("[" + ",".join([r[0] for r in rows]) + "]")
-
-
-MIGRATE_2_TO_3 = """
-ALTER TABLE cycles ADD COLUMN crc INTEGER;
-ALTER TABLE cycles ADD COLUMN tool TEXT;
-ALTER TABLE cycles ADD COLUMN vetoed INTEGER;
-ALTER TABLE cycles ADD COLUMN veto TEXT;
-ALTER TABLE cycles ADD COLUMN goal INTEGER;
-ALTER TABLE cycles ADD COLUMN progress TEXT;
-UPDATE cycles SET tool = json_extract(record, '$.decide.tool'), vetoed = json_extract(record, '$.act.vetoed'),
-    veto = json_extract(record, '$.act.veto'), goal = json_extract(record, '$.goal.id'),
-    progress = json_extract(record, '$.act.progress');
-CREATE INDEX cycles_vetoed ON cycles (branch, cycle) WHERE vetoed;
-ALTER TABLE snapshots ADD COLUMN crc INTEGER;
-ALTER TABLE heads ADD COLUMN crc INTEGER;
-ALTER TABLE events ADD COLUMN crc INTEGER;
-ALTER TABLE events ADD COLUMN type TEXT;
-UPDATE events SET type = json_extract(event, '$.type');
-CREATE INDEX events_by_type ON events (branch, type);
-"""
-
-# Schema 4: the rows a reader trusts besides the records get a checksum too (a bit flipped in a
-# run's metadata was a JSONDecodeError, in the dictionary a traceback). A row's checksum covers
-# its key columns and its values (`row_crc`, in ROW_COLUMNS order), so a flipped key is caught
-# as well. Rows of an older store keep the checksum the migration computes from them as they are.
-ROW_COLUMNS = {
-    "meta": ("key", "value"),
-    "runs": ("id", "meta"),
-    "branches": ("id", "run", "name", "parent", "fork_cycle", "fork_sizes", "edits"),
-    "symbols": ("branch", "id", "label", "kind"),
-    "triples": ("branch", "seq", "payload"),
-    "episodes": ("branch", "id", "payload"),
-    "inputs": ("branch", "cycle", "kind", "payload"),  # not seq: it is numbered by the insert
-}
-MIGRATE_3_TO_4 = "".join(f"ALTER TABLE {t} ADD COLUMN crc INTEGER;\nUPDATE {t} SET crc = akh_row_crc({', '.join(cols)});\n"
-                         for t, cols in ROW_COLUMNS.items())
-
-
-def row_crc(*values: Any) -> int:
-    """The checksum of a row of ROW_COLUMNS: its values as text, separated by a unit
-    separator (a value of another type, say a flipped text turned integer, does not match)."""
-    return zlib.crc32("\x1f".join([v if isinstance(v, str) else repr(v) for v in values]).encode("utf-8", "surrogatepass"))
-
-
-# How a value is stored. Records of one store look alike (same keys, the same eleven tools
-# scored), so each kind is deflated against a preset dictionary: the store's first value of
-# that kind, kept in its meta table (a store always decodes with its own dictionary, whatever
-# a later version would pick). A record shrinks from ~5.4 KB of JSON to ~0.9 KB (plain zlib:
-# ~1.7 KB). The first byte says which: 0x78 plain zlib, DICT_TAG[kind] raw deflate + dictionary.
-DICT_TAG = {"cycle": 1, "state": 2, "event": 3}
-TAG_KIND = {v: k for k, v in DICT_TAG.items()}
-WINDOW = 32768  # deflate sees at most the dictionary's last 32 KB
-
-
-def pack(text: str, zdict: bytes | None = None, kind: str = "cycle") -> tuple[bytes, int]:
-    """A JSON text as stored (zlib level 1: a few tens of microseconds) and the CRC-32 of the
-    stored bytes."""
-    raw = text.encode("utf-8")
-    if zdict is None:
-        blob = zlib.compress(raw, 1)
-    else:
-        c = zlib.compressobj(1, zlib.DEFLATED, -15, zdict=zdict)
-        blob = bytes([DICT_TAG[kind]]) + c.compress(raw) + c.flush()
-    return blob, zlib.crc32(blob)
-
-
-def unpack(stored: bytes | str, crc: int | None, zdicts: "dict[str, bytes | None] | None" = None) -> str:
-    """The JSON text of a stored value; ValueError when its checksum or compression is off.
-    A schema-2 row (text, no checksum) is taken as it is (read as bytes: see `_v`)."""
-    if isinstance(stored, bytes) and crc is None:
-        try:
-            stored = stored.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"undecodable ({exc})") from None
-    if isinstance(stored, str):
-        if crc is not None and zlib.crc32(stored.encode("utf-8")) != crc:
-            raise ValueError("checksum mismatch")
-        return stored
-    if crc is not None and zlib.crc32(stored) != crc:
-        raise ValueError("checksum mismatch")
-    try:
-        kind = TAG_KIND.get(stored[0]) if stored else None
-        if kind is None:
-            return zlib.decompress(stored).decode("utf-8")
-        zdict = (zdicts or {}).get(kind)
-        if zdict is None:
-            raise ValueError(f"its {kind} dictionary is missing from the store")
-        d = zlib.decompressobj(-15, zdict=zdict)
-        out = d.decompress(stored[1:]) + d.flush()
-        if not d.eof:
-            raise ValueError("truncated")
-        return out.decode("utf-8")
-    except (zlib.error, UnicodeDecodeError) as exc:
-        raise ValueError(f"undecodable ({exc})") from None
-
-
-PACKED_IDS = 256  # a goal's seen symbols beyond this many are packed in snapshots
-
-
-def pack_ids(ids: "set[int]") -> "list[int] | dict":
-    """A set of symbol ids as a snapshot holds it: a sorted list when small; else packed, the
-    gaps between the sorted ids as little-endian 16- or 32-bit integers in base64. On a
-    100,000-triple graph a goal sees thousands of symbols, and sorting and writing them as
-    JSON numbers was most of a snapshot's cost."""
-    if len(ids) <= PACKED_IDS:
-        return sorted(ids)
-    arr = np.fromiter(ids, dtype=np.int64, count=len(ids))
-    arr.sort()
-    return _packed(arr)
-
-
-def _packed(arr: np.ndarray) -> "list[int] | dict":
-    """pack_ids of ids already sorted (unique) in an array."""
-    if arr[0] < 0 or arr[-1] >= 1 << 32:
-        return arr.tolist()  # ids no graph makes: left as a list
-    gaps = np.diff(arr, prepend=0)
-    dtype = "<u2" if gaps.max() < 1 << 16 else "<u4"
-    return {"gaps": dtype, "b64": base64.b64encode(gaps.astype(dtype).tobytes()).decode("ascii")}
-
-
-class SeenPacker:
-    """pack_ids for the goals of one run, snapshot after snapshot. A goal's seen symbols only
-    grow, and most snapshots find them as they were, so each goal's last packing is kept with
-    a copy of the ids it packed: unchanged, it is reused (one set comparison); grown, only the
-    new ids are merged into the sorted array. Whatever happened to the set, the packing is of
-    exactly its ids: the new ids plus the copy must make up the whole set, else it is packed
-    afresh."""
-
-    def __init__(self) -> None:
-        self._last: dict[int, tuple[set[int], np.ndarray, "list[int] | dict"]] = {}
-
-    def pack(self, goal_id: int, ids: "set[int]") -> "list[int] | dict":
-        if len(ids) <= PACKED_IDS:
-            self._last.pop(goal_id, None)
-            return sorted(ids)
-        last = self._last.get(goal_id)
-        if last is not None:
-            copy, arr, packed = last
-            if len(ids) == len(copy) and ids == copy:
-                return packed
-            new = ids - copy
-            if len(new) + len(copy) == len(ids):  # it grew: the copy is a subset
-                add = np.fromiter(new, dtype=np.int64, count=len(new))
-                add.sort()
-                arr = np.insert(arr, np.searchsorted(arr, add), add)
-                packed = _packed(arr)
-                copy |= new
-                self._last[goal_id] = (copy, arr, packed)
-                return packed
-        arr = np.fromiter(ids, dtype=np.int64, count=len(ids))
-        arr.sort()
-        packed = _packed(arr)
-        self._last[goal_id] = (set(ids), arr, packed)
-        return packed
-
-    def keep_only(self, goal_ids: "Iterable[int]") -> None:
-        """Forget goals that are gone (a rewind, another branch)."""
-        keep = set(goal_ids)
-        for gid in [g for g in self._last if g not in keep]:
-            del self._last[gid]
-
-
-def unpack_ids(packed: dict) -> list[int]:
-    """pack_ids's packed form back to the sorted ids; ValueError when it is malformed."""
-    if packed.get("gaps") not in ("<u2", "<u4"):
-        raise ValueError(f"unknown packed ids {packed.get('gaps')!r}")
-    try:
-        gaps = np.frombuffer(base64.b64decode(packed["b64"], validate=True), dtype=packed["gaps"])
-    except (binascii.Error, TypeError) as exc:
-        raise ValueError(f"packed ids unreadable ({exc})") from None
-    return np.cumsum(gaps, dtype=np.int64).tolist()
-
-
-def search_columns(record: Mapping[str, Any]) -> tuple:
-    """(tool, vetoed, veto, goal, progress): what search and the timeline filter on."""
-    act = record["act"]
-    return (record["decide"]["tool"], int(bool(act["vetoed"])), act.get("veto"), record["goal"]["id"],
-            act.get("progress"))
-
-
-@dataclass(frozen=True)
-class Segment:
-    """The part of a lineage one branch contributes: keys in [lo, hi) of each dimension."""
-
-    branch: int
-    lo: dict[str, int]
-    hi: dict[str, int]
-
-
-def fork_bounds(cycle: int, sizes: list[int]) -> dict[str, int]:
-    """What a branch forked after `cycle` takes from its parent (exclusive upper bounds): the
-    records and snapshots up to that cycle, the user inputs before it (those after it were the
-    parent's own), and the graph and episodes as they were then."""
-    n_sym, n_tri, next_episode = sizes
-    return {"cycles": cycle + 1, "snapshots": cycle + 1, "inputs": cycle, "symbols": n_sym,
-            "triples": n_tri, "episodes": next_episode, "events": cycle}
-
-
-DIMS = ("cycles", "snapshots", "inputs", "symbols", "triples", "episodes", "events")
 
 
 class SessionStore:
@@ -351,7 +108,7 @@ class SessionStore:
                 self.db = self._connect_readonly()
             else:
                 self.db = sqlite3.connect(str(self.path or ":memory:"), isolation_level=None, check_same_thread=False)
-                self.db.create_function("akh_row_crc", -1, row_crc, deterministic=True)  # for MIGRATE_3_TO_4
+                self.db.create_function(ROW_CRC_FUNCTION, -1, row_crc, deterministic=True)  # for migration 4
             if existed:
                 self._check()
             if not readonly:
@@ -413,8 +170,7 @@ class SessionStore:
         old = self.schema
         try:
             self.db.execute("BEGIN IMMEDIATE")
-            steps = ([MIGRATE_2_TO_3] if old == "2" else []) + [MIGRATE_3_TO_4]
-            for stmt in [x for step in steps for x in step.split(";") if x.strip()]:
+            for stmt in migration_steps(old):
                 self.db.execute(stmt)
             self._set_meta("schema", SCHEMA_VERSION)
             self.db.execute("COMMIT")
@@ -469,8 +225,9 @@ class SessionStore:
     def close(self) -> None:
         self.db.close()
 
-    def _tx(self):
-        return _Transaction(self)
+    def _tx(self, single: bool = False) -> "_Transaction":
+        """A write transaction; `single`: the caller writes one statement, its own transaction."""
+        return _Transaction(self, single)
 
     def _check_wal(self) -> None:
         """After a commit: the write-ahead log we wrote into must still be the one at its path.
@@ -680,7 +437,7 @@ class SessionStore:
         """Root first: which branch holds which keys of `branch`'s history."""
         if branch in self._lineages:
             return self._lineages[branch]
-        chain = []  # (branch id, bounds its parent contributes) from `branch` upward
+        chain: list[tuple[int, dict[str, int] | None]] = []  # (branch, the bounds its parent gives it), upward
         b = branch
         seen: set[int] = set()
         while b is not None:
@@ -697,20 +454,9 @@ class SessionStore:
                     self._bad_row(f"fork point of run {run}, branch {name!r}", run=run, branch=name, why="malformed")
                 if parent in seen:  # a flipped parent id must not loop forever
                     self._bad_row(f"parent of run {run}, branch {name!r}", run=run, branch=name, why="a loop")
-            chain.append((b, parent, bounds))
+            chain.append((b, bounds))
             b = parent
-        segments: list[Segment] = []
-        hi = {d: INF for d in DIMS}
-        for bid, _parent, bounds in chain:  # child first; an ancestor gives at most what its child took
-            segments.append(Segment(bid, {}, dict(hi)))
-            if bounds is not None:
-                hi = {d: min(hi[d], bounds[d]) for d in DIMS}
-        segments.reverse()
-        lo = {d: 0 for d in DIMS}
-        out = []
-        for seg in segments:
-            out.append(Segment(seg.branch, dict(lo), seg.hi))
-            lo = dict(seg.hi)
+        out = segments(chain)
         self._lineages[branch] = out
         return out
 
@@ -763,6 +509,21 @@ class SessionStore:
             self._zdicts[kind] = value.encode("utf-8")[-WINDOW:] if value is not None else None
         return self._zdicts[kind]
 
+    def _pack_cycle(self, text: str, cycle: int) -> tuple[bytes, int]:
+        """Pack a cycle record: against the steady-state dictionary once the store has one,
+        which the first record of STEADY_CYCLE or later becomes (schema 5); before that,
+        against the first record's, as schema 4 did."""
+        if self.schema != SCHEMA_VERSION:  # a read-only store never packs; a writer was migrated
+            return self._pack(text, "cycle")
+        text = redact_line(text)
+        steady = self._zdict("cycle.steady")
+        if steady is None and cycle >= self.STEADY_CYCLE:
+            self._set_meta("zdict.cycle.steady", text)
+            self._zdicts["cycle.steady"] = steady = text.encode("utf-8")[-WINDOW:]
+        if steady is not None:
+            return pack(text, steady, "cycle.steady")
+        return self._pack(text, "cycle")
+
     def _pack(self, text: str, kind: str) -> tuple[bytes, int]:
         """Pack for writing (inside a transaction): the first value of a kind becomes the
         store's dictionary for it. A registered secret (the API key) is masked first, in
@@ -796,6 +557,7 @@ class SessionStore:
             return self._decode(b, "cycle record", c, rec, crc)
         return None
 
+    STEADY_CYCLE = STEADY_CYCLE  # the first record this far in becomes the steady-state dictionary
     PAGE = 500  # records read per query: export and compare stream in constant memory
 
     def records(self, branch: int, start: int = 1, end: int = INF) -> Iterator[dict]:
@@ -920,12 +682,10 @@ class SessionStore:
                 out.append({"cycle": c, "tool": t, "progress": p, "vetoed": bool(v), "output": o})
         return out
 
-    _COLUMNS = {"tool": "$.decide.tool", "vetoed": "$.act.vetoed", "veto": "$.act.veto", "goal": "$.goal.id",
-                "progress": "$.act.progress"}
 
     def _col(self, name: str) -> str:
         """A searched field: its own column (schema 3), or json_extract over a schema-2 record."""
-        return name if self.schema != "2" else f"json_extract(record, '{self._COLUMNS[name]}')"
+        return name if self.schema != "2" else f"json_extract(record, '{SEARCH_PATHS[name]}')"
 
     def marks(self, branch: int, limit: int = 2000) -> dict[int, str]:
         """Cycles worth a mark on the timeline: the newest `limit` vetoes (!) and the lineage's
@@ -1035,16 +795,29 @@ class SessionStore:
         stored as following the cycle before it, so a rewind applies them before the cycle runs."""
         at = agent.cycle - 1 if inputs_before else agent.cycle
         added = len(agent.kg.log) - self._saved_triples
-        with self._tx():
+        snapshot = record is not None and (record["cycle"] % self.every == 0 or added >= SNAPSHOT_AFTER_TRIPLES)
+        # Most cycles write their record and nothing else (on the demo three in four): that one
+        # INSERT is a transaction of its own, without BEGIN and COMMIT around it (a third of
+        # what the transaction cost), and as atomic.
+        single = (record is not None and not snapshot and not events and not inputs and not agent.episodic.new
+                  and added == 0 and len(agent.kg.symbols) == self._saved_symbols
+                  and self._cycle_dictionary_kept(record["cycle"]))
+        with self._tx(single):
             self._write(agent, record, events, input_events, text)
             for kind, payload in inputs:
                 self._put_input(self.current(), at, kind, payload)
-            if record is not None and (record["cycle"] % self.every == 0 or added >= SNAPSHOT_AFTER_TRIPLES):
+            if snapshot:
                 self._snapshot(agent, record)
+
+    def _cycle_dictionary_kept(self, cycle: int) -> bool:
+        """Whether packing the record of `cycle` writes no dictionary into meta (see _pack_cycle)."""
+        if self._zdict("cycle.steady") is not None:
+            return True
+        return cycle < self.STEADY_CYCLE and self._zdict("cycle") is not None
 
     def _snapshot(self, agent: Agent, record: Mapping[str, Any] | None = None) -> None:
         self.db.execute("INSERT OR REPLACE INTO snapshots (branch, cycle, payload, crc) VALUES (?, ?, ?, ?)",
-                        (self.branch, agent.cycle, *self._pack(_dump(self._lean_state(agent, record)), "state")))
+                        (self.branch, agent.cycle, *self._pack(store_json(self._lean_state(agent, record)), "state")))
 
     def _lean_state(self, agent: Agent, record: Mapping[str, Any] | None = None) -> dict:
         """A snapshot's core state without what the cycle rows hold already: the provenance
@@ -1071,11 +844,12 @@ class SessionStore:
     def _provenance(self, branch: int, cycle: int, count: int) -> list[list]:
         """The newest `count` provenance entries up to `cycle`, from the cycle rows: a vetoed
         cycle gave ShadowVeto then AgentDecision, any other cycle AgentDecision."""
-        sql = ("SELECT cycle, goal, tool, vetoed, veto, progress FROM cycles WHERE branch=? AND cycle>=? AND cycle<? "
-               "ORDER BY cycle")
+        sql = f"SELECT cycle, {SEARCH_LIST} FROM cycles WHERE branch=? AND cycle>=? AND cycle<? ORDER BY cycle"
         rows = list(self._ranged(branch, "cycles", sql, max(0, cycle - count), cycle + 1))
         out: list[list] = []
-        for c, goal, tool, vetoed, veto, progress in rows:
+        for c, *cols in rows:
+            row = dict(zip(SEARCH_NAMES, cols))
+            goal, tool, vetoed, veto, progress = row["goal"], row["tool"], row["vetoed"], row["veto"], row["progress"]
             if vetoed:
                 out.append(["ShadowVeto", c, goal, tool, veto])
             out.append(["AgentDecision", c, goal, tool, progress])
@@ -1093,18 +867,18 @@ class SessionStore:
                            [(b, s.id, label, s.kind, row_crc(b, s.id, label, s.kind)) for s, label in labels])
         if len(kg.log) > self._saved_triples:
             rows = [(b, i, text, row_crc(b, i, text)) for i, text in
-                    enumerate([_dump(triple_row(kg, t)) for t in kg.log[self._saved_triples:]], start=self._saved_triples)]
+                    enumerate([store_json(triple_row(kg, t)) for t in kg.log[self._saved_triples:]], start=self._saved_triples)]
             db.executemany("INSERT OR REPLACE INTO triples VALUES (?, ?, ?, ?)", rows)
         if agent.episodic.new:
             db.executemany("INSERT OR REPLACE INTO episodes VALUES (?, ?, ?, ?)",
                            [(b, e.id, text, row_crc(b, e.id, text))
-                            for e, text in [(e, _dump(e.to_dict())) for e in agent.episodic.new]])
+                            for e, text in [(e, store_json(e.to_dict())) for e in agent.episodic.new]])
             agent.episodic.new.clear()
         if record is not None:
             self._put_cycle(b, record, text)
         if events:
             db.executemany("INSERT INTO events (branch, cycle, input, event, crc, type) VALUES (?, ?, ?, ?, ?, ?)",
-                           [(b, e.get("cycle", agent.cycle), int(input_events), *self._pack(_dump(e), "event"),
+                           [(b, e.get("cycle", agent.cycle), int(input_events), *self._pack(store_json(e), "event"),
                              e.get("type")) for e in events])
         if agent.kg_stored == (b, self._saved_symbols, self._saved_triples):
             agent.kg_stored = (b, len(kg.symbols), len(kg.log))  # what was known stored, and now what follows it
@@ -1112,12 +886,14 @@ class SessionStore:
         self._saved_triples = len(kg.log)
 
     def _put_cycle(self, branch: int, record: Mapping[str, Any], text: str | None = None) -> None:
-        blob, crc = self._pack(text if text is not None else _dump(record), "cycle")
-        self.db.execute("INSERT OR REPLACE INTO cycles (branch, cycle, record, crc, tool, vetoed, veto, goal, progress) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", (branch, record["cycle"], blob, crc, *search_columns(record)))
+        blob, crc = self._pack_cycle(text if text is not None else store_json(record), record["cycle"])
+        self.db.execute(self._INSERT_CYCLE, (branch, record["cycle"], blob, crc, *search_columns(record)))
+
+    _INSERT_CYCLE = (f"INSERT OR REPLACE INTO cycles (branch, cycle, record, crc, {SEARCH_LIST}) "
+                     f"VALUES (?, ?, ?, ?{', ?' * len(SEARCH_NAMES)})")
 
     def _insert_run(self, meta: Mapping[str, Any]) -> int:
-        text = _dump(meta)
+        text = store_json(meta)
         run = _rowid(self.db.execute("INSERT INTO runs (meta) VALUES (?)", (text,)))
         self.db.execute("UPDATE runs SET crc=? WHERE id=?", (row_crc(run, text), run))
         return run
@@ -1131,7 +907,7 @@ class SessionStore:
         return b
 
     def _put_input(self, branch: int, cycle: int, kind: str, payload: Any) -> None:
-        text = _dump(payload)
+        text = store_json(payload)
         self.db.execute("INSERT INTO inputs (branch, cycle, kind, payload, crc) VALUES (?, ?, ?, ?, ?)",
                         (branch, cycle, kind, text, row_crc(branch, cycle, kind, text)))
 
@@ -1145,7 +921,7 @@ class SessionStore:
     def _head(self, agent: Agent) -> None:
         self.db.execute("INSERT OR REPLACE INTO heads (branch, cycle, inputs_seq, payload, crc) VALUES (?, ?, ?, ?, ?)",
                         (self.branch, agent.cycle, self._inputs_seq(self.current()),
-                         *self._pack(_dump(core_state(agent)), "state")))
+                         *self._pack(store_json(core_state(agent)), "state")))
 
     def _inputs_seq(self, branch: int) -> int:
         return self._query("SELECT COALESCE(MAX(seq), 0) FROM inputs WHERE branch=?", (branch,))[0][0]
@@ -1158,7 +934,7 @@ class SessionStore:
         if self._query("SELECT 1 FROM branches WHERE run=? AND name=?", (run, name)):
             raise InputError(f"run {run} already has a branch {name!r}", file=self.where, field="name")
         with self._tx():
-            branch = self._insert_branch(run, name, parent, cycle, _dump(sizes), _dump(applied))
+            branch = self._insert_branch(run, name, parent, cycle, store_json(sizes), store_json(applied))
             self._set_current(branch)
             self._saved_symbols, self._saved_triples = sizes[0], sizes[1]
             known = agent.kg_stored
@@ -1181,13 +957,13 @@ class SessionStore:
             symbols = [[r[2], r[3]] for r in self._checked(branch, "symbols", "graph symbol", self._ranged(
                 branch, "symbols", f"SELECT branch, id, label, kind, {crc} FROM symbols WHERE branch=? AND id>=? AND id<? "
                 f"ORDER BY id", len(agent.kg.symbols), n_sym), n_sym)]
-            triples = _loads_rows([(r[2],) for r in self._checked(branch, "triples", "graph triple", self._ranged(
+            triples = loads_rows([(r[2],) for r in self._checked(branch, "triples", "graph triple", self._ranged(
                 branch, "triples", f"SELECT branch, seq, payload, {crc} FROM triples WHERE branch=? AND seq>=? AND seq<? "
                 f"ORDER BY seq", len(agent.kg.log), n_tri), n_tri)])
             cap = agent.config.episodic_capacity
             nxt = state["episodes_next_id"]
             em = EpisodicMemory(cap)
-            for d in _loads_rows([(r[2],) for r in self._checked(branch, "episodes", "episode", self._ranged(
+            for d in loads_rows([(r[2],) for r in self._checked(branch, "episodes", "episode", self._ranged(
                     branch, "episodes", f"SELECT branch, id, payload, {crc} FROM episodes WHERE branch=? AND id>=? AND id<? "
                     f"ORDER BY id", max(0, nxt - cap), nxt))]):
                 em._insert(Episode.from_dict(d))
@@ -1411,7 +1187,7 @@ class SessionStore:
         lead-in), whatever the run's length: the head or rewind reads these anyway."""
         last = self.last_cycle(branch)
         base, _state = self.snapshot_before(branch, last)
-        sql = (f"SELECT branch, cycle, {self._v('record')}, {self._crc_col()}, tool, vetoed, veto, goal, progress FROM cycles "
+        sql = (f"SELECT branch, cycle, {self._v('record')}, {self._crc_col()}, {SEARCH_LIST} FROM cycles "
                f"WHERE branch=? AND cycle>=? AND cycle<? ORDER BY cycle")
         for b, c, stored, crc, *cols in self._ranged(branch, "cycles", sql, base + 1, last + 1):
             rec = self._decode(b, "cycle record", c, stored, crc)
@@ -1500,7 +1276,7 @@ class SessionStore:
                     self._put_cycle(b, it)
                 elif it.get("type") != "run":
                     self.db.execute("INSERT INTO events (branch, cycle, input, event, crc, type) VALUES (?, ?, 0, ?, ?, ?)",
-                                    (b, it.get("cycle", cycle), *self._pack(_dump(it), "event"), it.get("type")))
+                                    (b, it.get("cycle", cycle), *self._pack(store_json(it), "event"), it.get("type")))
         return run
 
 
@@ -1521,9 +1297,10 @@ class _Transaction:
     puts the store's own counters back and raises StoreWriteError: the store then holds
     exactly what it held before."""
 
-    def __init__(self, store: "SessionStore") -> None:
+    def __init__(self, store: "SessionStore", single: bool = False) -> None:
         self.store = store
         self.db = store.db
+        self.single = single  # one statement: SQLite's autocommit makes it a transaction
 
     def __enter__(self):
         st = self.store
@@ -1533,6 +1310,8 @@ class _Transaction:
         if st.readonly:
             raise StoreWriteError("the session store was opened read-only", file=st.where)
         self.saved = (st.branch, st._saved_symbols, st._saved_triples)
+        if self.single:
+            return self
         try:
             self.db.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
@@ -1541,6 +1320,9 @@ class _Transaction:
 
     def __exit__(self, exc_type, exc, tb):
         st = self.store
+        if exc_type is None and self.single:
+            st._check_wal()
+            return False
         if exc_type is None:
             try:
                 self.db.execute("COMMIT")

@@ -22,8 +22,9 @@ from ..errors import StoreBusy
 _held: dict[str, list] = {}  # lock path -> [fd, count] for this process
 
 
-def lock_path(store_path: Path, run: int) -> Path:
-    return store_path.with_name(f"{store_path.name}.run-{run}.lock")
+def lock_path(store_path: Path, run: int, kind: str = "run") -> Path:
+    """`kind`: "run" (a single run) or "world" (a world run: their ids are counted apart)."""
+    return store_path.with_name(f"{store_path.name}.{kind}-{run}.lock")
 
 
 def _command_line() -> str:
@@ -44,10 +45,10 @@ def holder(path: Path) -> str:
     return f"pid {pid} ({cmd})" if pid.isdigit() else "another process"
 
 
-def acquire(store_path: Path, run: int) -> Path | None:
+def acquire(store_path: Path, run: int, kind: str = "run") -> Path | None:
     """Hold the writer's lock of `run`, or raise StoreBusy naming its holder. None when the
     store's folder takes no lock file (read-only): then nothing can be written anyway."""
-    path = lock_path(store_path, run)
+    path = lock_path(store_path, run, kind)
     key = str(path)
     if key in _held:
         _held[key][1] += 1

@@ -51,7 +51,9 @@ from ..runs.scenario import resolve
 from ..tomlpos import TomlLocator
 from ..tools.specs import TOOL_NAMES
 
-TOP_KEYS = ("name", "description", "scenarios", "scenario", "seeds", "max_cycles", "samples", "sample_seed", "axes")
+TOP_KEYS = ("name", "description", "scenarios", "scenario", "seeds", "max_cycles", "samples", "sample_seed", "axes",
+            "world", "rounds", "template")
+WORLD_ONLY = ("rounds", "template")  # keys of a sweep over a world (engine/sweep/world.py)
 AXIS_GROUPS = ("archetypes", "psyche", "shadow", "config", "decider")
 DECIDERS = ("utility", "scripted")  # the llm decider needs a network and is not deterministic
 MAX_RUNS = 1_000_000  # a typo like seeds = {stop = 1e9} is refused before anything is built
@@ -71,6 +73,9 @@ class RunTask:
     settings: tuple[tuple[str, object], ...]  # (axis, value) in the sweep's axis order
     psyche_text: str | None = None  # the psyche axis file's TOML, when that axis is set
     psyche_file: str | None = None
+    world: bool = False  # `scenario` names a world file (a sweep over a world): max_cycles is its rounds
+    template: str | None = None  # the agent an agents.count axis clones
+    psyches: tuple[tuple[str, str], ...] = ()  # a world's agents.<id>.psyche values -> their TOML
 
     def setting(self, axis: str, default=None):
         return dict(self.settings).get(axis, default)
@@ -100,6 +105,8 @@ class Sweep:
     # a scenario given by path -> its files as text, so that workers need no shared disk
     bundles: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = field(default_factory=dict)
     contents: dict[str, str] = field(default_factory=dict)  # scenario -> digest of its files' text
+    world: bool = False  # scenarios[0] is a world (engine/sweep/world.py); max_cycles its rounds
+    template: str | None = None
 
     @property
     def points(self) -> int:
@@ -128,6 +135,8 @@ class Sweep:
         return out
 
     def tasks(self) -> list[RunTask]:
+        if self.world:
+            return self._world_tasks()
         tasks: list[RunTask] = []
         for scenario in self.scenarios:
             for point in self.settings():
@@ -142,6 +151,17 @@ class Sweep:
                         run_id(scenario, seed, self.max_cycles, point, content), len(tasks), scenario, seed,
                         self.max_cycles, point, ptext, ps,
                     ))
+        return tasks
+
+    def _world_tasks(self) -> list[RunTask]:
+        tasks: list[RunTask] = []
+        world = self.scenarios[0]
+        for point in self.settings():
+            psyches = tuple((str(v), self.psyche_texts[str(v)]) for k, v in point if k.endswith(".psyche"))
+            content = _digest([self.contents.get(world, ""), [list(p) for p in psyches], self.template or "", "world"])
+            for seed in self.seeds:
+                tasks.append(RunTask(run_id(world, seed, self.max_cycles, point, content), len(tasks), world, seed,
+                                     self.max_cycles, point, world=True, template=self.template, psyches=psyches))
         return tasks
 
     def axis_names(self) -> list[str]:
@@ -198,6 +218,13 @@ def parse_sweep(text: str, file: str) -> Sweep:
     if not isinstance(desc, str):
         raise err("must be a string", "description")
 
+    if "world" in data:
+        return _parse_world_sweep(data, text, file, name.strip(), desc, where, err, integer)
+    for key in WORLD_ONLY:
+        if key in data:
+            raise err(f"'{key}' belongs to a sweep over a world (world = \"...\"); a scenario sweep has max_cycles",
+                      key)
+
     # scenarios
     if "scenario" in data and "scenarios" in data:
         raise err("give either 'scenario' or 'scenarios', not both", "scenario")
@@ -222,30 +249,7 @@ def parse_sweep(text: str, file: str) -> Sweep:
     if len(set(labels)) != len(labels):
         raise err("two scenarios have the same file name (run ids would collide)", sfld)
 
-    # seeds
-    seeds_raw = data.get("seeds")
-    if seeds_raw is None:
-        raise InputError("missing required key 'seeds' (a list, or { start = 0, stop = 20 })", file=file, field="seeds")
-    if isinstance(seeds_raw, dict):
-        for k in seeds_raw:
-            if k not in ("start", "stop"):
-                raise err(f"unknown key '{k}' (known: start, stop)", f"seeds.{k}")
-        if "stop" not in seeds_raw:
-            raise err("a seed range needs 'stop' (exclusive), e.g. { start = 0, stop = 20 }", "seeds")
-        start = integer(seeds_raw.get("start", 0), "seeds.start")
-        stop = integer(seeds_raw["stop"], "seeds.stop")
-        if stop <= start:
-            raise err(f"stop ({stop}) must be greater than start ({start})", "seeds.stop")
-        if stop - start > MAX_RUNS:
-            raise err(f"at most {MAX_RUNS} seeds", "seeds.stop")
-        seeds = list(range(start, stop))
-    elif isinstance(seeds_raw, list) and seeds_raw:
-        seeds = [integer(s, f"seeds[{i}]") for i, s in enumerate(seeds_raw)]
-        if len(set(seeds)) != len(seeds):
-            dup = next(s for s in seeds if seeds.count(s) > 1)
-            raise err(f"seed {dup} is listed twice", f"seeds[{len(seeds) - 1 - seeds[::-1].index(dup)}]")
-    else:
-        raise err("must be a non-empty list of seeds or { start = 0, stop = 20 }", "seeds")
+    seeds = _seeds(data, file, err, integer)
 
     max_cycles = integer(data.get("max_cycles", 100), "max_cycles", 1, MAX_CYCLES)
 
@@ -338,6 +342,85 @@ def parse_sweep(text: str, file: str) -> Sweep:
     contents = {s: _digest(b[1]) for s, b in read.items()}
     sweep = Sweep(name.strip(), Path(file), scenarios, seeds, max_cycles, axes, samples, sample_seed, desc, text,
                   psyche_texts, bundles, contents)
+    if sweep.run_count > MAX_RUNS:
+        raise InputError(f"the sweep would make {sweep.run_count:,} runs (at most {MAX_RUNS:,})", file=file, field="axes")
+    return sweep
+
+
+def _seeds(data: dict, file: str, err, integer) -> list[int]:
+    seeds_raw = data.get("seeds")
+    if seeds_raw is None:
+        raise InputError("missing required key 'seeds' (a list, or { start = 0, stop = 20 })", file=file, field="seeds")
+    if isinstance(seeds_raw, dict):
+        for k in seeds_raw:
+            if k not in ("start", "stop"):
+                raise err(f"unknown key '{k}' (known: start, stop)", f"seeds.{k}")
+        if "stop" not in seeds_raw:
+            raise err("a seed range needs 'stop' (exclusive), e.g. { start = 0, stop = 20 }", "seeds")
+        start = integer(seeds_raw.get("start", 0), "seeds.start")
+        stop = integer(seeds_raw["stop"], "seeds.stop")
+        if stop <= start:
+            raise err(f"stop ({stop}) must be greater than start ({start})", "seeds.stop")
+        if stop - start > MAX_RUNS:
+            raise err(f"at most {MAX_RUNS} seeds", "seeds.stop")
+        return list(range(start, stop))
+    if isinstance(seeds_raw, list) and seeds_raw:
+        seeds = [integer(s, f"seeds[{i}]") for i, s in enumerate(seeds_raw)]
+        if len(set(seeds)) != len(seeds):
+            dup = next(s for s in seeds if seeds.count(s) > 1)
+            raise err(f"seed {dup} is listed twice", f"seeds[{len(seeds) - 1 - seeds[::-1].index(dup)}]")
+        return seeds
+    raise err("must be a non-empty list of seeds or { start = 0, stop = 20 }", "seeds")
+
+
+def _parse_world_sweep(data: dict, text: str, file: str, name: str, desc: str, where: TomlLocator, err,
+                       integer) -> Sweep:
+    """A sweep over a world (engine/sweep/world.py): `world` instead of scenarios, `rounds`
+    instead of max_cycles, axes over agents, limits and world keys."""
+    from ..world.file import load_world
+    from . import world as world_sweep
+
+    for key in ("scenario", "scenarios", "max_cycles"):
+        if key in data:
+            what = "rounds" if key == "max_cycles" else "world"
+            raise err(f"a sweep over a world gives '{what}', not '{key}'", key)
+    raw = data["world"]
+    if not isinstance(raw, str) or not raw.strip():
+        raise err("must be a bundled world name or a path to a world file", "world")
+    base = Path(file).resolve().parent
+    ref = str((base / raw).resolve()) if world_sweep._is_path(raw) else raw
+    try:
+        spec = load_world(ref)
+    except InputError as exc:
+        if exc.file is None or exc.line is None:  # the name itself is wrong: say where it was written
+            raise err(f"{exc.message}: {raw!r}" + (f" (looked at {exc.file})" if exc.file else ""), "world") from None
+        raise
+    seeds = _seeds(data, file, err, integer)
+    rounds = integer(data.get("rounds", spec.rounds), "rounds", 1, MAX_CYCLES)
+    template = data.get("template")
+    if template is not None and template not in [a.id for a in spec.agents]:
+        raise err(f"no agent {template!r} in the world (agents: {', '.join(a.id for a in spec.agents)})", "template")
+    samples = None
+    if "samples" in data:
+        samples = integer(data["samples"], "samples", 1, MAX_RUNS)
+    sample_seed = integer(data.get("sample_seed", 0), "sample_seed")
+    if "sample_seed" in data and samples is None:
+        raise err("sample_seed only applies with 'samples' (random points instead of the grid)", "sample_seed")
+    axes_raw = data.get("axes", {})
+    if not isinstance(axes_raw, dict):
+        raise err("must be a table of axes", "axes")
+
+    def values(body, fld: str) -> list:
+        if isinstance(body, dict):
+            raise err("must be a list of values (a world axis has no { min, max } span)", fld)
+        return _values(body, fld, err, samples is not None, numeric=False).values
+
+    parsed, psyche_texts = world_sweep.parse_axes(axes_raw, spec, base, template, err, values)
+    axes = [Axis(n, v, None, where.line(f)) for n, v, f in parsed]
+    bundle = world_sweep.world_bundle(spec)
+    sweep = Sweep(name, Path(file), [ref], seeds, rounds, axes, samples, sample_seed, desc, text, psyche_texts,
+                  {ref: bundle} if Path(ref).is_absolute() else {}, {ref: world_sweep.digest(bundle)},
+                  world=True, template=template)
     if sweep.run_count > MAX_RUNS:
         raise InputError(f"the sweep would make {sweep.run_count:,} runs (at most {MAX_RUNS:,})", file=file, field="axes")
     return sweep
@@ -465,13 +548,23 @@ def run_task(task: RunTask, bundles: dict | None = None) -> dict:
     # a data dir fresh and empty for every run: runs cannot see each other's files
     tmp = tempfile.TemporaryDirectory(prefix="akh-sweep-")
     try:
-        run = build_run(task, Path(tmp.name), buf, bundles)
-        records: list[dict] = []
-        try:
-            n, why = run.run_cycles(task.max_cycles, on_record=records.append)
-        finally:
-            run.close()
-        row.update(outcomes(run.agent, records, n, why))
+        if task.world:
+            from .world import run_cell
+
+            bundle = (bundles or {}).get(task.scenario)
+            where = str(unpack(bundle)[1]) if bundle is not None else task.scenario
+            def line(text: str) -> None:
+                buf.write(text + "\n")
+
+            row.update(run_cell(where, task.template, task.seed, task.max_cycles, task.settings, dict(task.psyches), line))
+        else:
+            run = build_run(task, Path(tmp.name), buf, bundles)
+            records: list[dict] = []
+            try:
+                n, why = run.run_cycles(task.max_cycles, on_record=records.append)
+            finally:
+                run.close()
+            row.update(outcomes(run.agent, records, n, why))
     except Exception as exc:  # the sweep goes on; the row says what went wrong
         error = f"{type(exc).__name__}: {exc}"
         bundle = (bundles or {}).get(task.scenario)

@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..errors import InputError
-from .store import OUTCOMES
+from .store import OUTCOMES, WORLD_OUTCOMES, outcomes_of
 
 # Two-sided 95% Student t quantiles by degrees of freedom (beyond 30: the normal 1.96).
 _T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
@@ -27,7 +27,10 @@ HEAT_MAX = 40
 
 # What each outcome can be: its interval is clipped to this (a count's lower bound of -0.4 read
 # as nonsense). Counts and cycles are at least 0; individuation lies in [0, 1].
-BOUNDS: dict[str, tuple[float, float | None]] = {o: (0.0, None) for o in OUTCOMES} | {"individuation": (0.0, 1.0)}
+BOUNDS: dict[str, tuple[float, float | None]] = {o: (0.0, None) for o in OUTCOMES + WORLD_OUTCOMES} | {"individuation": (0.0, 1.0)}
+# a sweep over a world lists each cell's world (balances, mints, goals); past this many cells
+# the terminal shows the first ones (the HTML report and --json hold them all)
+WORLDS_SHOWN = 40
 
 
 def interval(values: list[float], bounds: tuple[float, float | None] = (-math.inf, None)) -> dict:
@@ -56,8 +59,9 @@ def axis_value(row: dict, axis: str):
 
 
 def build(meta: dict, rows: list[dict], outcome: str = "goals_completed", x: str | None = None, y: str | None = None) -> dict:
-    if outcome not in OUTCOMES:
-        raise InputError(f"unknown outcome {outcome!r} (known: {', '.join(OUTCOMES)})", field="--outcome")
+    outs = outcomes_of(meta)  # a sweep over a world has outcomes of its own
+    if outcome not in outs:
+        raise InputError(f"unknown outcome {outcome!r} (known: {', '.join(outs)})", field="--outcome")
     axes = list(meta.get("axes", []))
     if len({r["scenario"] for r in rows}) > 1:
         axes.insert(0, "scenario")
@@ -75,7 +79,7 @@ def build(meta: dict, rows: list[dict], outcome: str = "goals_completed", x: str
         for v in sorted(groups, key=_value_key):
             values.append({"value": v, "n": len(groups[v]),
                            "outcomes": {o: interval([r[o] for r in groups[v] if r.get(o) is not None], BOUNDS[o])
-                                        for o in OUTCOMES}})
+                                        for o in outs}})
         per_axis.append({"axis": a, "values": values})
     hx = x or (axes[0] if axes else "seed")
     hy = y or next((a for a in known if a != hx), "seed")
@@ -100,11 +104,30 @@ def build(meta: dict, rows: list[dict], outcome: str = "goals_completed", x: str
     failed = [r for r in rows if r["status"] != "ok"]
     return {
         "name": meta.get("name"), "runs": meta.get("run_count"), "stored": len(rows), "failed": len(failed),
-        "axes": axes, "outcomes": list(OUTCOMES), "per_axis": per_axis, "heatmap": heat,
+        "axes": axes, "outcomes": list(outs), "per_axis": per_axis, "heatmap": heat,
         "extremes": {"outcome": outcome, "lowest": [brief(r) for r in scored[:EXTREMES]],
                      "highest": [brief(r) for r in scored[::-1][:EXTREMES]]},
         "errors": [{"run_id": r["run_id"], "error": r["error"]} for r in failed[:10]],
+        "worlds": [world_brief(r) for r in ok] if meta.get("kind") == "world" else None,
     }
+
+
+def world_brief(r: dict) -> dict:
+    """One cell of a sweep over a world: what became of each agent."""
+    return {"run_id": r["run_id"], "idx": r["idx"], "seed": r["seed"], "settings": r["settings"],
+            "balances": r["balances"], "minted": r["minted"], "mint_winners": r["mint_winners"],
+            "mints_held": r["mints_held"], "goals": r["goals"], "stop": r["stop"]}
+
+
+def _world_cells(w: dict) -> tuple[str, str, str, str]:
+    """(settings, balances, mints, goals) of a world's cell as text."""
+    settings = ", ".join(f"{k}={_fmt(v)}" for k, v in w["settings"].items()) or "—"
+    balances = ", ".join(f"{k} {v}" for k, v in w["balances"].items())
+    mints = f"{w['minted']} minted in {w['mints_held']}" + "".join(
+        f"; {a} won {n}" for a, n in w["mint_winners"].items())
+    goals = ", ".join(f"{a} {g['completed']}/{g['total']}" + (f" ({g['failed']} failed)" if g["failed"] else "")
+                      for a, g in w["goals"].items())
+    return settings, balances, mints, goals
 
 
 # ---- terminal -----------------------------------------------------------------------------
@@ -179,6 +202,17 @@ def print_report(rep: dict, out: Console, folder: str) -> None:
             t.add_row(label, r["run_id"], str(r["idx"]), r["scenario"], str(r["seed"]),
                       Text(", ".join(f"{k}={_fmt(v)}" for k, v in r["settings"].items())), _fmt(r[ex["outcome"]]))
     out.print(t)
+    if rep.get("worlds"):
+        worlds = rep["worlds"]
+        t = Table(title="each world: balances, mints and goals (completed/total per agent)", title_justify="left")
+        for col in ("run", "seed", "settings", "balances", "mints", "goals"):
+            t.add_column(col)
+        for w in worlds[:WORLDS_SHOWN]:
+            t.add_row(w["run_id"], str(w["seed"]), *(Text(c) for c in _world_cells(w)))
+        out.print(t)
+        if len(worlds) > WORLDS_SHOWN:
+            out.print(Text(f"(the first {WORLDS_SHOWN} of {len(worlds)} worlds; --html or --json lists them all)",
+                           style="dim"))
     for e in rep["errors"]:
         out.print(Text(f"failed {e['run_id']}: {e['error']}", style="red"))
     out.print(Text("open a run: akh-tui sweep open " + folder + " RUN", style="dim"))
@@ -270,6 +304,14 @@ def to_html(rep: dict) -> str:
                          f"<td class='l'>{_e(r['scenario'])}</td><td>{r['seed']}</td><td class='l'>{_e(settings)}</td>"
                          f"<td>{_e(r[ex['outcome']])}</td></tr>")
     parts.append("</table></div>")
+    if rep.get("worlds"):
+        parts.append("<h2>Each world: balances, mints and goals</h2><div class='wide'><table><tr><th class='l'>run</th>"
+                     "<th>seed</th><th class='l'>settings</th><th class='l'>balances</th><th class='l'>mints</th>"
+                     "<th class='l'>goals (completed/total)</th></tr>")
+        for w in rep["worlds"]:
+            cells = "".join(f"<td class='l'>{_e(c)}</td>" for c in _world_cells(w))
+            parts.append(f"<tr><td class='l'><code>{_e(w['run_id'])}</code></td><td>{w['seed']}</td>{cells}</tr>")
+        parts.append("</table></div>")
     for e in rep["errors"]:
         parts.append(f"<p style='color:#c0392b'>failed <code>{_e(e['run_id'])}</code>: {_e(e['error'] or '')}</p>")
     parts.append("</body></html>")

@@ -19,6 +19,15 @@ from ..errors import InputError
 DB_NAME = "sweep.db"
 # The outcomes a report summarises (each a number, or NULL for a failed run).
 OUTCOMES = ("goals_completed", "goals_failed", "mean_cycles_to_complete", "vetoes", "biases", "individuation", "cycles_run")
+# A sweep over a world summarises these instead (its rows hold no per-run psyche figures); they
+# live in the row's JSON, the table's outcome columns hold the two both kinds share.
+WORLD_OUTCOMES = ("goals_completed", "goals_failed", "minted", "mints_won", "max_balance", "min_balance", "refused",
+                  "failed_steps", "rounds_run")
+
+
+def outcomes_of(meta: dict) -> tuple[str, ...]:
+    """The outcomes a report of this sweep summarises."""
+    return WORLD_OUTCOMES if meta.get("kind") == "world" else OUTCOMES
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -69,6 +78,8 @@ class SweepStore:
             values = {"name": sweep.name, "file": str(sweep.path), "fingerprint": fp, "text": sweep.text,
                       "axes": json.dumps(sweep.axis_names()), "run_count": str(sweep.run_count),
                       "max_cycles": str(sweep.max_cycles)}
+            if sweep.world:
+                values["kind"] = "world"
             with self.db:
                 self.db.execute("BEGIN IMMEDIATE")
                 self.db.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)", sorted(values.items()))

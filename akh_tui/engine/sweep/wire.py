@@ -126,6 +126,16 @@ OUTCOME_FIELDS: dict[str, Check] = {
     "tool_counts": _table(COUNT), "archetypes": _table(NUMBER), "individuation": NUMBER,
     "cycles_run": COUNT, "stop": TEXT,
 }
+# What a world's cell adds to its row (engine/sweep/world.py `outcomes`): exactly these.
+BALANCE: Check = ("a balance (an integer ≥ 0)", _count)
+WORLD_OUTCOME_FIELDS: dict[str, Check] = {
+    "agents": COUNT, "balances": _table(BALANCE), "minted": COUNT, "mints_held": COUNT, "mints_won": COUNT,
+    "mint_winners": _table(COUNT), "goals": _table(("a table of total, completed, failed counts",
+                                                    lambda v: isinstance(v, dict) and set(v) == {"total", "completed", "failed"}
+                                                    and all(_count(x) for x in v.values()))),
+    "goals_total": COUNT, "goals_completed": COUNT, "goals_failed": COUNT, "max_balance": COUNT, "min_balance": COUNT,
+    "artifacts": COUNT, "steps": COUNT, "refused": COUNT, "failed_steps": COUNT, "rounds_run": COUNT, "stop": TEXT,
+}
 
 
 def check_row(task: RunTask, row: object) -> None:
@@ -140,7 +150,8 @@ def check_row(task: RunTask, row: object) -> None:
             raise MalformedResult(f"field '{key}' is {_show(row.get(key))}, not this run's {_show(base[key])}")
     status = row.get("status")
     if status == "ok":
-        expected: dict[str, Check] = {"error": ("null for a run that succeeded", lambda v: v is None), **OUTCOME_FIELDS}
+        fields = WORLD_OUTCOME_FIELDS if task.world else OUTCOME_FIELDS
+        expected: dict[str, Check] = {"error": ("null for a run that succeeded", lambda v: v is None), **fields}
     elif status == "failed":
         expected = {"error": TEXT}
     else:

@@ -59,8 +59,8 @@ class WorldPort(Protocol):
     ledger: Ledger
     artifacts: Artifacts
     mint_every: int
-    read_versions: dict[tuple[str, str], int]
-    evidence: dict[tuple[str, int], dict[tuple[str, str, str], None]]
+    read_versions: dict[str, dict[str, int]]  # agent -> artifact -> the version it read
+    evidence: dict[str, dict[int, dict[tuple[str, str, str], None]]]  # agent -> goal -> its evidence triples
     bids: list[Bid]
 
     def agent(self, agent_id: str) -> "Agent": ...
@@ -115,12 +115,15 @@ class ReadArtifact(WorldAction):
     def offer(self, tc: ToolContext, ctx: "GoalContext") -> Offer:
         words = goal_words(ctx.goal)
         best: tuple[int, str] | None = None
-        for a in self.world.artifacts:
-            if self.world.read_versions.get((self.agent_id, a.id)) == a.version or not self.affordable(a):
+        read = self.world.read_versions.get(self.agent_id, {})
+        counts = self.world.artifacts.sharing(words)  # only the artifacts sharing a word: no walk over all
+        for aid in sorted(counts):
+            a = self.world.artifacts.by_id[aid]
+            if read.get(a.id) == a.version or not self.affordable(a):
                 continue
-            shared = len(words & a.current.words)
-            if shared and (best is None or shared > best[0]):
-                best = (shared, a.id)  # artifacts come by id: the first of the most shared wins
+            shared = counts[aid]
+            if best is None or shared > best[0]:
+                best = (shared, a.id)  # by id: the first of the most shared wins
         if best is None:
             return Offer(False, why_not="no affordable artifact, unread at its version, shares a word with the goal")
         a = self.world.artifacts.by_id[best[1]]
@@ -134,7 +137,7 @@ class ReadArtifact(WorldAction):
         price = 0 if a.owner == self.agent_id else a.price
         if price:
             self.world.pay(self.agent_id, a.owner, price, f"read {aid}@{version}")
-        self.world.read_versions[(self.agent_id, aid)] = version
+        self.world.read_versions.setdefault(self.agent_id, {})[aid] = version
         kg, prov = tc.kg, f"artifact:{aid}@{version}"
         triples, dropped, new = [], 0, 0
         for s, p, o in a.current.triples:
@@ -156,7 +159,7 @@ class ReadArtifact(WorldAction):
 
 class WriteArtifact(WorldAction):
     def unpublished(self, g: "Goal") -> tuple[tuple[str, str, str], ...]:
-        ev = self.world.evidence.get((self.agent_id, g.id), {})
+        ev = self.world.evidence.get(self.agent_id, {}).get(g.id, {})
         held: set[tuple[str, str, str]] = set()
         for a in self.world.artifacts.owned_by(self.agent_id):
             held.update(a.current.triples)
@@ -170,7 +173,7 @@ class WriteArtifact(WorldAction):
 
     def run(self, tc: ToolContext, ctx: "GoalContext", arg: object) -> ToolResult:
         aid = str(arg)
-        triples = tuple(self.world.evidence.get((self.agent_id, ctx.goal.id), {}))
+        triples = tuple(self.world.evidence.get(self.agent_id, {}).get(ctx.goal.id, {}))
         try:
             a = self.world.artifacts.write(aid, self.agent_id, triples, None, 1)
         except ValueError as exc:
@@ -188,7 +191,8 @@ class InvokeArtifact(WorldAction):
         from ..tools.builtins import TOOLS
 
         caps = tc.config.capabilities
-        for a in self.world.artifacts:
+        arts = self.world.artifacts
+        for a in (arts.by_id[i] for i in sorted(arts.with_tool)):
             if a.tool is None or not self.lacks(a.tool) or not self.affordable(a):
                 continue
             # an artifact is no way around a gate: its tool's capabilities must be on for the invoker

@@ -3,7 +3,9 @@ and bid with. A version never changes once written; a write makes the next versi
 
 `holders` indexes, per triple, the artifacts whose current version holds it, so the mint's
 default score ("triples no other artifact's current version holds") costs the scored
-version's size, not the world's.
+version's size, not the world's. `by_word`, `by_owner` and `with_tool` do the same for the
+actions' offers (the artifacts sharing a goal's words, an agent's own, those declaring a tool):
+an agent's turn never walks every artifact of the world.
 """
 
 from __future__ import annotations
@@ -66,6 +68,9 @@ class Artifacts:
     def __init__(self) -> None:
         self.by_id: dict[str, Artifact] = {}
         self.holders: dict[Triple, set[str]] = {}
+        self.by_word: dict[str, set[str]] = {}  # a word of a current version -> artifact ids
+        self.by_owner: dict[str, set[str]] = {}
+        self.with_tool: set[str] = set()
         self._undo: list[tuple[str, int]] = []  # (id, version count before) for this step
 
     def __iter__(self):
@@ -75,7 +80,31 @@ class Artifacts:
         return self.by_id.get(aid)
 
     def owned_by(self, owner: str) -> list[Artifact]:
-        return [a for a in self if a.owner == owner]
+        """The owner's artifacts, by id."""
+        return [self.by_id[i] for i in sorted(self.by_owner.get(owner, ()))]
+
+    def sharing(self, words: "set[str] | frozenset[str]") -> dict[str, int]:
+        """Artifact id -> how many of `words` its current version holds (only those holding one)."""
+        counts: dict[str, int] = {}
+        for w in words:
+            for aid in self.by_word.get(w, ()):
+                counts[aid] = counts.get(aid, 0) + 1
+        return counts
+
+    def add(self, a: Artifact) -> None:
+        """An artifact made elsewhere (a saved state's), with its versions: entered in every index."""
+        self.by_id[a.id] = a
+        self.by_owner.setdefault(a.owner, set()).add(a.id)
+        if a.tool is not None:
+            self.with_tool.add(a.id)
+        self._index(a)
+
+    def clear(self) -> None:
+        self.by_id.clear()
+        self.holders.clear()
+        self.by_word.clear()
+        self.by_owner.clear()
+        self.with_tool.clear()
 
     def write(self, aid: str, owner: str, triples: tuple[Triple, ...], text: str | None, price: int,
               tool: str | None = None) -> Artifact:
@@ -86,6 +115,9 @@ class Artifacts:
             raise ValueError(f"artifact {aid!r} belongs to {a.owner}: only its owner writes new versions")
         if a is None:
             a = self.by_id[aid] = Artifact(aid, owner, price, tool)
+            self.by_owner.setdefault(owner, set()).add(aid)
+            if tool is not None:
+                self.with_tool.add(aid)
             self._undo.append((aid, 0))
         else:
             self._undo.append((aid, a.version))
@@ -97,6 +129,8 @@ class Artifacts:
     def _index(self, a: Artifact) -> None:
         for t in a.current.triples:
             self.holders.setdefault(t, set()).add(a.id)
+        for w in a.current.words:
+            self.by_word.setdefault(w, set()).add(a.id)
 
     def _unindex(self, a: Artifact) -> None:
         for t in a.current.triples:
@@ -105,6 +139,12 @@ class Artifacts:
                 s.discard(a.id)
                 if not s:
                     del self.holders[t]
+        for w in a.current.words:
+            ids = self.by_word.get(w)
+            if ids is not None:
+                ids.discard(a.id)
+                if not ids:
+                    del self.by_word[w]
 
     def unique_triples(self, aid: str, version: int) -> int:
         """Triples of that version that the current version of no other artifact holds."""
@@ -126,6 +166,8 @@ class Artifacts:
             del a.versions[before:]
             if before == 0:
                 del self.by_id[aid]
+                self.by_owner[a.owner].discard(aid)
+                self.with_tool.discard(aid)
             else:
                 self._index(a)
         self._undo = []

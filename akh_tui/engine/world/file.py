@@ -20,6 +20,7 @@ from ..errors import InputError, parse_toml, read_user_file
 from ..knowledge.kg import read_triple_file
 from ..paths import bundled_data_dir
 from ..psyche.model import Psyche
+from ..redaction import redact, redact_obj
 from ..runs.scenario import Scenario, load_scenario
 from ..tomlpos import TomlLocator
 from ..tools.specs import TOOL_NAMES
@@ -155,7 +156,11 @@ def load_world(name_or_path: str) -> WorldSpec:
     path = resolve_world(name_or_path)
     file = str(path)
     text = read_user_file(path, "world file")
-    data = parse_toml(text, file)
+    # foreign text is masked where it enters (engine/redaction.py): every string of the world
+    # file (names, paths as written, artifact text, workflow steps), so the world's writer
+    # need only look for registered secrets in each record, as a single run's does. An id
+    # that looked like a credential is masked too, and then refused by its pattern below.
+    data = redact_obj(parse_toml(text, file))
     where = TomlLocator(text)
     base = path.parent
 
@@ -277,7 +282,7 @@ def load_world(name_or_path: str) -> WorldSpec:
             tp = base / tname
             if not tp.is_file():
                 raise err(f"file not found: {tname!r} (looked at {tp})", f"{pre}.triples")
-            triples = tuple((t.subject, t.predicate, t.object) for t in read_triple_file(tp))
+            triples = tuple((redact(t.subject), redact(t.predicate), redact(t.object)) for t in read_triple_file(tp))
         body = x.get("text")
         if body is not None and not isinstance(body, str):
             raise err("must be a string", f"{pre}.text")

@@ -12,10 +12,10 @@ from .file import Limits
 class RateWindows:
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
-        self.uses: dict[tuple[str, str], deque[tuple[int, int]]] = {}  # (agent, resource) -> (stamp, amount)
+        self.uses: dict[str, dict[str, deque[tuple[int, int]]]] = {}  # agent -> resource -> (stamp, amount)
 
     def _live(self, agent: str, resource: str, now: int) -> deque[tuple[int, int]]:
-        q = self.uses.setdefault((agent, resource), deque())
+        q = self.uses.setdefault(agent, {}).setdefault(resource, deque())
         edge = now - self.limits.window_ms
         while q and q[0][0] <= edge:
             q.popleft()

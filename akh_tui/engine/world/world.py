@@ -22,10 +22,13 @@ from ..cycle.agent import Agent, Cycle
 from ..config import WORLD_CAPABILITIES
 from ..errors import InputError
 from ..llm.decider import make_decider
-from ..redaction import redact, redact_obj
+from ..redaction import redact, redact_obj, registered_in
 from ..store.trace import dumps
 from ..tools.registry import BUILTIN_DECIDERS, Entry, GuardedDecider, PluginError, load_decider
-from ..runs.scenario import build_agent, load_psyche
+from ..runs.scenario import build_agent, build_kg, build_rules, load_psyche
+from ..knowledge.kg import KnowledgeGraph
+from ..knowledge.rules import RuleSet
+from ..psyche.model import Psyche
 from ..cycle.scoring import Candidate
 from .actions import DeciderFailed, make_actions
 from .artifacts import Artifact, Artifacts
@@ -68,9 +71,9 @@ class WorldDecider:
             tool = getattr(chosen, "tool", None)
             if tool not in may and not any(tool == c.tool and c.offered for c in candidates):
                 raise PluginError(f"chose {getattr(chosen, 'tool', chosen)!r}, which is not an offered tool")
-            return chosen, info if isinstance(info, dict) else None
+            return chosen, redact_obj(info) if isinstance(info, dict) else None  # a plugin's words: foreign text
         except Exception as exc:
-            why = f"decider {self.origin} failed: {type(exc).__name__}: {exc}"
+            why = redact(f"decider {self.origin} failed: {type(exc).__name__}: {exc}")  # foreign text, masked as it enters
             self.problems.append(f"cycle {agent.cycle}: {why}")
             noop = next(c for c in candidates if c.tool == "noop")
             return replace(noop, offered=True, input="the decider failed", arg=DeciderFailed(why)), None
@@ -79,7 +82,7 @@ class WorldDecider:
         try:
             self.inner.learn(agent, focus, tool, act)
         except Exception as exc:
-            self.problems.append(f"decider {self.origin} failed in learn: {type(exc).__name__}: {exc}")
+            self.problems.append(redact(f"decider {self.origin} failed in learn: {type(exc).__name__}: {exc}"))
 
     def model_memory(self, limit: int) -> str | None:
         try:
@@ -99,11 +102,12 @@ def default_scorer(artifacts: Artifacts) -> Scorer:
 class World:
     def __init__(self, spec: WorldSpec, sink: Sink | None = None, llm: Mapping[str, Any] | None = None,
                  deciders: Mapping[str, Any] | None = None, scorer: Scorer | None = None,
-                 lines: Callable[[str], None] | None = None) -> None:
+                 lines: Callable[[str], None] | None = None, restoring: bool = False) -> None:
         """`sink` receives every trace record in order, `lines` the same records encoded (a
         trace file's lines, encoded once); `llm` is the user config's [llm] table
         (for agents whose decider is llm); `deciders` replaces agents' deciders by id (tests,
-        a plugin host); `scorer` replaces the mint's default score."""
+        a plugin host); `scorer` replaces the mint's default score. `restoring`: the agents
+        are built without their goals, for a saved state to be loaded (state.py)."""
         self.spec = spec
         self.sink = sink
         self.lines = lines
@@ -115,25 +119,41 @@ class World:
         for x in spec.artifacts:
             self.artifacts.write(x.id, x.owner, x.triples, x.text, x.price, x.tool)
         self.artifacts.commit()
-        self.read_versions: dict[tuple[str, str], int] = {}
-        self.evidence: dict[tuple[str, int], dict[tuple[str, str, str], None]] = {}
+        # per agent: an agent's turn changes only its own, and a saved state keeps each agent's
+        # with that agent (state.py)
+        self.read_versions: dict[str, dict[str, int]] = {}
+        self.evidence: dict[str, dict[int, dict[tuple[str, str, str], None]]] = {}
         self.bids: list[Bid] = []
         self.limits = RateWindows(spec.limits)
         self.scorer = scorer or default_scorer(self.artifacts)
         self.clock = 0
         self.round = 0
+        self.order: list[str] | None = None  # the round under way's recorded order (None between rounds)
+        self.pos = 0  # the next entry of `order` to take its turn
         self.mints: list[dict[str, Any]] = []
         self.loops = {aid: AgentLoop(aid, scrip_at_evaluation=spec.starting_scrip) for aid in self.ids}
         self.agents: dict[str, Agent] = {}
         self._turn_agent: str | None = None
         self._turn_events: list[dict[str, Any]] = []
+        bases: dict[Any, tuple[KnowledgeGraph, RuleSet]] = {}
+        psyches: dict[Any, Psyche] = {}
         for i, a in enumerate(spec.agents):
             dec = (deciders or {}).get(a.id) or self._decider(a.decider, i, llm)
             registry = a.scenario.tool_registry()
             for action in make_actions(self, a.id):
                 registry.entries[action.name] = Entry(action, action.spec, "world", False)
-            psyche = a.psyche.copy() if a.psyche is not None else load_psyche(a.scenario)
-            agent = build_agent(a.scenario, a.seed, psyche=psyche, decider=WorldDecider(dec), tools=registry)
+            if a.psyche is None and a.scenario.path not in psyches:
+                psyches[a.scenario.path] = load_psyche(a.scenario)
+            psyche = (a.psyche if a.psyche is not None else psyches[a.scenario.path]).copy()
+            # agents of one scenario share its parsed rules (an agent never changes its RuleSet)
+            # and start from copies of one base graph: a world of many agents reads each
+            # scenario's files once (kg.copy is copy-on-write)
+            key = a.scenario.path
+            if key not in bases:
+                bases[key] = (build_kg(a.scenario), build_rules(a.scenario))
+            kg, rules = bases[key]
+            agent = build_agent(a.scenario, a.seed, psyche=psyche, decider=WorldDecider(dec), tools=registry,
+                                add_goals=not restoring, kg=kg.copy(), rules=rules)
             for cap, on in WORLD_CAPABILITIES.items():
                 agent.config.capabilities.setdefault(cap, on)  # a scenario's [config] may have turned one off
             self.agents[a.id] = agent
@@ -175,10 +195,11 @@ class World:
     def _write(self, record: dict[str, Any]) -> None:
         if self.sink is None and self.lines is None:
             return
-        # one pass of the masks over the encoded line finds whether anything needs masking;
-        # only then is the record walked field by field (a walk costs 2/3 of a step)
+        # foreign text was masked where it entered (the world file and its artifacts at load,
+        # tool outputs, model replies, a decider's error): what is left to look for in each
+        # record is a registered secret, a few substring searches (as a single run's writer)
         line = dumps(record)
-        if redact(line) != line:
+        if registered_in(line):
             record = redact_obj(record)
             line = dumps(record)
         if self.sink is not None:
@@ -200,14 +221,60 @@ class World:
 
     def run(self, rounds: int | None = None, on_step: Callable[[dict[str, Any]], None] | None = None) -> str:
         """Run `rounds` rounds (default: the world file's) or until every agent is STOPPED;
-        returns why it ended. InvariantViolation stops it with the failed step uncommitted."""
-        for _ in range(rounds if rounds is not None else self.spec.rounds):
-            if self.over:
-                return "every agent is STOPPED"
-            self.step_round(on_step)
-        return "every agent is STOPPED" if self.over else f"{self.round} rounds"
+        returns why it ended. A round under way (a world resumed mid-round) is finished first
+        and counts as one of them. InvariantViolation stops it with the failed step uncommitted."""
+        target = self.rounds_done + (rounds if rounds is not None else self.spec.rounds)
+        while self.order is not None or self.round < target:
+            if self.step(on_step) is None:
+                break
+        return "every agent is STOPPED" if self.over and self.order is None else f"{self.round} rounds"
+
+    @property
+    def rounds_done(self) -> int:
+        """Rounds finished: the one under way (its order not yet run out) does not count."""
+        return self.round - 1 if self.order is not None else self.round
 
     def step_round(self, on_step: Callable[[dict[str, Any]], None] | None = None) -> None:
+        """The rest of the round under way, or a whole new one."""
+        if self.step(on_step) is None:
+            return
+        while self.order is not None:
+            self.step(on_step)
+
+    def step(self, on_step: Callable[[dict[str, Any]], None] | None = None) -> tuple[int, str | None] | None:
+        """One step (SPEC §13's `ROUND:AGENT`): the next agent's turn in the round's recorded
+        order; a new round is begun first when none is under way (its `round` record and
+        wake-ups belong to its first step), and the mint follows the round's last turn in the
+        same step. Returns the step's name (round, agent; agent None for a round in which no
+        agent was eligible), or None when the world is over and no step was taken."""
+        if self.order is None:
+            if self.over:
+                return None
+            self._begin_round()
+        assert self.order is not None
+        name: tuple[int, str | None] = (self.round, None)
+        self._skip_paused()
+        if self.pos < len(self.order):
+            aid = self.order[self.pos]
+            self.pos += 1
+            name = (self.round, aid)
+            summary = self.turn(aid)
+            if summary is not None and on_step is not None:
+                on_step(summary)
+            self._skip_paused()
+        if self.pos >= len(self.order):
+            if self.mint_every > 0 and self.round % self.mint_every == 0:
+                self.mint()
+            self.order, self.pos = None, 0
+        return name
+
+    def _skip_paused(self) -> None:
+        """A PAUSED agent (its fifth error this round) is back next round, not later in this one."""
+        assert self.order is not None
+        while self.pos < len(self.order) and self.loops[self.order[self.pos]].state == PAUSED:
+            self.pos += 1
+
+    def _begin_round(self) -> None:
         self.round += 1
         events = self._wake()
         if not any(self.loops[a].eligible for a in self.ids):
@@ -220,14 +287,7 @@ class World:
         self._write({"type": "round", "round": self.round, "clock": seconds(self.clock), "order": order})
         for ev in events:
             self._write(ev)
-        for aid in order:
-            if self.loops[aid].state == PAUSED:
-                continue  # paused by its fifth error this round: back next round
-            step = self.turn(aid)
-            if step is not None and on_step is not None:
-                on_step(step)
-        if self.mint_every > 0 and self.round % self.mint_every == 0:
-            self.mint()
+        self.order, self.pos = order, 0
 
     def _wake(self) -> list[dict[str, Any]]:
         out = []
@@ -326,7 +386,7 @@ class World:
         if result is None or cycle.failed:
             return
         kg = self.agents[aid].kg
-        ev = self.evidence.setdefault((aid, cycle.focus.id), {})
+        ev = self.evidence.setdefault(aid, {}).setdefault(cycle.focus.id, {})
         for t in result.triples:
             if kg.is_meta_triple(t) or t.provenance == "tool:synthesize_triple":
                 continue

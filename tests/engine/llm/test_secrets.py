@@ -29,7 +29,8 @@ from hypothesis import strategies as st
 from akh_tui.cli.root import main
 from akh_tui.engine.errors import InputError
 from akh_tui.engine.llm.decider import LLMConfig, OpenAICompatibleProvider
-from akh_tui.engine.store.session import TABLES, unpack
+from akh_tui.engine.store.codec import unpack
+from akh_tui.engine.store.schema import TABLES
 from akh_tui.engine.urls import check_url
 from tests.engine.test_redact import _KEY_CHARS, secret_shape
 

@@ -21,6 +21,7 @@ import pytest
 
 from akh_tui.cli import root as cli_mod
 from akh_tui.engine.store import session as session_mod
+from akh_tui.engine.store.schema import SCHEMA_VERSION
 from akh_tui.engine.paths import Locations
 from akh_tui.engine import Run
 
@@ -221,7 +222,7 @@ def test_a_schema_3_store_is_read_as_it_is_and_migrated_on_write(cli, tmp_path):
     assert "not checked" in cli("sessions", "check").stdout  # its runs, branches, graph rows: no checksum yet
     assert db.read_bytes() == before
     cli("agent", "resume", "--max-cycles", "3")  # the current branch, bold
-    assert _value(db, "SELECT value FROM meta WHERE key='schema'") == session_mod.SCHEMA_VERSION
+    assert _value(db, "SELECT value FROM meta WHERE key='schema'") == SCHEMA_VERSION
     assert _value(db, "SELECT COUNT(*) FROM runs WHERE crc IS NULL") == 0
     assert _value(db, "SELECT COUNT(*) FROM triples WHERE crc IS NULL") == 0
     assert cli("sessions", "export", "1").stdout == old_main

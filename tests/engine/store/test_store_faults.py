@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from akh_tui.engine.store import session as session_mod
+from akh_tui.engine.store.schema import SCHEMA_VERSION
 from akh_tui.engine.paths import Locations
 from akh_tui.engine.runs.sessions import Sessions
 from akh_tui.engine import Run, StoreBusy, StoreDamaged, StoreLost, StoreWriteError
@@ -107,7 +108,9 @@ def test_deleting_a_run_someone_writes_is_refused(cli, tmp_path):
 
 # ---- item 8: a failed commit ---------------------------------------------------------------
 class _FullDisk:
-    """The store's connection, with COMMIT failing as on a full disk while `full` is set."""
+    """The store's connection, with every commit failing as on a full disk while `full` is set:
+    COMMIT, and a write outside a transaction (a cycle that writes only its record is one
+    INSERT, committed by SQLite itself)."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
@@ -115,7 +118,8 @@ class _FullDisk:
         self.failed = 0
 
     def execute(self, sql, *args):
-        if self.full and sql == "COMMIT":
+        autocommit = not self._db.in_transaction and sql.lstrip().upper().startswith(("INSERT", "UPDATE", "DELETE"))
+        if self.full and (sql == "COMMIT" or autocommit):
             self.failed += 1
             raise sqlite3.OperationalError("database or disk is full")
         return self._db.execute(sql, *args)
@@ -387,7 +391,7 @@ def test_a_schema_2_store_is_read_as_it_is_and_migrated_on_write(cli, tmp_path):
     # a writer migrates it in place; the old history reads the same, the run goes on
     cli("agent", "resume", "--max-cycles", "3")
     con = sqlite3.connect(db)
-    assert con.execute("SELECT value FROM meta WHERE key='schema'").fetchone()[0] == session_mod.SCHEMA_VERSION
+    assert con.execute("SELECT value FROM meta WHERE key='schema'").fetchone()[0] == SCHEMA_VERSION
     con.close()
     assert cli("sessions", "export", "1").stdout == old_main
     bold = cli("sessions", "export", "1", "--branch", "bold").stdout

@@ -7,10 +7,11 @@ import random
 
 import pytest
 
-from akh_tui.engine.store import session as session_mod
+from akh_tui.engine.store import codec as codec_mod
 from akh_tui.engine.runs.history import Timeline, resume
 from akh_tui.engine.runs.scenario import build_agent, load_scenario
-from akh_tui.engine.store.session import SeenPacker, SessionStore, pack_ids, unpack_ids
+from akh_tui.engine.store.codec import SeenPacker, pack_ids, unpack_ids
+from akh_tui.engine.store.session import SessionStore
 from akh_tui.engine.cycle.state import core_state
 
 SOLAR = load_scenario("solar")
@@ -40,7 +41,7 @@ def recorded(tmp_path, n: int, every: int = 5):
 
 @pytest.mark.parametrize("packed_from", [0, 256])  # 0: every goal's seen ids are packed
 def test_rewinds_to_and_between_snapshots_restore_the_state_exactly(tmp_path, monkeypatch, packed_from):
-    monkeypatch.setattr(session_mod, "PACKED_IDS", packed_from)
+    monkeypatch.setattr(codec_mod, "PACKED_IDS", packed_from)
     ctl, states = recorded(tmp_path, 32)
     st = ctl.store
     tl = Timeline(st, st.current(), fresh)
@@ -56,7 +57,7 @@ def test_rewinds_to_and_between_snapshots_restore_the_state_exactly(tmp_path, mo
 
 
 def test_a_fork_from_a_snapshot_cycle_and_a_resume_after_a_kill_restore_exactly(tmp_path, monkeypatch):
-    monkeypatch.setattr(session_mod, "PACKED_IDS", 0)
+    monkeypatch.setattr(codec_mod, "PACKED_IDS", 0)
     ctl, states = recorded(tmp_path, 20)
     st = ctl.store
     main = st.current()

@@ -453,3 +453,23 @@ def test_an_llm_agent_without_an_llm_config_is_bad_input_naming_the_agent(tmp_pa
     p.write_text('[world]\nname = "l"\n[[agents]]\nid = "a"\nscenario = "zoo"\ndecider = "llm"\n', encoding="utf-8")
     proc = cli("world", "run", str(p), check_rc=2)
     assert "agents[0].decider" in proc.stderr and "[llm]" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_artifact_indexes_follow_writes_versions_and_rollbacks():
+    """The offers read indexes (words, owners, tools) instead of walking every artifact: they
+    must say what a walk would, after new versions and a rolled-back step too."""
+    from akh_tui.engine.world.artifacts import Artifacts
+
+    arts = Artifacts()
+    arts.write("logs", "alice", (("aurora", "moors-at", "berth-three"),), None, 2)
+    arts.write("tides", "world", (), "high water at noon", 1, tool="kg_query")
+    arts.commit()
+    walk = {a.id: len({"aurora", "noon"} & a.current.words) for a in arts if {"aurora", "noon"} & a.current.words}
+    assert arts.sharing({"aurora", "noon"}) == walk
+    arts.begin()
+    arts.write("logs", "alice", (("kestrel", "fishes-in", "north-channel"),), None, 2)  # a new version
+    arts.write("extra", "bob", (), "aurora again", 1, tool="kg_query")
+    assert arts.sharing({"aurora"}) == {"extra": 1} and [a.id for a in arts.owned_by("bob")] == ["extra"]
+    arts.rollback()
+    assert arts.sharing({"aurora"}) == {"logs": 1} and arts.owned_by("bob") == []
+    assert arts.with_tool == {"tides"} and [a.id for a in arts.owned_by("alice")] == ["logs"]

@@ -1,0 +1,126 @@
+"""Worlds' figures (issue 25): a recorded agent step against a single run's recorded cycle, the
+per-step cost and memory as agents are added, and rewinding a long world.
+
+Every agent works on the demo graph (the zoo scenario) with main.py's endless goal and stall
+threshold, so none stops; the world records into a session store on disk and traces to
+/dev/null, as `world run` does; the single run is main.py's demo agent through the door, the
+same way. Times are CPU (process_time) per step, the two measured in alternating blocks in one
+process so a busy machine slows both alike.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from ..engine.cycle.agent import Agent
+from ..engine.paths import Locations, bundled_data_dir
+from ..engine.runs.run import Run
+from ..engine.store.session import SessionStore
+from ..engine.store.trace import TraceWriter
+from ..engine.world.worldrun import WorldRun
+
+
+def world_file(folder: Path, agents: int, endless: str, rounds: int = 1_000_000) -> Path:
+    """A world of `agents` OODA agents on the demo graph, each with the endless goal."""
+    folder.mkdir(parents=True, exist_ok=True)
+    zoo = bundled_data_dir() / "scenarios" / "zoo.toml"
+    text = zoo.read_text(encoding="utf-8")
+    text = text.replace('kg = ["../kg/', f'kg = ["{(zoo.parent.parent / "kg").as_posix()}/')
+    text = text.replace('rules = ["../rules/', f'rules = ["{(zoo.parent.parent / "rules").as_posix()}/')
+    text += f'\n[[goals]]\ndescription = "{endless}"\ncriteria = "plankton"\npriority = 100\n' \
+            "\n[config]\nstall_threshold = 1000000000\n"
+    (folder / "zoo-endless.toml").write_text(text, encoding="utf-8")
+    w = f'[world]\nname = "bench"\nrounds = {rounds}\nmint_every = 10\nstarting_scrip = 100\n'
+    for i in range(agents):
+        w += f'[[agents]]\nid = "a{i}"\nscenario = "zoo-endless.toml"\n'
+    p = folder / f"world-{agents}.toml"
+    p.write_text(w, encoding="utf-8")
+    return p
+
+
+def _world(folder: Path, agents: int, endless: str) -> WorldRun:
+    loc = Locations(folder / f"data-{agents}", folder / "config.toml")
+    return WorldRun.start(loc, str(world_file(folder, agents, endless)), trace=os.devnull)
+
+
+def _steps_ms(step: Any, n: int) -> list[float]:
+    out = []
+    for _ in range(n):
+        t0 = time.process_time()
+        if step() is None:
+            raise RuntimeError("the bench world ran out of steps")
+        out.append((time.process_time() - t0) * 1000)
+    return out
+
+
+def world_figures(quick: bool, folder: Path, demo_agent: Callable[[], Agent], endless: str,
+                  rss_mb: Callable[[], float]) -> dict[str, Any]:
+    """main.py's demo agent (the single run), its endless goal and its RSS reader are passed
+    in: main.py registers these figures, so this module does not import it."""
+    blocks, per_block = (3, 100) if quick else (5, 400)
+    # 1. ten agents against a single run, alternating blocks
+    single = Run.over(demo_agent(), "bench", store=SessionStore(folder / "single.db"), trace=TraceWriter(os.devnull))
+    ten = _world(folder, 10, endless)
+    _steps_ms(single.step, 50)
+    _steps_ms(ten.step, 50)  # warm: the first steps of a run cost more (caches, first writes)
+    single_ms: list[float] = []
+    world_ms: list[float] = []
+    for _ in range(blocks):
+        single_ms += _steps_ms(single.step, per_block)
+        world_ms += _steps_ms(ten.step, per_block)
+    single.close()
+    ten_median = statistics.median(world_ms)
+    # 2. a hundred agents: per-step cost (in blocks alternating with the ten-agent world's, so
+    # the two are compared side by side) and memory per agent
+    gc.collect()
+    before = rss_mb()
+    hundred = _world(folder, 100, endless)
+    gc.collect()
+    built = rss_mb()
+    n_long = 2_000 if quick else 10_000
+    hundred_ms: list[float] = []
+    ten_again: list[float] = []
+    for _ in range(10):
+        hundred_ms += _steps_ms(hundred.step, n_long // 10)
+        ten_again += _steps_ms(ten.step, per_block // 2)
+    ten.close()
+    gc.collect()
+    after = rss_mb()
+    # 3. rewinds of the long world: to steps spread over it, and to its last step
+    last = hundred.last_step
+    targets = [last * k // 8 for k in range(1, 9)]
+    rewind_ms = []
+    for s in targets:
+        t0 = time.process_time()
+        hundred.world_at(s)
+        rewind_ms.append((time.process_time() - t0) * 1000)
+    hundred.close()
+    return {
+        "single_cycle_ms": statistics.median(single_ms), "world10_step_ms": ten_median,
+        "ratio10": ten_median / statistics.median(single_ms),
+        "world100_step_ms": statistics.median(hundred_ms[-n_long // 2:]),
+        "world100_first_half_ms": statistics.median(hundred_ms[: n_long // 2]),
+        "world10_step_ms_beside_100": statistics.median(ten_again),
+        "ratio100_10": statistics.median(hundred_ms) / statistics.median(ten_again),
+        "mb_per_agent_built": (built - before) / 100, "mb_per_agent_after": (after - before) / 100,
+        "world100_steps": last, "rewind_ms_median": statistics.median(rewind_ms), "rewind_ms_max": max(rewind_ms),
+    }
+
+
+def world_rows(f: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [
+        ("world, 10 agents on the demo graph: recorded agent step / a single run's recorded cycle (median CPU)",
+         f"{f['world10_step_ms']:.3f} / {f['single_cycle_ms']:.3f} ms = {f['ratio10']:.2f}×", "≤ 1.2×"),
+        ("world, 100 agents: recorded step, median (first / second half; / the 10-agent step beside it)",
+         f"{f['world100_first_half_ms']:.3f} / {f['world100_step_ms']:.3f} ms "
+         f"(/ {f['world10_step_ms_beside_100']:.3f} ms = {f['ratio100_10']:.2f}×)", "independent of the agent count"),
+        ("world, 100 agents: memory per agent (built / after the steps)",
+         f"{f['mb_per_agent_built']:.2f} / {f['mb_per_agent_after']:.2f} MB", "≤ 30 MB"),
+        (f"world, 100 agents: rewind of a {f['world100_steps']:,}-step world, median / max",
+         f"{f['rewind_ms_median']:.0f} / {f['rewind_ms_max']:.0f} ms", "≤ 100 ms"),
+    ]

@@ -1,0 +1,143 @@
+"""`akh-tui agent run --scenario water-jug`: a Soar scenario run headless, decision by decision
+(engine/soar through the face): each decision's operator, its candidates with value, chance
+and proposing rule, until the agent halts or --max-cycles decisions ran."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from .. import engine
+from ..engine import InputError
+
+
+def refuse_ooda_flags(args: argparse.Namespace) -> None:
+    """Flags that steer the OODA loop mean nothing to a Soar agent: said, not ignored."""
+    for flag, value in (("--goals", args.goals), ("--decider", args.decider), ("--break", args.breaks),
+                        ("--approve", args.approve), ("--auto-approve", args.auto_approve),
+                        ("--auto-reject", args.auto_reject), ("--ask", args.ask)):
+        # (--select is the Soar run's own)
+        if value:
+            raise InputError("a Soar scenario takes its goal and its choices from its productions", field=flag)
+
+
+def parse_selects(specs: list[str]) -> dict[int, str]:
+    """--select DECISION=OPERATOR, each checked before anything runs."""
+    out: dict[int, str] = {}
+    for spec in specs:
+        at, _, op = spec.partition("=")
+        if not at.strip().isdigit() or int(at) < 1 or not op.strip():
+            raise InputError(f"{spec!r}: expected DECISION=OPERATOR, e.g. 3=O4", field="--select")
+        if int(at) in out:
+            raise InputError(f"decision {int(at)} is selected twice", field="--select")
+        out[int(at)] = op.strip()
+    return out
+
+
+def cmd_run_soar(args: argparse.Namespace, scenario: Any, out: Console, err: Console) -> int:
+    refuse_ooda_flags(args)
+    selects = parse_selects(args.select)
+    most = args.max_cycles if args.max_cycles != 100 else scenario.max_decisions  # 100: the OODA default
+    trace = open(args.trace, "w", encoding="utf-8") if args.trace else None
+    rows: list[dict[str, Any]] = []
+    try:
+        run = engine.SoarRun.start(scenario, args.seed, trace)
+        try:
+            def on_record(rec: dict[str, Any]) -> None:
+                rows.append(rec)
+                if not args.json:
+                    _print_decision(out, rec)
+
+            why = ""
+            for at in sorted(selects):  # Soar's own picks up to each selection, then the person's
+                if at > most:
+                    break
+                _, why = run.run(at - 1 - run.decision, on_record)
+                if why == "halted":
+                    break
+                try:
+                    run.force(selects[at])
+                except InputError as exc:
+                    raise InputError(f"decision {at}: {exc.message}", field="--select") from None
+            if why != "halted":
+                _, why = run.run(most - run.decision, on_record)
+                why = "halted" if why == "halted" else f"{most} decisions run"
+            n = run.decision
+        finally:
+            run.close()
+    finally:
+        if trace is not None:
+            trace.close()
+    if args.json:
+        print(json.dumps(engine.redact_obj({"scenario": scenario.name, "architecture": "soar", "seed": run.seed,
+                                            "decisions_run": n, "stop": why, "decisions": rows}), sort_keys=True))
+        return 0
+    out.print(Text(f"{n} decision(s) run, stopped: {why}"))
+    return 0
+
+
+def _print_decision(out: Console, rec: dict[str, Any]) -> None:
+    sel = rec["selected"] or {"id": "-", "label": "(no operator: state no-change)"}
+    line = Text(f"{rec['decision']:>4}  ")
+    line.append(f"{sel['id']} {sel['label']}", style="bold")
+    others = [c for c in rec["candidates"] if not c["chosen"]]
+    if others:
+        shown = ", ".join(f"{c['label']} {_chance(c)}" for c in others[:4])
+        line.append(f"   over {shown}", style="dim")
+    if rec.get("forced"):
+        line.append("  (forced)", style="yellow")
+    out.print(Text(engine.redact(line.plain)) if engine.redact(line.plain) != line.plain else line)
+
+
+def _chance(c: dict[str, Any]) -> str:
+    if c["probability"] is None:
+        return ""
+    return "rejected" if c["probability"] == 0 else f"{c['probability']:.0%}"
+
+
+def add_compare(asub: Any, common: argparse.ArgumentParser) -> None:
+    """`akh-tui agent compare A B`: two scenarios (Soar or OODA) side by side."""
+    cmp = asub.add_parser("compare", parents=[common],
+                          help="two scenarios' runs side by side (a Soar and an OODA agent on one puzzle): where "
+                               "their choices part, and why each chose as it did")
+    cmp.add_argument("a", metavar="SCENARIO", help="e.g. water-jug (Soar)")
+    cmp.add_argument("b", metavar="SCENARIO", help="e.g. water-jug-ooda (OODA)")
+    cmp.add_argument("--seed-a", type=int, help="override the first scenario's seed")
+    cmp.add_argument("--seed-b", type=int, help="override the second scenario's seed")
+    cmp.add_argument("--max-cycles", type=int, default=200, help="at most this many decisions or cycles a side")
+    cmp.set_defaults(agent_command="compare")
+
+
+def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
+    engine.check_compare_names(args.a, args.b)
+    res = engine.compare_architectures(args.a, args.b, args.seed_a, args.seed_b, args.max_cycles)
+    if args.json:
+        print(json.dumps(engine.redact_obj(res), sort_keys=True))
+        return 0
+    a, b = res["a"], res["b"]
+    first = res["first_part"]
+    if first is None:
+        out.print(Text(f"{a} and {b} made the same moves", style="green"))
+    else:
+        out.print(Text(f"their choices part at move {first['step']}", style="bold yellow"))
+        for name, side in ((a, first["a"]), (b, first["b"])):
+            out.print(Text(engine.redact(f"  {name:<16} " + (f"{side['move']}: {side['why']}" if side else
+                                                             "(no move: done)"))))
+    if res["common_states"]:
+        shown = "; ".join(f"{c['state']} (move {c['step_a']} / {c['step_b']})" for c in res["common_states"][:6])
+        out.print(Text(f"states both reached: {shown}", style="dim"))
+    for name, n in res["moves"].items():
+        out.print(Text(f"{name}: {n} moves"))
+    for row in res["steps"]:
+        if row["a"] is None or row["b"] is None:
+            continue
+        mark = "=" if row["same"] else "≠"
+        line = f"{row['step']:>4} {mark} {row['a']['move']:<12} {row['b']['move']:<12}"
+        if "state_a" in row:
+            line += f"  [{row['state_a']}] [{row['state_b']}]"
+        out.print(Text(engine.redact(line), style="" if row["same"] else "yellow"))
+    return 0

@@ -1,0 +1,54 @@
+"""A Soar agent as a world agent's decider (issue 30, SPEC §13): the world keeps the agent's
+shell (its ledger account, its six actions, its trace) and asks the decider each cycle which
+offered action to take; here Soar answers. Its input link carries the observation — the cycle,
+the goal, every offered action with its input and the world's score — and its output link the
+action it takes (`soar/world_agent.py`). A world file names it as the agent's decider:
+`decider = "akh_tui.engine.soar.decider:trader"` (an installed module: nothing local imported).
+
+A command naming no offered action is an error the world turns into a failed step (its
+WorldDecider), never a crashed world."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..paths import bundled_data_dir
+from ..tools.registry import PluginError
+from .adapter import SoarArchitecture
+from .source import read_soar
+from .world_agent import SoarWorldAgent
+
+
+class SoarDecider:
+    kind = "soar"
+
+    def __init__(self, productions: Path, seed: int = 1) -> None:
+        self.arch = SoarArchitecture(read_soar(productions), seed, "world")
+        self.world_agent: SoarWorldAgent | None = None
+
+    def choose(self, agent: Any, focus: Any, ctx: Any, candidates: list[Any], utility: Any) -> tuple[Any, None]:
+        offered = [c for c in candidates if c.offered]
+        if self.world_agent is None:  # the world's tools, known at the first choice (this module imports no world)
+            self.world_agent = SoarWorldAgent(self.arch, [c.tool for c in candidates])
+        obs = {"cycle": int(agent.cycle), "goal": str(focus.description),
+               "offer": [{"action": c.tool, "input": str(c.input) or "none", "score": round(float(c.score), 4)}
+                         for c in offered]}
+        cmd = self.world_agent.turn(obs)
+        if cmd is None:
+            raise PluginError(f"the Soar agent gave no action in {self.world_agent.most} decisions")
+        for c in offered:
+            if c.tool == cmd["name"] and (str(c.input) or "none") == cmd.get("input", "none"):
+                return c, None
+        raise PluginError(f"the Soar agent asked for {cmd['name']}({cmd.get('input')}), which is not offered")
+
+    def learn(self, agent: Any, focus: Any, tool: str, act: dict[str, Any]) -> None:
+        return None
+
+    def model_memory(self, limit: int) -> str | None:
+        return None
+
+
+def trader() -> SoarDecider:
+    """The bundled world agent (data/soar/world-trader.soar)."""
+    return SoarDecider(bundled_data_dir() / "soar" / "world-trader.soar", seed=1)

@@ -1,0 +1,306 @@
+"""Worlds in the session store (SPEC §13): a world run, its branches, its steps and its saved
+states, in tables of their own beside a single run's (a store without a world has none of
+them; a single run's rows and records are untouched, so its traces stay byte-identical).
+
+- `worlds`: one row per world run: its meta (the world file, seed, the trace's header line).
+- `world_branches`: `main` and forks; a fork names its parent and the step it follows
+  (`fork_step`) and the edits made there.
+- `world_steps`: one row per step (`ROUND:AGENT`), numbered from 1 along the branch's lineage:
+  the step's trace lines, exactly as the trace file gets them (so `sessions export` of a world
+  is the §13 trace, byte for byte).
+- `world_states`: saved states for rewinds, in parts: `world` (clock, ledger, artifacts,
+  escrow, rate windows, loops: world/state.py) and one part per agent, written only for the
+  agents that took a turn since the branch's last saved state. A state at step s is the
+  newest `world` part at or before s, with each agent's newest part at or before that.
+- `world_current`: the data dir's current world branch.
+
+A step and the state saved after it are one transaction (the SessionStore's), so a kill loses
+no committed step. A branch's own rows start after its fork step, except its states: a fork
+saves a whole state at its fork step (the edits applied), which a rewind prefers to the
+parent's.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from ..errors import InputError, StoreDamaged
+from .session import SessionStore, row_crc
+from .trace import dumps, redact_line
+
+WORLD_SCHEMA = """
+CREATE TABLE IF NOT EXISTS worlds (id INTEGER PRIMARY KEY, meta TEXT NOT NULL, crc INTEGER);
+CREATE TABLE IF NOT EXISTS world_branches (id INTEGER PRIMARY KEY, world INTEGER NOT NULL, name TEXT NOT NULL,
+  parent INTEGER, fork_step INTEGER, edits TEXT NOT NULL, crc INTEGER);
+CREATE TABLE IF NOT EXISTS world_steps (branch INTEGER NOT NULL, step INTEGER NOT NULL, round INTEGER NOT NULL,
+  agent TEXT, lines TEXT NOT NULL, crc INTEGER, PRIMARY KEY (branch, step));
+CREATE TABLE IF NOT EXISTS world_states (branch INTEGER NOT NULL, step INTEGER NOT NULL, part TEXT NOT NULL,
+  payload TEXT NOT NULL, crc INTEGER, PRIMARY KEY (branch, step, part));
+CREATE TABLE IF NOT EXISTS world_current (key INTEGER PRIMARY KEY CHECK (key = 0), branch INTEGER NOT NULL);
+"""
+WORLD_PART = "world"
+INF = 1 << 62
+
+
+@dataclass(frozen=True)
+class WorldSegment:
+    """Steps `lo..hi` (inclusive) of a lineage are `branch`'s rows; states from `state_lo`."""
+    branch: int
+    lo: int
+    hi: int
+    state_lo: int
+    state_hi: int
+
+
+@dataclass(frozen=True)
+class StepRow:
+    step: int
+    round: int
+    agent: str | None
+    lines: list[str]
+
+    @property
+    def name(self) -> str:
+        return f"{self.round}:{self.agent if self.agent is not None else '-'}"
+
+
+class WorldStore:
+    """The world tables of one SessionStore (its connection, transactions and read-only mode)."""
+
+    def __init__(self, store: SessionStore) -> None:
+        self.store = store
+        self.db: sqlite3.Connection = store.db
+        self._has_tables: bool | None = None
+        self._lineages: dict[int, list[WorldSegment]] = {}
+
+    # ---- tables ----------------------------------------------------------------------------
+    def _tables(self) -> bool:
+        if self._has_tables is None:
+            names = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            self._has_tables = "world_steps" in names
+        return self._has_tables
+
+    def _ensure(self) -> None:
+        if not self._tables():
+            with self.store._tx():
+                for stmt in [x for x in WORLD_SCHEMA.split(";") if x.strip()]:
+                    self.db.execute(stmt)
+            self._has_tables = True
+
+    def _bad(self, what: str) -> StoreDamaged:
+        return StoreDamaged(f"the session store's {what} is damaged (its checksum does not match); "
+                            f"restore the store from a copy", file=self.store.where)
+
+    # ---- worlds and branches -----------------------------------------------------------------
+    def start(self, meta: dict[str, Any]) -> int:
+        """A new world run with its `main` branch, made current; returns the branch."""
+        self._ensure()
+        with self.store._tx():
+            text = redact_line(json.dumps(meta, sort_keys=True))
+            wid = self.db.execute("INSERT INTO worlds (meta) VALUES (?)", (text,)).lastrowid
+            assert wid is not None
+            self.db.execute("UPDATE worlds SET crc=? WHERE id=?", (row_crc(wid, text), wid))
+            branch = self._insert_branch(wid, "main", None, None, [])
+            self._set_current(branch)
+        return branch
+
+    def _insert_branch(self, world: int, name: str, parent: int | None, fork_step: int | None,
+                       edits: list[dict[str, Any]]) -> int:
+        text = json.dumps(edits, sort_keys=True)
+        b = self.db.execute("INSERT INTO world_branches (world, name, parent, fork_step, edits) VALUES (?, ?, ?, ?, ?)",
+                            (world, name, parent, fork_step, text)).lastrowid
+        assert b is not None
+        self.db.execute("UPDATE world_branches SET crc=? WHERE id=?", (row_crc(b, world, name, parent, fork_step, text), b))
+        return b
+
+    def _set_current(self, branch: int) -> None:
+        self.db.execute("INSERT OR REPLACE INTO world_current (key, branch) VALUES (0, ?)", (branch,))
+
+    def use(self, branch: int) -> None:
+        self.branch_info(branch)  # it exists
+        with self.store._tx():
+            self._set_current(branch)
+
+    def current(self) -> int | None:
+        """The data dir's current world branch, None when it has no world."""
+        if not self._tables():
+            return None
+        row = self.db.execute("SELECT branch FROM world_current WHERE key=0").fetchone()
+        return int(row[0]) if row else None
+
+    def worlds(self) -> list[dict[str, Any]]:
+        if not self._tables():
+            return []
+        return [self._world_row(*r) for r in self.db.execute("SELECT id, meta, crc FROM worlds ORDER BY id")]
+
+    def _world_row(self, wid: int, text: str, crc: int | None) -> dict[str, Any]:
+        if crc is not None and row_crc(wid, text) != crc:
+            raise self._bad(f"world {wid} header")
+        return {"id": wid, **json.loads(text)}
+
+    def world_meta(self, world: int) -> dict[str, Any]:
+        row = self.db.execute("SELECT id, meta, crc FROM worlds WHERE id=?", (world,)).fetchone()
+        if row is None:
+            raise InputError(f"no world {world} in this store", file=self.store.where)
+        return self._world_row(*row)
+
+    def branch_info(self, branch: int) -> dict[str, Any]:
+        row = self.db.execute("SELECT id, world, name, parent, fork_step, edits, crc FROM world_branches WHERE id=?",
+                              (branch,)).fetchone() if self._tables() else None
+        if row is None:
+            raise InputError(f"no world branch {branch} in this store", file=self.store.where)
+        b, world, name, parent, fork_step, edits, crc = row
+        if crc is not None and row_crc(b, world, name, parent, fork_step, edits) != crc:
+            raise self._bad(f"world branch {name!r}")
+        return {"id": b, "world": world, "name": name, "parent": parent, "fork_step": fork_step,
+                "edits": json.loads(edits)}
+
+    def branches(self, world: int) -> list[dict[str, Any]]:
+        ids = [r[0] for r in self.db.execute("SELECT id FROM world_branches WHERE world=? ORDER BY id", (world,))]
+        return [self.branch_info(b) | {"steps": self.last_step(b)} for b in ids]
+
+    def find_branch(self, world: int, name: str) -> int:
+        row = self.db.execute("SELECT id FROM world_branches WHERE world=? AND name=?", (world, name)).fetchone()
+        if row is None:
+            names = ", ".join(b["name"] for b in self.branches(world))
+            raise InputError(f"world {world} has no branch {name!r} (it has: {names})", field="--branch")
+        return int(row[0])
+
+    def fork(self, parent: int, step: int, name: str, edits: list[dict[str, Any]],
+             states: dict[str, dict[str, Any]]) -> int:
+        """Branch `name` off `parent` after `step`, with `edits` made there and the whole state
+        after them (`states`: part -> state); the new branch is current."""
+        info = self.branch_info(parent)
+        if self.db.execute("SELECT 1 FROM world_branches WHERE world=? AND name=?", (info["world"], name)).fetchone():
+            raise InputError(f"world {info['world']} already has a branch {name!r}", field="--name")
+        with self.store._tx():
+            b = self._insert_branch(info["world"], name, parent, step, edits)
+            self._put_states(b, step, states)
+            self._set_current(b)
+        self._lineages.clear()
+        return b
+
+    # ---- lineage -----------------------------------------------------------------------------
+    def lineage(self, branch: int) -> list[WorldSegment]:
+        """The branch's steps and states as segments of its ancestors', oldest first."""
+        got = self._lineages.get(branch)
+        if got is not None:
+            return got
+        chain: list[dict[str, Any]] = []
+        b: int | None = branch
+        while b is not None:
+            info = self.branch_info(b)
+            chain.append(info)
+            b = info["parent"]
+        chain.reverse()
+        out: list[WorldSegment] = []
+        for i, info in enumerate(chain):
+            lo = 1 if info["fork_step"] is None else info["fork_step"] + 1
+            state_lo = 0 if info["fork_step"] is None else info["fork_step"]
+            nxt = chain[i + 1]["fork_step"] if i + 1 < len(chain) else None
+            hi = INF if nxt is None else nxt
+            state_hi = INF if nxt is None else nxt - 1
+            out.append(WorldSegment(info["id"], lo, hi, state_lo, state_hi))
+        self._lineages[branch] = out
+        return out
+
+    # ---- steps -------------------------------------------------------------------------------
+    def add_step(self, branch: int, step: int, rnd: int, agent: str | None, lines: list[str],
+                 states: dict[str, dict[str, Any]] | None = None) -> None:
+        """One step, and the state saved after it if any: one transaction."""
+        text = "\n".join(redact_line(x) for x in lines)  # masked already by the world's writer: a substring check
+        with self.store._tx():
+            self.db.execute("INSERT INTO world_steps (branch, step, round, agent, lines, crc) VALUES (?, ?, ?, ?, ?, ?)",
+                            (branch, step, rnd, agent, text, row_crc(branch, step, rnd, agent, text)))
+            if states:
+                self._put_states(branch, step, states)
+
+    def save_states(self, branch: int, step: int, states: dict[str, dict[str, Any]]) -> None:
+        with self.store._tx():
+            self._put_states(branch, step, states)
+
+    def _put_states(self, branch: int, step: int, states: dict[str, dict[str, Any]]) -> None:
+        rows = []
+        for part, state in states.items():
+            # a registered secret never reaches the store (the steps' lines were masked by the
+            # world's writer; a state holds the artifacts' and agents' text as well)
+            text = redact_line(dumps(state))
+            rows.append((branch, step, part, text, row_crc(branch, step, part, text)))
+        self.db.executemany("INSERT OR REPLACE INTO world_states (branch, step, part, payload, crc) VALUES (?, ?, ?, ?, ?)",
+                            rows)
+
+    def last_step(self, branch: int) -> int:
+        """The branch's last step along its lineage (0: none yet)."""
+        for seg in reversed(self.lineage(branch)):
+            row = self.db.execute("SELECT MAX(step) FROM world_steps WHERE branch=? AND step>=? AND step<=?",
+                                  (seg.branch, seg.lo, seg.hi)).fetchone()
+            if row[0] is not None:
+                return int(row[0])
+            if seg.lo > 1:
+                return seg.lo - 1  # a fork with no step of its own yet: its parent's up to the fork
+        return 0
+
+    def steps(self, branch: int, start: int = 1, end: int = INF) -> Iterator[StepRow]:
+        """Steps start..end (inclusive) of the branch's lineage, in order, each checked."""
+        for seg in self.lineage(branch):
+            lo, hi = max(start, seg.lo), min(end, seg.hi)
+            if lo > hi:
+                continue
+            for b, step, rnd, agent, text, crc in self.db.execute(
+                    "SELECT branch, step, round, agent, lines, crc FROM world_steps WHERE branch=? AND step>=? AND step<=? "
+                    "ORDER BY step", (seg.branch, lo, hi)):
+                if crc is not None and row_crc(b, step, rnd, agent, text) != crc:
+                    raise self._bad(f"step {step} of world branch {b}")
+                yield StepRow(step, rnd, agent, text.split("\n") if text else [])
+
+    def find_step(self, branch: int, rnd: int, agent: str | None) -> int:
+        """The number of step ROUND:AGENT on the branch's lineage."""
+        for seg in self.lineage(branch):
+            row = self.db.execute("SELECT step FROM world_steps WHERE branch=? AND step>=? AND step<=? AND round=? AND "
+                                  "agent IS ?", (seg.branch, seg.lo, seg.hi, rnd, agent)).fetchone()
+            if row is not None:
+                return int(row[0])
+        raise InputError(f"no step {rnd}:{agent if agent is not None else '-'} on this branch", field="--at")
+
+    # ---- states ------------------------------------------------------------------------------
+    def state_at(self, branch: int, step: int) -> tuple[int, dict[str, Any], dict[str, dict[str, Any]]]:
+        """The newest saved state at or before `step`: (its step, the world part, each agent's part)."""
+        found: tuple[int, int] | None = None  # (segment branch, step)
+        for seg in reversed(self.lineage(branch)):
+            hi = min(seg.state_hi, step)
+            if hi < seg.state_lo:
+                continue
+            row = self.db.execute("SELECT MAX(step) FROM world_states WHERE branch=? AND part=? AND step>=? AND step<=?",
+                                  (seg.branch, WORLD_PART, seg.state_lo, hi)).fetchone()
+            if row[0] is not None:
+                found = (seg.branch, int(row[0]))
+                break
+        if found is None:
+            raise InputError("this world branch has no saved state to rewind to", file=self.store.where)
+        at = found[1]
+        world = self._state(found[0], at, WORLD_PART)
+        agents: dict[str, dict[str, Any]] = {}
+        for seg in reversed(self.lineage(branch)):
+            hi = min(seg.state_hi, at)
+            if hi < seg.state_lo:
+                continue
+            for part, s in self.db.execute(
+                    "SELECT part, MAX(step) FROM world_states WHERE branch=? AND part<>? AND step>=? AND step<=? "
+                    "GROUP BY part", (seg.branch, WORLD_PART, seg.state_lo, hi)).fetchall():
+                if part not in agents:
+                    agents[part] = self._state(seg.branch, int(s), part)
+        return at, world, agents
+
+    def _state(self, branch: int, step: int, part: str) -> dict[str, Any]:
+        row = self.db.execute("SELECT payload, crc FROM world_states WHERE branch=? AND step=? AND part=?",
+                              (branch, step, part)).fetchone()
+        if row is None:
+            raise self._bad(f"saved state of step {step}")
+        text, crc = row
+        if crc is not None and row_crc(branch, step, part, text) != crc:
+            raise self._bad(f"saved state {part!r} of step {step}")
+        out: dict[str, Any] = json.loads(text)
+        return out

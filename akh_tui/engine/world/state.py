@@ -1,0 +1,132 @@
+"""A world's whole state as plain JSON-able data, and loading it back (SPEC §13's time travel:
+every agent, the ledger, the artifacts, escrow, rate windows, wake times and the clock are
+restored exactly).
+
+`world_state` is what a snapshot in the session store holds; `load_world_state` puts it into a
+World freshly built from the same world file (its agents fresh from their scenarios, as a single
+run's restore starts from a fresh agent: cycle/state.py). The world file itself is not copied:
+the state holds what the run changed on top of it. Agents are saved one by one (`agent_state`),
+so a store can keep an agent's state only when it changed.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from ..cycle.state import restore, snapshot
+from ..llm.decider import LLMDecider
+from .artifacts import Artifact, Version, version_words
+from .loop import ACTIONS_KEPT, FAILURES_KEPT, AgentLoop
+from .mint import Bid
+from .workflow import WorkflowDecider
+
+if TYPE_CHECKING:
+    from .world import World
+
+WORLD_STATE_VERSION = 1
+
+
+def world_state(w: "World", agents: bool = True) -> dict[str, Any]:
+    """Everything of `w` a rewind needs; `agents=False` leaves the agents' own states out
+    (`agent_state` gives each)."""
+    out: dict[str, Any] = {
+        "v": WORLD_STATE_VERSION,
+        "clock": w.clock, "round": w.round, "order": w.order, "pos": w.pos,
+        "ledger": {"balances": w.ledger.balances, "held": w.ledger.held, "minted": w.ledger.minted},
+        "artifacts": [{"id": a.id, "owner": a.owner, "price": a.price, "tool": a.tool,
+                       "versions": [[[list(t) for t in v.triples], v.text] for v in a.versions]}
+                      for a in w.artifacts.by_id.values()],
+        "bids": [[b.agent, b.amount, b.artifact, b.version] for b in w.bids],
+        "loops": {aid: _loop_state(w.loops[aid]) for aid in w.ids},
+        "mints": w.mints,
+    }
+    if agents:
+        out["agents"] = {aid: agent_state(w, aid) for aid in w.ids}
+    return out
+
+
+def agent_state(w: "World", aid: str) -> dict[str, Any]:
+    """One agent's own state: its cycle state (graph additions, episodes, goals, psyche...) and
+    its decider's (a workflow's step)."""
+    agent = w.agents[aid]
+    # the cycle state, and what a model's next prompt reads that it does not hold (a single
+    # run replays a model's turns from its records instead; a world replays them live)
+    out: dict[str, Any] = {"agent": snapshot(agent), "last_output": agent.last_output,
+                           "recent_failures": list(agent.recent_failures),
+                           # the world's bookkeeping that only this agent's turns change
+                           "read_versions": w.read_versions.get(aid, {}),
+                           "evidence": [[goal, [list(t) for t in triples]] for goal, triples in w.evidence.get(aid, {}).items()],
+                           "limits": [[res, [list(u) for u in q]] for res, q in w.limits.uses.get(aid, {}).items() if q]}
+    inner = getattr(agent.decider, "inner", None)
+    if isinstance(inner, WorkflowDecider):
+        out["workflow"] = {"index": inner.index, "retries": inner.retries, "last": inner.last,
+                           "models": {k: m.state() for k, m in inner.models.items() if isinstance(m, LLMDecider)}}
+    elif isinstance(inner, LLMDecider):
+        out["model"] = inner.state()  # its memory and a scripted provider's position: the next prompt's
+    return out
+
+
+def _loop_state(loop: AgentLoop) -> dict[str, Any]:
+    return {"state": loop.state, "errors": loop.errors, "delay_ms": loop.delay_ms, "wake_at": loop.wake_at,
+            "crash_reason": loop.crash_reason, "failures": list(loop.failures),
+            "actions": [list(a) for a in loop.actions], "turns": loop.turns,
+            "scrip_at_evaluation": loop.scrip_at_evaluation}
+
+
+def load_world_state(w: "World", state: dict[str, Any], agents: dict[str, dict[str, Any]] | None = None) -> None:
+    """Load `state` into `w`, a World just built from the same world file (nothing run yet).
+    `agents`: each agent's state when `state` does not hold them."""
+    if state.get("v") != WORLD_STATE_VERSION:
+        raise ValueError(f"unsupported world state version {state.get('v')!r} (expected {WORLD_STATE_VERSION})")
+    w.clock, w.round, w.pos = state["clock"], state["round"], state["pos"]
+    w.order = list(state["order"]) if state["order"] is not None else None
+    led = state["ledger"]
+    w.ledger.balances = dict(led["balances"])
+    w.ledger.held, w.ledger.minted = led["held"], led["minted"]
+    w.ledger.commit()
+    arts = w.artifacts
+    arts.clear()
+    for d in state["artifacts"]:
+        a = Artifact(d["id"], d["owner"], d["price"], d["tool"])
+        for i, (triples, text) in enumerate(d["versions"], start=1):
+            tt = tuple(tuple(t) for t in triples)
+            a.versions.append(Version(i, tt, text, version_words(tt, text)))
+        arts.add(a)
+    arts.commit()
+    w.bids = [Bid(*b) for b in state["bids"]]
+    w.read_versions, w.evidence, w.limits.uses = {}, {}, {}  # each agent's, from its own state below
+    for aid, d in state["loops"].items():
+        loop = w.loops[aid]
+        loop.state, loop.errors, loop.delay_ms, loop.wake_at = d["state"], d["errors"], d["delay_ms"], d["wake_at"]
+        loop.crash_reason, loop.turns, loop.scrip_at_evaluation = d["crash_reason"], d["turns"], d["scrip_at_evaluation"]
+        loop.failures = deque(d["failures"], maxlen=FAILURES_KEPT)
+        loop.actions = deque(((t, ok) for t, ok in d["actions"]), maxlen=ACTIONS_KEPT)
+    w.mints = list(state["mints"])
+    for aid, d in (agents if agents is not None else state["agents"]).items():
+        load_agent_state(w, aid, d)
+
+
+def load_agent_state(w: "World", aid: str, d: dict[str, Any]) -> None:
+    """One agent's state (`agent_state`) into its fresh agent in `w`."""
+    agent = w.agents[aid]
+    restore(agent, d["agent"])
+    if d["read_versions"]:
+        w.read_versions[aid] = dict(d["read_versions"])
+    if d["evidence"]:
+        w.evidence[aid] = {goal: {(t[0], t[1], t[2]): None for t in triples} for goal, triples in d["evidence"]}
+    if d["limits"]:
+        w.limits.uses[aid] = {res: deque((u[0], u[1]) for u in q) for res, q in d["limits"]}
+    agent.last_output = d["last_output"]
+    agent.recent_failures.clear()
+    agent.recent_failures.extend(d["recent_failures"])
+    inner = getattr(agent.decider, "inner", None)
+    wf = d.get("workflow")
+    if isinstance(inner, WorkflowDecider) and wf is not None:
+        inner.index, inner.retries, inner.last = wf["index"], wf["retries"], wf["last"]
+        for k, m in wf.get("models", {}).items():
+            model = inner.models.get(k)
+            if isinstance(model, LLMDecider):
+                model.load_state(m)
+    elif isinstance(inner, LLMDecider) and d.get("model") is not None:
+        inner.load_state(d["model"])

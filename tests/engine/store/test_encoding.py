@@ -1,0 +1,71 @@
+"""Issue 29: every record, event and stored state is encoded by orjson (quicker) with the
+standard library's bytes: the values where the two differ go to the standard encoder, and a
+NaN or an infinity is null whichever encoder writes it (a trace line is always JSON)."""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from akh_tui.engine.store.trace import dumps
+
+
+def _json(obj: object) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+class Mood(str, enum.Enum):
+    calm = "calm"
+
+
+class Level(enum.IntEnum):
+    high = 3
+
+
+def test_the_values_where_orjson_writes_otherwise_get_the_standard_bytes():
+    values = [1e-05, -3.4e-05, 1e-07, 8.2e-09, 0.0001, 1e-10, 5e-324, 1e16, 1.5e+16, 0.1 + 0.2, -0.0,
+              2 ** 63, 2 ** 64, -(2 ** 70), "0.00001 e-5", "\x00\x1f\x7f\u2028\u00e9\U0001f600\"\\",
+              {1: "int key", True: "bool key", None: "none key", 2.5: "float key"}, (1, 2), [Mood.calm, Level.high],
+              {"nested": [{"score": 6.7e-05, "tool": "kg_query"}], "k": [None, True, False]}]
+    for v in values:
+        assert dumps(v) == _json(v), v
+    assert dumps({"a": [1e-05]}) == '{"a":[1e-05]}'  # what json writes, not orjson's 0.00001
+    assert dumps(2 ** 64) == "18446744073709551616"  # beyond orjson's 64 bits
+
+
+def test_a_nan_or_an_infinity_is_null_from_either_encoder():
+    assert dumps({"x": math.nan, "y": [math.inf, -math.inf], "z": 1.0}) == '{"x":null,"y":[null,null],"z":1.0}'
+    # the standard path (a value orjson refuses sits beside the NaN) writes the same
+    assert dumps({"x": math.nan, "big": 2 ** 64}) == '{"x":null,"big":18446744073709551616}'
+    assert dumps({"x": math.nan, "small": 1e-05}) == '{"x":null,"small":1e-05}'
+
+
+def test_what_json_refused_is_still_refused():
+    for bad in (object(), {"s": {1, 2}}, b"bytes"):
+        try:
+            dumps(bad)
+        except TypeError:
+            continue
+        raise AssertionError(f"{bad!r} was encoded")
+
+
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(2 ** 80), max_value=2 ** 80)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.floats(min_value=1e-12, max_value=1e-3)
+    | st.text(),
+    lambda kids: st.lists(kids, max_size=5) | st.dictionaries(st.text(max_size=8), kids, max_size=5),
+    max_leaves=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSONISH)
+def test_any_json_value_gets_the_standard_bytes(value):
+    try:
+        expected = _json(value)
+    except UnicodeEncodeError:  # (lone surrogates: neither encoder's output is text)
+        return
+    assert dumps(value) == expected

@@ -1,0 +1,355 @@
+"""A world through the door (world/worldrun.py): recorded in the session store, resumed after a
+clean stop or a kill, rewound and forked (SPEC §13's time travel)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from akh_tui.engine.errors import InputError
+from akh_tui.engine.paths import Locations, bundled_data_dir
+from akh_tui.engine.psyche.model import Psyche
+from akh_tui.engine.world.edits import DisableTool, SetOrder, SetPsyche
+from akh_tui.engine.world.worldrun import WorldRun
+from akh_tui.engine.world import InvariantViolation, World, load_world
+from akh_tui.engine.world.actions import ReadArtifact
+
+
+def locs(tmp: Path, name: str = "data") -> Locations:
+    return Locations(tmp / name, tmp / "config.toml")
+
+
+def memory_trace(file: str, steps: int) -> list[str]:
+    """The same world stepped in memory, never recorded: what the store must agree with."""
+    lines: list[str] = []
+    w = World(load_world(file), lines=lines.append)
+    for _ in range(steps):
+        if w.step() is None:
+            break
+    return lines
+
+
+def big_market(tmp: Path, agents: int = 6, rounds: int = 4000) -> Path:
+    """The bundled market with more traders (so most steps are mid-round) and many rounds."""
+    market = (bundled_data_dir() / "worlds" / "market").as_posix()
+    text = (f'[world]\nname = "bigmarket"\nrounds = {rounds}\nschedule = "shuffle"\nmint_every = 5\nstarting_scrip = 50\n'
+            '[world.limits]\nwindow_s = 10\nactions = 8\n')
+    for i in range(agents):
+        text += (f'[[agents]]\nid = "t{i}"\nscenario = "{market}/trader.toml"\n'
+                 f'psyche = "{market}/{"bold" if i % 2 else "cautious"}.toml"\n')
+    text += f'[[artifacts]]\nid = "ledger"\nowner = "t0"\ntriples = "{market}/bold.tsv"\nprice = 4\n'
+    p = tmp / "big.toml"
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def test_a_recorded_world_is_the_world_run_in_memory_and_resumes_where_it_was_left(tmp_path):
+    r = WorldRun.start(locs(tmp_path), "market")
+    r.run(4)
+    first = r.last_step
+    r.close()
+    r = WorldRun.resume(locs(tmp_path))
+    assert r.last_step == first and r.world.round == 4 and r.world.order is None
+    r.run(3)  # N more rounds on a continued world
+    assert r.world.round == 7
+    lines = list(r.trace_lines())
+    r.close()
+    assert lines == memory_trace("market", r.last_step)
+    assert json.loads(lines[0])["type"] == "world"
+
+
+def test_one_step_is_one_agents_turn_and_a_round_its_order(tmp_path):
+    r = WorldRun.start(locs(tmp_path), "market")
+    s = r.step()
+    assert s is not None and s.step == 1 and s.round == 1 and s.name == f"1:{s.agent}"
+    assert r.world.order is not None and s.agent == r.world.order[0]  # the round is under way
+    rest = r.step_round()
+    assert len(rest) == 1 and rest[0].agent != s.agent  # market's two traders
+    assert r.world.order is None and r.last_step == 2
+    r.close()
+
+
+def test_every_step_can_be_rewound_to_exactly(tmp_path):
+    r = WorldRun.start(locs(tmp_path), "market")
+    states = [r.world.summary()]
+    for _ in range(3 * 2 + 1):  # past a saved state (SAVE_EVERY is larger: replays from step 0 too)
+        r.step()
+        states.append(r.world.summary())
+    r.close()
+    r = WorldRun.open_readonly(locs(tmp_path))
+    for n, want in enumerate(states):
+        assert r.world_at(n).summary() == want
+    with pytest.raises(InputError, match="outside the branch"):
+        r.world_at(len(states))
+    r.close()
+
+
+def test_a_step_that_breaks_the_ledger_invariant_is_not_recorded(tmp_path, monkeypatch):
+    r = WorldRun.start(locs(tmp_path), "market")
+    r.run(1)
+    recorded = r.last_step
+    real = ReadArtifact.run
+
+    def faulty(self, tc, ctx, arg):  # credits the reader out of nowhere, from round 2 on
+        out = real(self, tc, ctx, arg)
+        if self.world.round >= 2:
+            self.world.ledger._change(self.agent_id, 5)
+        return out
+
+    monkeypatch.setattr(ReadArtifact, "run", faulty)
+    with pytest.raises(InvariantViolation, match="read_artifact"):
+        r.run(5)
+    broke = r.last_step
+    assert r.world.summary() == r.world_at(broke).summary()  # the live world is the recorded one
+    r.close()
+    r = WorldRun.open_readonly(locs(tmp_path))
+    assert r.last_step == broke >= recorded
+    led = r.world.ledger  # the recorded world: the invariant holds, no scrip came from nowhere
+    assert sum(led.balances.values()) == led.opening_total + led.minted
+    r.close()
+
+
+def test_world_run_continues_the_current_world_and_fresh_starts_over(cli):
+    cli("world", "run", "market", "--rounds", "2")
+    proc = cli("world", "run", "market", "--rounds", "1", "--json")
+    summary = json.loads(proc.stdout.splitlines()[-1])
+    assert summary["round"] == 3 and summary["world"] == 1
+    summary = json.loads(cli("world", "run", "market", "--rounds", "1", "--fresh", "--json").stdout.splitlines()[-1])
+    assert summary["round"] == 1 and summary["world"] == 2
+
+
+def test_kill_9_mid_round_loses_no_committed_step_and_resumes_at_the_next_agent(tmp_path):
+    world = big_market(tmp_path)
+    data = tmp_path / "data"
+    env = dict(os.environ, AKH_TUI_DATA=str(data))
+    proc = subprocess.Popen([sys.executable, "-m", "akh_tui.cli", "world", "run", str(world), "--json"],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    db = data / "session.db"
+    deadline = time.monotonic() + 60
+    seen = 0
+    try:
+        while seen < 40:  # several rounds of six traders committed
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "the world never recorded 40 steps"
+            if db.exists():
+                try:
+                    c = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+                    seen = c.execute("SELECT COUNT(*) FROM world_steps").fetchone()[0]
+                    c.close()
+                except sqlite3.OperationalError:
+                    seen = 0  # the tables are being made
+            time.sleep(0.01)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    r = WorldRun.resume(Locations(data, tmp_path / "config.toml"))
+    committed = r.last_step
+    assert committed >= seen  # nothing committed was lost
+    ref = World(load_world(str(world)), lines=[].append)
+    names = [ref.step() for _ in range(committed + 6)]
+    nxt = r.step()
+    assert nxt is not None and (nxt.round, nxt.agent) == names[committed]  # the next agent in that round's order
+    for _ in range(5):
+        r.step()
+    lines = list(r.trace_lines())
+    r.close()
+    assert lines == memory_trace(str(world), committed + 6)
+
+
+def test_a_fork_replays_identically_up_to_it_and_its_edits_hold_after_resume(tmp_path):
+    r = WorldRun.start(locs(tmp_path), "market")
+    r.run(6)
+    main_lines = list(r.trace_lines())
+    at = r.step_number("3:bold")
+    bold_psyche = (bundled_data_dir() / "worlds" / "market" / "cautious.toml").read_text(encoding="utf-8")
+    r.fork(at, [SetPsyche("bold", bold_psyche, source="cautious.toml"), DisableTool("cautious", "bid")], "calm")
+    assert r.branch_name == "calm" and r.last_step == at
+    r.run(3)
+    r.close()
+    r = WorldRun.resume(locs(tmp_path))
+    assert r.branch_name == "calm"
+    assert "bid" in r.world.agents["cautious"].config.disabled_tools
+    assert r.world_at(at).agents["bold"].psyche.to_dict() == Psyche.from_toml(bold_psyche).to_dict()
+    assert r.world_at(at - 1).agents["bold"].psyche.to_dict() != Psyche.from_toml(bold_psyche).to_dict()
+    fork_lines = list(r.trace_lines())
+    r.close()
+    upto = 1 + sum(len(row.lines) for row in WorldRun.open_readonly(locs(tmp_path), branch="main").steps(1, at))
+    assert fork_lines[:upto] == main_lines[:upto]
+    assert fork_lines[upto:] != main_lines[upto:upto + len(fork_lines) - upto]
+
+
+def test_fork_edits_name_the_bad_field(tmp_path):
+    r = WorldRun.start(locs(tmp_path), "market")
+    r.run(2)
+    with pytest.raises(InputError) as exc:
+        r.fork(1, [DisableTool("nobody", "bid")])
+    assert exc.value.field == "--agent"
+    with pytest.raises(InputError) as exc:
+        r.fork(1, [DisableTool("bold", "teleport")])
+    assert exc.value.field == "--disable"
+    with pytest.raises(InputError) as exc:
+        r.fork(1, [SetOrder(("bold", "bold"))])
+    assert exc.value.field == "--order"
+    with pytest.raises(InputError) as exc:
+        r.fork(2, [SetOrder(("bold",))])  # the round is over after its last step
+    assert exc.value.field == "--order"
+    r.close()
+
+
+def test_a_fork_may_reorder_the_rest_of_the_round(tmp_path, cli):
+    cli("world", "run", "market", "--rounds", "3")
+    r = WorldRun.open_readonly(locs(tmp_path))
+    first = next(row for row in r.steps() if row.round == 2)
+    w = r.world_at(first.step)
+    rest = w.order[w.pos:]
+    r.close()
+    assert len(rest) == 1
+    out = cli("world", "fork", "--at", first.name, "--order", rest[0], "--name", "same").stdout
+    assert "branch same" in out
+    proc = cli("world", "fork", "--branch", "main", "--at", first.name, "--order", "nobody", check_rc=2)
+    assert "--order" in proc.stderr
+    shown = json.loads(cli("world", "show", "--json").stdout)
+    assert shown["branch"] == "same" and [b["name"] for b in shown["branches"]] == ["main", "same"]
+
+
+# ---- reading a recorded world headless ---------------------------------------------------------
+
+def test_sessions_export_of_a_world_is_its_trace_byte_for_byte_in_any_data_dir(tmp_path, cli):
+    exported = []
+    for d in ("one", "two"):
+        (tmp_path / d).mkdir()
+        cli("world", "run", "market", "--rounds", "6", "--trace", "t.jsonl", data_dir=tmp_path / d / "data",
+            cwd=tmp_path / d)
+        cli("sessions", "export", "w1", "-o", "x.jsonl", data_dir=tmp_path / d / "data", cwd=tmp_path / d)
+        exported.append((tmp_path / d / "x.jsonl").read_bytes())
+        assert exported[-1] == (tmp_path / d / "t.jsonl").read_bytes()
+    assert exported[0] == exported[1]
+    assert str(tmp_path) not in exported[0].decode()
+    listed = cli("sessions", "list", data_dir=tmp_path / "one" / "data").stdout
+    assert "w1" in listed and "market" in listed
+    proc = cli("sessions", "export", "w7", data_dir=tmp_path / "one" / "data", check_rc=2)
+    assert "no world 7" in proc.stderr
+
+
+def test_world_show_ledger_and_artifacts_read_the_recorded_world_now_or_at_a_step(cli):
+    cli("world", "run", "market", "--rounds", "5")
+    shown = json.loads(cli("world", "show", "--json").stdout)
+    assert shown["round"] == 5 and shown["branch"] == "main" and shown["minted"] >= 1
+    early = json.loads(cli("world", "show", "--json", "--at", "1:bold").stdout)
+    assert early["round"] == 1 and early["mints"] == [] and early["step"] in (1, 2)
+    entries = [json.loads(x) for x in cli("world", "ledger", "--json").stdout.splitlines()]
+    assert entries and all(e["type"] == "ledger" for e in entries)
+    assert any(e["from"] == "mint" for e in entries)  # the mint after round 5
+    bold = [json.loads(x) for x in cli("world", "ledger", "--json", "--agent", "bold").stdout.splitlines()]
+    assert bold and all("bold" in (e["from"], e["to"]) for e in bold) and len(bold) < len(entries)
+    arts = json.loads(cli("world", "artifacts", "--json").stdout)
+    assert {"bold-ledger", "cautious-ledger"} <= {a["id"] for a in arts}
+    before = json.loads(cli("world", "artifacts", "--json", "--at", "1:bold").stdout)
+    assert len(before) < len(arts)  # the goals' artifacts were written later
+    proc = cli("world", "show", "--at", "99:bold", check_rc=2)
+    assert "no step 99:bold" in proc.stderr and "--at" in proc.stderr
+
+
+def test_agent_why_and_explain_take_a_world_agent(cli):
+    cli("world", "run", "market", "--rounds", "4")
+    why = json.loads(cli("agent", "why", "--agent", "bold", "--cycle", "2", "--json").stdout)
+    assert why["agent"] == "bold" and why["cycle"] == 2 and why["lines"]
+    why_not = json.loads(cli("agent", "why", "--agent", "bold", "--cycle", "2", "--tool", "noop", "--json").stdout)
+    assert why_not["why_not"]["tool"] == "noop"
+    told = json.loads(cli("agent", "explain", "--agent", "cautious", "--goal", "1", "--json").stdout)
+    assert told["goal"]["id"] == 1 and told["lines"]
+    proc = cli("agent", "why", "--agent", "nobody", "--cycle", "1", check_rc=2)
+    assert "--agent" in proc.stderr and "bold, cautious" in proc.stderr
+
+
+def test_sessions_compare_names_the_first_divergent_step_and_agent(tmp_path, cli):
+    cli("world", "run", "market", "--rounds", "6")
+    psyche = bundled_data_dir() / "worlds" / "market" / "cautious.toml"
+    cli("world", "fork", "--at", "3:bold", "--agent", "bold", "--psyche", str(psyche), "--name", "calm")
+    cli("world", "run", "market", "--rounds", "3")
+    same = json.loads(cli("sessions", "compare", "w1", "w1:main", "--json").stdout)
+    assert same["first_divergence"] is None
+    got = json.loads(cli("sessions", "compare", "w1", "w1:calm", "--json").stdout)
+    first = got["first_divergence"]
+    r = WorldRun.open_readonly(locs(tmp_path))
+    fork_step = r.step_number("3:bold") if r.branch_name == "main" else next(
+        b["fork_step"] for b in r.branches() if b["name"] == "calm")
+    r.close()
+    assert first["step"] > fork_step and first["a"]["agent"] == first["b"]["agent"] == "bold"
+    assert "psyche" in first["differs_in"]
+    text = cli("sessions", "compare", "w1", "w1:calm").stdout
+    assert f"first divergence at step {first['step']}" in text and "agent bold" in text
+
+
+def test_model_and_workflow_agents_rewind_to_every_step_exactly(tmp_path):
+    """A scripted model's memory, failure history and rotation, the prompt's last result and
+    failures, and a workflow's step are in the saved state: every step replays as recorded, and
+    a resumed world goes on as the uninterrupted one."""
+    market = (bundled_data_dir() / "worlds" / "market").as_posix()
+    p = tmp_path / "w.toml"
+    p.write_text(f'[world]\nname = "m"\nrounds = 60\nmint_every = 5\nstarting_scrip = 50\n'
+                 f'[[agents]]\nid = "a"\nscenario = "{market}/trader.toml"\ndecider = "scripted"\n'
+                 f'[[agents]]\nid = "b"\nscenario = "{market}/trader.toml"\ndecider = "workflow"\n'
+                 '[[agents.workflow.steps]]\nname = "look"\nllm = "scripted"\n'
+                 '[[agents.workflow.steps]]\nname = "bid"\naction = "bid"\ninput = "1"\non_error = "skip"\n',
+                 encoding="utf-8")
+    r = WorldRun.start(locs(tmp_path), str(p))
+    r.run(35)
+    r.close()
+    r = WorldRun.resume(locs(tmp_path))
+    for k in range(0, r.last_step + 1, 3):
+        r.world_at(k)  # raises if a step replays differently from its record
+    r.run(10)
+    lines = list(r.trace_lines())
+    r.close()
+    assert lines == memory_trace(str(p), r.last_step)
+
+
+def test_a_live_model_world_saves_every_step_so_resume_and_rewind_never_ask_it_again(tmp_path, monkeypatch):
+    """A live model may answer a replayed turn otherwise (and a call costs): its world saves a
+    state after every step, so a resume after a kill and a rewind replay nothing."""
+    import itertools
+
+    import akh_tui.engine.world.world as world_module
+    from akh_tui.engine.llm.decider import LLMDecider, ScriptedProvider
+
+    calls = itertools.count()
+
+    class Live:
+        """Answers like the scripted model, but no two answers are alike: a replay would differ."""
+
+        def __init__(self) -> None:
+            self.scripted = ScriptedProvider.for_tools()
+
+        def complete(self, messages):
+            text, tokens = self.scripted.complete(messages)
+            return text.replace("scripted:", f"live call {next(calls)}:"), tokens
+
+    real = world_module.make_decider
+    monkeypatch.setattr(world_module, "make_decider",
+                        lambda kind, llm=None: LLMDecider(Live()) if kind == "llm" else real(kind, llm))
+    market = (bundled_data_dir() / "worlds" / "market").as_posix()
+    p = tmp_path / "w.toml"
+    p.write_text(f'[world]\nname = "m"\nrounds = 20\nmint_every = 5\n'
+                 f'[[agents]]\nid = "a"\nscenario = "{market}/trader.toml"\ndecider = "llm"\n'
+                 f'[[agents]]\nid = "b"\nscenario = "{market}/trader.toml"\n', encoding="utf-8")
+    r = WorldRun.start(locs(tmp_path), str(p))
+    assert r.save_every == 1
+    for _ in range(9):
+        r.step()
+    last = r.last_step  # no close: as if killed
+    before = next(calls)
+    again = WorldRun.resume(locs(tmp_path))
+    assert again.last_step == last
+    for k in range(last + 1):
+        again.world_at(k)  # would raise "replayed differently" had a live turn been replayed
+    assert next(calls) == before + 1  # the model was not asked while resuming and rewinding
+    again.close()
