@@ -201,4 +201,4 @@ def _show(v: object) -> str:
     return s if len(s) <= 60 else s[:57] + "..."
 
 
-__all__ = ["worker_task", "encode_result", "decode_result", "refused_result", "check_row", "MalformedResult", "MAGIC"]
+__all__ = ["worker_task", "worker_batch", "encode_result", "decode_result", "refused_result", "check_row", "MalformedResult", "MAGIC"]
