@@ -602,10 +602,16 @@ class SessionStore:
         if not goals:
             return
         sql = (f"SELECT cycle, {self._v('record')}, {self._crc_col()} FROM cycles WHERE branch=? AND cycle>=? AND cycle<? "
-               f"AND {self._col('goal')} IN ({', '.join('?' * len(goals))}) ORDER BY cycle")
+               f"AND {self._col('goal')} IN ({', '.join('?' * len(goals))}) ORDER BY cycle LIMIT {self.PAGE}")
         for seg in self.lineage(branch):
-            for c, rec, crc in self._query(sql, (seg.branch, seg.lo["cycles"], seg.hi["cycles"], *goals)):
-                yield self._decode(seg.branch, "cycle record", c, rec, crc)
+            a, b = seg.lo["cycles"], seg.hi["cycles"]
+            while a < b:  # a page at a time (as record_texts): a goal's million cycles never sit in memory together
+                rows = self._query(sql, (seg.branch, a, b, *goals))
+                for c, rec, crc in rows:
+                    yield self._decode(seg.branch, "cycle record", c, rec, crc)
+                if len(rows) < self.PAGE:
+                    break
+                a = rows[-1][0] + 1
 
     def shared_cycles(self, a: int, b: int) -> int:
         """The first cycle whose record two branches may not share: below it both read the very
