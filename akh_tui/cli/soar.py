@@ -45,7 +45,9 @@ def cmd_run_soar(args: argparse.Namespace, scenario: Any, out: Console, err: Con
     trace = open(args.trace, "w", encoding="utf-8") if args.trace else None
     rows: list[dict[str, Any]] = []
     try:
-        run = engine.SoarRun.start(scenario, args.seed, trace)
+        # recorded in the data dir's session store like an OODA run (`sessions list`, `agent resume`)
+        stored = engine.StoredSoarRun.start(engine.Locations.resolve(args.data_dir), scenario, args.seed, trace)
+        run = stored.run
         try:
             def on_record(rec: dict[str, Any]) -> None:
                 rows.append(rec)
@@ -68,15 +70,17 @@ def cmd_run_soar(args: argparse.Namespace, scenario: Any, out: Console, err: Con
                 why = "halted" if why == "halted" else f"{most} decisions run"
             n = run.decision
         finally:
-            run.close()
+            stored.close()
     finally:
         if trace is not None:
             trace.close()
     if args.json:
         print(json.dumps(engine.redact_obj({"scenario": scenario.name, "architecture": "soar", "seed": run.seed,
+                                            "run": stored.run_id, "branch": stored.branch_name,
                                             "decisions_run": n, "stop": why, "decisions": rows}), sort_keys=True))
         return 0
-    out.print(Text(f"{n} decision(s) run, stopped: {why}"))
+    out.print(Text(f"{n} decision(s) run, stopped: {why} (run {stored.run_id}, branch {stored.branch_name}: "
+                   f"`akh-tui sessions show {stored.run_id}`)"))
     return 0
 
 

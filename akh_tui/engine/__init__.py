@@ -78,6 +78,7 @@ _FACE: dict[str, str] = {
     'check_compare_names': 'akh_tui.engine.soar.compare',
     'SoarRun': 'akh_tui.engine.soar.run',
     'replay_soar_trace': 'akh_tui.engine.soar.run',
+    'StoredSoarRun': 'akh_tui.engine.soar.recorded',
     'stop_phases': 'akh_tui.engine.runs.breakpoints',
     'StoreBusy': 'akh_tui.engine.errors',
     'StoreDamaged': 'akh_tui.engine.errors',

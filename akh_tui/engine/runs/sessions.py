@@ -15,6 +15,7 @@ from ..errors import InputError
 from ..paths import Locations, shown_scenario
 from .search import parse_search
 from ..store.session import SessionStore
+from ..store.soarstore import SoarStore, is_soar_meta
 from ..store.trace import TraceWriter, read_trace
 
 
@@ -30,6 +31,7 @@ class Sessions:
                              f"and the workbench)", field="--data-dir")
         self.locations = locations
         self.store = SessionStore(db, readonly=not write)
+        self.soar = SoarStore(self.store)  # a Soar run's decisions (issue 30)
 
     def close(self) -> None:
         self.store.close()
@@ -50,9 +52,31 @@ class Sessions:
         return [{"id": g["id"], "description": g["description"], "status": g["status"], "priority": g["priority"],
                  "parent": g.get("parent")} for g in head.get("goals", [])]
 
+    def _soar_branches(self, branches: list[dict]) -> list[dict]:
+        """A Soar run's branches with their decisions counted as its cycles (it has no goals)."""
+        out = []
+        for b in branches:
+            n = self.soar.last_decision(b["id"])
+            out.append(b | {"last_cycle": n, "head_cycle": n, "replay_only": False, "goals": []})
+        return out
+
+    def _ooda(self, run: int, what: str) -> dict:
+        """The run's meta, refused for a Soar run where `what` reads OODA cycles only."""
+        meta = self.store.run_meta(run)
+        if is_soar_meta(meta):
+            raise InputError(f"run {run} is a Soar run: {what} reads an OODA run's cycles (a Soar run has "
+                             f"`sessions show`, `export`, `compare`)", field="run")
+        return meta
+
+    def is_soar(self, run: int) -> bool:
+        return is_soar_meta(self.store.run_meta(run))
+
     def runs(self) -> list[dict]:
         out = []
         for r in self.store.runs():
+            if is_soar_meta(r):
+                out.append(r | {"branches": self._soar_branches(r["branches"]), "goals_done": 0, "goals_top": 0})
+                continue
             main = r["branches"][0] if r["branches"] else None
             goals = self._goals(main) if main is not None else []
             top = [g for g in goals if g["parent"] is None]
@@ -61,6 +85,8 @@ class Sessions:
 
     def show(self, run: int) -> dict:
         meta = self.store.run_meta(run)
+        if is_soar_meta(meta):
+            return {"run": meta, "branches": self._soar_branches(self.store.branches(run))}
         return {"run": meta, "branches": [b | {"goals": self._goals(b)} for b in self.store.branches(run)]}
 
     def export(self, run: int, branch: str, target: str | Path | IO[str]) -> int:
@@ -68,6 +94,8 @@ class Sessions:
         st = self.store
         meta = st.run_meta(run)
         bid = st.find_branch(run, branch)
+        if is_soar_meta(meta):
+            return self._export_soar(meta, bid, target)
         writer = TraceWriter(target)
         n = 0
         try:
@@ -79,6 +107,31 @@ class Sessions:
         finally:
             writer.close()
         return n
+
+    def _export_soar(self, meta: dict, branch: int, target: str | Path | IO[str]) -> int:
+        """A Soar run's branch as the trace `agent run --trace` wrote, byte for byte."""
+        fh: IO[str]
+        if isinstance(target, (str, Path)):
+            try:
+                fh = open(target, "w", encoding="utf-8")
+            except OSError as exc:
+                raise InputError(f"cannot write the trace: {exc.strerror}", file=str(target), field="--output") from None
+        else:
+            fh = target
+        n = 0
+        try:
+            fh.write(meta["header"] + "\n")
+            for line in self.soar.lines(branch):
+                fh.write(line + "\n")
+                n += 1
+        finally:
+            if fh is not target:
+                fh.close()
+        return n
+
+    def soar_records(self, run: int, branch: str) -> list[dict]:
+        """A Soar run's branch's decision records."""
+        return self.soar.records(self.store.find_branch(run, branch))
 
     def import_trace(self, file: str | Path) -> dict:
         trace = read_trace(file)  # validated line by line before anything is written
@@ -92,7 +145,7 @@ class Sessions:
             filters = parse_search(query)
         except ValueError as exc:
             raise InputError(str(exc), field="query") from None
-        self.store.run_meta(run)
+        self._ooda(run, "search")
         return self.store.search(self.store.find_branch(run, branch), **filters)
 
     def branch_ref(self, ref: str) -> tuple[int, str]:
@@ -132,12 +185,12 @@ class Sessions:
 
     def extent(self, run: int, branch: str) -> otel.Extent:
         """(first, last, number) of the branch's recorded cycles, from the index alone."""
-        self.store.run_meta(run)
+        self._ooda(run, "this")
         return otel.Extent(*self.store.cycle_extent(self.store.find_branch(run, branch)))
 
     def items(self, run: int, branch: str) -> Iterator[dict]:
         """The branch's trace items (records and events, SPEC §11 order), one at a time."""
-        self.store.run_meta(run)
+        self._ooda(run, "this")
         return self.store.trace_items(self.store.find_branch(run, branch))
 
     def spans(self, run: int, branch: str, start_ns: int = otel.DEFAULT_START_NS) -> Iterator[Any]:
@@ -154,6 +207,7 @@ class Sessions:
 
     def pin(self, run: int, branch: str, cycles: list[int], pin_path: Path) -> dict:
         """The pin of `cycles` of the branch, for `akh-tui check` (pin.make_pin)."""
+        self._ooda(run, "a pin")
         return pin.make_pin(self.store, run, branch, cycles, pin_path)
 
 

@@ -35,14 +35,20 @@ class SoarRun:
         self._pending: dict[str, Any] | None = None  # the decision in progress: its candidates, its selection
         self.trace = trace
         if trace is not None:
-            trace.write(json.dumps(redact_obj({"type": "header", "v": TRACE_VERSION, "architecture": "soar",
-                                               "scenario": scenario.name, "scenario_path": str(scenario.path),
-                                               "seed": self.seed}), sort_keys=True) + "\n")
+            trace.write(self.header_line() + "\n")
+        # another sink of each decision's trace line (the session store: soar/recorded.py)
+        self.on_line: Callable[[int, str], None] | None = None
         # a replay (replay_soar_trace): the person's selections given again at their decisions, and
         # each decision checked against the recorded one
         self.selects: dict[int, str] = {}
         self.expected: list[dict[str, Any]] | None = None
         self.divergence: str | None = None
+
+    def header_line(self) -> str:
+        """The trace's first line: the scenario, its file and the seed (secrets masked)."""
+        return json.dumps(redact_obj({"type": "header", "v": TRACE_VERSION, "architecture": "soar",
+                                      "scenario": self.scenario.name, "scenario_path": str(self.scenario.path),
+                                      "seed": self.seed}), sort_keys=True)
 
     @classmethod
     def start(cls, scenario: str | Path | SoarScenario, seed: int | None = None,
@@ -97,8 +103,12 @@ class SoarRun:
         self._at.append(self.arch.phases_run)
         if self.expected is not None and self.divergence is None:
             self.divergence = _differs(rec, self.expected)
-        if self.trace is not None:
-            self.trace.write(json.dumps(redact_obj(rec), sort_keys=True) + "\n")  # a sink: secrets masked
+        if self.trace is not None or self.on_line is not None:
+            line = json.dumps(redact_obj(rec), sort_keys=True)  # a sink: secrets masked
+            if self.trace is not None:
+                self.trace.write(line + "\n")
+            if self.on_line is not None:
+                self.on_line(rec["decision"], line)
         return rec
 
     def step(self) -> dict[str, Any] | None:
