@@ -79,6 +79,7 @@ _FACE: dict[str, str] = {
     'SoarRun': 'akh_tui.engine.soar.run',
     'replay_soar_trace': 'akh_tui.engine.soar.run',
     'StoredSoarRun': 'akh_tui.engine.soar.recorded',
+    'current_architecture': 'akh_tui.engine.soar.recorded',
     'stop_phases': 'akh_tui.engine.runs.breakpoints',
     'StoreBusy': 'akh_tui.engine.errors',
     'StoreDamaged': 'akh_tui.engine.errors',

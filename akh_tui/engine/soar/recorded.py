@@ -144,3 +144,23 @@ def replay(run: SoarRun, records: list[dict[str, Any]], where: str) -> None:
         raise InputError(f"the stored Soar run does not replay as recorded: {why} (its .soar file changed since?)",
                          file=where, field="decisions")
     run.expected = None
+
+
+def current_architecture(locations: Locations) -> str | None:
+    """The architecture of the data dir's current run ("soar", "ooda"), None when there is
+    none or the store cannot be read (the OODA door then says why)."""
+    if not locations.has_store():
+        return None
+    try:
+        st = SessionStore(locations.session_db, readonly=True)
+    except (InputError, OSError):
+        return None
+    try:
+        meta = st.meta()
+    except InputError:
+        return None
+    finally:
+        st.close()
+    if meta is None:
+        return None
+    return "soar" if is_soar_meta(meta) else "ooda"

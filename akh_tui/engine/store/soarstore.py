@@ -77,7 +77,8 @@ class SoarStore:
         if not 0 <= decision <= last:
             raise InputError(f"no decision {decision} to fork after (recorded: 0..{last})", field="--at")
         with self.store._tx():
-            b = self.store._insert_branch(info["run"], name, parent, decision, None,
+            # fork_sizes: the OODA lineage reads it (a Soar run has no graph of ours: nothing taken)
+            b = self.store._insert_branch(info["run"], name, parent, decision, "[0, 0, 0]",
                                           json.dumps(edits, sort_keys=True))
             self.store._set_current(b)
         return b
