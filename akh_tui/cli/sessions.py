@@ -198,6 +198,11 @@ def cmd_compare(sessions: Sessions, args, out: Console, err: Console) -> int:
 
     if is_world_ref(args.a) or is_world_ref(args.b):
         return _compare_worlds(args, out)
+    if sessions.any_soar(args.a, args.b):  # another architecture: aligned by move and state (cli/soar.py)
+        from ..engine import Locations, compare_stored
+        from .soar import print_compare
+
+        return print_compare(compare_stored(Locations.resolve(args.data_dir), args.a, args.b), args.json, out)
     result = sessions.compare(args.a, args.b)
     name_a, name_b = result["a_name"], result["b_name"]
     if args.json:

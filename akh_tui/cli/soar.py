@@ -119,7 +119,12 @@ def add_compare(asub: Any, common: argparse.ArgumentParser) -> None:
 def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     engine.check_compare_names(args.a, args.b)
     res = engine.compare_architectures(args.a, args.b, args.seed_a, args.seed_b, args.max_cycles)
-    if args.json:
+    return print_compare(res, args.json, out)
+
+
+def print_compare(res: dict[str, Any], as_json: bool, out: Console) -> int:
+    """Two architectures' moves side by side (agent compare, sessions compare of a Soar run)."""
+    if as_json:
         print(json.dumps(engine.redact_obj(res), sort_keys=True))
         return 0
     a, b = res["a"], res["b"]

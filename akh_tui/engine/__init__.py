@@ -76,6 +76,7 @@ _FACE: dict[str, str] = {
     'find_soar': 'akh_tui.engine.soar.scenario',
     'compare_architectures': 'akh_tui.engine.soar.compare',
     'check_compare_names': 'akh_tui.engine.soar.compare',
+    'compare_stored': 'akh_tui.engine.soar.compare',
     'SoarRun': 'akh_tui.engine.soar.run',
     'replay_soar_trace': 'akh_tui.engine.soar.run',
     'StoredSoarRun': 'akh_tui.engine.soar.recorded',

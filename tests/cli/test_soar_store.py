@@ -112,3 +112,26 @@ def test_a_store_without_soar_runs_gets_no_soar_table_and_an_old_store_takes_one
     cli("sessions", "delete", str(after[-1]["id"]), data_dir=old)
     left = sqlite3.connect(old / "session.db").execute("SELECT COUNT(*) FROM soar_decisions").fetchone()
     assert left == (0,)
+
+
+def test_sessions_compare_aligns_a_soar_run_and_an_ooda_run_as_agent_compare_does(cli) -> None:
+    cli("agent", "run", "--scenario", "water-jug")
+    cli("agent", "run", "--scenario", "water-jug-ooda", "--max-cycles", "20")
+    stored = json.loads(cli("sessions", "compare", "1", "2", "--json").stdout)
+    fresh = json.loads(cli("agent", "compare", "water-jug", "water-jug-ooda", "--json").stdout)
+    assert stored["a"] == "1:main (water-jug, soar)" and stored["b"] == "2:main (water-jug-ooda, ooda)"
+    assert stored["first_part"] == fresh["first_part"] and stored["steps"] == fresh["steps"]
+    assert stored["common_states"] and stored["common_states"] == fresh["common_states"]
+    words = cli("sessions", "compare", "1", "2").stdout
+    assert "their choices part at move 1" in words and "Soar decision" in words and "OODA cycle" in words
+
+
+def test_sessions_compare_names_where_a_soar_fork_parts_from_its_main(cli) -> None:
+    cli("agent", "run", "--scenario", "water-jug")
+    main = json.loads(cli("sessions", "export", "1", "-o", "-").stdout.splitlines()[4])
+    other = next(c["id"] for c in main["candidates"] if not c["chosen"])
+    cli("agent", "fork", "--at", "3", "--name", "alt", "--select", other)
+    cli("agent", "resume")
+    res = json.loads(cli("sessions", "compare", "1:main", "1:alt", "--json").stdout)
+    assert res["first_part"] is not None and "(forced)" in res["first_part"]["b"]["why"]
+    assert all(r["same"] for r in res["steps"][:res["first_part"]["step"] - 1])

@@ -71,6 +71,10 @@ class Sessions:
     def is_soar(self, run: int) -> bool:
         return is_soar_meta(self.store.run_meta(run))
 
+    def any_soar(self, *refs: str) -> bool:
+        """One of the RUN[:BRANCH] refs is a Soar run's (compared by move, not by cycle)."""
+        return any(self.is_soar(int(self.branch_ref(r)[1].split(":")[0])) for r in refs)
+
     def runs(self) -> list[dict]:
         out = []
         for r in self.store.runs():
