@@ -135,3 +135,31 @@ def test_sessions_compare_names_where_a_soar_fork_parts_from_its_main(cli) -> No
     res = json.loads(cli("sessions", "compare", "1:main", "1:alt", "--json").stdout)
     assert res["first_part"] is not None and "(forced)" in res["first_part"]["b"]["why"]
     assert all(r["same"] for r in res["steps"][:res["first_part"]["step"] - 1])
+
+
+def test_a_soar_run_is_pinned_checked_and_reported(cli, tmp_path) -> None:
+    cli("agent", "run", "--scenario", "water-jug")
+    pin = tmp_path / "wj.pin.jsonl"
+    cli("sessions", "pin", "1", "--cycle", "3", "--cycle", "6", "-o", str(pin))
+    lines = _lines(pin)
+    assert json.loads(lines[0])["architecture"] == "soar" and len(lines) == 1 + 6
+    assert "all 6 decisions as recorded" in cli("check", str(pin)).stdout
+    assert "decision 99" in cli("sessions", "pin", "1", "--cycle", "99", "-o", str(pin), check_rc=2).stderr
+    changed = [json.loads(x) for x in lines]
+    changed[4]["selected"]["id"] = "O999"  # decision 4 said to have selected another operator
+    pin.write_text("".join(json.dumps(x, sort_keys=True) + "\n" for x in changed), encoding="utf-8")
+    assert "decision 4" in cli("check", str(pin), check_rc=1).stdout
+
+    md, html = tmp_path / "r.md", tmp_path / "r.html"
+    cli("sessions", "report", "1", "-o", str(md))
+    cli("sessions", "report", "1", "-o", str(html))
+    text = md.read_text(encoding="utf-8")
+    assert "A Soar agent (seed 7)" in text and "halted" in text and "fill volume 3" in text
+    import xml.dom.minidom
+
+    doc = xml.dom.minidom.parse(str(html))  # well-formed, as an OODA run's report
+    decisions = json.loads(cli("sessions", "list", "--json").stdout)[0]["branches"][0]["last_cycle"]
+    assert len(doc.getElementsByTagName("tr")) == 1 + decisions  # a heading row and one a decision
+    cli("sessions", "report", "1", "-o", str(tmp_path / "again.md"))
+    assert (tmp_path / "again.md").read_bytes() == md.read_bytes()
+    assert "--shot" in cli("sessions", "report", "1", "--shot", "2", "-o", str(md), check_rc=2).stderr

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import IO, Any, Iterator
 
 from . import history, pin
-from ..export import otel, report
+from ..export import otel, report, soar_report
 from ..store import writelock
 from ..errors import InputError
 from ..paths import Locations, shown_scenario
@@ -133,6 +133,18 @@ class Sessions:
                 fh.close()
         return n
 
+    def soar_pin(self, run: int, branch: str, decisions: list[int]) -> tuple[str, int]:
+        """A Soar run's pin: its trace up to the last of `decisions` (`akh-tui check` reruns
+        each decision up to it and compares); the text and the decisions it holds."""
+        meta = self.store.run_meta(run)
+        lines = list(self.soar.lines(self.store.find_branch(run, branch)))
+        bad = [d for d in decisions if not 1 <= d <= len(lines)]
+        if bad:
+            raise InputError(f"decision {bad[0]} is not recorded (run {run} branch {branch} has decisions "
+                             f"1..{len(lines)})", field="--cycle")
+        upto = max(decisions)
+        return "".join(x + "\n" for x in [meta["header"], *lines[:upto]]), upto
+
     def soar_records(self, run: int, branch: str) -> list[dict]:
         """A Soar run's branch's decision records."""
         return self.soar.records(self.store.find_branch(run, branch))
@@ -205,6 +217,11 @@ class Sessions:
     def write_report(self, run: int, branch: str, out: IO[str], markdown: bool = False,
                      shots: dict[int, str] | None = None) -> int:
         """The branch's report (HTML, or Markdown) written to `out`; returns its cycles."""
+        if self.is_soar(run):  # its decisions (export/soar_report.py); no workbench shots of it
+            if shots:
+                raise InputError("a Soar run's report has no workbench shots", field="--shot")
+            return soar_report.write_soar_report(self.soar_records(run, branch), self.shown_meta(run), run, branch,
+                                                 out, markdown=markdown)
         meta, extent = self.shown_meta(run), self.extent(run, branch)
         return report.write_report(self.items(run, branch), meta, run, branch, extent, out, markdown=markdown,
                                    shots=shots)
