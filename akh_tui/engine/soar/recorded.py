@@ -9,6 +9,7 @@ said, never silently continued."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import IO, Any
 
@@ -33,8 +34,8 @@ class StoredSoarRun:
         self.branch_name: str = info["name"]
         run.on_line = self._put
 
-    def _put(self, decision: int, line: str) -> None:
-        self.soar.put(self.branch, decision, line)
+    def _put(self, decision: int, line: str, phases: int, force_at: int | None) -> None:
+        self.soar.put(self.branch, decision, line, phases, force_at)
 
     def close(self) -> None:
         try:
@@ -81,17 +82,20 @@ class StoredSoarRun:
             bid = st.find_branch(meta["id"], branch) if branch is not None else st.current()
             if branch is not None:
                 st.use(bid)
-            records = SoarStore(st).records(bid)
+            rows = list(SoarStore(st).rows(bid))
             if upto is not None:
-                if not 0 <= upto <= len(records):
-                    raise InputError(f"no decision {upto} to fork after (recorded: 0..{len(records)})", field="--at")
-                records = records[:upto]
+                if not 0 <= upto <= len(rows):
+                    raise InputError(f"no decision {upto} to fork after (recorded: 0..{len(rows)})", field="--at")
+                rows = rows[:upto]
             run = SoarRun(stored_scenario(meta, st.where), meta["seed"], trace)
         except BaseException:
             st.close()
             raise
         try:
-            replay(run, records, st.where)
+            if trace is None:
+                restore(run, rows, st.where)
+            else:  # the branch's whole trace is written: every decision recorded again
+                replay(run, [json.loads(line) for line, _p, _f in rows], st.where)
             return cls(st, bid, run)
         except BaseException:
             run.close()
@@ -127,6 +131,32 @@ def stored_scenario(meta: dict[str, Any], where: str) -> SoarScenario:
         raise InputError(f"the run's Soar scenario {meta.get('name')!r} is not found (was {path})", file=where,
                          field="scenario")
     return sc
+
+
+def restore(run: SoarRun, rows: list[tuple[str, int, int | None]], where: str) -> None:
+    """The stored decisions restored in Soar's own loop up to the one before the last (the
+    adapter's rewind: init-soar, the seed, each selection at its phase), then the last one run
+    and checked against its record: a `.soar` file changed since shows as a difference there
+    (the operators proposed and their ids follow from all that came before)."""
+    if len(rows) < 2:
+        replay(run, [json.loads(line) for line, _p, _f in rows], where)
+        return
+    records = [json.loads(line) for line, _p, _f in rows]
+    forces = [(f, r["forced"]) for (_l, _p, f), r in zip(rows[:-1], records) if f is not None and r.get("forced")]
+    run.restore_to(records[:-1], [p for _l, p, _f in rows[:-1]], forces)
+    run.expected = records
+    last = records[-1]
+    run.selects = {last["decision"]: last["forced"]} if isinstance(last.get("forced"), str) else {}
+    on_line, run.on_line = run.on_line, None
+    try:
+        rec = run.step()
+    finally:
+        run.on_line = on_line
+    if run.divergence is not None or rec is None:
+        why = run.divergence or f"the agent halted after {len(records) - 1} of {len(records)} decisions"
+        raise InputError(f"the stored Soar run does not replay as recorded: {why} (its .soar file changed since?)",
+                         file=where, field="decisions")
+    run.expected = None
 
 
 def replay(run: SoarRun, records: list[dict[str, Any]], where: str) -> None:

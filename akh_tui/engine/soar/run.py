@@ -36,8 +36,9 @@ class SoarRun:
         self.trace = trace
         if trace is not None:
             trace.write(self.header_line() + "\n")
-        # another sink of each decision's trace line (the session store: soar/recorded.py)
-        self.on_line: Callable[[int, str], None] | None = None
+        # another sink of each decision's trace line (the session store: soar/recorded.py), with
+        # the phases run at its end and the phase its selection was given at (None: Soar's own)
+        self.on_line: Callable[[int, str, int, int | None], None] | None = None
         # a replay (replay_soar_trace): the person's selections given again at their decisions, and
         # each decision checked against the recorded one
         self.selects: dict[int, str] = {}
@@ -96,9 +97,9 @@ class SoarRun:
         rec: dict[str, Any] = {"type": "decision", "decision": len(self.records) + 1,
                                "selected": pending.get("selected"), "candidates": pending["candidates"],
                                "stack": [list(x) for x in self.arch.stack()], "halted": self.arch.finished}
-        forced = [oid for at, oid in self.arch.forces if self._at[-1] <= at]
+        forced = [(at, oid) for at, oid in self.arch.forces if self._at[-1] <= at]
         if forced:
-            rec["forced"] = forced[-1]
+            rec["forced"] = forced[-1][1]
         self.records.append(rec)
         self._at.append(self.arch.phases_run)
         if self.expected is not None and self.divergence is None:
@@ -108,7 +109,7 @@ class SoarRun:
             if self.trace is not None:
                 self.trace.write(line + "\n")
             if self.on_line is not None:
-                self.on_line(rec["decision"], line)
+                self.on_line(rec["decision"], line, self.arch.phases_run, forced[-1][0] if forced else None)
         return rec
 
     def step(self) -> dict[str, Any] | None:
@@ -164,6 +165,16 @@ class SoarRun:
         del self.records[decision:]
         del self._at[decision + 1:]
         self._pending = None
+
+    def restore_to(self, records: list[dict[str, Any]], phases: list[int], forces: list[tuple[int, str]]) -> None:
+        """Back at the end of `records` (the start, or a stored run's, with the phases run at
+        the end of each and the selections given on the way): Soar's own restore (init-soar,
+        the seed, the phases run again in its loop with each selection at its phase), the
+        records taken as they are."""
+        self.records = list(records)
+        self._at = [0, *phases]
+        self._pending = None
+        self.arch.restore(SoarSnapshot(self._at[-1], tuple((at, "select", op) for at, op in forces)))
 
     def fork(self, decision: int, operator: str) -> None:
         """Rewind to `decision` and force `operator` at the next one."""

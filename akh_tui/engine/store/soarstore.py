@@ -5,7 +5,10 @@ operator it forces, its `edits`), and its decisions in a table of their own:
 
 - `soar_decisions`: one row per decision of a branch, numbered from 1 along the branch's
   lineage: the decision's trace line exactly as `agent run --trace` writes it (so `sessions
-  export` of a Soar run is that trace, byte for byte), with a CRC-32 over its key and text.
+  export` of a Soar run is that trace, byte for byte), the phases Soar had run at its end and
+  the phase the person's selection was given at (none: Soar's own pick), which let a resume
+  restore in Soar's own loop (adapter.py) rather than record every decision again; a CRC-32
+  over the row.
 
 Nothing else is kept: Soar's memory cannot be saved whole, so a rewind or a resume is the
 scenario run again with the run's seed and the selections the person made (each decision's
@@ -25,7 +28,7 @@ from .session import SessionStore, row_crc
 
 SOAR_SCHEMA = """
 CREATE TABLE IF NOT EXISTS soar_decisions (branch INTEGER NOT NULL, decision INTEGER NOT NULL, line TEXT NOT NULL,
-  crc INTEGER NOT NULL, PRIMARY KEY (branch, decision))
+  phases INTEGER NOT NULL, force_at INTEGER, crc INTEGER NOT NULL, PRIMARY KEY (branch, decision))
 """
 ARCHITECTURE = "soar"
 
@@ -87,11 +90,12 @@ class SoarStore:
         return self.store.run_meta(self.store.branch_info(branch)["run"])
 
     # ---- decisions -------------------------------------------------------------------------
-    def put(self, branch: int, decision: int, line: str) -> None:
-        """A decision's trace line (one transaction: a kill loses no committed decision)."""
+    def put(self, branch: int, decision: int, line: str, phases: int, force_at: int | None) -> None:
+        """A decision's row (one transaction: a kill loses no committed decision)."""
         with self.store._tx():
-            self.db.execute("INSERT OR REPLACE INTO soar_decisions (branch, decision, line, crc) VALUES (?, ?, ?, ?)",
-                            (branch, decision, line, row_crc(branch, decision, line)))
+            self.db.execute("INSERT OR REPLACE INTO soar_decisions (branch, decision, line, phases, force_at, crc) "
+                            "VALUES (?, ?, ?, ?, ?, ?)",
+                            (branch, decision, line, phases, force_at, row_crc(branch, decision, line, phases, force_at)))
 
     def _chain(self, branch: int) -> list[tuple[int, int, int]]:
         """Root first: (branch, first decision, last decision) of each segment of the lineage."""
@@ -114,18 +118,23 @@ class SoarStore:
             hi = lo - 1
         return out[::-1]
 
-    def lines(self, branch: int) -> Iterator[str]:
-        """The branch's decisions' trace lines, in order, each checked."""
+    def rows(self, branch: int) -> Iterator[tuple[str, int, int | None]]:
+        """The branch's decisions, in order, each checked: (trace line, phases run at its end,
+        the phase its selection was given at)."""
         if not self._table():
             return
         for seg, lo, hi in self._chain(branch):
-            for n, line, crc in self.db.execute(
-                    "SELECT decision, line, crc FROM soar_decisions WHERE branch=? AND decision BETWEEN ? AND ? "
-                    "ORDER BY decision", (seg, lo, hi)):
-                if not isinstance(line, str) or row_crc(seg, n, line) != crc:
+            for n, line, phases, force_at, crc in self.db.execute(
+                    "SELECT decision, line, phases, force_at, crc FROM soar_decisions WHERE branch=? AND decision "
+                    "BETWEEN ? AND ? ORDER BY decision", (seg, lo, hi)):
+                if not isinstance(line, str) or row_crc(seg, n, line, phases, force_at) != crc:
                     raise StoreDamaged(f"the session store's Soar decision {n} is damaged (its checksum does not "
                                        f"match); restore the store from a copy", file=self.store.where)
-                yield line
+                yield line, phases, force_at
+
+    def lines(self, branch: int) -> Iterator[str]:
+        """The branch's decisions' trace lines, in order, each checked."""
+        return (line for line, _p, _f in self.rows(branch))
 
     def records(self, branch: int) -> list[dict[str, Any]]:
         return [json.loads(line) for line in self.lines(branch)]
