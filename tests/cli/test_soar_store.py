@@ -163,3 +163,14 @@ def test_a_soar_run_is_pinned_checked_and_reported(cli, tmp_path) -> None:
     cli("sessions", "report", "1", "-o", str(tmp_path / "again.md"))
     assert (tmp_path / "again.md").read_bytes() == md.read_bytes()
     assert "--shot" in cli("sessions", "report", "1", "--shot", "2", "-o", str(md), check_rc=2).stderr
+
+
+def test_a_damaged_soar_decision_is_named_not_a_traceback(cli, tmp_path) -> None:
+    cli("agent", "run", "--scenario", "water-jug", "--max-cycles", "4")
+    db = sqlite3.connect(tmp_path / "data" / "session.db")
+    db.execute("UPDATE soar_decisions SET line = replace(line, 'fill', 'FILL') WHERE decision = 2")
+    db.commit()
+    db.close()
+    err = cli("sessions", "export", "1", "-o", "-", check_rc=2).stderr
+    assert "Soar decision 2 is damaged" in err and "Traceback" not in err
+    assert "Soar decision 2 is damaged" in cli("agent", "resume", check_rc=2).stderr

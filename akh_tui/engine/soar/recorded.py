@@ -32,10 +32,33 @@ class StoredSoarRun:
         info = store.branch_info(branch)
         self.run_id: int = info["run"]
         self.branch_name: str = info["name"]
+        self._fork_at: int | None = None  # rewound before the branch's last decision: the next one forks
         run.on_line = self._put
 
     def _put(self, decision: int, line: str, phases: int, force_at: int | None) -> None:
+        if self._fork_at is not None:  # what was recorded after the rewind point stays on its branch
+            at, self._fork_at = self._fork_at, None
+            rec = self.run.records[-1]
+            edits = [{"decision": at + 1, "select": rec["forced"]}] if rec.get("forced") else []
+            self.branch_name = self._free_name(f"rewound-{at}")
+            self.branch = self.soar.fork(self.branch, at, self.branch_name, edits)
         self.soar.put(self.branch, decision, line, phases, force_at)
+
+    def _free_name(self, base: str) -> str:
+        taken = {b["name"] for b in self.store.branches(self.run_id)}
+        n, name = 1, base
+        while name in taken:
+            n += 1
+            name = f"{base}-{n}"
+        return name
+
+    def rewind(self, decision: int) -> None:
+        """The run back to the end of `decision` (SoarRun.rewind); the branch keeps what it
+        recorded after it, and the next decision recorded starts a branch of its own there
+        (`rewound-N`), as a fork does: nothing recorded is lost."""
+        self.run.rewind(decision)
+        if decision < self.soar.last_decision(self.branch):
+            self._fork_at = decision
 
     def close(self) -> None:
         try:
