@@ -174,3 +174,5 @@ def test_a_damaged_soar_decision_is_named_not_a_traceback(cli, tmp_path) -> None
     err = cli("sessions", "export", "1", "-o", "-", check_rc=2).stderr
     assert "Soar decision 2 is damaged" in err and "Traceback" not in err
     assert "Soar decision 2 is damaged" in cli("agent", "resume", check_rc=2).stderr
+    res = cli("sessions", "check", "--json", check_rc=None)
+    assert res.returncode != 0 and json.loads(res.stdout)["damaged"] == {"run 1, branch 'main': Soar decisions": [2]}

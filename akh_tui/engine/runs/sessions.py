@@ -190,6 +190,14 @@ class Sessions:
         beside the store for writers (`agent resume` refuses a branch found damaged), cleared
         when the store is whole; `mark` says why it could not be kept, if so."""
         result = self.store.check()
+        checked, soar_damaged = self.soar.check()  # a Soar run's decisions (store/soarstore.py)
+        if checked:
+            result["checked"] += checked
+            for b, decisions in soar_damaged.items():
+                info = self.store.branch_info(b)
+                result["damaged"][f"run {info['run']}, branch {info['name']!r}: Soar decisions"] = decisions
+                result["marks"].append({"branch": b, "what": "soar_decisions", "cycle": decisions[0]})
+            result["ok"] = result["ok"] and not soar_damaged
         return result | {"mark": self.store.record_check(result)}
 
     # ---- what is handed out: streamed, a record at a time ------------------------------------

@@ -151,3 +151,16 @@ class SoarStore:
             elif lo > 1:
                 last = max(last, lo - 1)
         return last
+
+    def check(self) -> tuple[int, dict[int, list[int]]]:
+        """Every Soar decision's checksum (`sessions check`): how many were checked, and the
+        damaged ones' decisions by branch."""
+        if not self._table():
+            return 0, {}
+        checked, damaged = 0, {}  # type: tuple[int, dict[int, list[int]]]
+        for b, n, line, phases, force_at, crc in self.db.execute(
+                "SELECT branch, decision, line, phases, force_at, crc FROM soar_decisions ORDER BY branch, decision"):
+            checked += 1
+            if not isinstance(line, str) or row_crc(b, n, line, phases, force_at) != crc:
+                damaged.setdefault(b, []).append(n)
+        return checked, damaged
