@@ -22,6 +22,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from . import world_ui
 from . import recording
 from .stream import command_peak_mb, spread, stream_figures, stream_rows
 from .world import world_figures, world_rows
@@ -478,6 +479,7 @@ def ui_figures(seconds: float = 3.0) -> dict:
 
     from ..engine.runs.run import Locations, UserConfig
     from ..tui.app import Workbench
+    from ..tui.jobs import Cycle, EngineJob, Step
 
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["AKH_TUI_CONFIG"] = str(Path(tmp) / "config.toml")
@@ -495,9 +497,9 @@ def ui_figures(seconds: float = 3.0) -> dict:
         paused_frames: list[tuple[float, int]] = []
         execute, render_all = app._execute, app._render_all
 
-        def timed_execute(cmd) -> None:
+        def timed_execute(cmd: EngineJob) -> None:
             execute(cmd)
-            if cmd in ("cycle", "step"):
+            if isinstance(cmd, (Cycle, Step)):
                 steps_done.append(time.perf_counter())
                 del steps_done[:-2]
 
@@ -585,6 +587,7 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
     results["startup_s"] = startup_figures(runs=3 if quick else 7)
     if ui:
         results["ui"] = ui_figures(1.5 if quick else 4.0)
+        results["world_ui"] = world_ui.figures(1.0, 300 if quick else 800)  # issue 26: the world workbench
     results["hostile"] = hostile_figures(quick)
     results["soar"] = __import__("akh_tui.bench.soar", fromlist=["soar_figures"]).soar_figures(quick)  # issue 30
     with tempfile.TemporaryDirectory() as tmp:
@@ -745,6 +748,8 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
                   mm(u["pause_ms_max"], "ms", ".1f") + ratio_to_aim(u["pause_ms_max"], 50.0), "≤ 50 ms")
         t.add_row("pause until the paused frame (newest cycle) is drawn, worst of 4: min / median / max",
                   mm(u["paused_frame_ms_max"], "ms", ".1f"), "")
+        for row in world_ui.rows(results["world_ui"]):
+            t.add_row(*row)
     console.print(t)
     engine = engine_figures(quick)
     console.print(engine_table(engine))

@@ -20,6 +20,15 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
 
 
 def start_workbench(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if getattr(args, "world", None):
+        if args.resume or args.scenario or args.decider:
+            raise InputError("--world opens a world file: it takes no --scenario, --decider or --resume", field="--world")
+        from ..engine import Locations
+        from ..tui.world.app import run_world
+
+        locations = Locations.resolve(getattr(args, "data_dir", None))
+        locations.ensure_data_dir()
+        return run_world(args.world, args.seed, locations)
     from ..engine import Locations
     from ..tui.app import run
 

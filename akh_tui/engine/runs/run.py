@@ -59,6 +59,7 @@ from .phases import PhaseStepping
 from .psyche_file import PsycheOnDisk
 from .travel import TimeTravel
 from .view import Viewing
+from .console import Inspecting
 from .base import Listener
 
 __all__ = ["Run", "check_goal", "rerun", "plugin_needs", "scenario_decider", "check_pin"]
@@ -127,7 +128,7 @@ def _drivable_meta(st: SessionStore, locations: Locations, missing: str) -> dict
     return meta
 
 
-class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel):
+class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel, Inspecting):
     """One run of a scenario in a session store. Build with `start`, `resume`,
     `continue_or_start`, `open_or_new` or `replay_trace`; drive with `step`, `run_cycles`
     and `apply`; look with `view`, `record`, `records`."""
