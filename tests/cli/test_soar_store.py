@@ -176,3 +176,19 @@ def test_a_damaged_soar_decision_is_named_not_a_traceback(cli, tmp_path) -> None
     assert "Soar decision 2 is damaged" in cli("agent", "resume", check_rc=2).stderr
     res = cli("sessions", "check", "--json", check_rc=None)
     assert res.returncode != 0 and json.loads(res.stdout)["damaged"] == {"run 1, branch 'main': Soar decisions": [2]}
+
+
+def test_one_writer_a_soar_run(cli, tmp_path) -> None:
+    import fcntl
+    import os
+
+    cli("agent", "run", "--scenario", "water-jug", "--max-cycles", "3")
+    lock = tmp_path / "data" / "session.db.run-1.lock"
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT)  # another writer's hold on run 1 (its own open file)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        err = cli("agent", "resume", check_rc=None)
+        assert err.returncode != 0 and "one writer per run" in err.stderr
+    finally:
+        os.close(fd)
+    assert "(decision 4)" in cli("agent", "resume", "--max-cycles", "1").stdout  # free again: it goes on

@@ -15,6 +15,7 @@ from typing import IO, Any
 
 from ..errors import InputError
 from ..paths import Locations
+from ..store import writelock
 from ..store.session import SessionStore
 from ..store.soarstore import SoarStore, is_soar_meta
 from .run import SoarRun
@@ -31,6 +32,9 @@ class StoredSoarRun:
         self.run = run
         info = store.branch_info(branch)
         self.run_id: int = info["run"]
+        # one writer a run, as for an OODA run (writelock.py): the workbench and `agent resume`
+        # on one Soar run at once would interleave its decisions; StoreBusy names the holder
+        self._lock = writelock.acquire(store.path, self.run_id) if store.path is not None else None
         self.branch_name: str = info["name"]
         self._fork_at: int | None = None  # rewound before the branch's last decision: the next one forks
         run.on_line = self._put
@@ -64,6 +68,7 @@ class StoredSoarRun:
         try:
             self.run.close()
         finally:
+            writelock.release(self._lock)
             self.store.close()
 
     # ---- opening ---------------------------------------------------------------------------
@@ -110,6 +115,8 @@ class StoredSoarRun:
                 if not 0 <= upto <= len(rows):
                     raise InputError(f"no decision {upto} to fork after (recorded: 0..{len(rows)})", field="--at")
                 rows = rows[:upto]
+            # refused before anything is replayed when another process writes this run
+            writelock.release(writelock.acquire(st.path, meta["id"]) if st.path is not None else None)
             run = SoarRun(stored_scenario(meta, st.where), meta["seed"], trace)
         except BaseException:
             st.close()
