@@ -41,7 +41,7 @@ def write_soar_report(records: Iterable[dict[str, Any]], meta: dict[str, Any], r
     forced = sum(r["how"] == "forced by you" for r in rows)
     title = f"{meta.get('name')}: run {run}, branch {branch}"
     summary = (f"A Soar agent (seed {meta.get('seed')}): {len(rows)} decision(s), "
-               + ("halted (the goal test fired)" if halted else "not halted")
+               + ("halted" if halted else "not halted (it can be resumed)")
                + (f"; {forced} operator(s) forced by you" if forced else ""))
     cols = ("decision", "operator", "value", "chance", "how", "over", "stack")
     if markdown:
