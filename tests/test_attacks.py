@@ -2061,3 +2061,24 @@ def test_the_world_workbench_shows_no_credential_of_an_artifact_and_parses_what_
         assert not (tmp_path / "pwned").exists()
     finally:
         watch.close()
+
+
+# ---- issue 30, a Soar run in the session store: its report ----
+def test_a_soar_run_report_shows_operator_names_from_a_soar_file_as_text(cli, tmp_path: Path) -> None:
+    """Operator names come from a .soar file (untrusted): in a stored run's report they are
+    text, never markup, script or a link (HTML escaped, Markdown escaped or in code spans)."""
+    pytest.importorskip("soar_sml", reason="soar-sml is in the test extra")
+    name = "|<script>alert(1)</script>[x](http://evil.example) **b**|"
+    (tmp_path / "evil.soar").write_text(
+        "sp {evil*propose (state <s> ^superstate nil -^done yes) --> (<s> ^operator <o> +) (<o> ^name " + name + ")}\n"
+        "sp {evil*apply (state <s> ^operator <o>) --> (<s> ^done yes) (halt)}\n", encoding="utf-8")
+    (tmp_path / "evil.toml").write_text('name = "evil"\narchitecture = "soar"\nproductions = "evil.soar"\nseed = 1\n',
+                                        encoding="utf-8")
+    cli("agent", "run", "--scenario", str(tmp_path / "evil.toml"))
+    cli("sessions", "report", "1", "-o", str(tmp_path / "r.html"))
+    cli("sessions", "report", "1", "-o", str(tmp_path / "r.md"))
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    md = (tmp_path / "r.md").read_text(encoding="utf-8")
+    row = next(ln for ln in md.splitlines() if "script" in ln)
+    assert "`" in row.split("|")[2]  # the operator's cell is a code span: shown literally

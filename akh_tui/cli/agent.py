@@ -76,6 +76,9 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     fork.add_argument("--disable", action="append", default=[], metavar="TOOL", help="a tool the branch may not use; repeatable")
     fork.add_argument("--goal", dest="fork_goals", action="append", default=[], metavar="DESCRIPTION", help="a goal to add; repeatable")
     fork.add_argument("--psyche", metavar="FILE", help="a psyche TOML file replacing the branch's psyche")
+    fork.add_argument("--select", metavar="OPERATOR",
+                      help="a Soar run: select OPERATOR (its id, e.g. O12) at the decision after --at instead of "
+                           "Soar's own pick")
 
     plan = asub.add_parser("plan", parents=[common], help="show (and make, if needed) the plan of a goal")
     plan.add_argument("--goal", required=True)
@@ -289,6 +292,10 @@ def _watches(run: engine.Run, plain: list[str], stopping: list[str]) -> list[_Wa
 
 def cmd_resume(args: argparse.Namespace, out: Console, err: Console) -> int:
     _check_trace_path(args.trace)
+    if _current_is_soar(args):
+        from .soar import cmd_resume_soar
+
+        return cmd_resume_soar(args, out, err)
     breaks = [engine.parse_breakpoint(b, tools=None) for b in args.breaks]
     run = engine.Run.resume(locations(args), args.branch, args.trace)
     breaks = run.check_breakpoints(breaks)
@@ -297,6 +304,11 @@ def cmd_resume(args: argparse.Namespace, out: Console, err: Console) -> int:
                        style="yellow"))
     _person(run, args, err)
     return _drive(run, args.max_cycles, args.json, out, err, breaks=breaks)
+
+
+def _current_is_soar(args: argparse.Namespace) -> bool:
+    """The data dir's current run is a Soar run (resume and fork go to cli/soar.py)."""
+    return engine.current_architecture(locations(args)) == "soar"
 
 
 def cmd_cycle(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -524,6 +536,12 @@ FORK_FLAGS = {"archetypes": "--set", "disable_tools": "--disable", "goals": "--g
 def cmd_fork(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ..engine import Psyche
 
+    if _current_is_soar(args):
+        from .soar import cmd_fork_soar
+
+        return cmd_fork_soar(args, out, err)
+    if args.select:
+        raise InputError("selects an operator of a Soar run; the current run is an OODA run", field="--select")
     edits: dict = {}
     for item in args.archetypes:
         name, sep, value = item.partition("=")

@@ -116,6 +116,9 @@ def _drivable_meta(st: SessionStore, locations: Locations, missing: str) -> dict
     """The current run's header, when there is one the engine can rebuild: an imported
     trace has no scenario to run, so it is sent to replay."""
     meta = st.meta()
+    if meta is not None and meta.get("architecture") == "soar":  # store/soarstore.py: no OODA engine to rebuild
+        raise InputError(f"the current run (run {meta['id']}) is a Soar run: `akh-tui agent resume` continues it, "
+                         f"`akh-tui agent fork --at N --select O12` forks it", file=st.where)
     if meta is None or not st.has_session():
         raise InputError(f"{missing} in {locations.data_dir} (start one with `akh-tui agent run` or `akh-tui`)",
                          field="--data-dir")

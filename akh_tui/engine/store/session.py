@@ -419,6 +419,8 @@ class SessionStore:
         with self._tx():
             for t in BRANCH_TABLES:
                 self.db.executemany(f"DELETE FROM {t} WHERE branch=?", [(b,) for b in ids])
+            if meta.get("architecture") == "soar":  # its decisions' table (soarstore.py)
+                self.db.executemany("DELETE FROM soar_decisions WHERE branch=?", [(b,) for b in ids])
             self.db.execute("DELETE FROM branches WHERE run=?", (run,))
             self.db.execute("DELETE FROM runs WHERE id=?", (run,))
             if self.branch in ids:
