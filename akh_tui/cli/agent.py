@@ -93,10 +93,13 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     exp = asub.add_parser("explain", parents=[common], help="why a goal is not done: each criterion found or missing, "
                                                            "and what would find it")
     exp.add_argument("--goal", required=True, metavar="N", help="the goal's number")
+    exp.add_argument("--agent", metavar="ID", help="an agent of the data dir's current world (`world run`), not the current run")
     why = asub.add_parser("why", parents=[common], help="why a cycle's tool was chosen, or why another was not "
                                                        "(from the record)")
     why.add_argument("--cycle", type=positive, required=True)
     why.add_argument("--tool", help="explain why this tool was not chosen, and what change could have made it win")
+    why.add_argument("--agent", metavar="ID", help="an agent of the data dir's current world (`world run`); --cycle is "
+                                                   "its own cycle number")
     syn = asub.add_parser("synthesize", parents=[common], help="a goal's findings in the persona's grammar")
     syn.add_argument("--goal", required=True, metavar="N", help="the goal's number")
     syn.add_argument("--grammar", help="narrative, formal, terse, or a grammar TOML file (default: the persona's "
@@ -587,10 +590,22 @@ def _print_lines(out: Console, lines: list[str]) -> None:
         out.print(Text(line), soft_wrap=True)
 
 
+def _world_read(args: argparse.Namespace, ask: Callable[[engine.WorldRun], T]) -> T:
+    """`ask(world)` on the data dir's current world, opened read-only."""
+    w = engine.WorldRun.open_readonly(locations(args))
+    try:
+        return ask(w)
+    finally:
+        w.close()
+
+
 def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Why a goal is (not) done, per criterion."""
     gid = _goal_id(args.goal)
-    info = _only_read(args, lambda run: run.explain_goal(gid))
+    if args.agent:
+        info = _world_read(args, lambda w: w.explain_goal(args.agent, gid))
+    else:
+        info = _only_read(args, lambda run: run.explain_goal(gid))
     if args.json:
         print(json.dumps(info))
     else:
@@ -600,7 +615,10 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def cmd_why(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Why the cycle's tool was chosen, or why --tool was not: from the record alone."""
-    info = _only_read(args, lambda run: run.why(args.cycle, args.tool))
+    if args.agent:
+        info = _world_read(args, lambda w: w.why(args.agent, args.cycle, args.tool))
+    else:
+        info = _only_read(args, lambda run: run.why(args.cycle, args.tool))
     if args.json:
         print(json.dumps(info))
     else:
