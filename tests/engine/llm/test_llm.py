@@ -17,9 +17,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from akh_tui.engine.errors import InputError
-from akh_tui.engine.llm.decider import (DEFAULT_PREFERENCE, Intent, IntentRejected, LLMConfig, LLMDecider, LLMError,
-                                        OpenAICompatibleProvider, RateTracker, ScriptedProvider, StructuredMemory,
-                                        build_prompt, parse_reply)
+from akh_tui.engine.llm.config import LLMConfig
+from akh_tui.engine.llm.decider import LLMDecider
+from akh_tui.engine.llm.memory import StructuredMemory
+from akh_tui.engine.llm.prompt import build_prompt
+from akh_tui.engine.llm.rate import RateTracker
+from akh_tui.engine.llm.reply import Intent, IntentRejected, parse_reply
+from akh_tui.engine.llm.scripted import DEFAULT_PREFERENCE, ScriptedProvider
+from akh_tui.engine.llm.transport import LLMError, OpenAICompatibleProvider
 from akh_tui.engine.tools.builtins import TOOL_NAMES
 
 # ---- the scripted server --------------------------------------------------------------------
