@@ -28,7 +28,7 @@ from ..redaction import redact
 from .config import LLMConfig
 from .memory import StructuredMemory
 from .prompt import PROMPT_FAILURES, build_prompt
-from .reply import IntentRejected, parse_reply
+from .reply import IntentRejected, parse_reply, reply_schema
 from .scripted import ScriptedProvider
 from .text import estimate_tokens, foreign, messages_text
 from .transport import LLMError, OpenAICompatibleProvider, Provider
@@ -75,8 +75,9 @@ class LLMDecider(ModelDecider):
                                   "tokens_used": 0, "reply": None, "messages": messages}
         cycle = context.get("cycle")
         tag = f"cycle {cycle}: " if cycle is not None else ""
+        offered_names = [str(t.get("name")) for t in (context.get("tools") or []) if t.get("offered")]
         try:
-            text, tokens = self.provider.complete(messages)
+            text, tokens = self.provider.complete(messages, schema=reply_schema(offered_names))
         except LLMError as exc:
             msg = redact(exc.message)  # it may name the endpoint with its userinfo
             result["error"] = msg
@@ -89,9 +90,8 @@ class LLMDecider(ModelDecider):
             return result
         result["tokens_used"] = int(tokens or 0)
         result["reply"] = text
-        offered = {str(t.get("name")) for t in (context.get("tools") or []) if t.get("offered")}
         try:
-            intent = parse_reply(text, offered)
+            intent = parse_reply(text, set(offered_names))
         except IntentRejected as exc:
             reason = redact(exc.reason)  # it may quote the reply
             result["rejected"] = reason

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Callable
+from typing import Any, Callable
 
 from .text import estimate_tokens, messages_text
 
@@ -30,9 +30,11 @@ class ScriptedProvider:
         self._responder = responder
         self._i = 0
         self.calls: list[list[dict]] = []
+        self.schemas: list[dict[str, Any] | None] = []  # the reply schema each call was given
 
-    def complete(self, messages: list[dict]) -> tuple[str, int]:
+    def complete(self, messages: list[dict], schema: dict[str, Any] | None = None) -> tuple[str, int]:
         self.calls.append(messages)
+        self.schemas.append(schema)
         if self._responder is not None:
             text = self._responder(messages)
         else:

@@ -13,13 +13,14 @@ import socket
 import ssl
 import time
 from email.utils import parsedate_to_datetime
-from typing import Callable, Mapping, Protocol
+from typing import Any, Callable, Mapping, Protocol
 from urllib.parse import urlsplit
 
 from ..errors import InputError
 from ..redaction import register_secret
 from ..urls import check_url
 from .config import LLMConfig
+from .dialect import request_body
 from .rate import RateTracker
 from .text import estimate_tokens, foreign, messages_text, one_line
 
@@ -35,8 +36,9 @@ class LLMError(Exception):
 
 
 class Provider(Protocol):
-    def complete(self, messages: list[dict]) -> tuple[str, int]:
-        """Return (reply text, tokens used)."""
+    def complete(self, messages: list[dict], schema: dict[str, Any] | None = None) -> tuple[str, int]:
+        """Return (reply text, tokens used). `schema`: the reply's JSON Schema this cycle, for a
+        provider that can constrain its output to it (others ignore it)."""
         ...
 
 
@@ -105,6 +107,7 @@ class OpenAICompatibleProvider:
         register_secret(env.get(config.api_key_env) if config.api_key_env else None)
         self._parts = urlsplit(config.endpoint)
         self.attempts = 0  # HTTP attempts made (all calls), for display
+        self.last_request: dict[str, Any] | None = None  # the body of the latest call, for its record
 
     # one HTTP attempt -------------------------------------------------------------------
     def _attempt(self, body: bytes, headers: dict[str, str]) -> tuple[int, Mapping[str, str], bytes]:
@@ -158,15 +161,10 @@ class OpenAICompatibleProvider:
             total = estimate_tokens(messages_text) + estimate_tokens(content)
         return content, total
 
-    def complete(self, messages: list[dict]) -> tuple[str, int]:
+    def complete(self, messages: list[dict], schema: dict[str, Any] | None = None) -> tuple[str, int]:
         cfg = self.config
-        payload = {
-            "model": cfg.model,
-            "messages": messages,
-            "max_tokens": cfg.max_tokens,
-            "temperature": cfg.temperature,
-            "response_format": {"type": "json_object"},
-        }
+        payload = request_body(cfg, messages, schema)
+        self.last_request = payload
         body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         headers = {"Content-Type": "application/json", "Accept": "application/json", "User-Agent": "akh-tui"}
         key = self.env.get(cfg.api_key_env) if cfg.api_key_env else None

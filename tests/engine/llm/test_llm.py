@@ -176,9 +176,12 @@ def test_valid_reply_and_request_body(server):
     assert req["path"] == "/v1/chat/completions"
     body = json.loads(req["body"])
     assert body["model"] == "test-model"
-    assert body["response_format"] == {"type": "json_object"}
+    # the reply's schema travels (OpenAI's structured outputs by default): the tool is one offered
+    schema = body["response_format"]["json_schema"]["schema"]
+    assert body["response_format"]["type"] == "json_schema"
+    assert schema["properties"]["action"]["properties"]["tool"]["enum"] == ["kg_query", "gap_analysis"]
     assert [m["role"] for m in body["messages"]] == ["system", "user"]
-    assert body["max_tokens"] == 400 and body["temperature"] == 0.0
+    assert body["max_tokens"] == 400 and body["temperature"] == 0.0 and body["seed"] == 0
     assert "Authorization" not in req["headers"]  # env var not set
 
 
@@ -491,7 +494,7 @@ def test_scripted_replies_cycle_and_decider_tracks_failures():
 
 def test_provider_exception_is_returned():
     class Broken:
-        def complete(self, messages):
+        def complete(self, messages, schema=None):
             raise RuntimeError("kaput")
 
     out = LLMDecider(Broken()).decide(context())
