@@ -117,13 +117,16 @@ class LLMDecider(ModelDecider):
         return fut
 
 
-DECIDERS = ("utility", "scripted", "llm")
+DECIDERS = ("utility", "scripted", "llm", "local")
+# what `--decider local` takes of the user's [llm] table (its endpoint keys are for `llm`)
+LOCAL_KEYS = ("model_path", "threads", "context", "seed", "temperature", "max_tokens")
 
 
 def make_decider(kind: str, llm: Mapping[str, Any] | None = None, file: str | None = None) -> Decider:
     """The decide strategy of a run: the utility table, a scripted offline model
-    (deterministic: demos and tests), or a real OpenAI-compatible endpoint from the user's
-    `[llm]` config (base_url, model, api_key_env, ...)."""
+    (deterministic: demos and tests), a real OpenAI-compatible endpoint from the user's
+    `[llm]` config (base_url, model, api_key_env, ...; `provider = "local"` runs the local
+    model instead), or the local model in this process (`local`: llm/local.py)."""
     if kind == "utility":
         return UtilityDecider()
     if kind == "scripted":
@@ -134,8 +137,22 @@ def make_decider(kind: str, llm: Mapping[str, Any] | None = None, file: str | No
         if not llm:
             raise InputError("the llm decider needs an [llm] table (base_url, model, api_key_env) in the user config",
                              file=file, field="llm")
-        return LLMDecider(OpenAICompatibleProvider(LLMConfig.from_dict(llm, file=file)))
+        cfg = LLMConfig.from_dict(llm, file=file)
+        if cfg.provider == "local":
+            return _local(cfg, file)
+        return LLMDecider(OpenAICompatibleProvider(cfg))
+    if kind == "local":
+        table = {k: v for k, v in (llm or {}).items() if k in LOCAL_KEYS}
+        return _local(LLMConfig.from_dict({**table, "provider": "local"}, file=file), file)
     raise InputError(f"unknown decider {kind!r} (known: {', '.join(DECIDERS)})", field="decider")
+
+
+def _local(cfg: LLMConfig, file: str | None) -> LLMDecider:
+    from .local import LocalProvider  # the optional extra is looked for only when asked for
+
+    d = LLMDecider(LocalProvider(cfg, file))
+    d.kind = "local"
+    return d
 
 
 class RecordedDecider(ModelDecider):

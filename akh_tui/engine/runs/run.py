@@ -83,7 +83,7 @@ def _decider(kind: str, config: UserConfig | None, base: Path | None = None):
             return load_decider(kind, base)
         except PluginError as exc:
             raise InputError(str(exc), field="decider") from None
-    if kind != "llm":
+    if kind not in ("llm", "local"):
         return make_decider(kind)
     cfg = config or UserConfig.load()
     if cfg.error:
