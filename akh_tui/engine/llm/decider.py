@@ -18,13 +18,16 @@ to the utility choice when `decide` returns no intent.
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from concurrent.futures import Future
+from pathlib import Path
 from typing import Any, Mapping
 
 from ..cycle.deciders import Decider, ModelDecider, UtilityDecider
 from ..errors import InputError
-from ..redaction import redact
+from ..redaction import redact, redact_obj
+from .cassette import CASSETTE_NAME, Cassette, prompt_hash
 from .config import LLMConfig
 from .memory import StructuredMemory
 from .prompt import PROMPT_FAILURES, build_prompt
@@ -41,6 +44,7 @@ __all__ = [
 ]
 
 FAILURE_HISTORY = 5
+CALLS_KEPT = 1000
 
 
 class LLMDecider(ModelDecider):
@@ -52,11 +56,20 @@ class LLMDecider(ModelDecider):
     never raised. The decider keeps its own failure history (last 5 rejections and errors) and
     shows it to the model alongside the context's failures."""
 
-    def __init__(self, provider: Provider, memory: StructuredMemory | None = None) -> None:
+    def __init__(self, provider: Provider | None, memory: StructuredMemory | None = None, *,
+                 cassette: Cassette | None = None, sampling: Mapping[str, Any] | None = None) -> None:
+        """`provider` None: offline, every reply from `cassette` (a prompt it lacks is a divergence).
+        `sampling`: what besides the prompt decides the reply (temperature, seed, max_tokens),
+        part of the cassette's key."""
         self.provider = provider
         self.memory = memory if memory is not None else StructuredMemory()
         self.failures: deque[str] = deque(maxlen=FAILURE_HISTORY)
         self._lock = threading.Lock()
+        self.cassette = cassette
+        self.sampling = dict(sampling or {})
+        # cycle -> how its model call went (replayed or live, latency, prompt hash): outside the
+        # record, so the trace's bytes do not depend on it; the latest CALLS_KEPT cycles
+        self.calls: dict[int, dict[str, Any]] = {}
 
     def decide(self, context: Mapping[str, Any]) -> dict[str, Any]:
         with self._lock:
@@ -77,7 +90,7 @@ class LLMDecider(ModelDecider):
         tag = f"cycle {cycle}: " if cycle is not None else ""
         offered_names = [str(t.get("name")) for t in (context.get("tools") or []) if t.get("offered")]
         try:
-            text, tokens = self.provider.complete(messages, schema=reply_schema(offered_names))
+            text, tokens = self._ask(messages, reply_schema(offered_names), cycle)
         except LLMError as exc:
             msg = redact(exc.message)  # it may name the endpoint with its userinfo
             result["error"] = msg
@@ -100,6 +113,38 @@ class LLMDecider(ModelDecider):
         result["intent"] = intent.to_dict()
         return result
 
+    def _ask(self, messages: list[dict], schema: dict[str, Any], cycle: Any) -> tuple[str, int]:
+        """The reply to `messages`: from the cassette when it holds this prompt, else the model's
+        (recorded in the cassette, if there is one)."""
+        key = prompt_hash(messages, schema, self.sampling) if self.cassette is not None else None
+        call: dict[str, Any] = {"cycle": cycle, "prompt_hash": key, "replayed": False, "wall_latency_s": 0.0}
+        recorded = self.cassette.get(key) if self.cassette is not None and key is not None else None
+        if recorded is not None:
+            call.update(replayed=True, tokens=recorded.get("tokens", 0))
+            self._keep(cycle, call)
+            return str(recorded["reply"]), int(recorded.get("tokens") or 0)
+        if self.provider is None:
+            self._keep(cycle, call | {"divergence": True})
+            where = self.cassette.path if self.cassette is not None else "no cassette"
+            raise LLMError(f"cycle {cycle}: this prompt is not in the recorded model calls ({where}; prompt hash "
+                           f"{(key or '')[:12]}): the run diverged from the recording, so the table's choice runs")
+        t0 = time.perf_counter()
+        text, tokens = self.provider.complete(messages, schema=schema)
+        call.update(wall_latency_s=round(time.perf_counter() - t0, 4), tokens=int(tokens or 0))
+        self._keep(cycle, call)
+        if self.cassette is not None and key is not None:
+            request = getattr(self.provider, "last_request", None) or {"messages": messages, "schema": schema}
+            self.cassette.add(redact_obj({"prompt_hash": key, "cycle": cycle, "request": request, "reply": text,
+                                          "tokens": int(tokens or 0), "sampling": self.sampling,
+                                          "wall_latency_s": call["wall_latency_s"]}))
+        return text, tokens
+
+    def _keep(self, cycle: Any, call: dict[str, Any]) -> None:
+        if isinstance(cycle, int):
+            self.calls[cycle] = call
+            while len(self.calls) > CALLS_KEPT:
+                del self.calls[next(iter(self.calls))]
+
     def submit(self, context: Mapping[str, Any]) -> "Future[dict[str, Any]]":
         """Run decide() on a daemon thread; the caller polls the Future (never blocks a UI)."""
         fut: Future = Future()
@@ -119,14 +164,17 @@ class LLMDecider(ModelDecider):
 
 DECIDERS = ("utility", "scripted", "llm", "local")
 # what `--decider local` takes of the user's [llm] table (its endpoint keys are for `llm`)
-LOCAL_KEYS = ("model_path", "threads", "context", "seed", "temperature", "max_tokens")
+LOCAL_KEYS = ("model_path", "threads", "context", "seed", "temperature", "max_tokens", "cassette", "offline")
 
 
-def make_decider(kind: str, llm: Mapping[str, Any] | None = None, file: str | None = None) -> Decider:
+def make_decider(kind: str, llm: Mapping[str, Any] | None = None, file: str | None = None,
+                 data_dir: Path | None = None) -> Decider:
     """The decide strategy of a run: the utility table, a scripted offline model
     (deterministic: demos and tests), a real OpenAI-compatible endpoint from the user's
     `[llm]` config (base_url, model, api_key_env, ...; `provider = "local"` runs the local
-    model instead), or the local model in this process (`local`: llm/local.py)."""
+    model instead), or the local model in this process (`local`: llm/local.py). A model decider
+    of a run with a data dir records its calls in the data dir's cassette (`[llm] cassette`
+    names another file; `offline = true` answers from it alone: llm/cassette.py)."""
     if kind == "utility":
         return UtilityDecider()
     if kind == "scripted":
@@ -139,20 +187,41 @@ def make_decider(kind: str, llm: Mapping[str, Any] | None = None, file: str | No
                              file=file, field="llm")
         cfg = LLMConfig.from_dict(llm, file=file)
         if cfg.provider == "local":
-            return _local(cfg, file)
-        return LLMDecider(OpenAICompatibleProvider(cfg))
+            return _local(cfg, file, data_dir)
+        return _model(None if cfg.offline else OpenAICompatibleProvider(cfg), cfg, file, data_dir)
     if kind == "local":
         table = {k: v for k, v in (llm or {}).items() if k in LOCAL_KEYS}
-        return _local(LLMConfig.from_dict({**table, "provider": "local"}, file=file), file)
+        return _local(LLMConfig.from_dict({**table, "provider": "local"}, file=file), file, data_dir)
     raise InputError(f"unknown decider {kind!r} (known: {', '.join(DECIDERS)})", field="decider")
 
 
-def _local(cfg: LLMConfig, file: str | None) -> LLMDecider:
-    from .local import LocalProvider  # the optional extra is looked for only when asked for
+def _local(cfg: LLMConfig, file: str | None, data_dir: Path | None) -> LLMDecider:
+    if cfg.offline:  # no model needed (nor loaded): every reply comes from the recordings
+        d = _model(None, cfg, file, data_dir)
+    else:
+        from .local import LocalProvider  # the optional extra is looked for only when asked for
 
-    d = LLMDecider(LocalProvider(cfg, file))
+        d = _model(LocalProvider(cfg, file), cfg, file, data_dir)
     d.kind = "local"
     return d
+
+
+def _model(provider: Provider | None, cfg: LLMConfig, file: str | None, data_dir: Path | None) -> LLMDecider:
+    """A model decider with its cassette: `[llm] cassette` (relative to the config file), else
+    the data dir's; offline without either is an error (there is nothing to answer from)."""
+    path: Path | None = None
+    if cfg.cassette:
+        path = Path(cfg.cassette).expanduser()
+        if file and not path.is_absolute():
+            path = Path(file).parent / path
+    elif data_dir is not None:
+        path = Path(data_dir) / CASSETTE_NAME
+    if provider is None and (path is None or not path.is_file()):
+        raise InputError(f"offline needs recorded model calls, and there are none at {path or 'no cassette'}",
+                         file=file, field="llm.offline")
+    cassette = Cassette(path) if path is not None else None
+    sampling = {"temperature": cfg.temperature, "seed": cfg.seed, "max_tokens": cfg.max_tokens}
+    return LLMDecider(provider, cassette=cassette, sampling=sampling)
 
 
 class RecordedDecider(ModelDecider):

@@ -130,7 +130,9 @@ class OpenAICompatibleProvider:
         if isinstance(exc, (TimeoutError, socket.timeout)):
             return _Transient(f"timed out after {self.config.timeout:g} s")
         if isinstance(exc, ConnectionRefusedError):
-            return LLMError(f"LLM connection refused by {where} (is the server running?)")
+            # the URL the user wrote (redacted where it is recorded): the one thing to check
+            return LLMError(f"LLM connection refused by {where}: no server at {self.config.endpoint} "
+                            f"(is it running?); the utility table's choice runs")
         if isinstance(exc, (ConnectionResetError, ConnectionAbortedError, BrokenPipeError)):
             return _Transient(f"connection reset by {where}")
         if isinstance(exc, http.client.HTTPException):

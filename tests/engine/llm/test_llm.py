@@ -302,6 +302,7 @@ def test_connection_refused_is_an_error_result():
     p = OpenAICompatibleProvider(LLMConfig(f"http://127.0.0.1:{port}/v1", "m"), sleep=sleeps.append, env={})
     out = LLMDecider(p).decide(context())
     assert out["intent"] is None and "connection refused" in out["error"]
+    assert f"no server at http://127.0.0.1:{port}/v1/chat/completions" in out["error"]
 
 
 def test_rate_tracker_gates_provider_calls(server):
