@@ -22,6 +22,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from .model import model_figures, model_rows
 from .stream import command_peak_mb, spread, stream_figures, stream_rows
 from ..engine.cycle.agent import Agent
 from ..engine.config import AgentConfig
@@ -592,6 +593,7 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
         # issue 23: streamed OTLP JSON and reports; 100,000 cycles take minutes (--soak)
         sizes = (200, 1000) if quick else (1000, 10_000) + ((100_000,) if soak else ())
         results["stream"] = stream_figures(sizes, Path(tmp) / "stream", runs=1 if quick else 3)
+        results["model"] = model_figures(quick)  # issue 27: the local language model
         trace = Path(tmp) / "trace.jsonl"
         demo = time_cycles(demo_agent(), n_timed, trace)
         results["demo"] = {"cycles": len(demo), "median_ms": statistics.median(demo), "p99_ms": pct(demo, 99),
@@ -681,7 +683,7 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
               "≤ 200 MB (constant)")
     t.add_row("`sessions export` time (1M cycles, projected)", f"{k['export_s']['median']:.1f} s "
               f"({k['export_s_projected_1m']:.0f} s)", "")
-    for row in stream_rows(results["stream"]):
+    for row in stream_rows(results["stream"]) + model_rows(results["model"]):
         t.add_row(*row)
     pf = results["plots"]
 
