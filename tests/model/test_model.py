@@ -50,7 +50,7 @@ def test_a_world_of_two_model_agents(cli, tmp_path):
         '[world]\nname = "two"\nseed = 0\nrounds = 2\nschedule = "round-robin"\nstep_s = 1.0\nstarting_scrip = 20\n\n'
         '[[agents]]\nid = "pilot"\nscenario = "harbour/pilot.toml"\ndecider = "local"\n\n'
         '[[agents]]\nid = "fisher"\nscenario = "harbour/fisher.toml"\ndecider = "local"\n')
-    cli("world", "run", str(tmp_path / "two.toml"), "--trace", str(tmp_path / "world.jsonl"), "--fresh")
+    cli("world", "run", str(tmp_path / "two.toml"), "--trace", str(tmp_path / "world.jsonl"))
     decisions = _decisions(tmp_path / "world.jsonl")
     assert len(decisions) >= 2
     for llm in decisions:
