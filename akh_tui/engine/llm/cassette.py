@@ -36,6 +36,23 @@ def prompt_hash(messages: list[dict], schema: Mapping[str, Any] | None, sampling
     return hashlib.sha256(canon.encode("utf-8")).hexdigest()
 
 
+def _checked(line: str, n: int, file: str) -> dict[str, Any]:
+    """One recorded call, or an InputError naming the file, line and field: a cassette is a
+    file a user may have edited or been sent, and a replayed reply must be text."""
+    try:
+        call = json.loads(line)
+    except (ValueError, RecursionError):
+        raise InputError(f"line {n} is not JSON", file=file, line=n) from None
+    if not isinstance(call, dict):
+        raise InputError(f"line {n} is not a recorded model call", file=file, line=n)
+    for key, kind, ok in (("prompt_hash", "a 64-digit hex hash", lambda v: isinstance(v, str) and len(v) == 64),
+                          ("reply", "text", lambda v: isinstance(v, str)),
+                          ("tokens", "a whole number ≥ 0", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0)):
+        if not ok(call.get(key)):
+            raise InputError(f"must be {kind}", file=file, line=n, field=key)
+    return call
+
+
 class Cassette:
     """The recorded calls of one file, by prompt hash (the latest recording of a hash wins)."""
 
@@ -52,12 +69,8 @@ class Cassette:
                 for n, line in enumerate(f, 1):
                     if not line.endswith("\n"):
                         break  # the last call was cut (a run killed while appending it)
-                    try:
-                        call = json.loads(line)
-                        self.calls[str(call["prompt_hash"])] = call
-                    except (ValueError, KeyError, TypeError):
-                        raise InputError(f"line {n} is not a recorded model call", file=str(self.path),
-                                         line=n, field="prompt_hash") from None
+                    call = _checked(line, n, str(self.path))
+                    self.calls[call["prompt_hash"]] = call
         except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
             if self.calls:  # a run killed while appending: the calls before the cut are kept
                 return

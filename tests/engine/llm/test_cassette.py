@@ -107,3 +107,18 @@ def test_offline_with_no_recordings_is_a_clear_error(cli, tmp_path):
     (tmp_path / "config.toml").write_text('[llm]\noffline = true\n')
     proc = cli("agent", "run", "--scenario", "zoo", "--decider", "llm", "--max-cycles", "1", "--fresh", check_rc=2)
     assert "offline needs recorded model calls" in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("call,field", [
+    ({"prompt_hash": "ab", "reply": "x", "tokens": 1}, "prompt_hash"),
+    ({"prompt_hash": "a" * 64, "reply": {"tool": "shell_exec"}, "tokens": 1}, "reply"),
+    ({"prompt_hash": "a" * 64, "reply": "x", "tokens": "lots"}, "tokens"),
+    ({"prompt_hash": "a" * 64, "reply": "x", "tokens": -5}, "tokens"),
+])
+def test_a_tampered_cassette_is_refused_naming_line_and_field(tmp_path, call, field):
+    path = tmp_path / "calls.jsonl.gz"
+    good = {"prompt_hash": "b" * 64, "reply": "{}", "tokens": 3}
+    path.write_bytes(gzip.compress((json.dumps(good) + "\n" + json.dumps(call) + "\n").encode()))
+    with pytest.raises(InputError) as exc:
+        Cassette(path)
+    assert exc.value.field == field and exc.value.line == 2 and str(path) in str(exc.value)
