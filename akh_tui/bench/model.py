@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine.llm import local
+from ..engine.llm.decider import LLMDecider
 from ..engine.paths import Locations
 from ..engine.runs.run import Run
 
@@ -26,7 +27,9 @@ def model_figures(quick: bool) -> dict[str, Any]:
         data = Path(tmp)
         ctl = Run.start(Locations(data, data / "config.toml"), "zoo", decider="local",
                         goals=["Explore the ocean and find plankton"])  # never met: the run goes on
+        assert ctl.agent is not None
         decider = ctl.agent.decider
+        assert isinstance(decider, LLMDecider) and decider.provider is not None
         provider = decider.provider
         spent: list[float] = []
         ask = provider.complete
@@ -38,7 +41,7 @@ def model_figures(quick: bool) -> dict[str, Any]:
             finally:
                 spent.append(time.process_time() - t0)
 
-        provider.complete = timed
+        provider.complete = timed  # type: ignore[method-assign]
         ctl.step()  # warm-up: the model's load and the system message's prompt cache
         spent.clear()
         per_cycle: list[float] = []
