@@ -24,8 +24,12 @@ from typing import Callable
 import pytest
 
 from akh_tui.engine.confine import policy as confine, sandbox
+from akh_tui.engine.confine import process as confine_process
 from akh_tui.engine.config import AgentConfig
-from akh_tui.engine.confine.policy import Confinement, Refused, http_get, read_file, run_program, write_file
+from akh_tui.engine.confine.policy import Confinement, Refused
+from akh_tui.engine.confine.http import http_get
+from akh_tui.engine.confine.files import read_file, write_file
+from akh_tui.engine.confine.process import run_program
 from akh_tui.engine.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -399,7 +403,7 @@ def test_shell_descendants_gone_when_tool_returns(rig: Rig, mechanism: str, atta
 
 _ENGINE = """
 import json, os, sys
-from akh_tui.engine.confine import policy as confine, sandbox
+from akh_tui.engine.confine import policy as confine, process as confine_process, sandbox
 sandbox._chosen, sandbox._why = sys.argv[1], "test"
 results = {}
 for attack, argv in json.loads(sys.argv[2]).items():
@@ -407,7 +411,7 @@ for attack, argv in json.loads(sys.argv[2]).items():
     conf = confine.Confinement(workspace=sys.argv[3], shell_allow=(argv[0],), shell_unconfined=(argv[0],),
                                shell_timeout=20)
     try:
-        code, out = confine.run_program(conf, argv)
+        code, out = confine_process.run_program(conf, argv)
     except confine.Refused as exc:
         code, out = None, str(exc)
     results[attack] = {"code": code, "out": out}
@@ -507,7 +511,7 @@ def test_config_load_warns_about_the_program(attack: str) -> None:
 # ---- issue 23, shell_exec without bubblewrap ----
 #
 # Without bubblewrap nothing keeps a program in the workspace: the programs the load warning
-# names (confine.RISKY_PROGRAMS) are refused when shell_exec runs them, unless the user's own
+# names (confine_process.RISKY_PROGRAMS) are refused when shell_exec runs them, unless the user's own
 # config lists them under [shell] unconfined; `akh-tui tools` says which. "No bwrap" is made the
 # way test_confine's fallback test makes it: the probe finds no `bwrap` program.
 
@@ -544,7 +548,7 @@ def test_no_bwrap_risky_program_refused(rig: Rig, no_bwrap, attack: str) -> None
         run_program(rig.shell(name, shell_unconfined=()), argv)
     msg = str(exc.value)
     # the program, why (the warning's own words), and the setting that would allow it
-    assert msg.startswith(f"program '{name}' refused: it {confine.risky_programs([name])[0][1]}")
+    assert msg.startswith(f"program '{name}' refused: it {confine_process.risky_programs([name])[0][1]}")
     assert "bubblewrap is not in force" in msg
     assert f'[shell] unconfined = ["{name}"]' in msg
     rig.outside_untouched()
@@ -652,7 +656,7 @@ def test_no_bwrap_tools_command_says_which_programs_are_refused(tmp_path: Path) 
     shell = next(r for r in json.loads(_tools(tmp_path, None, "--json").stdout) if r["tool"] == "shell_exec")
     prot = shell["protection"]
     assert prot["mechanism"] == sandbox.SUBREAPER
-    assert prot["refused"] == sorted(confine.RISKY_PROGRAMS) and prot["unconfined"] == []
+    assert prot["refused"] == sorted(confine_process.RISKY_PROGRAMS) and prot["unconfined"] == []
     assert {"env", "find", "python", "sort"} <= set(prot["refused"])
     text = _tools(tmp_path, None).stdout
     assert "without bubblewrap, shell_exec refuses" in text and ", sort," in text
@@ -900,6 +904,48 @@ def _evil_folder(tmp_path: Path, line: str = 'tools = ["evilmod:make"]', name: s
 
 
 def _akh(tmp_path: Path, *args: str, env: dict | None = None, cwd: Path | None = None, timeout: int = 180):
+    """`akh-tui ARGS` in this process (a fresh interpreter costs ~0.8 s of CPU; these tests run 33
+    commands), with its own environment, folder and captured output, as a CompletedProcess.
+
+    Every module imported from under tmp_path is dropped afterwards: each test's plugin is a
+    module named `evilmod`, and one left in sys.modules would let the next test's wrong import
+    pass without running it (and writing its MARKER)."""
+    from contextlib import redirect_stderr, redirect_stdout
+    import io
+
+    from akh_tui.cli.root import main
+
+    e = dict(os.environ, AKH_TUI_DATA=str(tmp_path / "data"), AKH_TUI_CONFIG=str(tmp_path / "cfg" / "config.toml"),
+             COLUMNS="250")
+    e.pop("AKH_TUI_SERVED", None)
+    e.update(env or {})
+    saved_env, saved_cwd, saved_path = dict(os.environ), os.getcwd(), list(sys.path)
+    before = set(sys.modules)
+    out, err = io.StringIO(), io.StringIO()
+    os.environ.clear()
+    os.environ.update(e)
+    os.chdir(cwd or tmp_path)
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                rc = main(list(args))
+            except SystemExit as exc:
+                rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved_env)
+        os.chdir(saved_cwd)
+        sys.path[:] = saved_path
+        root = str(tmp_path)
+        for name in set(sys.modules) - before:
+            if str(getattr(sys.modules[name], "__file__", None) or "").startswith(root):
+                del sys.modules[name]
+    return subprocess.CompletedProcess(["akh-tui", *args], rc, out.getvalue(), err.getvalue())
+
+
+def _akh_process(tmp_path: Path, *args: str, env: dict | None = None, cwd: Path | None = None, timeout: int = 180):
+    """`akh-tui ARGS` in a process of its own, where a test runs several commands that must each
+    start fresh, as a user's do (the engine imports a trusted plugin once per process)."""
     e = dict(os.environ, AKH_TUI_DATA=str(tmp_path / "data"), AKH_TUI_CONFIG=str(tmp_path / "cfg" / "config.toml"),
              COLUMNS="250")
     e.pop("AKH_TUI_SERVED", None)
@@ -942,24 +988,25 @@ def test_a_scenario_decider_from_an_untrusted_folder_is_refused_before_import(tm
 
 def test_agent_resume_and_plan_import_nothing_the_user_did_not_agree_to_for_this_run(tmp_path: Path) -> None:
     d = _evil_folder(tmp_path)
-    p = _akh(tmp_path, "agent", "run", "--scenario", str(d / "evil.toml"), "--max-cycles", "1", "--allow-plugins")
+    p = _akh_process(tmp_path, "agent", "run", "--scenario", str(d / "evil.toml"), "--max-cycles", "1", "--allow-plugins")
     assert p.returncode == 0 and (d / "MARKER").exists()
     (d / "MARKER").unlink()
     # --allow-plugins was for that run only: resuming it asks again
-    p = _akh(tmp_path, "agent", "resume", "--max-cycles", "1")
+    p = _akh_process(tmp_path, "agent", "resume", "--max-cycles", "1")
     assert p.returncode == 0, p.stderr
     assert not (d / "MARKER").exists()
     assert "not a trusted folder" in _flat(p.stderr)
-    p = _akh(tmp_path, "agent", "plan", "--scenario", str(d / "evil.toml"), "--goal", "Find birds")
+    p = _akh_process(tmp_path, "agent", "plan", "--scenario", str(d / "evil.toml"), "--goal", "Find birds")
     assert p.returncode == 0, p.stderr
     assert not (d / "MARKER").exists()
     assert "not a trusted folder" in _flat(p.stderr)
 
 
 def test_a_module_in_the_current_directory_is_local_code_too(tmp_path: Path) -> None:
+    # a process: `python -m akh_tui.cli` puts the current folder first on sys.path, which is the threat
     d = _evil_folder(tmp_path, 'tools = ["cwdmod:make"]')
     (tmp_path / "cwdmod.py").write_text(EVIL_MODULE.replace('with_name("MARKER")', 'with_name("CWDMARKER")'))
-    p = _akh(tmp_path, "agent", "run", "--scenario", str(d / "evil.toml"), "--max-cycles", "1", cwd=tmp_path)
+    p = _akh_process(tmp_path, "agent", "run", "--scenario", str(d / "evil.toml"), "--max-cycles", "1", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     assert not (tmp_path / "CWDMARKER").exists()
     assert f"{tmp_path} is not a trusted folder" in _flat(p.stderr)
@@ -968,26 +1015,26 @@ def test_a_module_in_the_current_directory_is_local_code_too(tmp_path: Path) -> 
 def test_trust_remembers_the_folder_and_a_changed_or_added_file_asks_again(tmp_path: Path) -> None:
     d = _evil_folder(tmp_path)
     sc = str(d / "evil.toml")
-    p = _akh(tmp_path, "agent", "run", "--scenario", sc, "--max-cycles", "1", "--trust")
+    p = _akh_process(tmp_path, "agent", "run", "--scenario", sc, "--max-cycles", "1", "--trust")
     assert p.returncode == 0 and (d / "MARKER").exists()
     assert f"trusted {d}" in _flat(p.stderr)
     (d / "MARKER").unlink()
-    p = _akh(tmp_path, "agent", "run", "--scenario", sc, "--max-cycles", "1", "--fresh")  # remembered
+    p = _akh_process(tmp_path, "agent", "run", "--scenario", sc, "--max-cycles", "1", "--fresh")  # remembered
     assert p.returncode == 0 and (d / "MARKER").exists()
     (d / "MARKER").unlink()
     (d / "helper.py").write_text("X = 1\n")  # an added file Python could import
-    p = _akh(tmp_path, "agent", "run", "--scenario", sc, "--max-cycles", "1", "--fresh")
+    p = _akh_process(tmp_path, "agent", "run", "--scenario", sc, "--max-cycles", "1", "--fresh")
     assert not (d / "MARKER").exists()
     assert "changed since it was trusted (added: helper.py)" in _flat(p.stderr)
-    _akh(tmp_path, "trust", "add", str(d))
+    _akh_process(tmp_path, "trust", "add", str(d))
     (d / "evilmod.py").write_text(EVIL_MODULE + "\n# edited\n")  # a changed one
-    p = _akh(tmp_path, "agent", "run", "--scenario", sc, "--max-cycles", "1", "--fresh")
+    p = _akh_process(tmp_path, "agent", "run", "--scenario", sc, "--max-cycles", "1", "--fresh")
     assert not (d / "MARKER").exists()
     assert "changed since it was trusted (changed: evilmod.py)" in _flat(p.stderr)
     (d / "pkg" / "__pycache__").mkdir(parents=True)  # compiled files count too
-    _akh(tmp_path, "trust", "add", str(d))
+    _akh_process(tmp_path, "trust", "add", str(d))
     (d / "pkg" / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"\0")
-    listed = _akh(tmp_path, "trust", "list")
+    listed = _akh_process(tmp_path, "trust", "list")
     assert "changed: asks again" in listed.stdout and "pkg/__pycache__/mod.cpython-311.pyc" in _flat(listed.stdout)
 
 
@@ -1033,14 +1080,14 @@ def _pin_beside(tmp_path: Path, d: Path) -> Path:
 def test_check_pin_never_imports_untrusted_code(tmp_path: Path) -> None:
     d = _evil_folder(tmp_path)
     pin = _pin_beside(tmp_path, d)
-    p = _akh(tmp_path, "check", str(pin))
+    p = _akh_process(tmp_path, "check", str(pin))
     assert p.returncode == 2, p.stdout + p.stderr
     assert not (d / "MARKER").exists()
     err = _flat(p.stderr)
     assert f"{pin}: field 'scenario': the scenario would need plugins from {d} (evilmod:make): not trusted" in err
     # trusted (by the user, once, for good): check reruns it with the plugin
-    assert _akh(tmp_path, "trust", "add", str(d)).returncode == 0
-    p = _akh(tmp_path, "check", str(pin))
+    assert _akh_process(tmp_path, "trust", "add", str(d)).returncode == 0
+    p = _akh_process(tmp_path, "check", str(pin))
     assert p.returncode == 0, p.stdout + p.stderr
     assert (d / "MARKER").exists()
 

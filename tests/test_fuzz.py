@@ -52,7 +52,9 @@ from akh_tui.cli import root as cli
 from akh_tui.engine.config import DEFAULT_CAPABILITIES, AgentConfig
 from akh_tui.engine.errors import InputError
 from akh_tui.engine.knowledge.kg import KnowledgeGraph, parse_triple_lines
-from akh_tui.engine.psyche.model import ARCHETYPES, CAPABILITIES, DANGER_LEVELS, DEFAULT_TOML, Psyche
+from akh_tui.engine.psyche.model import Psyche
+from akh_tui.engine.psyche.parts import ARCHETYPES, CAPABILITIES, DEFAULT_TOML
+from akh_tui.engine.tools.specs import DANGER_LEVELS
 from akh_tui.engine.knowledge.rules import RuleEngine, parse_rules
 from akh_tui.engine.runs.scenario import build_agent, load_scenario
 from akh_tui.engine.tools.builtins import TOOL_NAMES

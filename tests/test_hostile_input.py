@@ -20,7 +20,9 @@ from akh_tui.engine.errors import InputError, InputWarning, parse_toml
 from akh_tui.engine.goals.goal import MAX_GOAL_TEXT, make_goal
 from akh_tui.engine.knowledge import kg as kg_module
 from akh_tui.engine.knowledge.kg import MAX_TRIPLE_BYTES, MAX_TRIPLE_LINES, KnowledgeGraph, read_triple_file
-from akh_tui.engine.psyche.model import CAPABILITIES, DANGER_LEVELS, Psyche, Shadow, ShadowPattern
+from akh_tui.engine.psyche.model import Psyche
+from akh_tui.engine.psyche.parts import CAPABILITIES, Shadow, ShadowPattern
+from akh_tui.engine.tools.specs import DANGER_LEVELS
 from akh_tui.engine.knowledge.rules import WORK_PER_CALL, RuleEngine, load_rules, parse_rules
 from akh_tui.engine.tools.builtins import find_path, find_program
 

@@ -397,7 +397,7 @@ def hostile_figures(quick: bool) -> dict:
     a triple file at its line cap."""
     from ..engine.tools import builtins as tools
     from ..engine.knowledge.kg import MAX_TRIPLE_LINES, read_triple_file
-    from ..engine.psyche.model import ShadowPattern
+    from ..engine.psyche.parts import ShadowPattern
     from ..engine.knowledge.rules import Rule, RuleEngine
 
     out: dict = {}

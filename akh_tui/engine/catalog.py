@@ -45,7 +45,7 @@ def _unconfined(mechanism: str, config_file: Path | None) -> dict:
     """Which programs shell_exec refuses on this machine for running others or writing files
     (none under bubblewrap, which keeps them in the workspace), and which the user's config lets
     run anyway: the table and the check are confine.py's, the setting userconfig.py's."""
-    from .confine.policy import RISKY_PROGRAMS, UNCONFINED_SETTING
+    from .confine.process import RISKY_PROGRAMS, UNCONFINED_SETTING
     from .confine.sandbox import BUBBLEWRAP
     from .runs.userconfig import UserConfig
 

@@ -90,7 +90,7 @@ class AgentConfig:
         """Cautions that do not stop a run, one line each, for the CLI and the workbench to
         show: allow-listed programs known to run or write arbitrary things (shell_exec's
         allow-list is per program, not per argument). Not a config key, not in to_dict."""
-        from .confine.policy import UNCONFINED_SETTING, risky_programs  # late: config stays light to import
+        from .confine.process import UNCONFINED_SETTING, risky_programs  # late: config stays light to import
 
         file, line = self.__dict__.get("_origin", (None, None))
         # the same table shell_exec refuses from where bubblewrap is not in force (confine.py)
@@ -164,7 +164,7 @@ class AgentConfig:
                 if not isinstance(value, str):
                     raise InputError("must be a string", file=file, line=line, field=f"config.{key}")
             if key == "http_allow_hosts":
-                from .confine.policy import parse_allow_entry  # late: config stays light to import
+                from .confine.http import parse_allow_entry  # late: config stays light to import
 
                 for i, entry in enumerate(value):
                     try:

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Union
 
-from ..psyche.model import ARCHETYPES, Psyche
+from ..psyche.model import Psyche
+from ..psyche.parts import ARCHETYPES
 from ..tools.builtins import TOOL_NAMES
 
 if TYPE_CHECKING:
@@ -39,13 +40,17 @@ class EditPsyche:
 
     toml: str
     source: str = "user"
+    # The psyche `toml` describes, when the caller has it (the editor validated it a moment ago):
+    # taken as it is, so an apply parses the user's text once. A rewind has only the text.
+    psyche: Psyche | None = field(default=None, compare=False, repr=False)
     kind: ClassVar[str] = "psyche"
 
     def payload(self) -> Any:
         return self.toml
 
     def apply(self, agent: "Agent") -> list[str]:
-        agent.replace_psyche(Psyche.from_toml(self.toml), self.source)
+        psyche = self.psyche.written_as(self.toml) if self.psyche is not None else Psyche.from_toml(self.toml)
+        agent.replace_psyche(psyche, self.source)
         return ["psyche edited"]
 
 

@@ -124,7 +124,7 @@ class Driving(RunBase):
     def edit_psyche(self, psyche: Psyche | str, source: str = "user") -> Psyche:
         """Validate first (an InputError changes nothing), apply at the next cycle."""
         p = Psyche.from_toml(psyche) if isinstance(psyche, str) else psyche
-        self.apply(EditPsyche(p.to_toml(), source))
+        self.apply(EditPsyche(p.to_toml(), source, p))
         return p
 
     def veto_tool(self, tool: str) -> bool:

@@ -41,7 +41,7 @@ from .commands import from_input
 from ..cycle.agent import Agent, Cycle
 from .approval import Rule
 from .breakpoints import Breakpoint, parse_breakpoint
-from ..confine.policy import check_workspace
+from ..confine.files import check_workspace
 from ..errors import InputError, StoreLost, StoreWriteError
 from ..goals.goal import make_goal
 from ..paths import Locations

@@ -44,7 +44,8 @@ from typing import Any
 
 from ..config import AgentConfig
 from ..errors import InputError, parse_toml, read_user_file
-from ..psyche.model import ARCHETYPES, Psyche
+from ..psyche.model import Psyche
+from ..psyche.parts import ARCHETYPES
 from ..paths import bundled_data_dir
 from ..runs.scenario import resolve
 from ..tomlpos import TomlLocator

@@ -164,22 +164,22 @@ class ToolContext:
         return self._agent.confinement()
 
     def read_file(self, rel: str) -> str:
-        from ..confine.policy import read_file
+        from ..confine.files import read_file
 
         return read_file(self.confinement(), rel)
 
     def write_file(self, rel: str, text: str) -> int:
-        from ..confine.policy import write_file
+        from ..confine.files import write_file
 
         return write_file(self.confinement(), rel, text)
 
     def http_get(self, url: str) -> tuple[int, str]:
-        from ..confine.policy import http_get
+        from ..confine.http import http_get
 
         return http_get(self.confinement(), url)
 
     def run_program(self, argv: list[str]) -> tuple[int, str]:
-        from ..confine.policy import run_program
+        from ..confine.process import run_program
 
         return run_program(self.confinement(), argv)
 

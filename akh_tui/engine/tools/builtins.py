@@ -13,6 +13,9 @@ import re
 from typing import Callable
 
 from ..confine import policy as confine
+from ..confine.files import read_file, write_file
+from ..confine.http import http_get
+from ..confine.process import run_program, split_command
 from ..goals.context import GoalContext
 from ..errors import InputError
 from ..knowledge.kg import Triple, parse_triple_lines
@@ -245,7 +248,7 @@ def _program(allow: tuple[str, ...], text: str) -> tuple[str, ...] | None:
         if len(cmd) > MAX_COMMAND:
             continue  # no allow-listed command line is this long; shlex on 1 MB took 20 s
         try:
-            argv = confine.split_command(cmd)
+            argv = split_command(cmd)
         except confine.Refused:
             continue
         if argv and argv[0] in allow:
@@ -447,9 +450,9 @@ def run_file(tc: ToolContext, ctx: GoalContext, arg) -> ToolResult:
     if any(w in ctx.goal.description.lower().split() for w in CREATION_WORDS):
         kg = tc.kg
         lines = [kg.text(t).replace(" ", "\t", 2) for s in ctx.symbols for t in kg.adjacent(s, limit=tc.config.query_limit)]
-        size = confine.write_file(conf, rel, "\n".join(lines) + "\n")
+        size = write_file(conf, rel, "\n".join(lines) + "\n")
         return ToolResult(f"wrote {len(lines)} triples ({size} bytes) to {rel}")
-    text = redact(confine.read_file(conf, rel))  # a workspace file may hold a key (.env): masked before anything keeps it
+    text = redact(read_file(conf, rel))  # a workspace file may hold a key (.env): masked before anything keeps it
     if rel.endswith(".tsv"):
         try:
             parsed = parse_triple_lines(text.split("\n"), rel)  # as read_triple_file: labels may hold \x0c or U+2028
@@ -461,13 +464,13 @@ def run_file(tc: ToolContext, ctx: GoalContext, arg) -> ToolResult:
 
 
 def run_http(tc: ToolContext, ctx: GoalContext, arg) -> ToolResult:
-    status, body = confine.http_get(tc.confinement(), str(arg))
+    status, body = http_get(tc.confinement(), str(arg))
     body = redact(body)  # a page may echo credentials: masked before anything keeps it
     return ToolResult(f"GET {arg} -> {status}: {body}", evidence=body)
 
 
 def run_shell(tc: ToolContext, ctx: GoalContext, arg) -> ToolResult:
-    code, out = confine.run_program(tc.confinement(), list(arg))
+    code, out = run_program(tc.confinement(), list(arg))
     out = redact(out)  # `env`, `cat .netrc`: masked before anything keeps it
     if code != 0:
         raise confine.Refused(f"{arg[0]} exited with status {code}: {out[:200]}")

@@ -13,8 +13,12 @@ from pathlib import Path
 import pytest
 
 from akh_tui.engine.confine import policy as confine
-from akh_tui.engine.confine.policy import (Confinement, Refused, http_get, read_file, resolve_in_workspace,
-                                           run_program, split_command, write_file)
+from akh_tui.engine.confine import files as confine_files
+from akh_tui.engine.confine import http as confine_http
+from akh_tui.engine.confine.policy import Confinement, Refused
+from akh_tui.engine.confine.http import http_get
+from akh_tui.engine.confine.files import read_file, resolve_in_workspace, write_file
+from akh_tui.engine.confine.process import run_program, split_command
 
 
 @pytest.fixture
@@ -90,14 +94,14 @@ def test_symlinked_dir_pointing_outside_refused(
     assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
 
 
-@pytest.mark.skipif(not confine._HAVE_DIR_FD, reason="needs dir_fd + O_NOFOLLOW")
+@pytest.mark.skipif(not confine_files._HAVE_DIR_FD, reason="needs dir_fd + O_NOFOLLOW")
 def test_symlink_swapped_in_after_check_is_refused(
     conf: Confinement, ws: Path, outside: Path, monkeypatch
 ) -> None:
     # Simulate a race: the path checked clean, then links appeared before the open.
     (ws / "d").symlink_to(outside, target_is_directory=True)
     (ws / "f.txt").symlink_to(outside / "secret.txt")
-    monkeypatch.setattr(confine, "resolve_in_workspace", lambda c, rel: ws.resolve() / rel)
+    monkeypatch.setattr(confine_files, "resolve_in_workspace", lambda c, rel: ws.resolve() / rel)
     for rel in ("d/secret.txt", "f.txt"):
         with pytest.raises(Refused, match="link"):
             read_file(conf, rel)
@@ -433,7 +437,7 @@ def test_malformed_allow_entry_refused_at_load(entry: str) -> None:
     assert repr(entry) in info.value.message
     # and one built without config.py allows nothing, never "any port"
     with pytest.raises(ValueError):
-        confine.parse_allow_entry(entry)
+        confine_http.parse_allow_entry(entry)
 
 
 def test_malformed_allow_entry_in_a_scenario_names_file_and_line(tmp_path: Path) -> None:
@@ -453,7 +457,7 @@ def test_good_allow_entries_accepted() -> None:
 
     entries = ["example.org", "Example.ORG:8080", "127.0.0.1:80", "[::1]:8443", "::1", "a-b.c_d.example"]
     assert AgentConfig.from_dict({"http_allow_hosts": entries}).http_allow_hosts == entries
-    assert confine.parse_allow_entry("[::1]:8443") == ("::1", 8443)
+    assert confine_http.parse_allow_entry("[::1]:8443") == ("::1", 8443)
 
 
 @pytest.fixture
@@ -486,21 +490,21 @@ def test_check_workspace_refuses(tmp_path: Path, dirs, where: str, why: str) -> 
     (tmp_path / "link-to-data").symlink_to(dirs["data dir"], target_is_directory=True)
     ws = Path(where) if where.startswith("/") else tmp_path / where
     with pytest.raises(InputError, match=why) as info:
-        confine.check_workspace(ws, dirs, home=tmp_path / "home", file="s.toml", line=3)
+        confine_files.check_workspace(ws, dirs, home=tmp_path / "home", file="s.toml", line=3)
     assert info.value.field == "config.workspace" and info.value.line == 3
 
 
 def test_check_workspace_accepts_a_folder_of_its_own(tmp_path: Path, dirs, monkeypatch) -> None:
-    confine.check_workspace(tmp_path / "ws", dirs, home=tmp_path / "home")
-    confine.check_workspace(tmp_path / "home" / "work", dirs, home=tmp_path / "home")
+    confine_files.check_workspace(tmp_path / "ws", dirs, home=tmp_path / "home")
+    confine_files.check_workspace(tmp_path / "home" / "work", dirs, home=tmp_path / "home")
     # a protected file (the store) refuses the folder holding it, not a sibling folder
     store = {"store": dirs["data dir"] / "session.db"}
-    confine.check_workspace(dirs["data dir"] / "workspace", store, home=tmp_path / "home")
+    confine_files.check_workspace(dirs["data dir"] / "workspace", store, home=tmp_path / "home")
     monkeypatch.chdir(dirs["data dir"])
     from akh_tui.engine.errors import InputError
 
     with pytest.raises(InputError, match="contains the store"):
-        confine.check_workspace(Path("."), store, home=tmp_path / "home")
+        confine_files.check_workspace(Path("."), store, home=tmp_path / "home")
 
 
 def test_shell_falls_back_to_the_subreaper_without_bwrap(ws: Path, monkeypatch) -> None:

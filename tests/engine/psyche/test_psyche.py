@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from akh_tui.engine.errors import InputError
-from akh_tui.engine.psyche.model import ARCHETYPES, DEFAULT_TOML, Psyche, Shadow, ShadowPattern
+from akh_tui.engine.psyche.model import Psyche
+from akh_tui.engine.psyche.parts import ARCHETYPES, DEFAULT_TOML, Shadow, ShadowPattern
 
 DATA_DEFAULT = Path(__file__).resolve().parents[3] / "akh_tui" / "data" / "psyche" / "default.toml"
 

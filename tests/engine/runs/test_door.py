@@ -268,3 +268,48 @@ def test_risky_allow_listed_programs_are_named_when_the_run_starts(cli, tmp_path
                   .replace('shell_allow = ["echo"]', 'shell_allow = ["echo", "env"]'))
     proc = cli("agent", "run", "--scenario", str(sc), "--max-cycles", "1")
     assert "warning:" in proc.stderr and "'env'" in proc.stderr
+
+
+def test_an_editor_apply_parses_the_users_text_once_and_a_rewind_rebuilds_the_same_psyche(tmp_path, monkeypatch):
+    """The editor validates the text (one parse by each TOML library); applying it must not parse
+    it again (text -> Psyche -> text -> Psyche was two of each), and the psyche the live run takes
+    is the one a rewind, which has only the recorded text, builds from it."""
+    import tomllib
+
+    import tomlkit
+
+    from akh_tui.engine import Psyche
+
+    loc = Locations(tmp_path / "data", tmp_path / "config.toml")
+    r = Run.start(loc, "shadow")
+    try:
+        r.step()
+        text = no_veto_psyche()
+        parses: list[str] = []
+        real_loads, real_parse = tomllib.loads, tomlkit.parse
+
+        def loads(s, *a, **k):
+            parses.append("tomllib")
+            return real_loads(s, *a, **k)
+
+        def parse(s, *a, **k):
+            parses.append("tomlkit")
+            return real_parse(s, *a, **k)
+
+        monkeypatch.setattr(tomllib, "loads", loads)
+        monkeypatch.setattr(tomlkit, "parse", parse)
+        psyche = Psyche.from_toml(text)  # what the editor's validate does
+        r.edit_psyche(psyche)  # what its apply does
+        monkeypatch.undo()
+        assert sorted(parses) == ["tomlkit", "tomllib"]
+        r.step()
+        live = r.agent.psyche
+        assert live == Psyche.from_toml(text) and not live.shadow.veto_patterns
+        assert live.to_toml() == Psyche.from_toml(psyche.to_toml()).to_toml()
+        r.step()
+        # a rewind rebuilds cycle 2 from the recorded text alone: the same psyche as the live run's
+        assert r.cycle == 3 and r.rewind(1)["psyche"]["vetoes"] == ["destructive_action"]
+        assert r.rewind(2)["psyche"] == r.rewind(3)["psyche"] == r.view()["psyche"]
+        assert r.view()["psyche"]["vetoes"] == []
+    finally:
+        r.close()
