@@ -39,3 +39,26 @@ def test_a_table_decision_has_no_model_lines(tmp_path):
     ctl = Run.start(Locations(tmp_path, tmp_path / "config.toml"), "zoo", store=SessionStore(":memory:"))
     ctl.step()
     assert not [ln for ln in ctl.why(1)["lines"] if ln.startswith("model")]
+
+
+def test_a_fork_replays_the_recorded_answers_up_to_it_and_asks_the_model_after(tmp_path):
+    ctl = Run.start(Locations(tmp_path, tmp_path / "config.toml"), "solar", decider="scripted",
+                    store=SessionStore(":memory:", every=5))
+    for _ in range(8):
+        ctl.step()
+    asked: list[int] = []
+    provider = ctl.agent.decider.provider
+    complete = provider.complete
+
+    def counting(messages, schema=None):
+        asked.append(len(messages))
+        return complete(messages, schema=schema)
+
+    provider.complete = counting
+    ctl.fork(6, "alt")  # snapshot at 5, cycle 6 replayed from its record: no call
+    assert asked == []
+    ctl.step()
+    ctl.step()
+    assert len(asked) == 2  # live after the fork point
+    assert ctl.record(7)["decide"]["llm"]["status"] in ("accepted", "intent_rejected")
+    assert ctl.model_call(7)["replayed"] is False
