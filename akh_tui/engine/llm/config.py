@@ -44,6 +44,7 @@ class LLMConfig:
     context: int = 4096  # local: the context window in tokens
     cassette: str = ""  # recorded model calls (llm/cassette.py); empty = <data dir>/model-calls.jsonl.gz
     offline: bool = False  # answer from the cassette only: no model is asked (nor loaded)
+    offered_inputs: bool = False  # the schema allows only each tool's offered input (local: default true)
     api_key_env: str = "OPENAI_API_KEY"  # the NAME of the variable; the key itself is never stored
     timeout: float = 20.0  # seconds, per socket operation (connect, send, each read)
     max_retries: int = 4  # retries after the first attempt, for 429 / 5xx / timeouts / resets
@@ -124,7 +125,8 @@ class LLMConfig:
         kw["model"] = text("model") if "model" in d else (default_model or "local")
         if "model_path" in d:
             kw["model_path"] = text("model_path")
-        for key in ("structured", "offline"):
+        kw["offered_inputs"] = provider == "local"  # a small local model fills free inputs with noise
+        for key in ("structured", "offline", "offered_inputs"):
             if key in d:
                 if not isinstance(d[key], bool):
                     raise err(key, "must be true or false")

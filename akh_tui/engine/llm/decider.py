@@ -58,7 +58,8 @@ class LLMDecider(ModelDecider):
     shows it to the model alongside the context's failures."""
 
     def __init__(self, provider: Provider | None, memory: StructuredMemory | None = None, *,
-                 cassette: Cassette | None = None, sampling: Mapping[str, Any] | None = None) -> None:
+                 cassette: Cassette | None = None, sampling: Mapping[str, Any] | None = None,
+                 offered_inputs: bool = False) -> None:
         """`provider` None: offline, every reply from `cassette` (a prompt it lacks is a divergence).
         `sampling`: what besides the prompt decides the reply (temperature, seed, max_tokens),
         part of the cassette's key."""
@@ -68,6 +69,7 @@ class LLMDecider(ModelDecider):
         self._lock = threading.Lock()
         self.cassette = cassette
         self.sampling = dict(sampling or {})
+        self.offered_inputs = offered_inputs  # the schema pins each tool's input to the offered one
         # cycle -> how its model call went (replayed or live, latency, prompt hash): outside the
         # record, so the trace's bytes do not depend on it; the latest CALLS_KEPT cycles
         self.calls: dict[int, dict[str, Any]] = {}
@@ -91,7 +93,9 @@ class LLMDecider(ModelDecider):
         tag = f"cycle {cycle}: " if cycle is not None else ""
         offered_names = [str(t.get("name")) for t in (context.get("tools") or []) if t.get("offered")]
         try:
-            text, tokens = self._ask(messages, reply_schema(offered_names), cycle)
+            inputs = {str(t.get("name")): str(t.get("input") or "") for t in (context.get("tools") or [])
+                      if t.get("offered")} if self.offered_inputs else None
+            text, tokens = self._ask(messages, reply_schema(offered_names, inputs), cycle)
         except LLMError as exc:
             msg = redact(exc.message)  # it may name the endpoint with its userinfo
             result["error"] = msg
@@ -165,7 +169,8 @@ class LLMDecider(ModelDecider):
 
 DECIDERS = ("utility", "scripted", "llm", "local")
 # what `--decider local` takes of the user's [llm] table (its endpoint keys are for `llm`)
-LOCAL_KEYS = ("model_path", "threads", "context", "seed", "temperature", "max_tokens", "cassette", "offline")
+LOCAL_KEYS = ("model_path", "threads", "context", "seed", "temperature", "max_tokens", "cassette", "offline",
+              "offered_inputs")
 
 
 def make_decider(kind: str, llm: Mapping[str, Any] | None = None, file: str | None = None,
@@ -226,7 +231,7 @@ def _model(provider: Provider | None, cfg: LLMConfig, file: str | None, data_dir
     cassette = Cassette(path) if path is not None else None
     # the model is part of the key: another model in the same data dir is asked, never replayed
     sampling = {"model": cfg.model, "temperature": cfg.temperature, "seed": cfg.seed, "max_tokens": cfg.max_tokens}
-    return LLMDecider(provider, cassette=cassette, sampling=sampling)
+    return LLMDecider(provider, cassette=cassette, sampling=sampling, offered_inputs=cfg.offered_inputs)
 
 
 class RecordedDecider(ModelDecider):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..tools.specs import TOOL_NAMES
 from .text import foreign
@@ -113,10 +113,20 @@ def parse_reply(text: str, offered: set[str] | frozenset[str]) -> Intent:
 ASSESSMENT_MAX_CHARS = 300
 
 
-def reply_schema(offered: Sequence[str]) -> dict[str, Any]:
+def reply_schema(offered: Sequence[str], inputs: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The JSON Schema of a valid reply this cycle; `offered` in the prompt's order. With no
-    tool offered the enum is empty (nothing valid can be said: the table's choice runs)."""
+    tool offered the enum is empty (nothing valid can be said: the table's choice runs).
+    `inputs` (tool -> the input offered with it): the input is then that one or "" (the same),
+    for a small model that would otherwise fill it with text the goal cannot back."""
     text = {"type": "string", "maxLength": ASSESSMENT_MAX_CHARS}
+    if inputs is not None:
+        action: dict[str, Any] = {"anyOf": [{
+            "type": "object",
+            "properties": {"tool": {"const": t}, "input": {"enum": list(dict.fromkeys(["", str(inputs.get(t) or "")]))}},
+            "required": ["tool", "input"], "additionalProperties": False} for t in offered]}
+        return {"type": "object",
+                "properties": {"situation_assessment": text, "action_rationale": text, "action": action},
+                "required": ["situation_assessment", "action_rationale", "action"], "additionalProperties": False}
     return {
         "type": "object",
         "properties": {

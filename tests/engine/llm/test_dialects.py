@@ -111,3 +111,17 @@ def test_structured_false_sends_the_plain_json_mode(stub):
     LLMDecider(provider).decide(context())
     body = stub.bodies()[0]
     assert body["response_format"] == {"type": "json_object"} and body["seed"] == 42
+
+
+def test_offered_inputs_pin_each_tools_input_in_the_schema():
+    from akh_tui.engine.llm.reply import reply_schema
+
+    free = reply_schema(["kg_query", "reason"])
+    assert free["properties"]["action"]["properties"]["input"] == {"type": "string", "maxLength": 2000}
+    pinned = reply_schema(["kg_query", "reason"], {"kg_query": "dog", "reason": ""})["properties"]["action"]["anyOf"]
+    assert [(a["properties"]["tool"]["const"], a["properties"]["input"]["enum"]) for a in pinned] == \
+        [("kg_query", ["", "dog"]), ("reason", [""])]
+    # the local model pins them by default; a server's model chooses its input unless told to
+    assert LLMConfig.from_dict({"provider": "local"}).offered_inputs is True
+    assert LLMConfig.from_dict({"provider": "local", "offered_inputs": False}).offered_inputs is False
+    assert LLMConfig.from_dict({"preset": "llama.cpp"}).offered_inputs is False

@@ -26,7 +26,9 @@ class FakeServer:
 
     def handle_chat_completions(self, body: dict) -> dict:
         FakeServer.bodies.append(body)
-        tool = body["json_schema"]["properties"]["action"]["properties"]["tool"]["enum"][0]
+        action = body["json_schema"]["properties"]["action"]
+        # the local model's schema pins each tool's input to the offered one (anyOf, one per tool)
+        tool = action["anyOf"][0]["properties"]["tool"]["const"]
         content = json.dumps({"situation_assessment": "s", "action_rationale": "r", "action": {"tool": tool, "input": ""}})
         return {"choices": [{"message": {"role": "assistant", "content": content}}],
                 "usage": {"prompt_tokens": 90, "completion_tokens": 30, "total_tokens": 120}}
