@@ -59,6 +59,14 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
         r.add_argument("--at", metavar="ROUND:AGENT", help="as it was right after this step (a rewind; nothing changes)")
         if name == "ledger":
             r.add_argument("--agent", metavar="ID", help="only entries from or to this account")
+    moved = wsub.add_parser("why-moved", parents=[common], help="which other agents' actions since an agent's last step "
+                                                                "changed what its step read (its read-set); --prove "
+                                                                "replays each with that action a noop")
+    moved.add_argument("--at", metavar="ROUND:AGENT", required=True, help="the agent's step")
+    moved.add_argument("--branch", metavar="NAME", help="a branch of the current world (default: the current one)")
+    moved.add_argument("--prove", action="store_true", help="for each mover, replay the world with its action replaced "
+                                                            "by noop (in memory: nothing is written) and say whether "
+                                                            "the decision changed")
     fork = wsub.add_parser("fork", parents=[common], help="a new branch of the current world after a step, with edits; "
                                                           "`world run FILE` continues it")
     fork.add_argument("--at", metavar="ROUND:AGENT", required=True, help="the step the branch follows")
@@ -102,7 +110,50 @@ def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
         return _run(args, out, err)
     if args.world_command == "fork":
         return _fork(args, out)
+    if args.world_command == "why-moved":
+        return _why_moved(args, out)
     return _read(args, out)
+
+
+def _why_moved(args: argparse.Namespace, out: Console) -> int:
+    """`world why-moved --at ROUND:AGENT [--prove]` (engine/world/moved.py)."""
+    from ..engine import WorldRun, who_moved
+
+    r = WorldRun.open_readonly(_locations(args), branch=args.branch)
+    try:
+        got = who_moved(r, args.at, prove=bool(args.prove))
+    finally:
+        r.close()
+    if args.json:
+        print(json.dumps(got), file=out.file)
+        return 0
+    for line in moved_lines(got):
+        out.print(Text(line))
+    return 0
+
+
+def moved_lines(got: dict[str, Any]) -> list[str]:
+    """who_moved's answer as lines (the CLI's and the workbench's words)."""
+    d = got["decision"]
+    rs = got["read_set"]
+    since = f"since its step {got['since_step']}" if got["since_step"] else "since the world began"
+    lines = [f"{got['at']} (step {got['step']}): {got['agent']} chose {d['tool']}" + (f"({d['input']})" if d["input"] else ""),
+             "read: " + ", ".join([f"balance {b}" for b in rs["balances"]]
+                                  + [f"{a['id']}@{a['version']}" for a in rs["artifacts"]]) if rs["balances"] or rs["artifacts"]
+             else "read: nothing of the shared world"]
+    if not got["actions"]:
+        lines.append(f"no other agent acted {since}")
+    for a in got["actions"]:
+        if a["mover"]:
+            lines.append(f"mover {a['name']} {a['action']}: changed {', '.join(a['seen'])}: {'; '.join(a['why'])}")
+            if "proof" in a:
+                lines.append(f"  proof: {a['proof']['words']}")
+        else:
+            lines.append(f"not a mover {a['name']} {a['action'] or '-'}: "
+                         + (f"changed {', '.join(a['effects'])}, none of it read" if a["effects"] else "changed nothing shared"))
+    n = len(got["movers"])
+    lines.append(f"{n} mover(s) of {len(got['actions'])} other step(s) {since}")
+    return lines
 
 
 def _locations(args: argparse.Namespace) -> Any:

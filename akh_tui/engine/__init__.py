@@ -124,6 +124,8 @@ _FACE: dict[str, str] = {
     'SetPsyche': 'akh_tui.engine.world.edits',
     'DisableTool': 'akh_tui.engine.world.edits',
     'SetOrder': 'akh_tui.engine.world.edits',
+    'NoopTurn': 'akh_tui.engine.world.edits',
+    'who_moved': 'akh_tui.engine.world.moved',
     'WorldWatch': 'akh_tui.engine.world.watch',
     'LaneStep': 'akh_tui.engine.world.watch',
     'parse_world_break': 'akh_tui.engine.world.watch',
