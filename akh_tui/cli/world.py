@@ -117,7 +117,7 @@ def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def _why_moved(args: argparse.Namespace, out: Console) -> int:
     """`world why-moved --at ROUND:AGENT [--prove]` (engine/world/moved.py)."""
-    from ..engine import WorldRun, who_moved
+    from ..engine import WorldRun, moved_lines, who_moved
 
     r = WorldRun.open_readonly(_locations(args), branch=args.branch)
     try:
@@ -130,30 +130,6 @@ def _why_moved(args: argparse.Namespace, out: Console) -> int:
     for line in moved_lines(got):
         out.print(Text(line))
     return 0
-
-
-def moved_lines(got: dict[str, Any]) -> list[str]:
-    """who_moved's answer as lines (the CLI's and the workbench's words)."""
-    d = got["decision"]
-    rs = got["read_set"]
-    since = f"since its step {got['since_step']}" if got["since_step"] else "since the world began"
-    lines = [f"{got['at']} (step {got['step']}): {got['agent']} chose {d['tool']}" + (f"({d['input']})" if d["input"] else ""),
-             "read: " + ", ".join([f"balance {b}" for b in rs["balances"]]
-                                  + [f"{a['id']}@{a['version']}" for a in rs["artifacts"]]) if rs["balances"] or rs["artifacts"]
-             else "read: nothing of the shared world"]
-    if not got["actions"]:
-        lines.append(f"no other agent acted {since}")
-    for a in got["actions"]:
-        if a["mover"]:
-            lines.append(f"mover {a['name']} {a['action']}: changed {', '.join(a['seen'])}: {'; '.join(a['why'])}")
-            if "proof" in a:
-                lines.append(f"  proof: {a['proof']['words']}")
-        else:
-            lines.append(f"not a mover {a['name']} {a['action'] or '-'}: "
-                         + (f"changed {', '.join(a['effects'])}, none of it read" if a["effects"] else "changed nothing shared"))
-    n = len(got["movers"])
-    lines.append(f"{n} mover(s) of {len(got['actions'])} other step(s) {since}")
-    return lines
 
 
 def _locations(args: argparse.Namespace) -> Any:

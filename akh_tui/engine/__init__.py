@@ -126,6 +126,7 @@ _FACE: dict[str, str] = {
     'SetOrder': 'akh_tui.engine.world.edits',
     'NoopTurn': 'akh_tui.engine.world.edits',
     'who_moved': 'akh_tui.engine.world.moved',
+    'moved_lines': 'akh_tui.engine.world.moved',
     'WorldWatch': 'akh_tui.engine.world.watch',
     'LaneStep': 'akh_tui.engine.world.watch',
     'parse_world_break': 'akh_tui.engine.world.watch',

@@ -147,17 +147,18 @@ def _previous(run: "WorldRun", row: "StepRow") -> int:
     return prev
 
 
-def who_moved(run: "WorldRun", at: str, prove: bool = False) -> dict[str, Any]:
-    """`world why-moved --at ROUND:AGENT [--prove]`: the step's read-set, every other agent's
-    step since the agent's last one with the effects it had (and whether they are in the
-    read-set: a mover), and with `prove`, each mover's proof."""
-    step = run.step_number(at)
+def who_moved(run: "WorldRun", at: str | int, prove: bool = False) -> dict[str, Any]:
+    """`world why-moved --at ROUND:AGENT [--prove]` (`at` a step's name, or its number on the
+    branch): the step's read-set, every other agent's step since the agent's last one with the
+    effects it had (and whether they are in the read-set: a mover), and with `prove`, each
+    mover's proof."""
+    step = at if isinstance(at, int) else run.step_number(at)
     row = _row(run, step)
     if row.agent is None:
-        raise InputError(f"step {at} is a round no agent could act in: nobody decided there", field="--at")
+        raise InputError(f"step {row.name} is a round no agent could act in: nobody decided there", field="--at")
     decision = _decision(row)
     if decision is None:
-        raise InputError(f"step {at} made no decision (the agent was rate limited or had no active goal)", field="--at")
+        raise InputError(f"step {row.name} made no decision (the agent was rate limited or had no active goal)", field="--at")
     seen = read_set(run, step)
     keys = seen.keys()
     since = _previous(run, row)
@@ -232,3 +233,27 @@ def _words(d: dict[str, Any] | None) -> str:
     if d is None:
         return "nothing (no decision)"
     return d["tool"] + (f"({d['input']})" if d.get("input") else "")
+
+
+def moved_lines(got: dict[str, Any]) -> list[str]:
+    """who_moved's answer as lines (the CLI's and the workbench's words)."""
+    d = got["decision"]
+    rs = got["read_set"]
+    since = f"since its step {got['since_step']}" if got["since_step"] else "since the world began"
+    lines = [f"{got['at']} (step {got['step']}): {got['agent']} chose {d['tool']}" + (f"({d['input']})" if d["input"] else ""),
+             "read: " + ", ".join([f"balance {b}" for b in rs["balances"]]
+                                  + [f"{a['id']}@{a['version']}" for a in rs["artifacts"]]) if rs["balances"] or rs["artifacts"]
+             else "read: nothing of the shared world"]
+    if not got["actions"]:
+        lines.append(f"no other agent acted {since}")
+    for a in got["actions"]:
+        if a["mover"]:
+            lines.append(f"mover {a['name']} {a['action']}: changed {', '.join(a['seen'])}: {'; '.join(a['why'])}")
+            if "proof" in a:
+                lines.append(f"  proof: {a['proof']['words']}")
+        else:
+            lines.append(f"not a mover {a['name']} {a['action'] or '-'}: "
+                         + (f"changed {', '.join(a['effects'])}, none of it read" if a["effects"] else "changed nothing shared"))
+    n = len(got["movers"])
+    lines.append(f"{n} mover(s) of {len(got['actions'])} other step(s) {since}")
+    return lines
