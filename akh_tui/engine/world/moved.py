@@ -50,7 +50,7 @@ class ReadSet:
                 "artifacts": [{"id": k, "version": v} for k, v in sorted(self.artifacts.items())]}
 
 
-class _SeenIds(dict):  # type: ignore[type-arg]  # a dict[str, Artifact] that notes which ids were looked up
+class _SeenIds(dict[str, Any]):  # the artifact table, noting which ids the turn looked up
     def __init__(self, base: dict[str, Any], seen: ReadSet) -> None:
         super().__init__(base)
         self.seen = seen
