@@ -41,13 +41,15 @@ class ReadSet:
     """What a step's turn read of the shared world."""
     balances: set[str] = field(default_factory=set)
     artifacts: dict[str, int] = field(default_factory=dict)  # id -> the version it saw (first look)
+    words: set[str] = field(default_factory=set)  # looked up in the artifacts' word index (read_artifact's offer)
 
     def keys(self) -> set[Effect]:
         return {("balance", a) for a in self.balances} | {("artifact", a) for a in self.artifacts}
 
     def as_dict(self) -> dict[str, Any]:
         return {"balances": sorted(self.balances),
-                "artifacts": [{"id": k, "version": v} for k, v in sorted(self.artifacts.items())]}
+                "artifacts": [{"id": k, "version": v} for k, v in sorted(self.artifacts.items())],
+                "words": sorted(self.words)}
 
 
 class _SeenIds(dict[str, Any]):  # the artifact table, noting which ids the turn looked up
@@ -108,6 +110,12 @@ def read_set(run: "WorldRun", step: int) -> ReadSet:
         seen.balances.add(account)
         return plain_balance(account)
 
+    plain_sharing = arts.sharing
+
+    def sharing(words: "set[str] | frozenset[str]") -> dict[str, int]:
+        seen.words.update(words)
+        return plain_sharing(words)
+
     plain_turn = w.turn
 
     def turn(aid: str) -> dict[str, Any] | None:
@@ -116,13 +124,14 @@ def read_set(run: "WorldRun", step: int) -> ReadSet:
         base = arts.by_id
         arts.by_id = _SeenIds(base, seen)
         ledger.balance = balance  # type: ignore[method-assign]
+        arts.sharing = sharing  # type: ignore[method-assign]
         try:
             return plain_turn(aid)
         finally:
             base.clear()
             base.update(dict(arts.by_id))
             arts.by_id = base
-            del ledger.balance
+            del ledger.balance, arts.sharing
     w.turn = turn  # type: ignore[method-assign]
     got: list[str] = []
     w.lines = got.append
@@ -167,7 +176,7 @@ def who_moved(run: "WorldRun", at: str | int, prove: bool = False) -> dict[str, 
         if r.agent is None or r.agent == row.agent:
             continue
         eff = effects(r)
-        hit = sorted(k for k in eff if k in keys)
+        hit = sorted(k for k in eff if k in keys or _hid(run, k, eff[k], seen.words))
         others.append({"step": r.step, "name": r.name, "agent": r.agent, "action": (_decision(r) or {}).get("tool"),
                        "effects": [f"{k[0]} {k[1]}" for k in sorted(eff)],
                        "seen": [f"{k[0]} {k[1]}" for k in hit],
@@ -181,6 +190,24 @@ def who_moved(run: "WorldRun", at: str | int, prove: bool = False) -> dict[str, 
             if a["mover"]:
                 a["proof"] = prove_mover(run, a["step"], row)
     return out
+
+
+def _hid(run: "WorldRun", key: Effect, words: list[str], asked: set[str]) -> bool:
+    """Whether a write took out of the word index a word the step looked up: the version before
+    it held the word, the one written does not, so the step did not see (and so did not look
+    up) an artifact it would have seen."""
+    if key[0] != "artifact" or not asked:
+        return False
+    a = run.world.artifacts.get(key[1])  # versions never change once written: any later world holds them
+    if a is None:
+        return False
+    for w in words:
+        version = int(w.rpartition("@")[2])
+        if version >= 2:
+            before, now = a.versions[version - 2].words, a.versions[version - 1].words
+            if (before - now) & asked:
+                return True
+    return False
 
 
 def _replay_to(w: "World", target: "StepRow") -> Iterator[tuple[tuple[int, str | None], list[str]]]:

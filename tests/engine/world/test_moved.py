@@ -141,3 +141,20 @@ def test_a_step_that_decided_nothing_or_is_not_there_is_an_input_error(market):
         who_moved(market, "bold")
     with pytest.raises(InputError, match="no step"):
         who_moved(market, "99:bold")
+
+
+def test_a_write_that_took_a_looked_up_word_out_of_the_index_is_in_the_read_set():
+    """The step did not look the artifact up because the write made it stop sharing the word."""
+    from types import SimpleNamespace
+
+    from akh_tui.engine.world.artifacts import Artifacts
+    from akh_tui.engine.world.moved import _hid
+
+    arts = Artifacts()
+    arts.write("x", "bold", (("whale", "eats", "krill"),), None, 1)
+    arts.write("x", "bold", (("cow", "eats", "grass"),), None, 1)
+    run = SimpleNamespace(world=SimpleNamespace(artifacts=arts))
+    assert _hid(run, ("artifact", "x"), ["wrote x@2"], {"whale"})  # type: ignore[arg-type]
+    assert not _hid(run, ("artifact", "x"), ["wrote x@2"], {"cow"})  # type: ignore[arg-type]  # added, not taken out
+    assert not _hid(run, ("artifact", "x"), ["wrote x@1"], {"whale"})  # type: ignore[arg-type]  # a first version hides nothing
+    assert not _hid(run, ("balance", "x"), ["bold -> cautious 1"], {"whale"})  # type: ignore[arg-type]
