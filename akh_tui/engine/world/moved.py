@@ -8,7 +8,7 @@ by id) and the balances it read (its own for affordability, any other account an
 checks). It is not a field of the §13 trace (a trace's bytes stay those of SPEC §13): it is
 taken from the step itself, replayed from the branch's saved state with the world's ledger and
 artifact table watched, and the replay is checked against the recorded lines first, so the
-read-set is the recorded step's (a world file changed since is an error, as for any rewind).
+read-set is the recorded step's (a replay that differs is an error, as for any rewind).
 
 A step's effects are its own records: the ledger entries its agent made (from and to
 accounts) and the artifact versions it wrote. The mint's entries (agent null) are the
