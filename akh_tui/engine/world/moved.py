@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from .world import World
     from .worldrun import WorldRun
 
-Effect = tuple[str, str]  # ("balance", account) or ("artifact", id)
+Effect = tuple[str, str]
+_WINDOW = 64  # steps read at a time looking back for the agent's previous step  # ("balance", account) or ("artifact", id)
 
 
 @dataclass
@@ -149,11 +150,16 @@ def _row(run: "WorldRun", step: int) -> "StepRow":
 
 def _previous(run: "WorldRun", row: "StepRow") -> int:
     """The step number of the agent's previous step on the branch (0: none)."""
-    prev = 0
-    for r in run.steps(1, row.step - 1):
-        if r.agent == row.agent:
-            prev = r.step
-    return prev
+    # backwards a window at a time: the previous step is usually a round back, and a long
+    # world's steps are not all read for it
+    end = row.step - 1
+    while end >= 1:
+        start = max(1, end - _WINDOW + 1)
+        found = [r.step for r in run.steps(start, end) if r.agent == row.agent]
+        if found:
+            return found[-1]
+        end = start - 1
+    return 0
 
 
 def who_moved(run: "WorldRun", at: str | int, prove: bool = False) -> dict[str, Any]:

@@ -158,3 +158,15 @@ def test_a_write_that_took_a_looked_up_word_out_of_the_index_is_in_the_read_set(
     assert not _hid(run, ("artifact", "x"), ["wrote x@2"], {"cow"})  # type: ignore[arg-type]  # added, not taken out
     assert not _hid(run, ("artifact", "x"), ["wrote x@1"], {"whale"})  # type: ignore[arg-type]  # a first version hides nothing
     assert not _hid(run, ("balance", "x"), ["bold -> cautious 1"], {"whale"})  # type: ignore[arg-type]
+
+
+def test_the_previous_step_is_found_across_windows_of_the_branch():
+    from types import SimpleNamespace
+
+    from akh_tui.engine.world import moved
+
+    rows = [StepRow(i, i, "bold" if i in (3, 70) else "cautious", []) for i in range(1, 201)]
+    run = SimpleNamespace(steps=lambda start, end: iter(rows[start - 1:end]))
+    assert moved._previous(run, rows[199]) == 70  # type: ignore[arg-type]  # 130 steps back: two windows
+    assert moved._previous(run, rows[69]) == 3  # type: ignore[arg-type]
+    assert moved._previous(run, rows[2]) == 0  # type: ignore[arg-type]
