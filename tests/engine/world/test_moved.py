@@ -165,7 +165,7 @@ def test_the_previous_step_is_found_across_windows_of_the_branch():
 
     from akh_tui.engine.world import moved
 
-    rows = [StepRow(i, i, "bold" if i in (3, 70) else "cautious", []) for i in range(1, 201)]
+    rows = [StepRow(i, i, "bold" if i in (3, 70, 200) else "cautious", []) for i in range(1, 201)]
     run = SimpleNamespace(steps=lambda start, end: iter(rows[start - 1:end]))
     assert moved._previous(run, rows[199]) == 70  # type: ignore[arg-type]  # 130 steps back: two windows
     assert moved._previous(run, rows[69]) == 3  # type: ignore[arg-type]
