@@ -2121,3 +2121,26 @@ def test_a_recorded_reply_outside_the_schema_is_rejected_on_replay(tmp_path) -> 
     path.write_bytes(_gzip.compress((_json.dumps(call) + "\n").encode()))
     out = _LLMDecider(None, cassette=Cassette(path), sampling=sampling).decide(ctx)
     assert out["intent"] is None and "not offered this cycle" in out["rejected"]
+
+
+# ---- issue 26, who moved this decision ----
+def test_why_moved_answers_for_the_recorded_world_whatever_its_file_says_now(cli, tmp_path: Path) -> None:
+    """The read-set is taken by replaying the recorded step from the branch's saved state (which
+    holds the artifacts, prices and balances as recorded) and checked against the recorded lines:
+    a world file edited since (an artifact's price raised) does not change the answer; a step name
+    that is not ROUND:AGENT is an error naming --at, never a traceback."""
+    market = (bundled_data_dir() / "worlds" / "market").as_posix()
+    world = tmp_path / "w.toml"
+    text = (f'[world]\nname = "w"\nrounds = 4\nschedule = "shuffle"\nmint_every = 5\nstarting_scrip = 50\n'
+            f'[[agents]]\nid = "bold"\nscenario = "{market}/trader.toml"\npsyche = "{market}/bold.toml"\n'
+            f'[[agents]]\nid = "cautious"\nscenario = "{market}/trader.toml"\npsyche = "{market}/cautious.toml"\n'
+            f'[[artifacts]]\nid = "bold-ledger"\nowner = "bold"\ntriples = "{market}/bold.tsv"\nprice = 4\n')
+    world.write_text(text, encoding="utf-8")
+    cli("world", "run", str(world), "--rounds", "3")
+    before = cli("world", "why-moved", "--at", "3:bold", "--prove").stdout
+    assert "cautious -> bold 4 (read bold-ledger@1)" in before
+    world.write_text(text.replace("price = 4", "price = 40"), encoding="utf-8")
+    assert cli("world", "why-moved", "--at", "3:bold", "--prove").stdout == before
+    for bad in ("3:bold;rm -rf /", "$(id)", "0:bold"):
+        proc = cli("world", "why-moved", "--at", bad, check_rc=2)
+        assert "--at" in proc.stderr and "Traceback" not in proc.stderr

@@ -59,6 +59,14 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
         r.add_argument("--at", metavar="ROUND:AGENT", help="as it was right after this step (a rewind; nothing changes)")
         if name == "ledger":
             r.add_argument("--agent", metavar="ID", help="only entries from or to this account")
+    moved = wsub.add_parser("why-moved", parents=[common], help="which other agents' actions since an agent's last step "
+                                                                "changed what its step read (its read-set); --prove "
+                                                                "replays each with that action a noop")
+    moved.add_argument("--at", metavar="ROUND:AGENT", required=True, help="the agent's step")
+    moved.add_argument("--branch", metavar="NAME", help="a branch of the current world (default: the current one)")
+    moved.add_argument("--prove", action="store_true", help="for each mover, replay the world with its action replaced "
+                                                            "by noop (in memory: nothing is written) and say whether "
+                                                            "the decision changed")
     fork = wsub.add_parser("fork", parents=[common], help="a new branch of the current world after a step, with edits; "
                                                           "`world run FILE` continues it")
     fork.add_argument("--at", metavar="ROUND:AGENT", required=True, help="the step the branch follows")
@@ -102,7 +110,26 @@ def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
         return _run(args, out, err)
     if args.world_command == "fork":
         return _fork(args, out)
+    if args.world_command == "why-moved":
+        return _why_moved(args, out)
     return _read(args, out)
+
+
+def _why_moved(args: argparse.Namespace, out: Console) -> int:
+    """`world why-moved --at ROUND:AGENT [--prove]` (engine/world/moved.py)."""
+    from ..engine import WorldRun, moved_lines, who_moved
+
+    r = WorldRun.open_readonly(_locations(args), branch=args.branch)
+    try:
+        got = who_moved(r, args.at, prove=bool(args.prove))
+    finally:
+        r.close()
+    if args.json:
+        print(json.dumps(got), file=out.file)
+        return 0
+    for line in moved_lines(got):
+        out.print(Text(line))
+    return 0
 
 
 def _locations(args: argparse.Namespace) -> Any:

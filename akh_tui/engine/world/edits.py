@@ -75,7 +75,42 @@ class SetOrder:
         return {"edit": "order", "round": w.round, "order": list(self.order)}
 
 
-WorldEdit = Union[SetPsyche, DisableTool, SetOrder]
+class _NoopOnce:
+    """Agent's decider for its next acting turn only: it chooses `noop` and puts the agent's
+    own decider back (which then learns from the turn as from any other)."""
+
+    def __init__(self, inner: Any, why: str) -> None:
+        self.inner = inner
+        self.why = why
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def choose(self, agent: Any, focus: Any, ctx: Any, candidates: list[Any], utility: Any) -> tuple[Any, None]:
+        from dataclasses import replace
+
+        agent.decider = self.inner
+        noop = next(c for c in candidates if c.tool == "noop")
+        return replace(noop, offered=True, input=self.why), None
+
+
+@dataclass(frozen=True)
+class NoopTurn:
+    """Agent `agent`'s next acting turn runs `noop` instead of what its decider would choose
+    (who-moved's proof, moved.py: the world without that agent's action). Held by the live
+    world only, for the replay it is made for: it is not part of a saved state, so it is not
+    offered to `world fork`, whose branch is saved and resumed."""
+    agent: str
+
+    def apply(self, w: "World") -> dict[str, Any]:
+        _agent(w, self.agent, "--agent")
+        agent = w.agents[self.agent]
+        if not isinstance(agent.decider, _NoopOnce):
+            agent.decider = _NoopOnce(agent.decider, "fork edit: noop in place of the recorded action")
+        return {"edit": "noop", "agent": self.agent}
+
+
+WorldEdit = Union[SetPsyche, DisableTool, SetOrder, NoopTurn]
 
 
 def apply_edits(w: "World", edits: "list[WorldEdit]", spec: "WorldSpec") -> list[dict[str, Any]]:

@@ -9,7 +9,8 @@ splits the middle into two agents' score tables. Space steps one agent's turn, `
 round, `r` runs and pauses; `,` `.` `<` `>` move along the swimlanes (the step shown
 read-only, from its record), `l` goes back to live; `w` opens the shared world (artifacts,
 ledger, mint, rate windows), `e` the shown agent's psyche (live: it takes effect at its
-next turn), `k` the world breakpoints.
+next turn), `k` the world breakpoints, `m` who moved the shown step's decision (`p` in it: the
+proof).
 
 Data flows one way, as in the single-agent workbench: an engine thread steps the world
 (WorldWatch, the engine's face) and a timer on the UI thread draws at most 30 times a second,
@@ -24,7 +25,7 @@ import queue
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Iterable, Literal
+from typing import Any, Callable, Iterable, Literal
 
 from rich.text import Text
 from textual import work
@@ -82,6 +83,9 @@ class WorldBench(App[None]):
                 tooltip="world breakpoints: a transfer above N, a write, a mint, backoff, PAUSED, an agent's action"),
         Binding("F", "fork", "Fork", id="world.fork", key_display="F",
                 tooltip="fork the world after the step shown: the rest of the round's order, a tool disabled"),
+        Binding("m", "who_moved", "Moved", id="world.who_moved",
+                tooltip="who moved the shown step's decision: other agents' actions since its last step that changed "
+                        "what it read; p in it proves each by a noop replay"),
         Binding("b", "compare", "Compare", id="world.compare", show=False,
                 tooltip="compare this branch with the one it forked from: the first step they differ at"),
         Binding("comma", "move(-1)", "Back", id="world.back", key_display=",", show=False,
@@ -526,6 +530,25 @@ class WorldBench(App[None]):
             return name
 
         self.push_screen(WorldForkScreen(where, fork))
+
+    @guarded
+    def action_who_moved(self) -> None:
+        from ...engine import who_moved
+        from .moved import WhoMovedScreen
+
+        w = self.world
+        if not w.steps:
+            self.notify("nothing recorded yet: step first", markup=False)
+            return
+        shown = w.steps[self.cursor if self.cursor is not None else -1]
+        step = shown.step
+
+        def answer(prove: bool) -> dict[str, Any]:
+            with w.lock:  # the engine thread waits: the answer reads the branch and rewinds a copy
+                return who_moved(w.run, step, prove=prove)
+
+        self.push_screen(WhoMovedScreen(f"step {shown.index + 1} ({shown.round}:{shown.agent}, {shown.tool or 'refused'})",
+                                        answer))
 
     @guarded
     def action_compare(self) -> None:
