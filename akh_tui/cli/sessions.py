@@ -33,7 +33,7 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("sessions", help="runs and branches in the session store; export and import JSONL traces")
     p.set_defaults(handler=dispatch)  # pin, report and export's OpenTelemetry formats go on to classroom.py
     ssub = p.add_subparsers(dest="sessions_command", required=True)
-    ssub.add_parser("list", parents=[common], help="every run: scenario, seed, branches, cycles")
+    ssub.add_parser("list", parents=[common], help="every run (scenario, seed, branches, cycles) and world (wN)")
     show = ssub.add_parser("show", parents=[common], help="one run: its branches (parent, fork cycle, edits) and goals")
     show.add_argument("run", type=int, metavar="RUN", help="run id (see `sessions list`)")
     exp = ssub.add_parser("export", parents=[common], help="write a branch of a run (or a world: wN) as a JSONL trace")
@@ -83,7 +83,7 @@ def cmd_list(sessions: Sessions, args, out: Console, err: Console) -> int:
         print(json.dumps([{k: r.get(k) for k in ("id", "name", "scenario", "seed", "decider", "imported_from",
                                                   "goals_done", "goals_top")}
                           | {"branches": [{k: b[k] for k in ("name", "parent", "fork_cycle", "last_cycle", "current")}
-                                          for b in r["branches"]]} for r in runs]))
+                                          for b in r["branches"]]} for r in runs] + [_world_row(w) for w in worlds]))
         return 0
     if not runs:
         if not worlds:
@@ -103,6 +103,15 @@ def cmd_list(sessions: Sessions, args, out: Console, err: Console) -> int:
                   f"{r['goals_done']}/{r['goals_top']}", Text(note, style="bold" if current else "dim"))
     out.print(t)
     return 0
+
+
+def _world_row(w: dict) -> dict:
+    """A world in `sessions list --json`: after the runs, its id as the commands take it (`wN`),
+    `kind` "world", and each branch's parent by name and fork step, as a run's are."""
+    names = {b["id"]: b["name"] for b in w["branches"]}
+    return {"id": f"w{w['id']}", "kind": "world", "name": w["name"], "file": w["file"], "seed": w["seed"],
+            "branches": [{"name": b["name"], "parent": names.get(b["parent"]), "fork_step": b["fork_step"],
+                          "steps": b["steps"], "edits": b["edits"], "current": b["current"]} for b in w["branches"]]}
 
 
 def _print_worlds(out: Console, worlds: list[dict]) -> None:

@@ -27,6 +27,8 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+import orjson
+
 from ..errors import InputError, StoreDamaged
 from .session import SessionStore, row_crc
 from .trace import dumps, redact_line
@@ -302,5 +304,10 @@ class WorldStore:
         text, crc = row
         if crc is not None and row_crc(branch, step, part, text) != crc:
             raise self._bad(f"saved state {part!r} of step {step}")
-        out: dict[str, Any] = json.loads(text)
+        try:
+            # orjson reads a saved state 2-3x quicker than json (it is most of a rewind's
+            # reading); what it refuses (an integer beyond 64 bits) json reads as before
+            out: dict[str, Any] = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            out = json.loads(text)
         return out

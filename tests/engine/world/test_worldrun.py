@@ -353,3 +353,18 @@ def test_a_live_model_world_saves_every_step_so_resume_and_rewind_never_ask_it_a
         again.world_at(k)  # would raise "replayed differently" had a live turn been replayed
     assert next(calls) == before + 1  # the model was not asked while resuming and rewinding
     again.close()
+
+
+def test_sessions_list_json_lists_worlds_after_the_runs_with_their_branches(cli):
+    cli("world", "run", "market", "--rounds", "4")
+    psyche = bundled_data_dir() / "worlds" / "market" / "cautious.toml"
+    cli("world", "fork", "--at", "2:bold", "--agent", "bold", "--psyche", str(psyche), "--name", "calm")
+    listed = json.loads(cli("sessions", "list", "--json").stdout)
+    worlds = [x for x in listed if x.get("kind") == "world"]
+    assert [w["id"] for w in worlds] == ["w1"] and worlds[0]["name"] == "market"
+    branches = {b["name"]: b for b in worlds[0]["branches"]}
+    assert branches["main"]["parent"] is None and branches["main"]["steps"] >= 4
+    assert branches["calm"]["parent"] == "main" and branches["calm"]["current"] and not branches["main"]["current"]
+    assert branches["calm"]["steps"] == branches["calm"]["fork_step"] and branches["calm"]["edits"]
+    # the id is what the other commands take
+    assert cli("sessions", "export", worlds[0]["id"], "--branch", "calm").stdout.count("\n") > 1
