@@ -214,7 +214,9 @@ class WorldStore:
                  states: dict[str, dict[str, Any]] | None = None) -> None:
         """One step, and the state saved after it if any: one transaction."""
         text = "\n".join(redact_line(x) for x in lines)  # masked already by the world's writer: a substring check
-        with self.store._tx():
+        # a step without a state is one statement, its own transaction (BEGIN and COMMIT were
+        # two more statements on every step)
+        with self.store._tx(single=not states):
             self.db.execute("INSERT INTO world_steps (branch, step, round, agent, lines, crc) VALUES (?, ?, ?, ?, ?, ?)",
                             (branch, step, rnd, agent, text, row_crc(branch, step, rnd, agent, text)))
             if states:
@@ -293,8 +295,41 @@ class WorldStore:
                     "SELECT part, MAX(step) FROM world_states WHERE branch=? AND part<>? AND step>=? AND step<=? "
                     "GROUP BY part", (seg.branch, WORLD_PART, seg.state_lo, hi)).fetchall():
                 if part not in agents:
-                    agents[part] = self._state(seg.branch, int(s), part)
+                    agents[part] = self._agent_state(seg.branch, int(s), part)
         return at, world, agents
+
+    def _agent_state(self, branch: int, step: int, part: str) -> dict[str, Any]:
+        """An agent's saved state with its whole graph: one that holds only the additions since
+        an earlier state of the branch (`kg_prev`: that state's step, symbols and triples;
+        worldrun.py) is joined to the states before it."""
+        d = self._state(branch, step, part)
+        prev = d.pop("kg_prev", None)
+        if prev is None:
+            return d
+        chain = [d["agent"]["kg_additions"]]
+        sizes = [prev]
+        while prev is not None:
+            if prev[0] >= step:
+                raise self._bad(f"saved state {part!r} of step {step}")
+            step = prev[0]
+            p = self._state(branch, step, part)
+            chain.append(p["agent"]["kg_additions"])
+            prev = p.get("kg_prev")
+            sizes.append(prev)
+        # oldest first: the state with the whole graph, then each one's additions; each
+        # `kg_prev` names the graph's size (scenario's and additions') the ones before it make
+        whole = chain.pop()
+        sizes.pop()
+        symbols: list[Any] = list(whole["symbols"])
+        triples: list[Any] = list(whole["triples"])
+        base_s, base_t = sizes[-1][1] - len(symbols), sizes[-1][2] - len(triples)  # the scenario's own
+        for add, size in zip(reversed(chain), reversed(sizes)):
+            if size[1] - base_s != len(symbols) or size[2] - base_t != len(triples):
+                raise self._bad(f"saved state {part!r} of step {step}")
+            symbols += add["symbols"]
+            triples += add["triples"]
+        d["agent"]["kg_additions"] = {"symbols": symbols, "triples": triples}
+        return d
 
     def _state(self, branch: int, step: int, part: str) -> dict[str, Any]:
         row = self.db.execute("SELECT payload, crc FROM world_states WHERE branch=? AND step=? AND part=?",

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from ..cycle.state import restore, snapshot
+from ..cycle.state import core_state, kg_additions, restore, snapshot
 from ..llm.decider import LLMDecider
 from .artifacts import Artifact, Version, version_words
 from .loop import ACTIONS_KEPT, FAILURES_KEPT, AgentLoop
@@ -46,13 +46,23 @@ def world_state(w: "World", agents: bool = True) -> dict[str, Any]:
     return out
 
 
-def agent_state(w: "World", aid: str) -> dict[str, Any]:
+def agent_state(w: "World", aid: str, kg_from: tuple[int, int, int] | None = None) -> dict[str, Any]:
     """One agent's own state: its cycle state (graph additions, episodes, goals, psyche...) and
-    its decider's (a workflow's step)."""
+    its decider's (a workflow's step). `kg_from` (step, symbols, triples): the agent's state
+    saved at that step of the same branch held its graph up to that many symbols and triples,
+    and this one holds only the additions since (`kg_prev`; the store joins them back when it
+    reads the state): an agent's graph only grows, and saving all of it every time made a long
+    world's steps dearer the longer it ran."""
     agent = w.agents[aid]
+    if kg_from is None:
+        snap = snapshot(agent)
+    else:
+        snap = core_state(agent)  # the same keys in the same order as snapshot's
+        snap["kg_additions"] = kg_additions(agent, kg_from[1], kg_from[2])
+        snap["episodes"] = agent.episodic.to_dict()
     # the cycle state, and what a model's next prompt reads that it does not hold (a single
     # run replays a model's turns from its records instead; a world replays them live)
-    out: dict[str, Any] = {"agent": snapshot(agent), "last_output": agent.last_output,
+    out: dict[str, Any] = {"agent": snap, "last_output": agent.last_output,
                            "recent_failures": list(agent.recent_failures),
                            # the world's bookkeeping that only this agent's turns change
                            "read_versions": w.read_versions.get(aid, {}),
@@ -64,6 +74,8 @@ def agent_state(w: "World", aid: str) -> dict[str, Any]:
                            "models": {k: m.state() for k, m in inner.models.items() if isinstance(m, LLMDecider)}}
     elif isinstance(inner, LLMDecider):
         out["model"] = inner.state()  # its memory and a scripted provider's position: the next prompt's
+    if kg_from is not None:
+        out["kg_prev"] = list(kg_from)
     return out
 
 

@@ -55,6 +55,8 @@ __all__ = ["WorldRun", "WorldStep", "parse_step_name", "parse_world_ref", "is_wo
            "compare_worlds"]
 
 SAVE_EVERY = 32  # steps between saved states: a rewind replays at most this many
+KG_CHAIN = 8  # an agent's saved states holding only their graph additions since the one before, at most,
+# before one holds all of them again: a rewind reads at most this many more rows per agent
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,9 @@ class WorldRun:
         self._lines: list[str] = []
         self._dirty: set[str] = set()  # agents that took a turn since the branch's last saved state
         self._since_save = 0
+        # per agent, its newest saved state on this branch: (step, symbols, triples, how many
+        # states since one that held the whole graph); the next holds only the additions since
+        self._kg_saved: dict[str, tuple[int, int, int, int]] = {}
         self._lock_file: Path | None = None
         self.save_every = SAVE_EVERY
         if world is not None:
@@ -245,13 +250,25 @@ class WorldRun:
 
     # ---- state -------------------------------------------------------------------------------
     def _save_states(self, step: int, full: bool = False) -> None:
-        self.ws.save_states(self.branch, step, self._states(full))
+        self.ws.save_states(self.branch, step, self._states(step, full))
 
-    def _states(self, full: bool) -> dict[str, dict[str, Any]]:
+    def _states(self, step: int, full: bool) -> dict[str, dict[str, Any]]:
+        """The world's state and the changed agents' (`full`: every agent's, each with its
+        whole graph) to save at `step` of the branch."""
         w = self.world
         out: dict[str, dict[str, Any]] = {WORLD_PART: world_state(w, agents=False)}
+        if full:
+            self._kg_saved.clear()
         for aid in (w.ids if full else [a for a in w.ids if a in self._dirty]):
-            out[aid] = agent_state(w, aid)
+            prev = self._kg_saved.get(aid)
+            if prev is None or prev[0] >= step or prev[3] >= KG_CHAIN:
+                out[aid] = agent_state(w, aid)
+                chain = 0
+            else:
+                out[aid] = agent_state(w, aid, prev[:3])
+                chain = prev[3] + 1
+            kg = w.agents[aid].kg
+            self._kg_saved[aid] = (step, len(kg.symbols), len(kg.log), chain)
         self._dirty.clear()
         self._since_save = 0
         return out
@@ -292,6 +309,7 @@ class WorldRun:
         self.world.lines = self._lines.append
         self.last_step = step
         self._dirty = set(self.world.ids)  # replayed since the saved state: saved again at the next save
+        self._kg_saved.clear()  # (whole, each: the states this branch saved last may be ahead of `step`)
         self._since_save = self.save_every - 1 if step else 0
 
     def step_number(self, name: str) -> int:
@@ -320,7 +338,7 @@ class WorldRun:
                 self._dirty.add(agent)
             n = self.last_step + 1
             self._since_save += 1
-            states = self._states(False) if self._since_save >= self.save_every else None
+            states = self._states(n, False) if self._since_save >= self.save_every else None
             lines = list(self._lines)
             self._lines.clear()
             self.ws.add_step(self.branch, n, rnd, agent, lines, states)
@@ -365,8 +383,14 @@ class WorldRun:
             if name is None:
                 name = f"fork-{len(self.ws.branches(self.world_id))}"
             self.world = w
-            states = self._states(True)
-            b = self.ws.fork(self.branch, at, name, applied, states)
+            try:
+                states = self._states(at, True)
+                b = self.ws.fork(self.branch, at, name, applied, states)
+            except BaseException:
+                # (a name taken, a failed write): the live world is the branch's last step
+                # again, and what `_states` noted of saves that never happened is dropped
+                self._goto(self.last_step)
+                raise
             self.branch = b
             self.last_step = at
             w.lines = self._lines.append

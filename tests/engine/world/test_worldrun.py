@@ -368,3 +368,51 @@ def test_sessions_list_json_lists_worlds_after_the_runs_with_their_branches(cli)
     assert branches["calm"]["steps"] == branches["calm"]["fork_step"] and branches["calm"]["edits"]
     # the id is what the other commands take
     assert cli("sessions", "export", worlds[0]["id"], "--branch", "calm").stdout.count("\n") > 1
+
+
+def test_an_agents_saved_states_hold_its_graph_additions_since_the_last_and_rewind_exactly(tmp_path):
+    from akh_tui.bench.world import world_file
+    from akh_tui.engine.store.trace import dumps
+    from akh_tui.engine.world.state import world_state
+    from akh_tui.engine.world.worldrun import KG_CHAIN
+
+    r = WorldRun.start(locs(tmp_path), str(world_file(tmp_path / "w", 3, "Explore the ocean and find plankton")))
+    r.save_every = 2
+    want = [dumps(world_state(r.world))]
+    for _ in range(60):
+        r.step()
+        want.append(dumps(world_state(r.world)))
+    r.close()
+    with sqlite3.connect(locs(tmp_path).session_db) as db:
+        parts = [(step, json.loads(payload)) for step, payload in
+                 db.execute("SELECT step, payload FROM world_states WHERE part='a0' ORDER BY step")]
+    deltas = [(s, p) for s, p in parts if "kg_prev" in p]
+    assert deltas and any(p["agent"]["kg_additions"]["triples"] for _, p in deltas)  # the graph grew
+    whole = [s for s, p in parts if "kg_prev" not in p]
+    assert len(whole) >= 2 and whole[0] == 0  # the chain is cut: a state with the whole graph again
+    assert all(len(p["agent"]["kg_additions"]["triples"]) < len(dict(parts)[max(whole)]["agent"]["kg_additions"]["triples"])
+               for s, p in deltas if s > max(whole))
+    assert max(b - a for a, b in zip(whole, whole[1:])) <= 2 * (KG_CHAIN + 1) * 3  # every KG_CHAIN+1 saves at most
+    r = WorldRun.open_readonly(locs(tmp_path))
+    for n, state in enumerate(want):
+        assert dumps(world_state(r.world_at(n))) == state, n
+    r.close()
+
+
+def test_a_damaged_chain_of_graph_additions_is_reported_never_guessed(tmp_path):
+    from akh_tui.bench.world import world_file
+    from akh_tui.engine.errors import StoreDamaged
+
+    r = WorldRun.start(locs(tmp_path), str(world_file(tmp_path / "w", 2, "Explore the ocean and find plankton")))
+    r.save_every = 2
+    r.run(10)
+    last = r.last_step
+    r.close()
+    with sqlite3.connect(locs(tmp_path).session_db) as db:
+        step, payload = next((s, p) for s, p in db.execute(
+            "SELECT step, payload FROM world_states WHERE part='a0' AND payload LIKE '%kg_prev%' ORDER BY step DESC"))
+        prev = json.loads(payload)["kg_prev"][0]
+        db.execute("DELETE FROM world_states WHERE part='a0' AND step=?", (prev,))  # the state it builds on is gone
+    with pytest.raises(StoreDamaged, match="saved state of step"):  # opening goes to the last step: through it
+        WorldRun.open_readonly(locs(tmp_path)).close()
+    assert step <= last
