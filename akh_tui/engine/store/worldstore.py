@@ -10,8 +10,11 @@ them; a single run's rows and records are untouched, so its traces stay byte-ide
   is the §13 trace, byte for byte).
 - `world_states`: saved states for rewinds, in parts: `world` (clock, ledger, artifacts,
   escrow, rate windows, loops: world/state.py) and one part per agent, written only for the
-  agents that took a turn since the branch's last saved state. A state at step s is the
-  newest `world` part at or before s, with each agent's newest part at or before that.
+  agents that took a turn since the branch's last saved state, and beside it, `kg:AGENT`, its
+  graph additions: all of them, or those since its `kg:` part `prev` (step, symbols, triples)
+  on the same branch, at most KG_CHAIN (worldrun.py) in a chain (a part from before these had
+  its additions in the agent's part, and still reads). A state at step s is the newest
+  `world` part at or before s, with each agent's newest part at or before that.
 - `world_current`: the data dir's current world branch.
 
 A step and the state saved after it are one transaction (the SessionStore's), so a kill loses
@@ -44,6 +47,7 @@ CREATE TABLE IF NOT EXISTS world_states (branch INTEGER NOT NULL, step INTEGER N
 CREATE TABLE IF NOT EXISTS world_current (key INTEGER PRIMARY KEY CHECK (key = 0), branch INTEGER NOT NULL);
 """
 WORLD_PART = "world"
+GRAPH_PART = "kg:"  # + an agent id (which has no colon): its graph additions
 INF = 1 << 62
 
 
@@ -292,42 +296,47 @@ class WorldStore:
             if hi < seg.state_lo:
                 continue
             for part, s in self.db.execute(
-                    "SELECT part, MAX(step) FROM world_states WHERE branch=? AND part<>? AND step>=? AND step<=? "
-                    "GROUP BY part", (seg.branch, WORLD_PART, seg.state_lo, hi)).fetchall():
+                    "SELECT part, MAX(step) FROM world_states WHERE branch=? AND part<>? AND part NOT LIKE 'kg:%' "
+                    "AND step>=? AND step<=? GROUP BY part", (seg.branch, WORLD_PART, seg.state_lo, hi)).fetchall():
                 if part not in agents:
                     agents[part] = self._agent_state(seg.branch, int(s), part)
         return at, world, agents
 
     def _agent_state(self, branch: int, step: int, part: str) -> dict[str, Any]:
-        """An agent's saved state with its whole graph: one that holds only the additions since
-        an earlier state of the branch (`kg_prev`: that state's step, symbols and triples;
-        worldrun.py) is joined to the states before it."""
+        """An agent's saved state with its whole graph: its `kg:` parts joined, newest first
+        back to the one that holds all the additions (worldrun.py saves them so)."""
         d = self._state(branch, step, part)
-        prev = d.pop("kg_prev", None)
-        if prev is None:
-            return d
-        chain = [d["agent"]["kg_additions"]]
-        sizes = [prev]
-        while prev is not None:
-            if prev[0] >= step:
-                raise self._bad(f"saved state {part!r} of step {step}")
-            step = prev[0]
-            p = self._state(branch, step, part)
-            chain.append(p["agent"]["kg_additions"])
-            prev = p.get("kg_prev")
-            sizes.append(prev)
-        # oldest first: the state with the whole graph, then each one's additions; each
-        # `kg_prev` names the graph's size (scenario's and additions') the ones before it make
+        if "kg_additions" in d["agent"]:
+            return d  # saved before the graph had parts of its own
+        chain: list[dict[str, Any]] = []
+        want: int | None = step
+        # one query: the parts are read newest first only until the chain's first
+        for s, text, crc in self.db.execute(
+                "SELECT step, payload, crc FROM world_states WHERE branch=? AND part=? AND step<=? ORDER BY step DESC",
+                (branch, GRAPH_PART + part, step)):
+            if s != want:
+                continue
+            if crc is not None and row_crc(branch, s, GRAPH_PART + part, text) != crc:
+                raise self._bad(f"saved graph of {part!r} at step {s}")
+            g = orjson.loads(text)
+            chain.append(g)
+            want = g["prev"][0] if g["prev"] is not None else None
+            if want is None:
+                break
+        if want is not None:
+            raise StoreDamaged(f"the session store's saved graph of {part!r} at step {want} is missing "
+                               f"(step {step}'s state builds on it); restore the store from a copy", file=self.store.where)
         whole = chain.pop()
-        sizes.pop()
         symbols: list[Any] = list(whole["symbols"])
         triples: list[Any] = list(whole["triples"])
-        base_s, base_t = sizes[-1][1] - len(symbols), sizes[-1][2] - len(triples)  # the scenario's own
-        for add, size in zip(reversed(chain), reversed(sizes)):
-            if size[1] - base_s != len(symbols) or size[2] - base_t != len(triples):
-                raise self._bad(f"saved state {part!r} of step {step}")
-            symbols += add["symbols"]
-            triples += add["triples"]
+        base_s = base_t = 0
+        if chain:
+            base_s, base_t = chain[-1]["prev"][1] - len(symbols), chain[-1]["prev"][2] - len(triples)  # the scenario's
+        for g in reversed(chain):
+            if g["prev"][1] - base_s != len(symbols) or g["prev"][2] - base_t != len(triples):
+                raise self._bad(f"saved graph of {part!r} at step {g['prev'][0]}")
+            symbols += g["symbols"]
+            triples += g["triples"]
         d["agent"]["kg_additions"] = {"symbols": symbols, "triples": triples}
         return d
 

@@ -46,19 +46,15 @@ def world_state(w: "World", agents: bool = True) -> dict[str, Any]:
     return out
 
 
-def agent_state(w: "World", aid: str, kg_from: tuple[int, int, int] | None = None) -> dict[str, Any]:
+def agent_state(w: "World", aid: str, graph: bool = True) -> dict[str, Any]:
     """One agent's own state: its cycle state (graph additions, episodes, goals, psyche...) and
-    its decider's (a workflow's step). `kg_from` (step, symbols, triples): the agent's state
-    saved at that step of the same branch held its graph up to that many symbols and triples,
-    and this one holds only the additions since (`kg_prev`; the store joins them back when it
-    reads the state): an agent's graph only grows, and saving all of it every time made a long
-    world's steps dearer the longer it ran."""
+    its decider's (a workflow's step). `graph=False`: without the graph additions (the session
+    store keeps them apart, `agent_graph`)."""
     agent = w.agents[aid]
-    if kg_from is None:
+    if graph:
         snap = snapshot(agent)
     else:
-        snap = core_state(agent)  # the same keys in the same order as snapshot's
-        snap["kg_additions"] = kg_additions(agent, kg_from[1], kg_from[2])
+        snap = core_state(agent)
         snap["episodes"] = agent.episodic.to_dict()
     # the cycle state, and what a model's next prompt reads that it does not hold (a single
     # run replays a model's turns from its records instead; a world replays them live)
@@ -74,9 +70,19 @@ def agent_state(w: "World", aid: str, kg_from: tuple[int, int, int] | None = Non
                            "models": {k: m.state() for k, m in inner.models.items() if isinstance(m, LLMDecider)}}
     elif isinstance(inner, LLMDecider):
         out["model"] = inner.state()  # its memory and a scripted provider's position: the next prompt's
-    if kg_from is not None:
-        out["kg_prev"] = list(kg_from)
     return out
+
+
+def agent_graph(w: "World", aid: str, since: tuple[int, int, int] | None = None) -> dict[str, Any]:
+    """An agent's graph additions as the session store keeps them, apart from the rest of its
+    state: all of them, or (`since`: the step, symbols and triples of the agent's graph saved
+    before on the same branch) only those made since, with `prev` naming that save. An
+    agent's graph only grows: saving all of it every time made a long world's steps dearer
+    the longer it ran; the store joins a chain back when it reads it (worldstore.py)."""
+    agent = w.agents[aid]
+    if since is None:
+        return {"prev": None} | kg_additions(agent)
+    return {"prev": list(since)} | kg_additions(agent, since[1], since[2])
 
 
 def _loop_state(loop: AgentLoop) -> dict[str, Any]:

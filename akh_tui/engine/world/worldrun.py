@@ -41,10 +41,10 @@ from ..paths import Locations
 from ..store import writelock
 from ..store.session import SessionStore
 from ..store.trace import TraceWriter
-from ..store.worldstore import WORLD_PART, StepRow, WorldStore
+from ..store.worldstore import GRAPH_PART, WORLD_PART, StepRow, WorldStore
 from .file import WorldSpec, load_world
 from .ledger import InvariantViolation
-from .state import agent_state, load_world_state, world_state
+from .state import agent_graph, agent_state, load_world_state, world_state
 from .world import World
 from .workflow import WorkflowDecider
 from ..llm.decider import LLMDecider, ScriptedProvider
@@ -261,11 +261,12 @@ class WorldRun:
             self._kg_saved.clear()
         for aid in (w.ids if full else [a for a in w.ids if a in self._dirty]):
             prev = self._kg_saved.get(aid)
+            out[aid] = agent_state(w, aid, graph=False)
             if prev is None or prev[0] >= step or prev[3] >= KG_CHAIN:
-                out[aid] = agent_state(w, aid)
+                out[GRAPH_PART + aid] = agent_graph(w, aid)
                 chain = 0
             else:
-                out[aid] = agent_state(w, aid, prev[:3])
+                out[GRAPH_PART + aid] = agent_graph(w, aid, prev[:3])
                 chain = prev[3] + 1
             kg = w.agents[aid].kg
             self._kg_saved[aid] = (step, len(kg.symbols), len(kg.log), chain)

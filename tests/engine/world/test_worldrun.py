@@ -370,7 +370,7 @@ def test_sessions_list_json_lists_worlds_after_the_runs_with_their_branches(cli)
     assert cli("sessions", "export", worlds[0]["id"], "--branch", "calm").stdout.count("\n") > 1
 
 
-def test_an_agents_saved_states_hold_its_graph_additions_since_the_last_and_rewind_exactly(tmp_path):
+def test_an_agents_saved_graph_holds_its_additions_since_the_last_and_rewinds_exactly(tmp_path):
     from akh_tui.bench.world import world_file
     from akh_tui.engine.store.trace import dumps
     from akh_tui.engine.world.state import world_state
@@ -385,34 +385,64 @@ def test_an_agents_saved_states_hold_its_graph_additions_since_the_last_and_rewi
     r.close()
     with sqlite3.connect(locs(tmp_path).session_db) as db:
         parts = [(step, json.loads(payload)) for step, payload in
-                 db.execute("SELECT step, payload FROM world_states WHERE part='a0' ORDER BY step")]
-    deltas = [(s, p) for s, p in parts if "kg_prev" in p]
-    assert deltas and any(p["agent"]["kg_additions"]["triples"] for _, p in deltas)  # the graph grew
-    whole = [s for s, p in parts if "kg_prev" not in p]
-    assert len(whole) >= 2 and whole[0] == 0  # the chain is cut: a state with the whole graph again
-    assert all(len(p["agent"]["kg_additions"]["triples"]) < len(dict(parts)[max(whole)]["agent"]["kg_additions"]["triples"])
-               for s, p in deltas if s > max(whole))
-    assert max(b - a for a, b in zip(whole, whole[1:])) <= 2 * (KG_CHAIN + 1) * 3  # every KG_CHAIN+1 saves at most
+                 db.execute("SELECT step, payload FROM world_states WHERE part='kg:a0' ORDER BY step")]
+        agent_parts = [json.loads(p) for p, in db.execute("SELECT payload FROM world_states WHERE part='a0'")]
+    assert len(agent_parts) == len(parts) and not any("kg_additions" in p["agent"] for p in agent_parts)
+    deltas = [(s, p) for s, p in parts if p["prev"] is not None]
+    assert deltas and any(p["triples"] for _, p in deltas)  # the graph grew, and only what grew was saved
+    whole = [s for s, p in parts if p["prev"] is None]
+    assert len(whole) >= 2 and whole[0] == 0  # the chain is cut: the whole graph again
+    assert all(len(p["triples"]) < len(dict(parts)[max(whole)]["triples"]) for s, p in deltas if s > max(whole))
+    assert all(len([s for s, _ in deltas if a < s < b]) <= KG_CHAIN for a, b in zip(whole, whole[1:] + [1 << 30]))
     r = WorldRun.open_readonly(locs(tmp_path))
     for n, state in enumerate(want):
         assert dumps(world_state(r.world_at(n))) == state, n
     r.close()
 
 
-def test_a_damaged_chain_of_graph_additions_is_reported_never_guessed(tmp_path):
+def test_a_missing_link_of_an_agents_saved_graph_is_reported_never_guessed(tmp_path):
     from akh_tui.bench.world import world_file
     from akh_tui.engine.errors import StoreDamaged
 
     r = WorldRun.start(locs(tmp_path), str(world_file(tmp_path / "w", 2, "Explore the ocean and find plankton")))
     r.save_every = 2
     r.run(10)
-    last = r.last_step
     r.close()
     with sqlite3.connect(locs(tmp_path).session_db) as db:
-        step, payload = next((s, p) for s, p in db.execute(
-            "SELECT step, payload FROM world_states WHERE part='a0' AND payload LIKE '%kg_prev%' ORDER BY step DESC"))
-        prev = json.loads(payload)["kg_prev"][0]
-        db.execute("DELETE FROM world_states WHERE part='a0' AND step=?", (prev,))  # the state it builds on is gone
-    with pytest.raises(StoreDamaged, match="saved state of step"):  # opening goes to the last step: through it
-        WorldRun.open_readonly(locs(tmp_path)).close()
-    assert step <= last
+        last = max(s for s, in db.execute("SELECT step FROM world_states WHERE part='kg:a0'"))
+        prev = json.loads(db.execute("SELECT payload FROM world_states WHERE part='kg:a0' AND step=?",
+                                     (last,)).fetchone()[0])["prev"]
+        assert prev is not None
+        db.execute("DELETE FROM world_states WHERE part='kg:a0' AND step=?", (prev[0],))  # the link it builds on
+    with pytest.raises(StoreDamaged, match=rf"saved graph of 'a0' at step {prev[0]} is missing"):
+        WorldRun.open_readonly(locs(tmp_path)).close()  # opening goes to the last step: through that state
+
+
+def test_a_store_saved_before_graphs_had_parts_of_their_own_still_rewinds(tmp_path):
+    from akh_tui.engine.store.schema import row_crc
+    from akh_tui.engine.store.trace import dumps
+    from akh_tui.engine.store.worldstore import WorldStore
+    from akh_tui.engine.world.state import world_state
+
+    r = WorldRun.start(locs(tmp_path), "market")
+    r.save_every = 2
+    want = [dumps(world_state(r.world))]
+    for _ in range(12):
+        r.step()
+        want.append(dumps(world_state(r.world)))
+    r.close()
+    # the old layout: each agent's part holds its whole graph, and there is no `kg:` part
+    r = WorldRun.open_readonly(locs(tmp_path))
+    old = {(step, part): WorldStore(r.store)._agent_state(1, step, part) for step, part in
+           r.store.db.execute("SELECT step, part FROM world_states WHERE part NOT IN ('world') AND part NOT LIKE 'kg:%'")}
+    r.close()
+    with sqlite3.connect(locs(tmp_path).session_db) as db:
+        db.execute("DELETE FROM world_states WHERE part LIKE 'kg:%'")
+        for (step, part), state in old.items():
+            text = dumps(state)
+            db.execute("UPDATE world_states SET payload=?, crc=? WHERE branch=1 AND step=? AND part=?",
+                       (text, row_crc(1, step, part, text), step, part))
+    r = WorldRun.open_readonly(locs(tmp_path))
+    for n, state in enumerate(want):
+        assert dumps(world_state(r.world_at(n))) == state, n
+    r.close()
