@@ -34,8 +34,9 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=dispatch)  # pin, report and export's OpenTelemetry formats go on to classroom.py
     ssub = p.add_subparsers(dest="sessions_command", required=True)
     ssub.add_parser("list", parents=[common], help="every run (scenario, seed, branches, cycles) and world (wN)")
-    show = ssub.add_parser("show", parents=[common], help="one run: its branches (parent, fork cycle, edits) and goals")
-    show.add_argument("run", type=int, metavar="RUN", help="run id (see `sessions list`)")
+    show = ssub.add_parser("show", parents=[common],
+                           help="one run: its branches (parent, fork cycle, edits) and goals; or a world (wN)")
+    show.add_argument("run", type=run_or_world, metavar="RUN", help="a run id, or wN for world N (`sessions list`)")
     exp = ssub.add_parser("export", parents=[common], help="write a branch of a run (or a world: wN) as a JSONL trace")
     exp.add_argument("run", type=run_or_world, metavar="RUN", help="a run id, or wN for world N (`sessions list`)")
     exp.add_argument("--branch", default="main", help="branch name (default: main)")
@@ -53,8 +54,8 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     cmp.add_argument("b", metavar="RUN[:BRANCH]")
     ssub.add_parser("check", parents=[common],
                     help="full integrity check of the store: SQLite's own, then every record's checksum (reads it all)")
-    dele = ssub.add_parser("delete", parents=[common], help="delete a run and all its branches")
-    dele.add_argument("run", type=int, metavar="RUN")
+    dele = ssub.add_parser("delete", parents=[common], help="delete a run (or a world: wN) and all its branches")
+    dele.add_argument("run", type=run_or_world, metavar="RUN", help="a run id, or wN for world N (`sessions list`)")
 
 
 def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -62,6 +63,9 @@ def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
         return cli_classroom.dispatch_sessions(args, out, err)
     from ..engine import Locations
     from ..engine import Sessions
+
+    if args.sessions_command in ("show", "delete") and isinstance(args.run, str):  # a world (wN)
+        return {"show": _show_world, "delete": _delete_world}[args.sessions_command](args, out)
 
     # only import and delete write: every other command opens the store read-only
     sessions = Sessions(Locations.resolve(args.data_dir), write=args.sessions_command in ("import", "delete"))
@@ -143,6 +147,47 @@ def cmd_show(sessions: Sessions, args, out: Console, err: Console) -> int:
         t.add_row(Text(b["name"]), Text(origin), Text(", ".join(b["edits"]) or "—"), str(b["last_cycle"]),
                   Text(", ".join(done) or "none"), Text("current" if b["current"] else "", style="bold"))
     out.print(t)
+    return 0
+
+
+def _show_world(args, out: Console) -> int:
+    from ..engine import Locations, show_world
+
+    w = show_world(Locations.resolve(args.data_dir), args.run)
+    names = {b["id"]: b["name"] for b in w["branches"]}
+    branches = [{"name": b["name"], "parent": names.get(b["parent"]), "fork_step": b["fork_step"], "steps": b["steps"],
+                 "edits": b["edits"], "current": b["current"]} for b in w["branches"]]
+    if args.json:
+        print(json.dumps({k: w[k] for k in ("name", "file", "seed", "agents", "config")} | {"id": args.run,
+                                                                                           "branches": branches}))
+        return 0
+    out.print(Text(f"world {args.run}: {w['name']} (seed {w['seed']}, {w['file']})", style="bold"))
+    t = Table(title="Agents")
+    for col in ("agent", "scenario", "decider", "seed"):
+        t.add_column(col)
+    for a in w["agents"]:
+        t.add_row(Text(str(a.get("id"))), Text(str(a.get("scenario"))), Text(str(a.get("decider"))), str(a.get("seed")))
+    out.print(t)
+    t = Table(title="Branches")
+    for col in ("branch", "from", "edits", "steps", ""):
+        t.add_column(col)
+    for b in branches:
+        origin = f"{b['parent']} @ step {b['fork_step']}" if b["parent"] else "start"
+        edits = ", ".join(json.dumps(e) if not isinstance(e, str) else e for e in b["edits"])
+        t.add_row(Text(b["name"]), Text(origin), Text(edits or "—"), str(b["steps"]),
+                  Text("current" if b["current"] else "", style="bold"))
+    out.print(t)
+    return 0
+
+
+def _delete_world(args, out: Console) -> int:
+    from ..engine import Locations, delete_world
+
+    gone = delete_world(Locations.resolve(args.data_dir), args.run)
+    if args.json:
+        print(json.dumps({"deleted": args.run, "branches": gone["branches"]}))
+    else:
+        out.print(Text(f"deleted world {args.run} ({gone.get('name')}, {gone['branches']} branch(es))"))
     return 0
 
 

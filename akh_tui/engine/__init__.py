@@ -110,6 +110,8 @@ _FACE: dict[str, str] = {
     'is_world_ref': 'akh_tui.engine.world.worldrun',
     'list_worlds': 'akh_tui.engine.world.worldrun',
     'export_world': 'akh_tui.engine.world.worldrun',
+    'show_world': 'akh_tui.engine.world.worldrun',
+    'delete_world': 'akh_tui.engine.world.worldrun',
     'compare_worlds': 'akh_tui.engine.world.worldrun',
     'SetPsyche': 'akh_tui.engine.world.edits',
     'DisableTool': 'akh_tui.engine.world.edits',

@@ -189,6 +189,24 @@ class WorldStore:
         self._lineages.clear()
         return b
 
+    def delete(self, world: int) -> dict[str, Any]:
+        """World `world`, all its branches, steps and saved states, gone in one transaction;
+        the data dir then has no current world if it was this one. Returns its meta and how
+        many branches it had."""
+        meta = self.world_meta(world)
+        ids = [r[0] for r in self.db.execute("SELECT id FROM world_branches WHERE world=?", (world,))]
+        with self.store._tx():
+            for table in ("world_steps", "world_states"):
+                self.db.execute(f"DELETE FROM {table} WHERE branch IN (SELECT id FROM world_branches WHERE world=?)",
+                                (world,))
+            cur = self.current()
+            if cur in ids:
+                self.db.execute("DELETE FROM world_current WHERE key=0")
+            self.db.execute("DELETE FROM world_branches WHERE world=?", (world,))
+            self.db.execute("DELETE FROM worlds WHERE id=?", (world,))
+        self._lineages.clear()
+        return meta | {"branches": len(ids)}
+
     # ---- lineage -----------------------------------------------------------------------------
     def lineage(self, branch: int) -> list[WorldSegment]:
         """The branch's steps and states as segments of its ancestors', oldest first."""

@@ -52,7 +52,7 @@ from ..runs.run import _open_store
 from ..runs.userconfig import UserConfig
 
 __all__ = ["WorldRun", "WorldStep", "parse_step_name", "parse_world_ref", "is_world_ref", "list_worlds", "export_world",
-           "compare_worlds"]
+           "compare_worlds", "show_world", "delete_world"]
 
 SAVE_EVERY = 32  # steps between saved states: a rewind replays at most this many
 KG_CHAIN = 8  # an agent's saved states holding only their graph additions since the one before, at most,
@@ -529,6 +529,38 @@ def list_worlds(locations: Locations) -> list[dict[str, Any]]:
         return [{"id": w["id"], "name": w["name"], "file": w["file"], "seed": w["seed"],
                  "branches": [b | {"current": b["id"] == current} for b in rd.ws.branches(w["id"])]}
                 for w in rd.ws.worlds()]
+
+
+def show_world(locations: Locations, ref: str) -> dict[str, Any]:
+    """World `ref` (`wN`) as `sessions show wN` gives it: its id, name, file, seed, agents
+    (id, scenario, decider, seed: the trace header's), the world file's settings and its
+    branches (as list_worlds')."""
+    world, _ = parse_world_ref(ref)
+    with _Reading(locations) as rd:
+        meta = rd.ws.world_meta(world)
+        current = rd.ws.current()
+        header = json.loads(meta["header"])
+        return {"id": world, "name": meta["name"], "file": meta["file"], "seed": meta["seed"],
+                "agents": header.get("agents", []), "config": header.get("config", {}),
+                "branches": [b | {"current": b["id"] == current} for b in rd.ws.branches(world)]}
+
+
+def delete_world(locations: Locations, ref: str) -> dict[str, Any]:
+    """Delete world `ref` (`wN`) and all its branches; StoreBusy while a process drives it."""
+    world, _ = parse_world_ref(ref)
+    if not locations.has_store():
+        raise InputError(f"no session store in {locations.data_dir}", field="--data-dir")
+    st = _open_store(locations)
+    lock: Path | None = None
+    try:
+        ws = WorldStore(st)
+        ws.world_meta(world)  # it exists (before taking its lock file)
+        if st.path is not None:
+            lock = writelock.acquire(st.path, world, kind="world")
+        return ws.delete(world)
+    finally:
+        writelock.release(lock)
+        st.close()
 
 
 def export_world(locations: Locations, ref: str, target: "str | Path | IO[str]") -> int:

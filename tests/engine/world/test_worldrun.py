@@ -446,3 +446,29 @@ def test_a_store_saved_before_graphs_had_parts_of_their_own_still_rewinds(tmp_pa
     for n, state in enumerate(want):
         assert dumps(world_state(r.world_at(n))) == state, n
     r.close()
+
+
+def test_sessions_show_and_delete_take_a_world(cli):
+    cli("agent", "run", "--max-cycles", "2")
+    cli("world", "run", "market", "--rounds", "4")
+    psyche = bundled_data_dir() / "worlds" / "market" / "cautious.toml"
+    cli("world", "fork", "--at", "2:bold", "--agent", "bold", "--psyche", str(psyche), "--name", "calm")
+    shown = json.loads(cli("sessions", "show", "w1", "--json").stdout)
+    assert shown["id"] == "w1" and shown["name"] == "market"
+    assert [a["id"] for a in shown["agents"]] == ["bold", "cautious"]
+    calm = next(b for b in shown["branches"] if b["name"] == "calm")
+    assert calm["parent"] == "main" and calm["current"] and calm["edits"]
+    text = cli("sessions", "show", "w1").stdout
+    assert "calm" in text and "main @ step" in text and "cautious" in text
+    proc = cli("sessions", "show", "w9", check_rc=2)
+    assert "no world 9" in proc.stderr
+    proc = cli("sessions", "show", "x1", check_rc=2)
+    assert "w1" in proc.stderr  # the form it takes
+    gone = json.loads(cli("sessions", "delete", "w1", "--json").stdout)
+    assert gone == {"deleted": "w1", "branches": 2}
+    listed = json.loads(cli("sessions", "list", "--json").stdout)
+    assert [x["id"] for x in listed] == [1]  # the single run is untouched
+    assert "no world" in cli("world", "show", check_rc=2).stderr
+    assert "no world 1" in cli("sessions", "delete", "w1", check_rc=2).stderr
+    cli("world", "run", "market", "--rounds", "1")  # a new world after the deletion records as before
+    assert [x["id"] for x in json.loads(cli("sessions", "list", "--json").stdout) if x.get("kind") == "world"]
