@@ -305,10 +305,12 @@ def cmd_check(sessions: Sessions, args, out: Console, err: Console) -> int:
                    + (f", {result['unchecked']:,} written before checksums (not checked)" if result["unchecked"] else "")))
     for where, cycles in result["damaged"].items():
         shown = ", ".join(str(c) for c in cycles[:20]) + (f" … ({len(cycles)} in all)" if len(cycles) > 20 else "")
-        unit = "row(s)" if where.endswith("(numbered)") else "cycle(s)"
+        unit = "row(s)" if where.endswith("(numbered)") else "step(s)" if where.startswith("world ") else "cycle(s)"
         err.print(Text(f"damaged: {where}" + (f": {unit} {shown}" if cycles else ""), style="bold red"))
     if result.get("mark"):
         err.print(Text(result["mark"], style="yellow"))
+    elif not result["ok"] and not result["marks"]:  # a world's rows only
+        err.print(Text("every command that reads a damaged world row refuses it; restore the store from a copy"))
     elif not result["ok"]:
         err.print(Text("writers refuse the damaged branches from now on (`akh-tui agent resume` says how to fork "
                        "before the damage); run `akh-tui sessions check` again once the store is whole"))

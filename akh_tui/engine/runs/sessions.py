@@ -15,6 +15,7 @@ from ..errors import InputError
 from ..paths import Locations, shown_scenario
 from .search import parse_search
 from ..store.session import SessionStore
+from ..store.worldstore import WorldStore
 from ..store.trace import TraceWriter, read_trace
 
 
@@ -121,6 +122,14 @@ class Sessions:
         beside the store for writers (`agent resume` refuses a branch found damaged), cleared
         when the store is whole; `mark` says why it could not be kept, if so."""
         result = self.store.check()
+        # the world tables' rows too (store/worldstore.py): reported, and refused by every
+        # reader when it comes to one, but not marked for a single run's writers (a world's
+        # branch ids are its own)
+        worlds = WorldStore(self.store).check()
+        result["checked"] += worlds["checked"]
+        result["unchecked"] += worlds["unchecked"]
+        result["damaged"] |= worlds["damaged"]
+        result["ok"] = result["ok"] and not worlds["damaged"]
         return result | {"mark": self.store.record_check(result)}
 
     # ---- what is handed out: streamed, a record at a time ------------------------------------

@@ -472,3 +472,23 @@ def test_sessions_show_and_delete_take_a_world(cli):
     assert "no world 1" in cli("sessions", "delete", "w1", check_rc=2).stderr
     cli("world", "run", "market", "--rounds", "1")  # a new world after the deletion records as before
     assert [x["id"] for x in json.loads(cli("sessions", "list", "--json").stdout) if x.get("kind") == "world"]
+
+
+def test_sessions_check_checks_the_world_tables_and_reports_a_damaged_world_never_replacing_it(tmp_path, cli):
+    cli("world", "run", "market", "--rounds", "4")
+    whole = json.loads(cli("sessions", "check", "--json").stdout)
+    with sqlite3.connect(locs(tmp_path).session_db) as db:
+        rows = sum(db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+                   for t in ("worlds", "world_branches", "world_steps", "world_states"))
+        assert whole["ok"] and whole["checked"] >= rows
+        db.execute("UPDATE world_steps SET lines = replace(lines, '\"round\":', '\"round\": ') WHERE step=3")
+        db.execute("UPDATE world_states SET payload = payload || ' ' WHERE part='world' AND step=0")
+    proc = cli("sessions", "check", check_rc=2)
+    assert "damaged: world w1 branch 'main': steps: step(s) 3" in proc.stderr
+    assert "damaged: world w1 branch 'main': saved states: step(s) 0" in proc.stderr
+    assert "restore the store from a copy" in proc.stderr and "the store is whole" not in proc.stdout
+    got = json.loads(cli("sessions", "check", "--json", check_rc=2).stdout)
+    assert got["damaged"] == {"world w1 branch 'main': steps": [3], "world w1 branch 'main': saved states": [0]}
+    assert "damaged" in cli("sessions", "export", "w1", check_rc=2).stderr  # readers refuse it too
+    with sqlite3.connect(locs(tmp_path).session_db) as db:  # reported, not replaced
+        assert db.execute("SELECT lines FROM world_steps WHERE step=3").fetchone()[0].count('"round": ') >= 1
