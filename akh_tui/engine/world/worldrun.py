@@ -189,23 +189,29 @@ class WorldRun:
 
     @classmethod
     def open_readonly(cls, locations: Locations, branch: str | None = None,
-                      config: UserConfig | None = None) -> "WorldRun":
-        """The current world to read, not to drive (the store opened read-only, no lock)."""
+                      config: UserConfig | None = None, world: int | None = None) -> "WorldRun":
+        """The current world (or world `world`: its current branch if the data dir's current
+        is one of its, else main) to read, not to drive (the store opened read-only, no lock)."""
         if not locations.has_store():
             raise InputError(f"no world in {locations.data_dir} (start one with `akh-tui world run FILE`)",
                              field="--data-dir")
         st = SessionStore(locations.session_db, readonly=True)
         try:
-            return cls._open(locations, st, branch, config)
+            return cls._open(locations, st, branch, config, world)
         except BaseException:
             st.close()
             raise
 
     @classmethod
-    def _open(cls, locations: Locations, st: SessionStore, branch: str | None, config: UserConfig | None) -> "WorldRun":
+    def _open(cls, locations: Locations, st: SessionStore, branch: str | None, config: UserConfig | None,
+              world: int | None = None) -> "WorldRun":
         ws = WorldStore(st)
         b = ws.current()
-        if b is None:
+        if world is not None:
+            meta = ws.world_meta(world)  # InputError: no world N
+            if b is None or ws.branch_info(b)["world"] != world:
+                b = ws.find_branch(world, "main")
+        elif b is None:
             raise InputError(f"no world in {locations.data_dir} (start one with `akh-tui world run FILE`)",
                              field="--data-dir")
         meta = ws.world_meta(ws.branch_info(b)["world"])

@@ -492,3 +492,21 @@ def test_sessions_check_checks_the_world_tables_and_reports_a_damaged_world_neve
     assert "damaged" in cli("sessions", "export", "w1", check_rc=2).stderr  # readers refuse it too
     with sqlite3.connect(locs(tmp_path).session_db) as db:  # reported, not replaced
         assert db.execute("SELECT lines FROM world_steps WHERE step=3").fetchone()[0].count('"round": ') >= 1
+
+
+def test_world_show_ledger_and_artifacts_take_any_recorded_world(cli):
+    cli("world", "run", "market", "--rounds", "3")
+    cli("world", "run", "market", "--rounds", "5", "--fresh")  # w2 is current now
+    assert json.loads(cli("world", "show", "--json").stdout)["world"] == 2
+    first = json.loads(cli("world", "show", "w1", "--json").stdout)
+    assert first["world"] == 1 and first["round"] == 3 and first["branch"] == "main"
+    at = json.loads(cli("world", "show", "w1:main", "--at", "1:bold", "--json").stdout)
+    assert at["round"] == 1 and at["world"] == 1
+    one = [json.loads(x) for x in cli("world", "ledger", "w1", "--json").stdout.splitlines()]
+    two = [json.loads(x) for x in cli("world", "ledger", "--json").stdout.splitlines()]
+    assert one and max(e["round"] for e in one) <= 3 < max(e["round"] for e in two)
+    assert cli("world", "artifacts", "w1", "--json").stdout
+    assert "no world 7" in cli("world", "show", "w7", check_rc=2).stderr
+    assert "WORLD" in cli("world", "ledger", "seven", check_rc=2).stderr
+    assert "has no branch 'calm'" in cli("world", "show", "w1:calm", check_rc=2).stderr
+    assert "--branch" in cli("world", "show", "w1:main", "--branch", "other", check_rc=2).stderr
