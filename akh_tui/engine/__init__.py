@@ -111,6 +111,7 @@ _FACE: dict[str, str] = {
     'list_worlds': 'akh_tui.engine.world.worldrun',
     'export_world': 'akh_tui.engine.world.worldrun',
     'show_world': 'akh_tui.engine.world.worldrun',
+    'world_items': 'akh_tui.engine.world.worldrun',
     'parse_world_ref': 'akh_tui.engine.world.worldrun',
     'delete_world': 'akh_tui.engine.world.worldrun',
     'compare_worlds': 'akh_tui.engine.world.worldrun',

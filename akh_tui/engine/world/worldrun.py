@@ -52,7 +52,7 @@ from ..runs.run import _open_store
 from ..runs.userconfig import UserConfig
 
 __all__ = ["WorldRun", "WorldStep", "parse_step_name", "parse_world_ref", "is_world_ref", "list_worlds", "export_world",
-           "compare_worlds", "show_world", "delete_world"]
+           "compare_worlds", "show_world", "delete_world", "world_items"]
 
 SAVE_EVERY = 32  # steps between saved states: a rewind replays at most this many
 KG_CHAIN = 8  # an agent's saved states holding only their graph additions since the one before, at most,
@@ -567,6 +567,18 @@ def delete_world(locations: Locations, ref: str) -> dict[str, Any]:
     finally:
         writelock.release(lock)
         st.close()
+
+
+def world_items(locations: Locations, ref: str) -> Iterator[dict[str, Any]]:
+    """World `ref`'s (`wN[:BRANCH]`) §13 trace as records, the header first, read a step at a
+    time (for `sessions export wN --format otlp…`: otel_world.stream_world_spans)."""
+    world, name = parse_world_ref(ref)
+    with _Reading(locations) as rd:
+        b = rd.branch(world, name)
+        yield json.loads(rd.ws.world_meta(world)["header"])
+        for row in rd.ws.steps(b):
+            for line in row.lines:
+                yield json.loads(line)
 
 
 def export_world(locations: Locations, ref: str, target: "str | Path | IO[str]") -> int:

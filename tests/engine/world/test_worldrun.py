@@ -510,3 +510,29 @@ def test_world_show_ledger_and_artifacts_take_any_recorded_world(cli):
     assert "WORLD" in cli("world", "ledger", "seven", check_rc=2).stderr
     assert "has no branch 'calm'" in cli("world", "show", "w1:calm", check_rc=2).stderr
     assert "--branch" in cli("world", "show", "w1:main", "--branch", "other", check_rc=2).stderr
+
+
+def test_sessions_export_of_a_stored_world_as_otlp_json_is_its_spans(tmp_path, cli):
+    cli("world", "run", "market", "--rounds", "3")
+    psyche = bundled_data_dir() / "worlds" / "market" / "cautious.toml"
+    cli("world", "fork", "--at", "2:bold", "--agent", "bold", "--psyche", str(psyche), "--name", "calm")
+    got = json.loads(cli("sessions", "export", "w1", "--format", "otlp-json", "-o", str(tmp_path / "a.json"),
+                         "--json").stdout)
+    steps = json.loads(cli("sessions", "show", "w1", "--json").stdout)["branches"][0]["steps"]
+    assert got["steps"] == steps and got["spans"] > steps
+    doc = json.loads((tmp_path / "a.json").read_text())
+    spans = [s for rs in doc["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]]
+    names = [s["name"] for s in spans]
+    assert "world market" in names and {"round 1", "round 2", "round 3"} <= set(names)
+    agents = [next(a["value"]["stringValue"] for a in s["attributes"] if a["key"] == "gen_ai.agent.id")
+              for s in spans if s["name"].startswith("invoke_agent ")]
+    assert len(agents) == steps and set(agents) == {"bold", "cautious"}
+    again = cli("sessions", "export", "w1", "--format", "otlp-json").stdout  # the same bytes every time
+    assert again == cli("sessions", "export", "w1", "--format", "otlp-json").stdout
+    assert json.loads(again) == doc
+    calm = json.loads(cli("sessions", "export", "w1", "--branch", "calm", "--format", "otlp-json").stdout)
+    trace_ids = {s["traceId"] for rs in calm["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]}
+    assert trace_ids.isdisjoint({s["traceId"] for s in spans})  # a branch is a trace of its own
+    assert "no branch 'nope'" in cli("sessions", "export", "w1", "--branch", "nope", "--format", "otlp-json",
+                                     check_rc=2).stderr
+    assert "--endpoint" in cli("sessions", "export", "w1", "--format", "otlp", check_rc=2).stderr
