@@ -536,3 +536,24 @@ def test_sessions_export_of_a_stored_world_as_otlp_json_is_its_spans(tmp_path, c
     assert "no branch 'nope'" in cli("sessions", "export", "w1", "--branch", "nope", "--format", "otlp-json",
                                      check_rc=2).stderr
     assert "--endpoint" in cli("sessions", "export", "w1", "--format", "otlp", check_rc=2).stderr
+
+
+def test_deleting_a_world_another_process_drives_is_refused_naming_it(tmp_path, cli):
+    code = (
+        "import sys; from pathlib import Path; from akh_tui.engine import WorldRun, Locations\n"
+        f"loc = Locations(Path({str(tmp_path / 'data')!r}), Path({str(tmp_path / 'config.toml')!r}))\n"
+        "r = WorldRun.start(loc, 'market'); r.run(2)\n"
+        "print('ready', flush=True); sys.stdin.readline(); r.run(1); r.close()\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        refused = cli("sessions", "delete", "w1", check_rc=2)
+        assert f"pid {proc.pid}" in refused.stderr and "Traceback" not in refused.stderr
+        assert json.loads(cli("sessions", "show", "w1", "--json").stdout)["name"] == "market"  # still there
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        assert proc.wait(timeout=120) == 0
+    assert json.loads(cli("sessions", "delete", "w1", "--json").stdout)["deleted"] == "w1"  # once it let go
