@@ -23,4 +23,5 @@ test: $(STAMP)
 	$(BIN)/pytest
 
 bench: $(STAMP)
+	$(BIN)/pip install -q -e '.[bench]'
 	$(BIN)/akh-tui bench --ui

@@ -2002,3 +2002,83 @@ def test_world_a_secret_registered_after_the_world_file_was_read_never_reaches_s
                                    register=later)
     assert "[redacted]" in trace
     assert later not in trace and later not in store
+
+
+# ---- issue 28, the designer's console and state edits ----
+def test_a_recorded_state_edit_that_is_malformed_is_refused_by_name_never_a_traceback():
+    """A store or a fork's edits are data: a damaged or hostile state edit is refused naming
+    itself (StateEditError, an InputError), never a TypeError or KeyError."""
+    from akh_tui.engine import StateEditError, from_state_payload
+
+    for kind, payload in (("triple", None), ("triple", ["a", "b"]), ("triple", [1, 2, 3]), ("triple", ["a", "b", "c", "x"]),
+                          ("triple", {"s": 1}), ("goal_edit", ["goal", 1]), ("goal_edit", {"goal": "1"}),
+                          ("goal_edit", {"goal": True}), ("goal_edit", {"goal": 1, "priority": "high"}),
+                          ("goal_edit", {"goal": 1, "status": ["active"]}), ("wm_edit", {}),
+                          ("wm_edit", {"entry": 3, "content": {"x": 1}}), ("wm_edit", "entry 3")):
+        with pytest.raises(StateEditError) as exc:
+            from_state_payload(kind, payload)
+        assert exc.value.field == "edit" and "malformed" in exc.value.message, (kind, payload)
+
+
+def test_a_query_of_free_patterns_is_bounded(tmp_path):
+    """A query that would walk the graph once per binding stops at its budget, says so, and
+    costs bounded CPU (the workbench's console runs it on the UI thread)."""
+    import resource
+
+    from akh_tui.engine import Locations, Run
+
+    run = Run.start(Locations.resolve(data_dir=tmp_path), "zoo", 7)
+    try:
+        for _ in range(6):
+            run.step()
+        t0 = resource.getrusage(resource.RUSAGE_SELF)
+        out = run.query("(?a ? ?b) (?c ? ?d) (?e ? ?f)")  # a cross product: 10^6 bindings
+        t1 = resource.getrusage(resource.RUSAGE_SELF)
+        text = "\n".join(out["lines"])
+        assert out["capped"] and ("at least 10000" in text or text.startswith("cut short"))
+        assert (t1.ru_utime + t1.ru_stime) - (t0.ru_utime + t0.ru_stime) < 5.0
+    finally:
+        run.close()
+
+
+# ---- issue 26, the world workbench ----
+def test_the_world_workbench_shows_no_credential_of_an_artifact_and_parses_what_is_typed_never_evals(tmp_path: Path) -> None:
+    """An artifact's text with a credential shape shows masked in the shared world; a world
+    breakpoint or a fork edit typed as code is refused by name, never run."""
+    from akh_tui.engine import InputError, Locations, WorldWatch, parse_world_break, parse_world_edits
+
+    art = '[[artifacts]]\nid = "notes"\ntext = "aurora moors at berth; api_key=sk-proj-abcdef123456"\n'
+    watch = WorldWatch.open(str(_world_dir(tmp_path, art)), Locations(tmp_path / "data", tmp_path / "c.toml"))
+    try:
+        watch.step_round()
+        shown = "\n".join(watch.artifact_content("notes", 1)) + repr(watch.artifacts()) + repr(watch.ledger_log)
+        assert "sk-proj-abcdef123456" not in shown and "aurora" in shown
+        for text in ("__import__('os').system('touch pwned')", "transfer>__import__('os')", "agent:$(id)"):
+            with pytest.raises(InputError):
+                parse_world_break(text, watch.ids)
+        with pytest.raises(InputError):
+            parse_world_edits("order=__import__('os').getcwd()", watch.ids)
+        assert not (tmp_path / "pwned").exists()
+    finally:
+        watch.close()
+
+
+# ---- issue 30, a Soar run in the session store: its report ----
+def test_a_soar_run_report_shows_operator_names_from_a_soar_file_as_text(cli, tmp_path: Path) -> None:
+    """Operator names come from a .soar file (untrusted): in a stored run's report they are
+    text, never markup, script or a link (HTML escaped, Markdown escaped or in code spans)."""
+    pytest.importorskip("soar_sml", reason="soar-sml is in the test extra")
+    name = "|<script>alert(1)</script>[x](http://evil.example) **b**|"
+    (tmp_path / "evil.soar").write_text(
+        "sp {evil*propose (state <s> ^superstate nil -^done yes) --> (<s> ^operator <o> +) (<o> ^name " + name + ")}\n"
+        "sp {evil*apply (state <s> ^operator <o>) --> (<s> ^done yes) (halt)}\n", encoding="utf-8")
+    (tmp_path / "evil.toml").write_text('name = "evil"\narchitecture = "soar"\nproductions = "evil.soar"\nseed = 1\n',
+                                        encoding="utf-8")
+    cli("agent", "run", "--scenario", str(tmp_path / "evil.toml"))
+    cli("sessions", "report", "1", "-o", str(tmp_path / "r.html"))
+    cli("sessions", "report", "1", "-o", str(tmp_path / "r.md"))
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    md = (tmp_path / "r.md").read_text(encoding="utf-8")
+    row = next(ln for ln in md.splitlines() if "script" in ln)
+    assert "`" in row.split("|")[2]  # the operator's cell is a code span: shown literally

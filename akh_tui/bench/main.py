@@ -22,7 +22,9 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from . import world_ui
 from . import recording
+from .rows import table_json, tables as registered_tables
 from .stream import command_peak_mb, spread, stream_figures, stream_rows
 from .world import world_figures, world_rows
 from ..engine.cycle.agent import Agent
@@ -193,7 +195,7 @@ def history_figures(cycles: int, folder: Path) -> dict:
             "store_ms_per_cycle": record_s * 1000 / cycles}
 
 
-def store_figures(quick: bool, folder: Path) -> dict:
+def store_figures(quick: bool, folder: Path, soak: bool = False) -> dict:
     """The session store as users feel it (issue 17's million cycles, issue 16's store rows),
     each as min / median / max of 3 runs: a recorded cycle (trace + store) median and p99,
     the p99 on a 100,000-triple graph (20,000 quick), bytes per cycle on disk, rewind on the demo graph; then one long soak into a store on disk
@@ -241,7 +243,9 @@ def store_figures(quick: bool, folder: Path) -> dict:
         ctl.close()
         big_p99s.append(pct(ts, 99))
     # the soak: one long run recorded the way `agent run` records it
-    soak_n = 5_000 if quick else 200_000
+    # (200,000 cycles only with --soak: the default bench must finish in 10 minutes; the figures
+    # that grow with the soak are projected to a million cycles either way)
+    soak_n = 5_000 if quick else (200_000 if soak else 20_000)
     data = folder / "soak"
     data.mkdir()
     loc = Locations(data, folder / "config.toml")
@@ -478,6 +482,7 @@ def ui_figures(seconds: float = 3.0) -> dict:
 
     from ..engine.runs.run import Locations, UserConfig
     from ..tui.app import Workbench
+    from ..tui.jobs import Cycle, EngineJob, Step
 
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["AKH_TUI_CONFIG"] = str(Path(tmp) / "config.toml")
@@ -495,9 +500,9 @@ def ui_figures(seconds: float = 3.0) -> dict:
         paused_frames: list[tuple[float, int]] = []
         execute, render_all = app._execute, app._render_all
 
-        def timed_execute(cmd) -> None:
+        def timed_execute(cmd: EngineJob) -> None:
             execute(cmd)
-            if cmd in ("cycle", "step"):
+            if isinstance(cmd, (Cycle, Step)):
                 steps_done.append(time.perf_counter())
                 del steps_done[:-2]
 
@@ -577,7 +582,8 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
          soak: bool = False) -> int:
     console = console or _console()
     n_timed = 300 if quick else 3000
-    soak_sizes = (1000, 3000) if quick else (10_000, 100_000)
+    # RSS after a long recorded run: 100,000 cycles with --soak (a minute or more), 30,000 by default
+    soak_sizes = (1000, 3000) if quick else ((10_000, 100_000) if soak else (5_000, 30_000))
     big = 20_000 if quick else 100_000
     results: dict = {"quick": quick}
     from .startup import figures as startup_figures
@@ -585,11 +591,12 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
     results["startup_s"] = startup_figures(runs=3 if quick else 7)
     if ui:
         results["ui"] = ui_figures(1.5 if quick else 4.0)
+        results["world_ui"] = world_ui.figures(1.0, 300 if quick else 800)  # issue 26: the world workbench
     results["hostile"] = hostile_figures(quick)
     results["soar"] = __import__("akh_tui.bench.soar", fromlist=["soar_figures"]).soar_figures(quick)  # issue 30
     with tempfile.TemporaryDirectory() as tmp:
         results["history"] = history_figures(1000 if quick else 10_000, Path(tmp))
-        results["store"] = store_figures(quick, Path(tmp))
+        results["store"] = store_figures(quick, Path(tmp), soak)
         results["recording"] = recording.figures(quick, Path(tmp) / "recording", demo_agent, generated_agent)
         results["plots"] = plots_figures(Path(tmp) / "history.db")
         results["rewind_big"] = rewind_big_figures(quick, Path(tmp))
@@ -633,6 +640,7 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
                            "episodes_in_memory": len(agent.episodic)}
     if as_json:
         results["engine"] = engine_figures(quick)
+        results["rows"] = [table_json(t) for t in registered_tables(quick, soak=soak)]
         print(json.dumps(results, indent=2))
         return 0
     t = Table(title="SPEC §12 benchmark" + (" (quick)" if quick else ""))
@@ -745,10 +753,14 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
                   mm(u["pause_ms_max"], "ms", ".1f") + ratio_to_aim(u["pause_ms_max"], 50.0), "≤ 50 ms")
         t.add_row("pause until the paused frame (newest cycle) is drawn, worst of 4: min / median / max",
                   mm(u["paused_frame_ms_max"], "ms", ".1f"), "")
+        for row in world_ui.rows(results["world_ui"]):
+            t.add_row(*row)
     console.print(t)
     engine = engine_figures(quick)
     console.print(engine_table(engine))
     console.print(speed_table(results, engine))
+    for table in registered_tables(quick, soak=soak):
+        console.print(table)
     return 0
 
 

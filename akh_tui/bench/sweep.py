@@ -1,7 +1,12 @@
 """`akh-tui sweep bench`: what a sweep costs.
 
 - runs/s of the same runs in a plain loop, on a local cluster of 1 worker and of 2 workers,
-  and the scaling (speed-up with 2 workers over 1, divided by 2: 1.0 is linear);
+  and on a `multiprocessing.Pool` of 1 and of 2 processes (the anchor, issue 29: the same
+  runs, results sent back as the workers send them and stored the same way), Dask ÷ pool
+  round by round;
+- the scaling: the speed-up with 2 workers over 1, against the speed-up the machine gives
+  right now (the pool's 2 over its 1, measured in the same rounds): on a busy machine 2 plain
+  processes do not run twice as fast either, so "2 ÷ 1 over 2" alone was the machine's load;
 - the per-task overhead: a run on 1 worker (submit, pickle, result back, SQLite insert)
   against the same run in the plain loop, in wall time; and, less at the mercy of other work
   on the machine, as time: the wall time per task beyond the run's own time inside the task
@@ -62,6 +67,11 @@ def main(args, out: Console) -> int:
         # both clusters stay up and the three measurements take turns, so a change in the
         # machine's load (it is shared) falls on all three alike
         clients = {n: _local(n) for n in (1, 2)}
+        import multiprocessing
+
+        # spawn, not fork: this process runs the Dask client's threads
+        pools = {n: multiprocessing.get_context("spawn").Pool(n) for n in (1, 2)}
+        pool_times: dict[int, list[float]] = {1: [], 2: []}
         plain: list[float] = []
         plain_cpu: list[float] = []
         client_cpu: list[float] = []
@@ -72,6 +82,8 @@ def main(args, out: Console) -> int:
         try:
             for n, (client, _) in clients.items():
                 client.gather(client.map(run_task, tasks[: 2 * n], pure=False))  # warm every worker
+            for n, pool in pools.items():
+                pool.map(run_task, tasks[: 2 * n])
             for i in range(repeat):
                 t0, c0 = time.perf_counter(), time.process_time()
                 results = [run_task(t) for t in tasks]
@@ -88,10 +100,20 @@ def main(args, out: Console) -> int:
                         inside.append(sum(r["wall_time"] for r in st.rows()))
                     st.close()
                     assert summary["ran"] == len(tasks), summary
+                for n, pool in pools.items():
+                    st = SweepStore(tmp / f"p{n}-{i}", sweep)
+                    t0 = time.perf_counter()
+                    ran = pool_collect(pool, n, st, tasks)
+                    pool_times[n].append(time.perf_counter() - t0)
+                    st.close()
+                    assert ran == len(tasks), ran
             import psutil
 
             memory = sorted(clients[2][0].run(lambda: psutil.Process().memory_info().rss).values())
         finally:
+            for pool in pools.values():
+                pool.terminate()
+                pool.join()
             for client, cluster in list(clients.values())[::-1]:  # the log level is restored in turn
                 client.close()
                 cluster.close()
@@ -110,8 +132,16 @@ def main(args, out: Console) -> int:
         "plain_loop_runs_per_s": _mmm([runs / t for t in plain]),
         "workers_1_runs_per_s": _mmm([runs / t for t in cluster_times[1]]),
         "workers_2_runs_per_s": _mmm([runs / t for t in cluster_times[2]]),
+        "pool_1_runs_per_s": _mmm([runs / t for t in pool_times[1]]),
+        "pool_2_runs_per_s": _mmm([runs / t for t in pool_times[2]]),
+        "dask_over_pool_1": _mmm([p / d for p, d in zip(pool_times[1], cluster_times[1])]),
+        "dask_over_pool_2": _mmm([p / d for p, d in zip(pool_times[2], cluster_times[2])]),
         "speedup_2_over_1": r2 / r1,
         "scaling_per_core": r2 / r1 / 2,
+        # the machine's own speed-up now (the pool's, same rounds) is the baseline of Dask's
+        "machine_speedup_2_over_1": _mmm([a / b for a, b in zip(pool_times[1], pool_times[2])]),
+        "scaling_vs_machine": _mmm([(c1 / c2) / (p1 / p2) for c1, c2, p1, p2 in
+                                    zip(cluster_times[1], cluster_times[2], pool_times[1], pool_times[2])]),
         "run_ms_plain": _mmm([t * 1000 for t in per_run_plain]),
         "overhead_per_task_ms": (statistics.median(per_run_1) - statistics.median(per_run_plain)) * 1000,
         "overhead_per_task_pct": (statistics.median(per_run_1) / statistics.median(per_run_plain) - 1) * 100,
@@ -138,6 +168,12 @@ def main(args, out: Console) -> int:
     row("plain loop, runs/s", figures["plain_loop_runs_per_s"])
     row("1 worker, runs/s", figures["workers_1_runs_per_s"])
     row("2 workers, runs/s", figures["workers_2_runs_per_s"])
+    row("multiprocessing.Pool(1), runs/s", figures["pool_1_runs_per_s"])
+    row("multiprocessing.Pool(2), runs/s", figures["pool_2_runs_per_s"])
+    row("Dask ÷ pool, 1 worker (aim ≥ 0.95)", figures["dask_over_pool_1"], "{:.2f}")
+    row("Dask ÷ pool, 2 workers (aim ≥ 0.95)", figures["dask_over_pool_2"], "{:.2f}")
+    row("the machine's speed-up, 2 processes over 1 (the pool's)", figures["machine_speedup_2_over_1"], "{:.2f}")
+    row("Dask's speed-up 2 over 1 ÷ the machine's (1.0: all the machine gives)", figures["scaling_vs_machine"], "{:.2f}")
     row("one run in the plain loop, ms", figures["run_ms_plain"], "{:.2f}")
     row(f"report on {args.store_runs:,} rows, s", figures["report_s"], "{:.3f}")
     out.print(t)
@@ -154,6 +190,21 @@ def main(args, out: Console) -> int:
     out.print(Text(f"store of {args.store_runs:,} runs: {size / 2**20:.1f} MB ({size / args.store_runs / 1024:.1f} KB a run, "
                    "rows and compressed traces)"))
     return 0
+
+
+def pool_collect(pool, processes: int, store, tasks) -> int:
+    """The same runs on a process pool, as a user of `multiprocessing` would write it (tasks
+    sent in the chunks `Pool.map` would send), each result sent back as bytes as a Dask worker
+    sends it, decoded, checked and stored as it arrives, as `collect` does. Returns the rows
+    stored."""
+    from ..engine.sweep.cluster import _receive
+    from ..engine.sweep.wire import worker_task
+
+    ran = 0
+    chunk = max(1, -(-len(tasks) // (4 * processes)))  # Pool.map's own chunksize
+    for task, blob in zip(tasks, pool.imap(worker_task, tasks, chunksize=chunk)):
+        ran += bool(store.add(_receive(task, blob)))
+    return ran
 
 
 def _local(n: int):

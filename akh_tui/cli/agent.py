@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -44,6 +45,10 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
                      help="who decides: utility (the table; default, or the scenario's decider), scripted (an offline model), "
                           "llm (the model of the user config's [llm] table), or a plugin: an akh_tui.deciders entry point "
                           "name or 'module:attr'")
+    run.add_argument("--watch", dest="watches", action="append", default=[], metavar="QUERY",
+                     help="a query (as agent query takes it) whose answer count is printed after every cycle; repeatable")
+    run.add_argument("--break-watch", dest="break_watches", action="append", default=[], metavar="QUERY",
+                     help="a watch that stops the run at the cycle its answer count changes; repeatable")
     _person_flags(run)
     run.add_argument("--select", action="append", default=[], metavar="DECISION=OPERATOR",
                      help="a Soar scenario: select OPERATOR (its id, e.g. O4) at that decision instead of Soar's "
@@ -71,6 +76,9 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     fork.add_argument("--disable", action="append", default=[], metavar="TOOL", help="a tool the branch may not use; repeatable")
     fork.add_argument("--goal", dest="fork_goals", action="append", default=[], metavar="DESCRIPTION", help="a goal to add; repeatable")
     fork.add_argument("--psyche", metavar="FILE", help="a psyche TOML file replacing the branch's psyche")
+    fork.add_argument("--select", metavar="OPERATOR",
+                      help="a Soar run: select OPERATOR (its id, e.g. O12) at the decision after --at instead of "
+                           "Soar's own pick")
 
     plan = asub.add_parser("plan", parents=[common], help="show (and make, if needed) the plan of a goal")
     plan.add_argument("--goal", required=True)
@@ -96,6 +104,27 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     syn.add_argument("--goal", required=True, metavar="N", help="the goal's number")
     syn.add_argument("--grammar", help="narrative, formal, terse, or a grammar TOML file (default: the persona's "
                                        "grammar_preference)")
+
+    edt = asub.add_parser("edit", parents=[common], help="edit the agent's state: add a triple, change a goal's status, "
+                                                        "priority or criteria, edit or drop a working-memory entry; "
+                                                        "now (recorded), or --at a cycle as a new branch")
+    edt.add_argument("edits", nargs="+", metavar="EDIT",
+                     help='triple S P O [CONF] · goal N status=active priority=200 criteria="(s p o)" · '
+                          "memory N drop · memory N = TEXT")
+    edt.add_argument("--at", type=positive, metavar="CYCLE", help="fork from this recorded cycle with the edits")
+    edt.add_argument("--name", help="the new branch's name (with --at; default edit-at-CYCLE)")
+    qry = asub.add_parser("query", parents=[common], help="ask the graph, the working memory or the goals at a cycle: "
+                                                         "(?x lives-in ocean), joins, about SYMBOL, memory, goals")
+    qry.add_argument("text", metavar="QUERY", help="(?x is-a mammal) (?x lives-in ?where) · about krill · "
+                                                   "memory [words] · goals [words]")
+    qry.add_argument("--cycle", type=positive, help="as the run stood right after this recorded cycle (default: now)")
+    qry.add_argument("--limit", type=positive, default=50, help="rows shown (all are counted; default 50)")
+    rul = asub.add_parser("rules", parents=[common], help="the rules with the bindings left after each premise, why a "
+                                                         "rule did not fire for a symbol, and what infer_rules would add now")
+    rul.add_argument("--rule", metavar="NAME", help="only this rule (a built-in is transitive(is-a), inherit(lives-in), ...)")
+    rul.add_argument("--why-not", metavar="SYMBOL", dest="why_not",
+                     help="put SYMBOL in the rule's conclusion subject: the first premise that fails for it")
+    rul.add_argument("--cycle", type=positive, help="as the run stood right after this recorded cycle (default: now)")
 
     for name, sp in asub.choices.items():  # every agent command opens a scenario (a new run's, or the stored run's)
         add_flags(sp)
@@ -123,6 +152,7 @@ def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
         "run": cmd_run, "cycle": cmd_cycle, "resume": cmd_resume, "plan": cmd_plan,
         "reflect": cmd_reflect, "consolidate": cmd_consolidate, "recall": cmd_recall, "fork": cmd_fork,
         "explain": cmd_explain, "why": cmd_why, "synthesize": cmd_synthesize, "compare": cmd_compare,
+        "query": cmd_query, "rules": cmd_rules, "edit": cmd_edit,
     }[args.agent_command]
     return fn(args, out, err)
 
@@ -236,11 +266,39 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if run.note and not args.json:
         err.print(Text(engine.redact(run.note), style="yellow"))
     _person(run, args, err)
-    return _drive(run, args.max_cycles, args.json, out, err, breaks=breaks)
+    watches = _watches(run, args.watches, args.break_watches)
+    return _drive(run, args.max_cycles, args.json, out, err, breaks=breaks, watches=watches)
+
+
+@dataclass
+class _Watch:
+    """A --watch / --break-watch: its query, whether it stops the run, its answer count."""
+
+    query: str
+    stops: bool
+    count: int
+
+
+def _watches(run: engine.Run, plain: list[str], stopping: list[str]) -> list[_Watch]:
+    """Each --watch and --break-watch, asked once before any cycle runs, so a bad query is
+    refused naming its flag (the run is closed)."""
+    out: list[_Watch] = []
+    for flag, queries, stop in (("--watch", plain, False), ("--break-watch", stopping, True)):
+        for q in queries:
+            try:
+                out.append(_Watch(q, stop, run.query(q, limit=1)["total"]))
+            except InputError as exc:
+                run.close()
+                raise InputError(exc.message, field=flag) from None
+    return out
 
 
 def cmd_resume(args: argparse.Namespace, out: Console, err: Console) -> int:
     _check_trace_path(args.trace)
+    if _current_is_soar(args):
+        from .soar import cmd_resume_soar
+
+        return cmd_resume_soar(args, out, err)
     breaks = [engine.parse_breakpoint(b, tools=None) for b in args.breaks]
     run = engine.Run.resume(locations(args), args.branch, args.trace)
     breaks = run.check_breakpoints(breaks)
@@ -249,6 +307,11 @@ def cmd_resume(args: argparse.Namespace, out: Console, err: Console) -> int:
                        style="yellow"))
     _person(run, args, err)
     return _drive(run, args.max_cycles, args.json, out, err, breaks=breaks)
+
+
+def _current_is_soar(args: argparse.Namespace) -> bool:
+    """The data dir's current run is a Soar run (resume and fork go to cli/soar.py)."""
+    return engine.current_architecture(locations(args)) == "soar"
 
 
 def cmd_cycle(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -262,7 +325,7 @@ def cmd_cycle(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _drive(run: engine.Run, max_cycles: int, as_json: bool, out: Console, err: Console,
-           breaks: list[engine.Breakpoint] | None = None) -> int:
+           breaks: list[engine.Breakpoint] | None = None, watches: list[_Watch] | None = None) -> int:
     for w in run.warnings:  # a plugin's or a config's words: masked like every other sink's
         err.print(Text(engine.redact(f"warning: {w}"), style="yellow"))
     # not live: only the last 20 rows are printed, so only they are kept (a million-cycle run
@@ -278,6 +341,11 @@ def _drive(run: engine.Run, max_cycles: int, as_json: bool, out: Console, err: C
     def should_stop(rec: engine.CycleRecord) -> bool:
         hit = engine.first_hit(breaks, rec, previous[0]) if breaks else None
         previous[0] = rec
+        for w in watches or []:  # read after every cycle: the first break watch whose count changed
+            now = run.query(w.query, limit=1)["total"]
+            if hit is None and w.stops and now != w.count:
+                hit = f"watch {w.query} changed: {w.count} → {now}"
+            w.count = now
         if hit:
             fired.append(f"cycle {rec['cycle']}: {hit}")
         return hit is not None
@@ -299,6 +367,8 @@ def _drive(run: engine.Run, max_cycles: int, as_json: bool, out: Console, err: C
     def on_record(rec: engine.CycleRecord) -> None:
         run.stop_before = phases
         row = summarise(rec)
+        if watches:
+            row["watches"] = {w.query: run.query(w.query, limit=1)["total"] for w in watches}
         shown[0] += 1
         if as_json or not live:
             rows.append(row)
@@ -355,6 +425,8 @@ def _print_row(out: Console, row: dict) -> None:
     t.append(row["breakdown"], style="dim")
     if row["vetoed"]:
         t.append("  VETOED by the user" if row['veto'] == 'user' else f"  VETOED by '{row['veto']}'", style="bold red")
+    for q, n in (row.get("watches") or {}).items():
+        t.append(f"  {q} = {n}", style="cyan")
     llm = row.get("llm")
     if llm is not None:
         t.append(f"  model: {llm['status']}", style="yellow" if llm["status"] != "accepted" else "dim")
@@ -444,15 +516,6 @@ def _only_read(args: argparse.Namespace, ask: Callable[[engine.Run], T]) -> T:
         run.close(checkpoint=False)
 
 
-def _world_read(args: argparse.Namespace, ask: Callable[[engine.WorldRun], T]) -> T:
-    """`ask(world)` on the data dir's current world, opened read-only."""
-    w = engine.WorldRun.open_readonly(locations(args))
-    try:
-        return ask(w)
-    finally:
-        w.close()
-
-
 def cmd_recall(args: argparse.Namespace, out: Console, err: Console) -> int:
     found = _only_read(args, lambda run: run.recall(args.query, args.top_k))
     if args.json:
@@ -476,6 +539,12 @@ FORK_FLAGS = {"archetypes": "--set", "disable_tools": "--disable", "goals": "--g
 def cmd_fork(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ..engine import Psyche
 
+    if _current_is_soar(args):
+        from .soar import cmd_fork_soar
+
+        return cmd_fork_soar(args, out, err)
+    if args.select:
+        raise InputError("selects an operator of a Soar run; the current run is an OODA run", field="--select")
     edits: dict = {}
     for item in args.archetypes:
         name, sep, value = item.partition("=")
@@ -521,6 +590,15 @@ def _print_lines(out: Console, lines: list[str]) -> None:
         out.print(Text(line), soft_wrap=True)
 
 
+def _world_read(args: argparse.Namespace, ask: Callable[[engine.WorldRun], T]) -> T:
+    """`ask(world)` on the data dir's current world, opened read-only."""
+    w = engine.WorldRun.open_readonly(locations(args))
+    try:
+        return ask(w)
+    finally:
+        w.close()
+
+
 def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Why a goal is (not) done, per criterion."""
     gid = _goal_id(args.goal)
@@ -556,4 +634,82 @@ def cmd_synthesize(args: argparse.Namespace, out: Console, err: Console) -> int:
         print(json.dumps(info))
     else:
         out.print(Text(info["text"]), soft_wrap=True)
+    return 0
+
+
+# ---- the designer's console (issue 28 §2) -----------------------------------------------------
+
+# the console's fields (engine/explain) as the flags that fill them
+CONSOLE_FLAGS = {"query": "QUERY", "rule": "--rule", "symbol": "--why-not"}
+
+
+def _flagged(ask: Callable[[], T]) -> T:
+    """`ask()`, a refusal naming the flag the user typed rather than the engine's field."""
+    try:
+        return ask()
+    except InputError as exc:
+        if exc.field in CONSOLE_FLAGS:
+            raise InputError(exc.message, field=CONSOLE_FLAGS[exc.field]) from None
+        raise
+
+
+def cmd_query(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """The query console: the graph, the working memory or the goals at a cycle."""
+    info = _flagged(lambda: _only_read(args, lambda run: run.query(args.text, args.cycle, args.limit)))
+    if args.json:
+        print(json.dumps(info))
+    else:
+        _print_lines(out, info["lines"])
+    return 0
+
+
+def cmd_rules(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """The rule browser: matches per premise, why not for a symbol, the agenda."""
+    info = _flagged(lambda: _only_read(args, lambda run: run.rules(args.rule, args.why_not, args.cycle)))
+    if args.json:
+        print(json.dumps(info))
+    else:
+        _print_lines(out, info["lines"])
+    return 0
+
+
+def cmd_edit(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """State edits: applied to the run now (each recorded, as every input is), or with --at
+    the edits of a new branch forked from that cycle. All are parsed before anything changes."""
+    edits = []
+    for i, text in enumerate(args.edits, 1):
+        try:
+            edits.append(engine.parse_state_edit(text))
+        except engine.StateEditError as exc:
+            raise InputError(exc.message, field=f"EDIT {i} ({exc.field})") from None
+    if args.name and args.at is None:
+        raise InputError("a branch name goes with --at CYCLE (the cycle to fork from)", field="--name")
+    if args.at is not None:
+        run = engine.Run.resume(locations(args), fork_at=args.at)
+        try:
+            event = run.fork(args.at, args.name or f"edit-at-{args.at}", {"state": [[e.kind, e.payload()] for e in edits]})
+        except engine.StateEditError as exc:
+            raise InputError(exc.message, field=f"EDIT ({exc.field})") from None
+        finally:
+            run.close()
+        if args.json:
+            print(json.dumps(event))
+        else:
+            out.print(Text(f"{engine.event_words(event)}; it is now the current branch: `akh-tui agent resume` "
+                           "continues it"))
+        return 0
+    run = engine.Run.resume(locations(args))
+    try:
+        try:
+            done = run.edit_state(edits)  # all checked before the first is applied
+        except engine.StateEditError as exc:
+            raise InputError(exc.message, field=f"EDIT {exc.index or 1} ({exc.field})") from None
+        cycle = run.cycle
+    finally:
+        run.close()
+    if args.json:
+        print(json.dumps({"cycle": cycle, "edits": [[e.kind, e.payload()] for e in edits], "done": done}))
+    else:
+        _print_lines(out, [f"after cycle {cycle}: {d}" for d in done])
+        out.print(Text("recorded: the next cycle (`akh-tui agent run`, `resume`) starts from the edited state"))
     return 0

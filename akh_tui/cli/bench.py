@@ -15,7 +15,8 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     bench.add_argument("--json", action="store_true")
     bench.add_argument("--ui", action="store_true", help="also measure the workbench: cycles/s against headless, pause latency")
     bench.add_argument("--soak", action="store_true",
-                       help="also the streamed export and report figures on a 100,000-cycle branch (minutes)")
+                       help="also the long soaks (minutes): 200,000 cycles into a store, RSS after 100,000, "
+                            "the streamed export and report figures on a 100,000-cycle branch")
     bench.add_argument("--engine", action="store_true",
                        help="only the engine's own figures: cycles without recording, and a 1,000,000-triple load")
     bench.set_defaults(handler=cmd_bench)

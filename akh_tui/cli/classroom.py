@@ -208,6 +208,19 @@ def cmd_pin(sessions: "Sessions", args, out: Console, err: Console) -> int:
     from ..engine import pins
 
     path = Path(args.output)
+    if sessions.is_soar(args.run):  # a Soar run's trace is its pin (`akh-tui check` reruns it)
+        text, upto = sessions.soar_pin(args.run, args.branch, args.cycles)
+        try:
+            path.write_text(text, encoding="utf-8")
+        except (OSError, ValueError) as exc:
+            raise InputError(f"cannot write the pin file: {getattr(exc, 'strerror', None) or exc}",
+                             file=str(path)) from None
+        if args.json:
+            print(json.dumps({"file": str(path), "decisions": upto, "architecture": "soar"}))
+        else:
+            out.print(Text(f"pinned decisions 1..{upto} of Soar run {args.run} branch {args.branch} to {path}"))
+            out.print(Text(f"check it with: akh-tui check {path}", style="dim"))
+        return 0
     pin = sessions.pin(args.run, args.branch, args.cycles, path)
     try:
         path.write_text(pins.dump_pin(pin), encoding="utf-8")
@@ -230,7 +243,10 @@ def cmd_report(sessions: "Sessions", args, out: Console, err: Console) -> int:
     kind = path.suffix.lower()
     if kind not in (".html", ".htm", ".md"):
         raise InputError(f"the report is written as .html or .md, not {kind or 'a file without a suffix'}", field="-o")
-    last = sessions.extent(args.run, args.branch).last
+    soar = sessions.is_soar(args.run)  # a Soar run: its decisions (export/soar_report.py)
+    last: int = len(sessions.soar_records(args.run, args.branch)) if soar else sessions.extent(args.run, args.branch).last
+    if soar and args.shots:
+        raise InputError("a Soar run's report has no workbench shots (its workbench is another app)", field="--shot")
     bad = [c for c in args.shots if not 1 <= c <= last]
     if bad:
         raise InputError(f"cycle {bad[0]} is not recorded (run {args.run} branch {args.branch} has cycles 1..{last})",

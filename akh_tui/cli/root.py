@@ -35,6 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--decider", metavar="DECIDER",
                    help="who decides in the workbench (see `agent run --decider`)")
     p.add_argument("--data-dir", help="where the workbench records its runs (default: $AKH_TUI_DATA or the platform's data dir)")
+    p.add_argument("--world", metavar="FILE",
+                   help="open a world (a bundled name or a .toml path) in the world workbench: roster, swimlanes, shared world")
     p.add_argument("--resume", action="store_true",
                    help="open the workbench on the data dir's current run and branch, where it was left (also after a crash)")
     sub = p.add_subparsers(dest="command")

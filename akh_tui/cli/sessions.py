@@ -86,6 +86,7 @@ def cmd_list(sessions: Sessions, args, out: Console, err: Console) -> int:
     if args.json:
         print(json.dumps([{k: r.get(k) for k in ("id", "name", "scenario", "seed", "decider", "imported_from",
                                                   "goals_done", "goals_top")}
+                          | {"architecture": r.get("architecture", "ooda")}
                           | {"branches": [{k: b[k] for k in ("name", "parent", "fork_cycle", "last_cycle", "current")}
                                           for b in r["branches"]]} for r in runs] + [_world_row(w) for w in worlds]))
         return 0
@@ -102,7 +103,11 @@ def cmd_list(sessions: Sessions, args, out: Console, err: Console) -> int:
         note = "current" if current else ""
         if r.get("imported_from"):
             note = f"imported from {r['imported_from']} (replay only)"
-        t.add_row(str(r["id"]), Text(str(r.get("name"))), str(r.get("seed")), Text(str(r.get("decider", ""))),
+        soar = r.get("architecture") == "soar"  # its decisions are its cycles; no goals of ours
+        if soar:
+            note = "Soar" + (", current" if current else "")
+        t.add_row(str(r["id"]), Text(str(r.get("name"))), str(r.get("seed")),
+                  Text("soar" if soar else str(r.get("decider", ""))),
                   Text(", ".join(b["name"] for b in r["branches"])), str(main["last_cycle"]),
                   f"{r['goals_done']}/{r['goals_top']}", Text(note, style="bold" if current else "dim"))
     out.print(t)
@@ -135,7 +140,12 @@ def cmd_show(sessions: Sessions, args, out: Console, err: Console) -> int:
     if args.json:
         print(json.dumps({"run": {k: v for k, v in meta.items() if k not in ("config", "psyche")}, "branches": rows}))
         return 0
-    out.print(Text(f"run {meta['id']}: {meta.get('name')} (seed {meta.get('seed')}, decider {meta.get('decider')})", style="bold"))
+    if meta.get("architecture") == "soar":
+        out.print(Text(f"run {meta['id']}: {meta.get('name')} (seed {meta.get('seed')}, a Soar agent: "
+                       f"its decisions are its cycles)", style="bold"))
+    else:
+        out.print(Text(f"run {meta['id']}: {meta.get('name')} (seed {meta.get('seed')}, decider {meta.get('decider')})",
+                       style="bold"))
     if meta.get("imported_from"):
         out.print(Text(f"imported from {meta['imported_from']}: replay only", style="dim"))
     t = Table(title="Branches")
@@ -143,8 +153,10 @@ def cmd_show(sessions: Sessions, args, out: Console, err: Console) -> int:
         t.add_column(col)
     for b in rows:
         origin = f"{b['parent']} @ cycle {b['fork_cycle']}" if b["parent"] else "start"
+        edits = [e if isinstance(e, str) else f"select {e.get('select')} at decision {e.get('decision')}"
+                 for e in b["edits"]]  # a Soar fork's edit is the operator it forces
         done = [g["description"] for g in b["goals"] if g["status"] == "completed"]
-        t.add_row(Text(b["name"]), Text(origin), Text(", ".join(b["edits"]) or "—"), str(b["last_cycle"]),
+        t.add_row(Text(b["name"]), Text(origin), Text(", ".join(edits) or "—"), str(b["last_cycle"]),
                   Text(", ".join(done) or "none"), Text("current" if b["current"] else "", style="bold"))
     out.print(t)
     return 0
@@ -240,6 +252,11 @@ def cmd_compare(sessions: Sessions, args, out: Console, err: Console) -> int:
 
     if is_world_ref(args.a) or is_world_ref(args.b):
         return _compare_worlds(args, out)
+    if sessions.any_soar(args.a, args.b):  # another architecture: aligned by move and state (cli/soar.py)
+        from ..engine import Locations, compare_stored
+        from .soar import print_compare
+
+        return print_compare(compare_stored(Locations.resolve(args.data_dir), args.a, args.b), args.json, out)
     result = sessions.compare(args.a, args.b)
     name_a, name_b = result["a_name"], result["b_name"]
     if args.json:

@@ -45,7 +45,9 @@ def cmd_run_soar(args: argparse.Namespace, scenario: Any, out: Console, err: Con
     trace = open(args.trace, "w", encoding="utf-8") if args.trace else None
     rows: list[dict[str, Any]] = []
     try:
-        run = engine.SoarRun.start(scenario, args.seed, trace)
+        # recorded in the data dir's session store like an OODA run (`sessions list`, `agent resume`)
+        stored = engine.StoredSoarRun.start(engine.Locations.resolve(args.data_dir), scenario, args.seed, trace)
+        run = stored.run
         try:
             def on_record(rec: dict[str, Any]) -> None:
                 rows.append(rec)
@@ -68,15 +70,17 @@ def cmd_run_soar(args: argparse.Namespace, scenario: Any, out: Console, err: Con
                 why = "halted" if why == "halted" else f"{most} decisions run"
             n = run.decision
         finally:
-            run.close()
+            stored.close()
     finally:
         if trace is not None:
             trace.close()
     if args.json:
         print(json.dumps(engine.redact_obj({"scenario": scenario.name, "architecture": "soar", "seed": run.seed,
+                                            "run": stored.run_id, "branch": stored.branch_name,
                                             "decisions_run": n, "stop": why, "decisions": rows}), sort_keys=True))
         return 0
-    out.print(Text(f"{n} decision(s) run, stopped: {why}"))
+    out.print(Text(f"{n} decision(s) run, stopped: {why} (run {stored.run_id}, branch {stored.branch_name}: "
+                   f"`akh-tui sessions show {stored.run_id}`)"))
     return 0
 
 
@@ -115,7 +119,12 @@ def add_compare(asub: Any, common: argparse.ArgumentParser) -> None:
 def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     engine.check_compare_names(args.a, args.b)
     res = engine.compare_architectures(args.a, args.b, args.seed_a, args.seed_b, args.max_cycles)
-    if args.json:
+    return print_compare(res, args.json, out)
+
+
+def print_compare(res: dict[str, Any], as_json: bool, out: Console) -> int:
+    """Two architectures' moves side by side (agent compare, sessions compare of a Soar run)."""
+    if as_json:
         print(json.dumps(engine.redact_obj(res), sort_keys=True))
         return 0
     a, b = res["a"], res["b"]
@@ -140,4 +149,73 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
         if "state_a" in row:
             line += f"  [{row['state_a']}] [{row['state_b']}]"
         out.print(Text(engine.redact(line), style="" if row["same"] else "yellow"))
+    return 0
+
+
+def cmd_resume_soar(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """`agent resume` on a Soar run: its decisions replayed (each checked), then on from there."""
+    for flag, value in (("--break", args.breaks), ("--approve", args.approve), ("--auto-approve", args.auto_approve),
+                        ("--auto-reject", args.auto_reject), ("--ask", args.ask)):
+        if value:
+            raise InputError("a Soar run takes its choices from its productions (fork with --select to force one)",
+                             field=flag)
+    trace = open(args.trace, "w", encoding="utf-8") if args.trace else None
+    rows: list[dict[str, Any]] = []
+    try:
+        stored = engine.StoredSoarRun.resume(engine.Locations.resolve(args.data_dir), args.branch, trace)
+        run = stored.run
+        try:
+            start = run.decision
+            if not args.json:
+                err.print(Text(f"resuming {run.name} (run {stored.run_id}, branch {stored.branch_name}) at decision "
+                               f"{start}", style="yellow"))
+
+            def on_record(rec: dict[str, Any]) -> None:
+                rows.append(rec)
+                if not args.json:
+                    _print_decision(out, rec)
+
+            if run.finished or (run.records and run.records[-1]["halted"]):
+                n, why = 0, "halted"
+            else:
+                n, why = run.run(args.max_cycles, on_record)
+        finally:
+            stored.close()
+    finally:
+        if trace is not None:
+            trace.close()
+    if args.json:
+        print(json.dumps(engine.redact_obj({"scenario": run.name, "architecture": "soar", "seed": run.seed,
+                                            "run": stored.run_id, "branch": stored.branch_name, "decisions_run": n,
+                                            "decision": run.decision, "stop": why, "decisions": rows}),
+                         sort_keys=True))
+        return 0
+    out.print(Text(f"{n} decision(s) run, stopped: {why} (decision {run.decision})"))
+    return 0
+
+
+def cmd_fork_soar(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """`agent fork --at N --select O12 --name B` on a Soar run: a branch after decision N whose
+    next decision selects O12; the decisions before it replay as recorded."""
+    for flag, value in (("--set", args.archetypes), ("--disable", args.disable), ("--goal", args.fork_goals),
+                        ("--psyche", args.psyche)):
+        if value:
+            raise InputError("edits an OODA agent; a Soar run's fork forces an operator (--select)", field=flag)
+    if not args.select:
+        raise InputError("a Soar run's fork selects an operator at the decision after --at, e.g. --select O12",
+                         field="--select")
+    stored = engine.StoredSoarRun.resume(engine.Locations.resolve(args.data_dir), upto=args.at)
+    try:
+        event = stored.fork(args.at, args.name, args.select)
+    finally:
+        stored.close()
+    if args.json:
+        print(json.dumps(engine.redact_obj(event), sort_keys=True))
+        return 0
+    rec = event["record"]
+    out.print(Text(engine.redact(f"forked branch {event['branch']} of run {event['run']} after decision {args.at}: "
+                                 f"decision {args.at + 1} selects {args.select}"), style="bold"))
+    if rec is not None:
+        _print_decision(out, rec)
+    out.print(Text("it is now the current branch: `akh-tui agent resume` continues it"))
     return 0

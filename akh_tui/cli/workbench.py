@@ -20,17 +20,32 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
 
 
 def start_workbench(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if getattr(args, "world", None):
+        if args.resume or args.scenario or args.decider:
+            raise InputError("--world opens a world file: it takes no --scenario, --decider or --resume", field="--world")
+        from ..engine import Locations
+        from ..tui.world.app import run_world
+
+        locations = Locations.resolve(getattr(args, "data_dir", None))
+        locations.ensure_data_dir()
+        return run_world(args.world, args.seed, locations)
     from ..engine import Locations
     from ..tui.app import run
 
     if args.resume and (args.scenario or args.seed is not None):
         raise InputError("--resume continues the stored run: it takes no --scenario or --seed", field="--resume")
     soar = engine.find_soar(args.scenario) if args.scenario and not args.resume else None
-    if soar is not None:  # a Soar agent: its own panes (tui/soar_app.py)
+    locations = Locations.resolve(getattr(args, "data_dir", None))
+    if soar is not None:  # a Soar agent: its own panes (tui/soar_app.py), recorded in the store
         from ..tui.soar_app import run_soar
 
-        return run_soar(soar, args.seed)
-    locations = Locations.resolve(getattr(args, "data_dir", None))
+        stored = engine.StoredSoarRun.start(locations, soar, args.seed)
+        return run_soar(soar, stored=stored)
+    if args.resume and engine.current_architecture(locations) == "soar":  # reopened with its history
+        from ..tui.soar_app import run_soar
+
+        stored = engine.StoredSoarRun.resume(locations)
+        return run_soar(stored.run.scenario, stored=stored)
     if not args.resume:
         locations.ensure_data_dir()
     return run(args.scenario or "zoo", args.seed, args.decider, locations=locations, resume=args.resume)

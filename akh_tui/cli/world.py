@@ -36,6 +36,8 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
                                                    "on a continued world)")
     run.add_argument("--seed", metavar="N", help="replaces the world seed and every default agent seed")
     run.add_argument("--trace", metavar="PATH", help="write the world trace (JSON Lines) here")
+
+    # --json (one JSON object per step, then the summary) comes with `common`
     run.add_argument("--fresh", action="store_true", help="start a new world even if the current one can continue")
     exp = wsub.add_parser("export", help="a world trace as OpenTelemetry spans: a span per round and per agent step")
     exp.add_argument("trace", metavar="TRACE", help="a world trace file (from `world run --trace`)")

@@ -19,6 +19,13 @@ from typing import Any
 # name -> the module that owns it ("module:" + name for a module the front ends use whole)
 _FACE: dict[str, str] = {
     'AddGoal': 'akh_tui.engine.runs.commands',
+    'AddTriple': 'akh_tui.engine.runs.commands',
+    'EditGoal': 'akh_tui.engine.runs.commands',
+    'EditMemory': 'akh_tui.engine.runs.commands',
+    'StateEditError': 'akh_tui.engine.runs.commands',
+    'parse_state_edit': 'akh_tui.engine.runs.commands',
+    'from_state_payload': 'akh_tui.engine.runs.commands',
+    'STATE_EDIT_HELP': 'akh_tui.engine.runs.commands',
     'answer_lines': 'akh_tui.engine.runs.approval',
     'Breakpoint': 'akh_tui.engine.runs.breakpoints',
     'bundled_themes_dir': 'akh_tui.engine.paths',
@@ -76,8 +83,11 @@ _FACE: dict[str, str] = {
     'find_soar': 'akh_tui.engine.soar.scenario',
     'compare_architectures': 'akh_tui.engine.soar.compare',
     'check_compare_names': 'akh_tui.engine.soar.compare',
+    'compare_stored': 'akh_tui.engine.soar.compare',
     'SoarRun': 'akh_tui.engine.soar.run',
     'replay_soar_trace': 'akh_tui.engine.soar.run',
+    'StoredSoarRun': 'akh_tui.engine.soar.recorded',
+    'current_architecture': 'akh_tui.engine.soar.recorded',
     'stop_phases': 'akh_tui.engine.runs.breakpoints',
     'StoreBusy': 'akh_tui.engine.errors',
     'StoreDamaged': 'akh_tui.engine.errors',
@@ -118,6 +128,14 @@ _FACE: dict[str, str] = {
     'SetPsyche': 'akh_tui.engine.world.edits',
     'DisableTool': 'akh_tui.engine.world.edits',
     'SetOrder': 'akh_tui.engine.world.edits',
+    'WorldWatch': 'akh_tui.engine.world.watch',
+    'LaneStep': 'akh_tui.engine.world.watch',
+    'parse_world_break': 'akh_tui.engine.world.watch',
+    'WORLD_BREAK_HELP': 'akh_tui.engine.world.watch',
+    'LANE_GLYPHS': 'akh_tui.engine.world.watch',
+    'LANE_STATE': 'akh_tui.engine.world.watch',
+    'parse_world_edits': 'akh_tui.engine.world.watch',
+    'FORK_EDIT_HELP': 'akh_tui.engine.world.watch',
 }
 
 __all__ = sorted(_FACE)

@@ -1,6 +1,13 @@
 """The engine's face for the type checker: the same names as `__init__.py` loads lazily."""
 
 from .runs.commands import AddGoal as AddGoal
+from .runs.commands import AddTriple as AddTriple
+from .runs.commands import EditGoal as EditGoal
+from .runs.commands import EditMemory as EditMemory
+from .runs.commands import StateEditError as StateEditError
+from .runs.commands import parse_state_edit as parse_state_edit
+from .runs.commands import from_state_payload as from_state_payload
+from .runs.commands import STATE_EDIT_HELP as STATE_EDIT_HELP
 from .runs.approval import answer_lines as answer_lines
 from .runs.breakpoints import Breakpoint as Breakpoint
 from .paths import bundled_themes_dir as bundled_themes_dir
@@ -59,8 +66,11 @@ from .runs.sessions import Sessions as Sessions
 from .soar.scenario import find_soar as find_soar
 from .soar.compare import compare_architectures as compare_architectures
 from .soar.compare import check_compare_names as check_compare_names
+from .soar.compare import compare_stored as compare_stored
 from .soar.run import SoarRun as SoarRun
 from .soar.run import replay_soar_trace as replay_soar_trace
+from .soar.recorded import StoredSoarRun as StoredSoarRun
+from .soar.recorded import current_architecture as current_architecture
 from .runs.breakpoints import stop_phases as stop_phases
 from .errors import StoreBusy as StoreBusy
 from .errors import StoreDamaged as StoreDamaged
@@ -79,7 +89,6 @@ from .explain.decision import why_chosen as why_chosen
 from .explain.decision import why_not_text as why_not_text
 from .world.world import World as World
 from .world.tracefile import world_trace_records as world_trace_records
-
 
 from .world.worldrun import WorldRun as WorldRun
 from .world.worldrun import WorldStep as WorldStep
@@ -101,5 +110,13 @@ from .world.worldrun import compare_worlds as compare_worlds
 from .world.edits import SetPsyche as SetPsyche
 from .world.edits import DisableTool as DisableTool
 from .world.edits import SetOrder as SetOrder
+from .world.watch import WorldWatch as WorldWatch
+from .world.watch import LaneStep as LaneStep
+from .world.watch import parse_world_break as parse_world_break
+from .world.watch import WORLD_BREAK_HELP as WORLD_BREAK_HELP
+from .world.watch import LANE_GLYPHS as LANE_GLYPHS
+from .world.watch import LANE_STATE as LANE_STATE
+from .world.watch import parse_world_edits as parse_world_edits
+from .world.watch import FORK_EDIT_HELP as FORK_EDIT_HELP
 
-__all__ = ['AddGoal', 'answer_lines', 'Breakpoint', 'bundled_themes_dir', 'check_goal', 'check_pin', 'check_psyche', 'check_scheduler', 'check_url', 'CycleRecord', 'DANGEROUS_CAPABILITIES', 'decider_rows', 'DEFAULT_KI', 'DEFAULT_KP', 'DEFAULT_MAX_ITERATIONS', 'DEFAULT_PROMOTION_THRESHOLD', 'DEFAULT_RULES', 'DEFAULT_STALL_PATIENCE', 'DEFAULT_THRESHOLD', 'event_words', 'first_hit', 'ForkEditError', 'GraphOracle', 'InputError', 'InputWarning', 'InvariantViolation', 'load_scenario', 'load_sweep', 'load_world', 'Locations', 'otel', 'otel_world', 'OUTCOMES', 'parse_breakpoint', 'parse_rules', 'parse_search', 'parse_toml', 'PHASES', 'pins', 'plugin_needs', 'Psyche', 'PsycheFileChanged', 'read_user_file', 'redact', 'redact_obj', 'register_secret', 'rerun', 'Run', 'run_sweep', 'SAFE_ENV', 'scenario_decider', 'scenario_tool_rows', 'SERVED_ENV', 'served_process', 'Sessions', 'find_soar', 'compare_architectures', 'check_compare_names', 'SoarRun', 'replay_soar_trace', 'stop_phases', 'StoreBusy', 'StoreDamaged', 'StoreLost', 'StoreWriteError', 'sweep_report', 'SweepStore', 'ThinkConfig', 'ThinkLoop', 'tokens', 'TOOL_NAMES', 'tool_rows', 'TraceWriter', 'trust', 'UserConfig', 'why_chosen', 'why_not_text', 'World', 'world_trace_records', 'WorldRun', 'WorldStep', 'parse_step_name', 'open_run', 'open_world', 'cycle_row', 'cycle_rows', 'world_cycle_rows', 'ledger_rows', 'is_world_ref', 'list_worlds', 'export_world', 'compare_worlds', 'show_world', 'delete_world', 'parse_world_ref', 'world_items', 'SetPsyche', 'DisableTool', 'SetOrder']
+__all__ = ['AddGoal', 'AddTriple', 'answer_lines', 'Breakpoint', 'bundled_themes_dir', 'check_compare_names', 'check_goal', 'check_pin', 'check_psyche', 'check_scheduler', 'check_url', 'compare_architectures', 'CycleRecord', 'DANGEROUS_CAPABILITIES', 'decider_rows', 'DEFAULT_KI', 'DEFAULT_KP', 'DEFAULT_MAX_ITERATIONS', 'DEFAULT_PROMOTION_THRESHOLD', 'DEFAULT_RULES', 'DEFAULT_STALL_PATIENCE', 'DEFAULT_THRESHOLD', 'EditGoal', 'EditMemory', 'event_words', 'find_soar', 'first_hit', 'ForkEditError', 'from_state_payload', 'GraphOracle', 'InputError', 'InputWarning', 'InvariantViolation', 'load_scenario', 'load_sweep', 'load_world', 'Locations', 'otel', 'otel_world', 'OUTCOMES', 'parse_breakpoint', 'parse_rules', 'parse_search', 'parse_state_edit', 'parse_toml', 'PHASES', 'pins', 'plugin_needs', 'Psyche', 'PsycheFileChanged', 'read_user_file', 'redact', 'redact_obj', 'register_secret', 'replay_soar_trace', 'rerun', 'Run', 'run_sweep', 'SAFE_ENV', 'scenario_decider', 'scenario_tool_rows', 'SERVED_ENV', 'served_process', 'Sessions', 'SoarRun', 'STATE_EDIT_HELP', 'StateEditError', 'stop_phases', 'StoreBusy', 'StoreDamaged', 'StoreLost', 'StoreWriteError', 'sweep_report', 'SweepStore', 'ThinkConfig', 'ThinkLoop', 'tokens', 'TOOL_NAMES', 'tool_rows', 'TraceWriter', 'trust', 'UserConfig', 'why_chosen', 'why_not_text', 'World', 'world_trace_records', 'WorldRun', 'WorldStep', 'parse_step_name', 'open_run', 'open_world', 'cycle_row', 'cycle_rows', 'world_cycle_rows', 'ledger_rows', 'is_world_ref', 'list_worlds', 'export_world', 'compare_worlds', 'show_world', 'delete_world', 'parse_world_ref', 'world_items', 'SetPsyche', 'DisableTool', 'SetOrder', 'WorldWatch', 'LaneStep', 'parse_world_break', 'WORLD_BREAK_HELP', 'LANE_GLYPHS', 'LANE_STATE', 'parse_world_edits', 'FORK_EDIT_HELP', 'StoredSoarRun', 'current_architecture', 'compare_stored']

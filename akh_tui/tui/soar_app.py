@@ -72,10 +72,15 @@ class SoarWorkbench(App[None]):
         Binding("q", "quit", "Quit", priority=True),
     ]
 
-    def __init__(self, scenario: Any, seed: int | None = None, run: Any = None, replay_of: str | None = None) -> None:
+    def __init__(self, scenario: Any, seed: int | None = None, run: Any = None, replay_of: str | None = None,
+                 stored: Any = None) -> None:
         super().__init__()
         self.scenario = scenario
-        self.run_: Any = run if run is not None else engine.SoarRun.start(scenario, seed)
+        # stored: an engine.StoredSoarRun, its decisions written to the session store as they
+        # are made (a rewind then a decision starts a branch there); else a run in the process
+        self.stored = stored
+        self.run_: Any = stored.run if stored is not None else run if run is not None else \
+            engine.SoarRun.start(scenario, seed)
         self.replay_of = replay_of  # a trace replayed: its decisions are checked as they come
         self.message = ""
         self.last_phase: dict[str, Any] | None = None
@@ -123,7 +128,7 @@ class SoarWorkbench(App[None]):
         self.set_class(self.size.width < 100, "-narrow")
 
     def on_unmount(self) -> None:
-        self.run_.close()
+        (self.stored or self.run_).close()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # the run's keys are for the main screen: under the rule browser they are its own
@@ -183,7 +188,7 @@ class SoarWorkbench(App[None]):
     def action_rewind(self) -> None:
         def go() -> None:
             back = max(0, self.run_.decision - 1)
-            self.run_.rewind(back)
+            (self.stored or self.run_).rewind(back)
             self.message = f"rewound to decision {back} (init-soar, the same seed and forces replayed)"
         self._guard(go)
 
@@ -232,6 +237,8 @@ class SoarWorkbench(App[None]):
         status.append(f" soar · seed {r.seed} · decision ")
         status.append(str(r.decision), style="bold")
         status.append(" · halted" if r.finished else " · paused", style="green" if r.finished else "yellow")
+        if self.stored is not None:
+            status.append(f" · run {self.stored.run_id} {self.stored.branch_name}", style="bold")
         if self.replay_of is not None:
             div = r.divergence
             status.append(f" · replay of {self.replay_of}", style="bold")
@@ -349,12 +356,16 @@ class RulesScreen(ModalScreen[None]):
         self.query_one("#rule-text", Static).update(t)
 
 
-def run_soar(scenario: Any, seed: int | None = None, run: Any = None, replay_of: str | None = None) -> int:
+def run_soar(scenario: Any, seed: int | None = None, run: Any = None, replay_of: str | None = None,
+             stored: Any = None) -> int:
     """The Soar workbench on a Soar scenario, or replaying a Soar trace (`run`, made by
-    engine.replay_soar_trace); exit 2 with the error on bad input."""
+    engine.replay_soar_trace), or on a run of the session store (`stored`); exit 2 with the
+    error on bad input."""
     try:
-        app = SoarWorkbench(scenario, seed, run, replay_of)
+        app = SoarWorkbench(scenario, seed, run, replay_of, stored)
     except InputError as exc:
+        if stored is not None:
+            stored.close()
         print(f"error: {exc}")
         return 2
     app.run()

@@ -44,6 +44,8 @@ def test_soar_rows_measure_bare_adapter_recorded_and_rewind() -> None:
     assert res["adapter_per_cpu_s"] >= 0.5 * res["bare_per_cpu_s"] * 0.6  # aim 0.5×; a busy machine's slack
     labels = [r[0] for r in soar_rows(res)]
     assert any("through the adapter" in x for x in labels) and any("10,000 decisions" in x for x in labels)
+    assert res["stored_per_cpu_s"] > 0 and res["resume_ms"] > 0  # a Soar run in the session store
+    assert any("session store" in x for x in labels) and any("resumed" in x for x in labels)
 
 
 def test_the_recording_rows_measure_each_way_against_the_engine_alone_in_the_same_round(tmp_path):

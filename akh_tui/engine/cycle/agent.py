@@ -622,6 +622,14 @@ class Agent:
                 c.plan = 0.10 if step is not None and c.tool == step.tool else 0.0
 
     # ---- goal status -----------------------------------------------------------------------
+    def set_goal_status(self, g: Goal, status: str) -> None:
+        """A status set by the user (a state edit, runs/commands.py EditGoal): as the cycle
+        sets one, the parent settled, a failure carried to the sub-goals."""
+        if status == "failed":
+            self._fail(g, "set failed by the user")
+        else:
+            self._set_status(g, status)
+
     def _set_status(self, g: Goal, status: str) -> None:
         g.status = status
         if g.parent is not None:

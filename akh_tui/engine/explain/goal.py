@@ -16,6 +16,7 @@ bounded by `SCAN_CAP` triples per criterion, never the whole graph.
 from __future__ import annotations
 
 from pathlib import Path
+from array import array
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from ..goals.goal import Goal, TriplePattern
@@ -131,41 +132,81 @@ def _evidence(output: str, needles: list[str]) -> str:
     return output[:EVIDENCE_CHARS]
 
 
-def _span(cycles: list[int]) -> str:
+SPAN_LIST = 20  # up to this many cycles are listed one by one; more are written as spans
+SPANS_SHOWN = 8  # spans written out of a long history: the first ones, then the last
+
+
+def _span(cycles: Sequence[int]) -> str:
+    """A goal's worked cycles as text: 'cycle 4', 'cycles 3–9', 'cycles 2, 5, 8', and for a
+    long history its spans ('cycles 1–40, 42–90, … 9,990–10,000 (131 spans)'), so a line
+    stays short however long the run."""
     if not cycles:
         return "never"
-    if cycles == list(range(cycles[0], cycles[-1] + 1)):
+    if cycles[-1] - cycles[0] + 1 == len(cycles):  # ascending and distinct: contiguous
         return f"cycle {cycles[0]}" if len(cycles) == 1 else f"cycles {cycles[0]}–{cycles[-1]}"
-    return "cycles " + ", ".join(str(c) for c in cycles)
+    if len(cycles) <= SPAN_LIST:
+        return "cycles " + ", ".join(str(c) for c in cycles)
+    return "cycles " + _spans_text(cycles)
 
 
-def explain_goal(agent: "Agent", records: Sequence[Mapping[str, Any]], goal_id: int, kg_files: list[Path] | None = None) -> dict[str, Any]:
+def _runs(cycles: Iterable[int]) -> Iterable[tuple[int, int]]:
+    """Ascending cycles as (first, last) of each run of consecutive ones."""
+    lo = prev = -1
+    for c in cycles:
+        if c == prev + 1 and lo >= 0:
+            prev = c
+            continue
+        if lo >= 0:
+            yield lo, prev
+        lo = prev = c
+    if lo >= 0:
+        yield lo, prev
+
+
+def _spans_text(cycles: Sequence[int]) -> str:
+    """The first SPANS_SHOWN runs, the last one and how many there are (one pass, no list)."""
+    count, last = 0, (0, 0)
+    head: list[tuple[int, int]] = []
+    for run in _runs(cycles):
+        count += 1
+        last = run
+        if len(head) < SPANS_SHOWN:
+            head.append(run)
+    text = ", ".join(f"{a}–{b}" if a != b else str(a) for a, b in head)
+    if count > len(head):
+        text += ", … " + (f"{last[0]}–{last[1]}" if last[0] != last[1] else str(last[0])) + f" ({count} spans)"
+    return text
+
+
+def explain_goal(agent: "Agent", records: Iterable[Mapping[str, Any]], goal_id: int, kg_files: list[Path] | None = None) -> dict[str, Any]:
     """Why goal `goal_id` is (not) done. Returns {"goal": {id, description, criteria, status,
     coverage, fail_reason, parent}, "cycles": [worked cycles], "subgoals": [{id, status, cycles,
     criteria}], "tools": [{tool, input, cycles}], "criteria": [{criterion, kind, found,
     found_at: {cycle, tool, input, evidence} | None, found_by_subgoal, in_graph: origin | None,
     would_return: {tool, input} | None, lines}], "lines": [the explanation as text]}.
-    Raises KeyError for an unknown goal."""
+    Raises KeyError for an unknown goal.
+
+    `records` is read once, oldest first, and no record is kept (`_History`): a goal worked on
+    for a million cycles is explained in the memory of one record and its cycle numbers."""
     g = agent.goals.get(goal_id)
     if g is None:
         raise KeyError(f"no goal #{goal_id}")
-    kg = agent.kg
     files = list(kg_files or [])
-    mine = [r for r in records if r["goal"]["id"] == goal_id]
-    cycles = [r["cycle"] for r in mine]
-    calls: dict[tuple[str, str], list[int]] = {}
-    for r in mine:
-        calls.setdefault((r["decide"]["tool"], r["decide"]["input"]), []).append(r["cycle"])
     kids = [agent.goals[c] for c in g.children]
-    worked = {k.id: [r["cycle"] for r in records if r["goal"]["id"] == k.id] for k in kids}
+    h = _History(g, [k.id for k in kids])
+    for r in records:
+        h.add(r)
+    cycles = list(h.cycles)
+    calls = {k: list(v) for k, v in h.calls.items()}
+    worked = {k: list(v) for k, v in h.worked.items()}
     queried = [inp for (tool, inp) in calls if tool == "kg_query" and inp]
 
     c = g.parsed
     entries: list[dict[str, Any]] = []
     for i, kw in enumerate(c.keywords):
-        entries.append(_criterion(agent, g, mine, kids, kw, None, kw in g.found, files, queried))
+        entries.append(_criterion(agent, g, h, kids, kw, None, kw in g.found, files, queried))
     for i, pat in enumerate(c.patterns):
-        entries.append(_criterion(agent, g, mine, kids, str(pat), pat, i in g.found_patterns, files, queried))
+        entries.append(_criterion(agent, g, h, kids, str(pat), pat, i in g.found_patterns, files, queried))
 
     found = sum(e["found"] for e in entries)
     status = g.status + (f" ({g.fail_reason})" if g.fail_reason else "")
@@ -219,7 +260,7 @@ def _has(goal: Goal, criterion: str) -> bool | None:
     return None
 
 
-def _criterion(agent: "Agent", g: Goal, mine: Sequence[Mapping[str, Any]], kids: list[Goal], text: str, pat: TriplePattern | None,
+def _criterion(agent: "Agent", g: Goal, h: "_History", kids: list[Goal], text: str, pat: TriplePattern | None,
                found: bool, files: list[Path], queried: list[str]) -> dict[str, Any]:
     kg = agent.kg
     e: dict[str, Any] = {"criterion": text, "kind": "pattern" if pat is not None else "keyword", "found": found,
@@ -228,13 +269,10 @@ def _criterion(agent: "Agent", g: Goal, mine: Sequence[Mapping[str, Any]], kids:
     e["word"] = shown
     lines = [f"  {shown}: {'found' if found else 'missing'}"]
     if found:
-        rec = next((r for r in mine if text not in r["act"].get("missing", [])), None)
-        if rec is not None:
-            needles = [pat.subject, pat.predicate, pat.object] if pat is not None else [text]
-            ev = _evidence(rec["act"].get("output", ""), [n for n in needles if not n.startswith("?")])
-            e["found_at"] = {"cycle": rec["cycle"], "tool": rec["decide"]["tool"], "input": rec["decide"]["input"],
-                             "evidence": ev}
-            lines.append(f"    at cycle {rec['cycle']} by {rec['decide']['tool']}({rec['decide']['input']}): {ev}")
+        at = h.found_at.get(text)
+        if at is not None:
+            e["found_at"] = at
+            lines.append(f"    at cycle {at['cycle']} by {at['tool']}({at['input']}): {at['evidence']}")
         e["lines"] = lines
         return e
     who = f"goal #{g.id}"
@@ -243,7 +281,7 @@ def _criterion(agent: "Agent", g: Goal, mine: Sequence[Mapping[str, Any]], kids:
     if by_kid is not None:
         e["found_by_subgoal"] = by_kid.id
         lines.append(f"    sub-goal #{by_kid.id} found it")
-    if not mine and not any(True for k in sharing):
+    if not h.cycles and not any(True for k in sharing):
         lines.append(f"    no tool has run for {who} yet")
     else:
         others = [k for k in sharing if k.id != (by_kid.id if by_kid else None)]
@@ -281,3 +319,41 @@ def _criterion(agent: "Agent", g: Goal, mine: Sequence[Mapping[str, Any]], kids:
             lines.append(f"    kg_query({kg.label(sid)}) would have returned it{ran}")
     e["lines"] = lines
     return e
+
+
+class _History:
+    """What the explanation needs of a goal's recorded cycles, gathered in one pass: the cycles
+    that worked on it and on each sub-goal, its tool calls and their cycles, and for each
+    criterion the first of its cycles whose tool call returned it (cycle, tool, input and the
+    evidence line). Cycle numbers are kept as machine integers (8 bytes each); records are not
+    kept at all."""
+
+    def __init__(self, goal: Goal, kids: list[int]) -> None:
+        self.goal = goal.id
+        self.cycles = array("l")
+        self.calls: dict[tuple[str, str], array[int]] = {}
+        self.worked: dict[int, array[int]] = {k: array("l") for k in kids}
+        c = goal.parsed
+        # criterion text -> the words the evidence line must hold
+        self.pending: dict[str, list[str]] = {kw: [kw] for kw in c.keywords}
+        for pat in c.patterns:
+            self.pending[str(pat)] = [n for n in (pat.subject, pat.predicate, pat.object) if not n.startswith("?")]
+        self.found_at: dict[str, dict[str, Any]] = {}
+
+    def add(self, r: Mapping[str, Any]) -> None:
+        gid, cycle = r["goal"]["id"], r["cycle"]
+        if gid != self.goal:
+            kid = self.worked.get(gid)
+            if kid is not None:
+                kid.append(cycle)
+            return
+        self.cycles.append(cycle)
+        tool, inp = r["decide"]["tool"], r["decide"]["input"]
+        self.calls.setdefault((tool, inp), array("l")).append(cycle)
+        if self.pending:
+            act = r["act"]
+            missing = act.get("missing", [])
+            for text in [t for t in self.pending if t not in missing]:
+                needles = self.pending.pop(text)
+                self.found_at[text] = {"cycle": cycle, "tool": tool, "input": inp,
+                                       "evidence": _evidence(act.get("output", ""), needles)}

@@ -11,6 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Union
 
+from ..errors import InputError
+from ..goals.goal import STATUSES, parse_criteria
+from ..knowledge.kg import is_metadata_label
 from ..psyche.model import Psyche
 from ..psyche.parts import ARCHETYPES
 from ..tools.builtins import TOOL_NAMES
@@ -91,7 +94,187 @@ class MakePlan:
         return [f"plan for goal #{self.goal}"]
 
 
-ForkEditName = Literal["name", "archetypes", "disable_tools", "goals", "psyche"]
+# ---- edits of the agent's state (issue 28 §2): a triple, a goal, a working-memory entry ------
+# Each checks itself against the agent before anything changes (StateEditError naming the field
+# that is wrong), is recorded like any input (rewind, resume and export replay it) and can be a
+# fork's edit (ForkEdits "state").
+
+
+class StateEditError(InputError):
+    """A state edit refused; `field` names what was wrong: triple, goal, status, priority,
+    criteria, memory or content (a front end points at its own input for it); `index` which
+    edit of several (1-based; None: the only one)."""
+
+    index: int | None = None
+
+
+@dataclass(frozen=True)
+class AddTriple:
+    """A triple the user asserts (provenance `user`); labels are made symbols on first use."""
+
+    subject: str
+    predicate: str
+    object: str
+    confidence: float = 1.0
+    kind: ClassVar[str] = "triple"
+
+    def payload(self) -> Any:
+        return [self.subject, self.predicate, self.object, self.confidence]
+
+    def check(self, agent: "Agent") -> None:
+        for term in (self.subject, self.predicate, self.object):
+            if not isinstance(term, str) or not term.strip():
+                raise StateEditError("a triple needs a subject, a predicate and an object, e.g. orca eats seal",
+                                     field="triple")
+            if is_metadata_label(term.strip()):
+                raise StateEditError(f"{term!r} is the agent's bookkeeping (a metadata label): not a fact to add",
+                                     field="triple")
+        c = self.confidence
+        if isinstance(c, bool) or not isinstance(c, (int, float)) or not 0 < c <= 1:
+            raise StateEditError(f"confidence must be in (0, 1], got {c!r}", field="triple")
+
+    def apply(self, agent: "Agent") -> list[str]:
+        self.check(agent)
+        s, p, o = self.subject.strip(), self.predicate.strip(), self.object.strip()
+        added = agent.kg.add(s, p, o, float(self.confidence), "user", agent.cycle)
+        return [f"triple ({s} {p} {o}) " + ("added" if added is not None else "known already: nothing changed")]
+
+
+@dataclass(frozen=True)
+class EditGoal:
+    """A goal's status, priority or criteria changed (None: kept)."""
+
+    goal: int
+    status: str | None = None
+    priority: int | None = None
+    criteria: str | None = None
+    kind: ClassVar[str] = "goal_edit"
+
+    def payload(self) -> Any:
+        return {"goal": self.goal, "status": self.status, "priority": self.priority, "criteria": self.criteria}
+
+    def check(self, agent: "Agent") -> None:
+        if self.goal not in agent.goals:
+            raise StateEditError(f"no goal #{self.goal} (goals: {', '.join(f'#{g}' for g in sorted(agent.goals))})",
+                                 field="goal")
+        if self.status is None and self.priority is None and self.criteria is None:
+            raise StateEditError(f"nothing to change in goal #{self.goal}: give a status, a priority or criteria",
+                                 field="goal")
+        if self.status is not None and self.status not in STATUSES:
+            raise StateEditError(f"status {self.status!r}: one of {', '.join(STATUSES)}", field="status")
+        p = self.priority
+        if p is not None and (isinstance(p, bool) or not isinstance(p, int) or not 0 <= p <= 255):
+            raise StateEditError(f"priority must be an integer 0..255, got {p!r}", field="priority")
+        if self.criteria is not None:
+            if not self.criteria.strip():
+                raise StateEditError("criteria must not be empty", field="criteria")
+            try:
+                parse_criteria(self.criteria)
+            except InputError as exc:
+                raise StateEditError(exc.message, field="criteria") from None
+
+    def apply(self, agent: "Agent") -> list[str]:
+        self.check(agent)
+        g = agent.goals[self.goal]
+        done: list[str] = []
+        if self.criteria is not None:
+            g.criteria = self.criteria
+            g._criteria = None  # parsed again from the new text
+            done.append(f"goal #{g.id} criteria {self.criteria!r}")
+        if self.priority is not None:
+            g.priority = self.priority
+            done.append(f"goal #{g.id} priority {self.priority}")
+        if self.status is not None:
+            if self.status == "active":
+                g.fail_reason = None
+                g.since_progress = 0  # a goal set going again is not stalled at once
+            agent.set_goal_status(g, self.status)
+            done.append(f"goal #{g.id} {self.status}")
+        return done
+
+
+@dataclass(frozen=True)
+class EditMemory:
+    """A working-memory entry's content replaced, or (`content` None) the entry dropped."""
+
+    entry: int
+    content: str | None = None
+    kind: ClassVar[str] = "wm_edit"
+
+    def payload(self) -> Any:
+        return {"entry": self.entry, "content": self.content}
+
+    def check(self, agent: "Agent") -> None:
+        if self.entry not in agent.wm.entries:
+            ids = list(agent.wm.entries)
+            near = f"ids {ids[0]}..{ids[-1]}" if ids else "it is empty"
+            raise StateEditError(f"no working-memory entry #{self.entry} ({near})", field="memory")
+        if self.content is not None and not self.content.strip():
+            raise StateEditError("the new content is empty: drop the entry instead", field="content")
+
+    def apply(self, agent: "Agent") -> list[str]:
+        self.check(agent)
+        if self.content is None:
+            agent.wm.remove([self.entry])
+            return [f"memory #{self.entry} dropped"]
+        agent.wm.entries[self.entry].content = self.content
+        return [f"memory #{self.entry} edited"]
+
+
+StateEdit = Union[AddTriple, EditGoal, EditMemory]
+STATE_KINDS = ("triple", "goal_edit", "wm_edit")
+STATE_EDIT_HELP = ('triple S P O [CONFIDENCE] · goal N status=active priority=200 criteria="(whale is-a mammal)" · '
+                   "memory N drop · memory N = TEXT")
+
+
+def parse_state_edit(text: str) -> StateEdit:
+    """One state edit as a person types it (the CLI's `agent edit`, the workbench's edit
+    dialog): see STATE_EDIT_HELP. StateEditError names the field that is wrong."""
+    import shlex
+
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise StateEditError(f"{exc} in {text!r}", field="edit") from None
+    if not words:
+        raise StateEditError(f"an empty edit: {STATE_EDIT_HELP}", field="edit")
+    head, rest = words[0].lower(), words[1:]
+    if head in ("triple", "+"):
+        if len(rest) not in (3, 4):
+            raise StateEditError(f"a triple is S P O [CONFIDENCE], got {len(rest)} term(s) in {text!r}", field="triple")
+        conf = 1.0
+        if len(rest) == 4:
+            try:
+                conf = float(rest[3])
+            except ValueError:
+                raise StateEditError(f"confidence must be a number in (0, 1], got {rest[3]!r}", field="triple") from None
+        return AddTriple(rest[0], rest[1], rest[2], conf)
+    if head in ("goal", "memory"):
+        if not rest or not rest[0].lstrip("#").isdigit():
+            raise StateEditError(f"{head} needs its number first, e.g. {head} 2 ...", field=head)
+        n = int(rest[0].lstrip("#"))
+        if head == "memory":
+            if rest[1:] == ["drop"]:
+                return EditMemory(n)
+            if len(rest) >= 3 and rest[1] == "=":
+                return EditMemory(n, text.split("=", 1)[1].strip())
+            raise StateEditError(f"memory {n} drop, or memory {n} = NEW TEXT; got {text!r}", field="memory")
+        fields: dict[str, str] = {}
+        for w in rest[1:]:
+            key, sep, value = w.partition("=")
+            if not sep or key not in ("status", "priority", "criteria"):
+                raise StateEditError(f"goal {n}: expected status=, priority= or criteria=, got {w!r}", field="goal")
+            fields[key] = value
+        prio: int | None = None
+        if "priority" in fields:
+            if not fields["priority"].lstrip("-").isdigit():
+                raise StateEditError(f"priority must be an integer 0..255, got {fields['priority']!r}", field="priority")
+            prio = int(fields["priority"])
+        return EditGoal(n, fields.get("status"), prio, fields.get("criteria"))
+    raise StateEditError(f"unknown edit {words[0]!r}: {STATE_EDIT_HELP}", field="edit")
+
+
+ForkEditName = Literal["name", "archetypes", "disable_tools", "goals", "psyche", "state"]
 
 
 class ForkEditError(ValueError):
@@ -106,7 +289,8 @@ class ForkEditError(ValueError):
 @dataclass(frozen=True)
 class ForkEdits:
     """A fork's edits: {"archetypes": {"explorer": 0.9}, "psyche": TOML text,
-    "goals": ["description", ...], "disable_tools": ["kg_query", ...]}."""
+    "goals": ["description", ...], "disable_tools": ["kg_query", ...], "state": [[kind,
+    payload], ...] (state edits: a triple, a goal, a working-memory entry)}."""
 
     edits: dict = field(default_factory=dict)
     kind: ClassVar[str] = "edits"
@@ -114,9 +298,23 @@ class ForkEdits:
     def payload(self) -> Any:
         return self.edits
 
-    def check(self, tools: tuple[str, ...] | None = None) -> None:
-        """Refuse a bad edit before anything changes (ValueError naming it); `tools` are the
-        run's tool names (default the built-ins)."""
+    def state(self) -> list[StateEdit]:
+        """The state edits, typed (ForkEditError for one that is not)."""
+        out: list[StateEdit] = []
+        for item in self.edits.get("state") or []:
+            if not isinstance(item, (list, tuple)) or len(item) != 2 or item[0] not in STATE_KINDS:
+                raise ForkEditError("state", f"a state edit is [kind, payload] with kind one of {STATE_KINDS}, "
+                                             f"got {item!r}")
+            out.append(from_state_payload(item[0], item[1]))
+        return out
+
+    def check(self, tools: tuple[str, ...] | None = None, agent: "Agent | None" = None) -> None:
+        """Refuse a bad edit before anything changes (ValueError naming it; a state edit's
+        StateEditError names its field); `tools` are the run's tool names (default the
+        built-ins); `agent` the state the edits apply to (state edits are checked against it)."""
+        for cmd in self.state():
+            if agent is not None:
+                cmd.check(agent)
         for name, weight in (self.edits.get("archetypes") or {}).items():
             if name not in ARCHETYPES or isinstance(weight, bool) or not isinstance(weight, (int, float)) \
                     or not 0 <= weight <= 1:
@@ -146,6 +344,8 @@ class ForkEdits:
             if tool not in agent.config.disabled_tools:
                 agent.config.disabled_tools = [*agent.config.disabled_tools, tool]
             done.append(f"{tool} disabled")
+        for cmd in self.state():
+            done += cmd.apply(agent)
         agent.drain_events()
         return done
 
@@ -187,7 +387,8 @@ class Answer:
         return [f"answer for cycle {self.cycle}"]
 
 
-Command = Union[AddGoal, EditPsyche, Reflect, Consolidate, MakePlan, ForkEdits, Verdict, Answer]
+Command = Union[AddGoal, EditPsyche, Reflect, Consolidate, MakePlan, ForkEdits, Verdict, Answer, AddTriple, EditGoal,
+                EditMemory]
 
 
 def from_input(kind: str, payload: Any) -> Command:
@@ -208,7 +409,44 @@ def from_input(kind: str, payload: Any) -> Command:
         return Verdict(int(payload["cycle"]), payload["decision"], payload.get("input"), payload.get("why"))
     if kind == "answer":
         return Answer(int(payload["cycle"]), tuple(payload.get("lines") or ()))
+    if kind in STATE_KINDS:
+        return _state_from_payload(kind, payload)
     raise ValueError(f"unknown user input {kind!r} in the history")
+
+
+def _state_from_payload(kind: str, payload: Any) -> StateEdit:
+    """A recorded state edit (from a store or a fork's edits, so possibly damaged or hostile):
+    its shape checked here (StateEditError naming the edit), its values when it is applied."""
+    bad = StateEditError(f"a recorded {kind} edit is malformed: {str(payload)[:80]!r}", field="edit")
+    if kind == "triple":
+        if not isinstance(payload, list) or len(payload) not in (3, 4) \
+                or not all(isinstance(x, str) for x in payload[:3]):
+            raise bad
+        conf = payload[3] if len(payload) == 4 else 1.0
+        if isinstance(conf, bool) or not isinstance(conf, (int, float)):
+            raise bad
+        return AddTriple(payload[0], payload[1], payload[2], float(conf))
+    if not isinstance(payload, dict) or isinstance(payload.get("goal" if kind == "goal_edit" else "entry"), bool) \
+            or not isinstance(payload.get("goal" if kind == "goal_edit" else "entry"), int):
+        raise bad
+    if kind == "goal_edit":
+        status, prio, crit = payload.get("status"), payload.get("priority"), payload.get("criteria")
+        if not (status is None or isinstance(status, str)) or not (crit is None or isinstance(crit, str)) \
+                or not (prio is None or (isinstance(prio, int) and not isinstance(prio, bool))):
+            raise bad
+        return EditGoal(payload["goal"], status, prio, crit)
+    content = payload.get("content")
+    if not (content is None or isinstance(content, str)):
+        raise bad
+    return EditMemory(payload["entry"], content)
+
+
+def from_state_payload(kind: str, payload: Any) -> StateEdit:
+    """The state edit a (kind, payload) pair stands for (a staged or recorded edit)."""
+    cmd = from_input(kind, payload)
+    if not isinstance(cmd, (AddTriple, EditGoal, EditMemory)):
+        raise StateEditError(f"{kind!r} is not a state edit (one of {', '.join(STATE_KINDS)})", field="edit")
+    return cmd
 
 
 def replay(agent: "Agent", inputs: list[tuple[str, Any]]) -> None:

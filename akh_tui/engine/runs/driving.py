@@ -3,9 +3,9 @@ them), vetoes from the score table: a part of `Run` (run.py), the one door to a 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, cast
+from typing import Any, Callable, Iterator, Sequence, cast
 
-from .commands import AddGoal, Command, Consolidate, EditPsyche, Reflect
+from .commands import AddGoal, Command, Consolidate, EditPsyche, Reflect, StateEdit, StateEditError
 from ..errors import InputError, StoreLost
 from ..goals.goal import make_goal
 from ..psyche.model import Psyche
@@ -114,6 +114,26 @@ class Driving(RunBase):
                                        len(a.pending_psyche.shadow.bias_patterns)))  # type: ignore[union-attr]
             self._emit(events, inputs=[(command.kind, command.payload())])
             return cast("list[Event]", events)
+
+    def edit_state(self, edits: Sequence[StateEdit]) -> list[str]:
+        """State edits between cycles (a triple, a goal, a working-memory entry): all checked
+        against the agent first (StateEditError naming the field: nothing changed), then each
+        applied and recorded as an input (rewind, resume and export replay it). What changed,
+        in words."""
+        with self.lock:
+            self.drop_cycle()
+            a = self._engine()
+            for i, e in enumerate(edits, 1):
+                try:
+                    e.check(a)
+                except StateEditError as exc:
+                    exc.index = i
+                    raise
+            words: list[str] = []
+            for e in edits:
+                words += e.apply(a)
+                self._emit(a.drain_events(), inputs=[(e.kind, e.payload())])
+            return words
 
     def add_goal(self, description: str, criteria: str | None = None, priority: int = 128) -> dict:
         with self.lock:

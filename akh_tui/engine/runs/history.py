@@ -120,7 +120,7 @@ def fork(store: SessionStore, branch: int, cycle: int, name: str, edits: dict | 
         raise ForkEditError("name", "a branch needs a name")
     command = ForkEdits({k: v for k, v in (edits or {}).items() if v})
     agent = rewind(store, branch, cycle, rebuild, graphs)
-    command.check(agent.tool_names)  # a bad edit is refused before anything is written (plugin tools known)
+    command.check(agent.tool_names, agent)  # a bad edit is refused before anything is written (plugin tools known)
     sizes = [len(agent.kg.symbols), len(agent.kg.log), agent.episodic.next_id]
     applied = command.apply(agent)
     parent = store.branch_info(branch)["name"]

@@ -59,6 +59,7 @@ from .phases import PhaseStepping
 from .psyche_file import PsycheOnDisk
 from .travel import TimeTravel
 from .view import Viewing
+from .console import Inspecting
 from .base import Listener
 
 __all__ = ["Run", "check_goal", "rerun", "plugin_needs", "scenario_decider", "check_pin"]
@@ -115,6 +116,9 @@ def _drivable_meta(st: SessionStore, locations: Locations, missing: str) -> dict
     """The current run's header, when there is one the engine can rebuild: an imported
     trace has no scenario to run, so it is sent to replay."""
     meta = st.meta()
+    if meta is not None and meta.get("architecture") == "soar":  # store/soarstore.py: no OODA engine to rebuild
+        raise InputError(f"the current run (run {meta['id']}) is a Soar run: `akh-tui agent resume` continues it, "
+                         f"`akh-tui agent fork --at N --select O12` forks it", file=st.where)
     if meta is None or not st.has_session():
         raise InputError(f"{missing} in {locations.data_dir} (start one with `akh-tui agent run` or `akh-tui`)",
                          field="--data-dir")
@@ -124,7 +128,7 @@ def _drivable_meta(st: SessionStore, locations: Locations, missing: str) -> dict
     return meta
 
 
-class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel):
+class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel, Inspecting):
     """One run of a scenario in a session store. Build with `start`, `resume`,
     `continue_or_start`, `open_or_new` or `replay_trace`; drive with `step`, `run_cycles`
     and `apply`; look with `view`, `record`, `records`."""

@@ -330,8 +330,9 @@ class Viewing(RunBase):
             a = self._engine()
             files = list(self.scenario.kg) if self.scenario is not None else []
             g = a.goals.get(goal_id)
-            # only the cycles of this goal and its sub-goals are read: a long run's others never are
-            records = list(self.store.goal_records(self.store.current(), [goal_id, *g.children])) if g else []
+            # only the cycles of this goal and its sub-goals are read (a long run's others never
+            # are), streamed a page at a time: the explanation keeps no record
+            records = self.store.goal_records(self.store.current(), [goal_id, *g.children]) if g else iter(())
             try:
                 return explain_goal(a, records, goal_id, files)
             except KeyError as exc:

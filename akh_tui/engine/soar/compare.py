@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Mapping
 
+from ..errors import InputError
 from ..paths import Locations
 from ..tools import waterjug
 from .run import SoarRun
@@ -29,12 +30,17 @@ def soar_steps(name: str, seed: int | None, most: int) -> tuple[str, list[dict[s
         run.run(min(most, sc.max_decisions))
     finally:
         run.close()
+    return sc.name, soar_record_steps(sc.name, run.records)
+
+
+def soar_record_steps(name: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Soar decision records as moves (a run's, or a stored run's)."""
     steps = []
-    for rec in run.records:
+    for rec in records:
         sel = rec["selected"]
         if sel is None:
             continue
-        move = waterjug.soar_move(sel["label"]) if sc.name.startswith("water-jug") else sel["label"]
+        move = waterjug.soar_move(sel["label"]) if name.startswith("water-jug") else sel["label"]
         if move is None:
             continue
         me = next((c for c in rec["candidates"] if c["chosen"]), None)
@@ -44,7 +50,24 @@ def soar_steps(name: str, seed: int | None, most: int) -> tuple[str, list[dict[s
                + (f", over {', '.join(others)}" if others else "")
                + (" (forced)" if rec.get("forced") else ""))
         steps.append({"move": move, "why": why})
-    return sc.name, steps
+    return steps
+
+
+def ooda_record_steps(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """OODA cycle records as moves: the tool (a water-jug tool's move in the puzzle's words),
+    its score and the other offers."""
+    steps = []
+    for rec in records:
+        d = rec["decide"]
+        move = waterjug.ooda_move(d["tool"], d["input"]) or f"{d['tool']}({d['input']})"
+        offered = sorted((c for c in d["candidates"] if c["offered"]), key=lambda c: -c["score"])
+        mine = next((c["score"] for c in offered if c["tool"] == d["tool"]), None)
+        others = [f"{c['tool']} {c['score']:.2f}" for c in offered if c["tool"] != d["tool"]]
+        why = (f"OODA cycle {rec['cycle']}: {d['tool']}({d['input']})"
+               + (f", score {mine:.2f}" if mine is not None else "")
+               + (f", over {', '.join(others)}" if others else ""))
+        steps.append({"move": move, "why": why})
+    return steps
 
 
 def ooda_steps(name: str, seed: int | None, most: int) -> tuple[str, list[dict[str, Any]]]:
@@ -53,25 +76,17 @@ def ooda_steps(name: str, seed: int | None, most: int) -> tuple[str, list[dict[s
 
     with tempfile.TemporaryDirectory(prefix="akh-compare-") as tmp:
         run = Run.start(Locations(Path(tmp), Path(tmp) / "config.toml"), name, seed, store=":memory:")
-        steps = []
+        records: list[Mapping[str, Any]] = []
         try:
             for _ in range(most):
                 rec = run.step()
                 if rec is None:
                     break
-                d = rec["decide"]
-                move = waterjug.ooda_move(d["tool"], d["input"]) or f"{d['tool']}({d['input']})"
-                offered = sorted((c for c in d["candidates"] if c["offered"]), key=lambda c: -c["score"])
-                mine = next((c["score"] for c in offered if c["tool"] == d["tool"]), None)
-                others = [f"{c['tool']} {c['score']:.2f}" for c in offered if c["tool"] != d["tool"]]
-                why = (f"OODA cycle {rec['cycle']}: {d['tool']}({d['input']})"
-                       + (f", score {mine:.2f}" if mine is not None else "")
-                       + (f", over {', '.join(others)}" if others else ""))
-                steps.append({"move": move, "why": why})
+                records.append(rec)
         finally:
             name = run.name
             run.close()
-    return name, steps
+    return name, ooda_record_steps(records)
 
 
 def compare_architectures(a: str, b: str, seed_a: int | None = None, seed_b: int | None = None, most: int = 200) -> dict[str, Any]:
@@ -82,7 +97,11 @@ def compare_architectures(a: str, b: str, seed_a: int | None = None, seed_b: int
     for name, seed in ((a, seed_a), (b, seed_b)):
         sides.append(soar_steps(name, seed, most) if find_soar(name) is not None else ooda_steps(name, seed, most))
     (name_a, sa), (name_b, sb) = sides
-    jugs = name_a.startswith("water-jug") and name_b.startswith("water-jug")
+    return align(name_a, sa, name_b, sb, name_a.startswith("water-jug") and name_b.startswith("water-jug"))
+
+
+def align(name_a: str, sa: list[dict[str, Any]], name_b: str, sb: list[dict[str, Any]], jugs: bool) -> dict[str, Any]:
+    """Two sides' moves aligned by step (and, `jugs`, by the water-jug state each move left)."""
     state_a = state_b = {"jug5": 0, "jug3": 0}
     rows: list[dict[str, Any]] = []
     first: dict[str, Any] | None = None
@@ -132,3 +151,32 @@ def check_compare_names(*names: str) -> None:
         if find_soar(n) is None:
             resolve(n)  # raises InputError naming the unknown scenario
 
+
+
+def compare_stored(locations: Locations, a: str, b: str) -> dict[str, Any]:
+    """`sessions compare A B` where a side is a Soar run: both branches' stored records aligned
+    by move and by the state each left (as `compare_architectures`, which runs the scenarios
+    afresh), each side named RUN:BRANCH with its scenario."""
+    from ..runs.sessions import Sessions
+
+    sessions = Sessions(locations)
+    try:
+        sides: list[tuple[str, str, list[dict[str, Any]]]] = []
+        for ref in (a, b):
+            bid, label = sessions.branch_ref(ref)
+            run = int(label.split(":")[0])
+            meta = sessions.store.run_meta(run)
+            scenario = str(meta.get("name") or "")
+            if sessions.is_soar(run):
+                steps = soar_record_steps(scenario, sessions.soar.records(bid))
+                arch = "soar"
+            else:
+                steps = ooda_record_steps(sessions.store.records(bid))
+                arch = "ooda"
+            sides.append((f"{label} ({scenario}, {arch})", scenario, steps))
+    finally:
+        sessions.close()
+    (la, sa_name, sa), (lb, sb_name, sb) = sides
+    if la == lb:
+        raise InputError(f"{a} and {b} are the same branch", field="compare")
+    return align(la, sa, lb, sb, sa_name.startswith("water-jug") and sb_name.startswith("water-jug"))

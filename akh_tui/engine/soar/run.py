@@ -35,14 +35,21 @@ class SoarRun:
         self._pending: dict[str, Any] | None = None  # the decision in progress: its candidates, its selection
         self.trace = trace
         if trace is not None:
-            trace.write(json.dumps(redact_obj({"type": "header", "v": TRACE_VERSION, "architecture": "soar",
-                                               "scenario": scenario.name, "scenario_path": str(scenario.path),
-                                               "seed": self.seed}), sort_keys=True) + "\n")
+            trace.write(self.header_line() + "\n")
+        # another sink of each decision's trace line (the session store: soar/recorded.py), with
+        # the phases run at its end and the phase its selection was given at (None: Soar's own)
+        self.on_line: Callable[[int, str, int, int | None], None] | None = None
         # a replay (replay_soar_trace): the person's selections given again at their decisions, and
         # each decision checked against the recorded one
         self.selects: dict[int, str] = {}
         self.expected: list[dict[str, Any]] | None = None
         self.divergence: str | None = None
+
+    def header_line(self) -> str:
+        """The trace's first line: the scenario, its file and the seed (secrets masked)."""
+        return json.dumps(redact_obj({"type": "header", "v": TRACE_VERSION, "architecture": "soar",
+                                      "scenario": self.scenario.name, "scenario_path": str(self.scenario.path),
+                                      "seed": self.seed}), sort_keys=True)
 
     @classmethod
     def start(cls, scenario: str | Path | SoarScenario, seed: int | None = None,
@@ -90,15 +97,19 @@ class SoarRun:
         rec: dict[str, Any] = {"type": "decision", "decision": len(self.records) + 1,
                                "selected": pending.get("selected"), "candidates": pending["candidates"],
                                "stack": [list(x) for x in self.arch.stack()], "halted": self.arch.finished}
-        forced = [oid for at, oid in self.arch.forces if self._at[-1] <= at]
+        forced = [(at, oid) for at, oid in self.arch.forces if self._at[-1] <= at]
         if forced:
-            rec["forced"] = forced[-1]
+            rec["forced"] = forced[-1][1]
         self.records.append(rec)
         self._at.append(self.arch.phases_run)
         if self.expected is not None and self.divergence is None:
             self.divergence = _differs(rec, self.expected)
-        if self.trace is not None:
-            self.trace.write(json.dumps(redact_obj(rec), sort_keys=True) + "\n")  # a sink: secrets masked
+        if self.trace is not None or self.on_line is not None:
+            line = json.dumps(redact_obj(rec), sort_keys=True)  # a sink: secrets masked
+            if self.trace is not None:
+                self.trace.write(line + "\n")
+            if self.on_line is not None:
+                self.on_line(rec["decision"], line, self.arch.phases_run, forced[-1][0] if forced else None)
         return rec
 
     def step(self) -> dict[str, Any] | None:
@@ -154,6 +165,16 @@ class SoarRun:
         del self.records[decision:]
         del self._at[decision + 1:]
         self._pending = None
+
+    def restore_to(self, records: list[dict[str, Any]], phases: list[int], forces: list[tuple[int, str]]) -> None:
+        """Back at the end of `records` (the start, or a stored run's, with the phases run at
+        the end of each and the selections given on the way): Soar's own restore (init-soar,
+        the seed, the phases run again in its loop with each selection at its phase), the
+        records taken as they are."""
+        self.records = list(records)
+        self._at = [0, *phases]
+        self._pending = None
+        self.arch.restore(SoarSnapshot(self._at[-1], tuple((at, "select", op) for at, op in forces)))
 
     def fork(self, decision: int, operator: str) -> None:
         """Rewind to `decision` and force `operator` at the next one."""

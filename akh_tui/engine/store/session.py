@@ -58,8 +58,9 @@ from ..knowledge.memory import Episode, EpisodicMemory
 from ..cycle.state import apply_kg_additions, core_state, restore, triple_row
 from ..redaction import redact, registered_in
 from .codec import STEADY_CYCLE, TAG_KIND, WINDOW, SeenPacker, loads_rows, pack, store_json, unpack, unpack_ids
+from . import marks
 from .lineage import INF, Segment, fork_bounds, segments
-from .schema import (BRANCH_TABLES, MIGRATIONS, READABLE_SCHEMAS, ROW_COLUMNS, ROW_CRC_FUNCTION, SCHEMA, SCHEMA_VERSION,
+from .schema import (BRANCH_TABLES, READABLE_SCHEMAS, ROW_COLUMNS, ROW_CRC_FUNCTION, SCHEMA, SCHEMA_VERSION,
                      SEARCH_LIST, SEARCH_NAMES, SEARCH_PATHS, TABLES, migration_steps, row_crc, search_columns)
 from .trace import Trace, redact_line
 
@@ -418,6 +419,8 @@ class SessionStore:
         with self._tx():
             for t in BRANCH_TABLES:
                 self.db.executemany(f"DELETE FROM {t} WHERE branch=?", [(b,) for b in ids])
+            if meta.get("architecture") == "soar":  # its decisions' table (soarstore.py)
+                self.db.executemany("DELETE FROM soar_decisions WHERE branch=?", [(b,) for b in ids])
             self.db.execute("DELETE FROM branches WHERE run=?", (run,))
             self.db.execute("DELETE FROM runs WHERE id=?", (run,))
             if self.branch in ids:
@@ -601,10 +604,16 @@ class SessionStore:
         if not goals:
             return
         sql = (f"SELECT cycle, {self._v('record')}, {self._crc_col()} FROM cycles WHERE branch=? AND cycle>=? AND cycle<? "
-               f"AND {self._col('goal')} IN ({', '.join('?' * len(goals))}) ORDER BY cycle")
+               f"AND {self._col('goal')} IN ({', '.join('?' * len(goals))}) ORDER BY cycle LIMIT {self.PAGE}")
         for seg in self.lineage(branch):
-            for c, rec, crc in self._query(sql, (seg.branch, seg.lo["cycles"], seg.hi["cycles"], *goals)):
-                yield self._decode(seg.branch, "cycle record", c, rec, crc)
+            a, b = seg.lo["cycles"], seg.hi["cycles"]
+            while a < b:  # a page at a time (as record_texts): a goal's million cycles never sit in memory together
+                rows = self._query(sql, (seg.branch, a, b, *goals))
+                for c, rec, crc in rows:
+                    yield self._decode(seg.branch, "cycle record", c, rec, crc)
+                if len(rows) < self.PAGE:
+                    break
+                a = rows[-1][0] + 1
 
     def shared_cycles(self, a: int, b: int) -> int:
         """The first cycle whose record two branches may not share: below it both read the very
@@ -1136,42 +1145,22 @@ class SessionStore:
         return {"sqlite": "ok" if sqlite_ok else "; ".join(r[0] for r in rows[:10]), "checked": checked,
                 "unchecked": unchecked, "damaged": damaged, "ok": sqlite_ok and not damaged, "marks": marks}
 
-    # ---- damage a writer refuses -------------------------------------------------------------
+    # ---- damage a writer refuses (the mark file and its reading: marks.py) ------------------
     @property
     def mark_path(self) -> Path | None:
-        """Where `sessions check` leaves its verdict for writers: beside the store, never in
-        it (a damaged store is not written to)."""
-        return self.path.with_name(self.path.name + ".damaged.json") if self.path is not None else None
+        """Where `sessions check` leaves its verdict for writers (marks.mark_path)."""
+        return marks.mark_path(self.path) if self.path is not None else None
 
     def record_check(self, result: dict) -> str | None:
         """Keep `check()`'s verdict for later writers: the damage found, or nothing once the
         store is whole. None, or why it could not be kept (a read-only file system)."""
         mark = self.mark_path
-        if mark is None:
-            return None
-        try:
-            if result["ok"]:
-                mark.unlink(missing_ok=True)
-            else:
-                tmp = mark.with_name(mark.name + ".tmp")
-                tmp.write_text(json.dumps({"v": 1, "marks": result["marks"]}), encoding="utf-8")
-                os.replace(tmp, mark)
-        except OSError as exc:
-            return f"the damage could not be marked for writers ({exc.strerror or exc}): {mark}"
-        return None
+        return marks.record(mark, result) if mark is not None else None
 
     def _marks(self) -> list[dict]:
-        """The damage `sessions check` marked; an unreadable mark file counts as the whole store."""
+        """The damage `sessions check` marked (marks.read)."""
         mark = self.mark_path
-        if mark is None or not mark.exists():
-            return []
-        try:
-            marks = json.loads(mark.read_text(encoding="utf-8"))["marks"]
-            if isinstance(marks, list) and all(isinstance(m, dict) for m in marks):
-                return marks
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
-        return [{"branch": None, "what": "mark", "cycle": None}]
+        return marks.read(mark) if mark is not None else []
 
     def verify_tail(self, branch: int) -> None:
         """What a writer checks before it continues `branch` (StoreDamaged naming the first
@@ -1198,58 +1187,18 @@ class SessionStore:
 
     def refuse_marked(self, branch: int, upto: int | None = None) -> None:
         """BranchDamaged when `sessions check` marked damage that continuing `branch` (or
-        forking it after cycle `upto`) would build on: in the rows of its lineage up to there,
-        or anywhere SQLite's own check failed."""
-        marks = self._marks()
-        if not marks:
+        forking it after cycle `upto`) would build on (marks.first_hit)."""
+        found = self._marks()
+        if not found:
             return
-        segs = {seg.branch: seg for seg in self.lineage(branch)}
-        hit: dict | None = None
-        for m in marks:
-            b, c = m.get("branch"), m.get("cycle")
-            if b is None:
-                if m.get("what") in ("sqlite", "mark", "meta", "runs") or m.get("what") in BRANCH_TABLES:
-                    hit = m  # somewhere in the store: no branch is known whole
-                    break
-                continue
-            seg = segs.get(b)
-            if seg is None:
-                continue
-            if m.get("what") == "heads" and b != branch:
-                continue  # another branch's head: not read by this one
-            if isinstance(c, int) and not (seg.lo["cycles"] <= c < seg.hi["cycles"]) and m.get("what") in (
-                    "cycles", "snapshots", "events", "inputs"):
-                continue  # its parent's rows after the fork point: not this branch's
-            if upto is not None and isinstance(c, int) and c > upto and m.get("what") in ("cycles", "snapshots", "events",
-                                                                                           "inputs", "heads"):
-                continue  # after the fork point asked for
-            if hit is None or (isinstance(c, int) and (not isinstance(hit.get("cycle"), int) or c < hit["cycle"])):
-                hit = m
+        hit = marks.first_hit(found, {seg.branch: seg for seg in self.lineage(branch)}, branch, upto)
         if hit is not None:
             raise self.refusal(branch, None, hit)
 
     def refusal(self, branch: int, exc: "StoreDamaged | None", mark: dict | None = None) -> BranchDamaged:
         """Why a writer will not continue `branch`, and how to go on: fork before the damage."""
         run, name = self._branch_where(branch)
-        where = f"run {run}, branch {name!r}" if run is not None else f"branch id {branch}"
-        if exc is not None:
-            cycle, what = exc.cycle, "heads" if "head state" in exc.message else "cycles"
-            why = exc.message.split(". Nothing was changed")[0]
-        else:
-            assert mark is not None
-            cycle, what = mark.get("cycle"), str(mark.get("what"))
-            why = (f"`akh-tui sessions check` found damage ({what}" + (f" at cycle {cycle}" if isinstance(cycle, int) else "")
-                   + ")")
-        if isinstance(cycle, int) and what in ("cycles", "snapshots", "events", "inputs", "heads") and \
-                (mark is None or mark.get("branch") is not None):
-            at = cycle if what == "heads" else max(0, cycle - 1)
-            how = (f"fork before the damage: `akh-tui agent fork --at {at} --name NAME` (it starts a new branch there; "
-                   f"`akh-tui agent resume` then continues it)")
-        else:
-            how = ("restore the store from a copy, or use --data-dir for a new one; `akh-tui sessions export` writes "
-                   "out what still reads, and `akh-tui sessions check` clears this mark once the store is whole")
-        return BranchDamaged(f"{where} is damaged: {why}. Nothing was appended to it; to go on, {how}.",
-                             file=self.where, run=run, branch=name, cycle=cycle if isinstance(cycle, int) else None)
+        return marks.refusal(self.where, branch, run, name, exc, mark)
 
     # ---- import ----------------------------------------------------------------------------
     def import_trace(self, trace: Trace, source: str) -> int:

@@ -44,6 +44,19 @@ SEND = ["dask", "pickle"]
 RECEIVE = ["msgpack"]
 
 
+# What an idle local cluster spends its time on, turned down (it cost ~8% of a core doing
+# nothing, issue 29): each worker's statistical profiler samples its threads every 10 ms, the
+# GIL monitor every 1 ms, the system monitor (psutil) every 500 ms and every event loop wakes up
+# every 20 ms to see whether it was blocked. A sweep reads none of these (no dashboard); the
+# nanny hands the workers this config when it starts them.
+IDLE_QUIET = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.system-monitor.gil.enabled": False,
+    "distributed.admin.system-monitor.interval": "2s",
+    "distributed.admin.tick.interval": "500ms",
+}
+
+
 def start_client(workers: int | None, scheduler: str | None):
     """(client, cluster or None). A local cluster: processes, one thread each (runs are
     CPU-bound Python), on 127.0.0.1 only, without the dashboard."""
@@ -61,7 +74,7 @@ def start_client(workers: int | None, scheduler: str | None):
     n = workers or os.cpu_count() or 1
     # Runs are short (tens of ms): the scheduler hands each worker its share at once instead of
     # one task per thread at a time ("queuing"), so no worker waits a round trip between runs.
-    with dask.config.set({"distributed.scheduler.worker-saturation": "inf"}):
+    with dask.config.set({"distributed.scheduler.worker-saturation": "inf", **IDLE_QUIET}):
         # no dashboard; the scheduler's small HTTP server (health checks) on any free local port
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
                                dashboard_address=None, silence_logs=logging.ERROR,
@@ -151,20 +164,25 @@ def collect(client, store, tasks, summary, progress=None, on_result=None, bundle
     `bundles` (scenario files as text) goes to every worker once, not with every task."""
     from dask.distributed import as_completed
 
-    from .wire import worker_task
+    from .wire import worker_batch, worker_task
 
     futures = []
-    by_key = {_key(t): t for t in tasks}
     # a refused result is reported in its run's row; Dask would also log it with a traceback
     quiet = _DropRefusals()
     logging.getLogger("distributed.protocol.core").addFilter(quiet)
     try:
-        extra = []
+        shared = None
         if bundles:
             (shared,) = client.scatter([bundles], broadcast=True)
-            extra = [[shared] * len(tasks)]
-        # The key names the run: the same run is one task however often it is submitted.
-        futures = client.map(worker_task, tasks, *extra, key=list(by_key), pure=False)
+        # The key names the run (or the batch's runs): the same runs are one task however
+        # often they are submitted.
+        by_key = {_batch_key(g): g for g in batches(tasks, _workers(client))}
+        for fn, keys in ((worker_task, [k for k, g in by_key.items() if len(g) == 1]),
+                         (worker_batch, [k for k, g in by_key.items() if len(g) > 1])):
+            if keys:
+                work = [by_key[k][0] if fn is worker_task else by_key[k] for k in keys]
+                extra = [[shared] * len(keys)] if shared is not None else []
+                futures += client.map(fn, work, *extra, key=keys, pure=False)
         failed = 0
         t0 = time.perf_counter()
         if progress is not None:
@@ -173,13 +191,14 @@ def collect(client, store, tasks, summary, progress=None, on_result=None, bundle
         # client and scheduler more CPU than the transfer)
         for batch in as_completed(futures).batches():
             done = [f for f in batch if f.status == "finished"]
-            summary["lost"] += len(batch) - len(done)  # the task never raises: a worker died too often
+            # the task never raises: a worker died too often
+            summary["lost"] += sum(len(by_key[f.key]) for f in batch if f.status != "finished")
             results = []
             for key, blob in _gather(client, done):
                 if blob is _LOST:
-                    summary["lost"] += 1
+                    summary["lost"] += len(by_key[key])
                 else:
-                    results.append(_receive(by_key[key], blob))
+                    results += _receive_all(by_key[key], blob)
             for f in batch:
                 f.release()
             for result in results:
@@ -204,6 +223,45 @@ def collect(client, store, tasks, summary, progress=None, on_result=None, bundle
 
 def _key(task: Any) -> str:
     return f"akh-sweep-{task.run_id}"
+
+
+def _batch_key(tasks: list) -> str:
+    return _key(tasks[0]) if len(tasks) == 1 else f"akh-sweep-{tasks[0].run_id}+{len(tasks) - 1}"
+
+
+# Runs are short (tens of ms) and a Dask task costs the client and scheduler several ms of CPU
+# (issue 29: 7.6 ms a task, 18% of a run; 34% of a run's CPU in the client on a busy machine).
+# A sweep with many runs a worker sends them in batches: each worker still gets BATCH_SPREAD
+# tasks or more (so a slow or lost worker's share moves elsewhere), never more than MAX_BATCH
+# runs a task (a Ctrl-C loses at most the batches under way; each run is still its own row).
+MAX_BATCH = 8
+BATCH_SPREAD = 8
+
+
+def batches(tasks: list, workers: int) -> list[list]:
+    """The tasks in order, cut in groups of equal size (the last smaller)."""
+    size = max(1, min(MAX_BATCH, len(tasks) // max(1, workers * BATCH_SPREAD)))
+    return [tasks[i:i + size] for i in range(0, len(tasks), size)]
+
+
+def _workers(client: Any) -> int:
+    try:
+        return max(1, len(client.scheduler_info().get("workers", {})))
+    except Exception:  # an unusual scheduler: unbatched is always right
+        return 1 << 30
+
+
+def _receive_all(tasks: list, blob: object) -> list[dict]:
+    """The runs' results from what a worker sent for them (a batch sends a list of results)."""
+    from .wire import refused_result
+
+    if len(tasks) == 1:
+        return [_receive(tasks[0], blob)]
+    if not isinstance(blob, (list, tuple)) or len(blob) != len(tasks):
+        why = f"a batch of {len(tasks)} runs came back as {type(blob).__name__}" + \
+            (f" of {len(blob)}" if isinstance(blob, (list, tuple)) else "")
+        return [refused_result(t, why) for t in tasks]
+    return [_receive(t, b) for t, b in zip(tasks, blob)]
 
 
 _LOST = object()  # a result that could not be fetched (its worker gone): the run is retried next time

@@ -45,6 +45,12 @@ def worker_task(task: RunTask, bundles: dict | None = None) -> bytes:
         return encode_result({"row": row, "trace": zlib.compress(b"")})
 
 
+def worker_batch(tasks: list[RunTask], bundles: dict | None = None) -> list[bytes]:
+    """Several tasks run in turn by one Dask task (cluster.py batches short runs): each run's
+    result as `worker_task` encodes it, in the tasks' order. Never raises either."""
+    return [worker_task(task, bundles) for task in tasks]
+
+
 def encode_result(result: dict) -> bytes:
     """A run_task result as bytes; ValueError for a row JSON cannot carry exactly (NaN)."""
     row = json.dumps(result["row"], allow_nan=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
@@ -195,4 +201,4 @@ def _show(v: object) -> str:
     return s if len(s) <= 60 else s[:57] + "..."
 
 
-__all__ = ["worker_task", "encode_result", "decode_result", "refused_result", "check_row", "MalformedResult", "MAGIC"]
+__all__ = ["worker_task", "worker_batch", "encode_result", "decode_result", "refused_result", "check_row", "MalformedResult", "MAGIC"]

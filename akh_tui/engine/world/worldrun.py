@@ -626,13 +626,18 @@ def _differs_in(a: StepRow, b: StepRow) -> list[str]:
     """Which parts of the step differ: the keys of its cycle records (psyche, decide, act...),
     or the kinds of its other records (ledger, state...)."""
     def parts(row: StepRow) -> dict[str, Any]:
+        # a cycle record's keys and the other records' kinds share names (its `round` and
+        # `state` fields, the `round` record and `state` events): kept apart, then merged
         out: dict[str, Any] = {}
+        kinds: dict[str, list[dict[str, Any]]] = {}
         for line in row.lines:
             rec = json.loads(line)
             if rec.get("type") == "cycle":
                 out.update((k, v) for k, v in rec.items())
             else:
-                out.setdefault(str(rec.get("type")), []).append(rec)
+                kinds.setdefault(str(rec.get("type")), []).append(rec)
+        for kind, recs in kinds.items():
+            out[kind if kind not in out else f"{kind} events"] = recs
         return out
     pa, pb = parts(a), parts(b)
     return [k for k in dict.fromkeys([*pa, *pb]) if pa.get(k) != pb.get(k)]

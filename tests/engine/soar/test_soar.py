@@ -357,7 +357,7 @@ def test_an_impasse_shows_as_the_goal_stack_and_its_stuck_choice_as_the_candidat
 def test_a_world_with_one_soar_and_two_ooda_agents_runs_byte_identical(cli, tmp_path: Path) -> None:
     one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
     out = cli("world", "run", "market-soar", "--rounds", "10", "--trace", str(one)).stdout
-    cli("world", "run", "market-soar", "--rounds", "10", "--trace", str(two))
+    cli("world", "run", "market-soar", "--rounds", "10", "--trace", str(two), "--fresh")  # a new world, not the first continued
     assert one.read_bytes() == two.read_bytes()
     assert "soar" in out.split("balances:")[1]
     import json

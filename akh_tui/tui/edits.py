@@ -1,0 +1,97 @@
+"""The live run's edits from the main screen's keys: add a goal, edit the psyche, veto the
+tool selected in the score table or lift that veto (each refused while a past cycle is shown:
+fork from it instead), and edit the agent's state (`x`): live, applied before the next cycle;
+at a replayed cycle, a fork from there with the edits."""
+
+from __future__ import annotations
+
+from ..engine import AddGoal, Psyche, from_state_payload
+from .dialogs import AddGoalScreen, guarded
+from .host import WorkbenchHost
+from .state_edit import Staged
+
+
+class LiveEdits(WorkbenchHost):
+    """The workbench's edits to the live run."""
+
+    @guarded
+    def action_add_goal(self) -> None:
+        if self._read_only():
+            return
+        def add(desc: str, crit: str | None, prio: int) -> None:
+            self.ctl.apply(AddGoal(desc, crit, prio))
+            self._dirty = True
+
+        self.push_screen(AddGoalScreen(add))
+
+    @guarded
+    def action_edit_psyche(self) -> None:
+        if self._read_only():
+            return
+        from .psyche_editor import PsycheEditorScreen
+
+        live = self.ctl.psyche_toml()
+        screen = PsycheEditorScreen(self.psyche_draft or live, self.ctl.psyche_file(), self.apply_psyche,
+                                    live_text=live, save=self.ctl.save_psyche)
+        # an unapplied draft comes back on close and is reopened next time: nothing typed is lost
+        self.push_screen(screen, callback=lambda draft: setattr(self, "psyche_draft", draft))
+
+    def apply_psyche(self, psyche: Psyche, source: str = "editor") -> None:
+        self.ctl.edit_psyche(psyche, source=source)
+        self.psyche_draft = None
+        self._dirty = True
+
+    @guarded
+    def action_veto_selected(self) -> None:
+        if self._read_only():
+            return
+        tool = self.score_table.selected_tool()
+        if tool is None:
+            return
+        if self.ctl.veto_tool(tool):
+            self._dirty = True
+            self.notify(f"Veto added for {tool}: it fires if {tool} is chosen from the next cycle on", markup=False)
+        else:
+            self.notify(f"{tool} is vetoed already: nothing changed", markup=False)
+
+    @guarded
+    def action_lift_veto_selected(self) -> None:
+        if self._read_only():
+            return
+        tool = self.score_table.selected_tool()
+        if tool is None:
+            return
+        if self.ctl.lift_veto(tool):
+            self._dirty = True
+            self.notify(f"Veto of {tool} lifted: it runs when chosen from the next cycle on", markup=False)
+        else:
+            self.notify(f"No veto added with v for {tool}: a psyche pattern is changed in the editor (e)",
+                        markup=False)
+
+    @guarded
+    def action_edit_state(self) -> None:
+        if not self.live:
+            self.notify("a trace file has no engine state to edit", markup=False)
+            return
+        from .state_edit import StateEditScreen
+
+        cycle = self.replay if self.replay is not None else self.ctl.cycle
+        at = self.replay
+        lines = ["goals (goal N status=… priority=… criteria=…):"]
+        lines += ["  " + x for x in self.ctl.query("goals", at)["lines"]]
+        lines += ["working memory, newest last (memory N drop · memory N = TEXT):"]
+        lines += ["  " + x for x in self.ctl.query("memory", at, limit=500)["lines"][-12:]]
+
+        def apply(staged: list[Staged], name: str) -> str:
+            edits = [from_state_payload(kind, payload) for _line, kind, payload in staged]
+            if at is None:
+                done = self.ctl.edit_state(edits)
+                self._dirty = True
+                if self.sync:
+                    self._drain()
+                return "; ".join(done)
+            event = self.fork(at, name, {"state": [[e.kind, e.payload()] for e in edits]})
+            return f"branch {event['branch']} forked after cycle {at}: " + "; ".join(event["edits"])
+
+        screen = StateEditScreen(cycle, at is not None, lines, self.staged_edits, apply, self.edit_draft)
+        self.push_screen(screen, callback=lambda draft: setattr(self, "edit_draft", draft or ""))
