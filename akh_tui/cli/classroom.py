@@ -162,8 +162,22 @@ def cmd_export_otel(sessions: "Sessions", args, out: Console, err: Console) -> i
     if args.endpoint:
         otel.check_endpoint(args.endpoint)
     start = otel.parse_start(args.start)
-    extent = sessions.extent(args.run, args.branch)
-    spans = sessions.spans(args.run, args.branch, start)
+    if isinstance(args.run, str):  # a world (wN): its §13 records as otel_world's spans
+        from ..engine import Locations, otel_world, parse_world_ref, show_world, world_items
+
+        loc, ref = Locations.resolve(args.data_dir), f"{args.run}:{args.branch}"
+        world, _ = parse_world_ref(ref)
+        shown = show_world(loc, args.run)
+        steps = next((b["steps"] for b in shown["branches"] if b["name"] == args.branch), None)
+        if steps is None:
+            raise InputError(f"world {args.run} has no branch {args.branch!r} (it has: "
+                             f"{', '.join(b['name'] for b in shown['branches'])})", field="--branch")
+        spans = otel_world.stream_world_spans(world_items(loc, ref), run=world, branch=args.branch, start_ns=start)
+        count, unit, key = steps, "step(s)", "steps"
+    else:
+        extent = sessions.extent(args.run, args.branch)
+        spans = sessions.spans(args.run, args.branch, start)
+        count, unit, key = extent.cycles, "cycle(s)", "cycles"
     if args.format == "otlp":
         try:
             n = otel.send_otlp(spans, args.endpoint, headers)
@@ -181,12 +195,11 @@ def cmd_export_otel(sessions: "Sessions", args, out: Console, err: Console) -> i
         except (OSError, ValueError) as exc:
             raise InputError(f"cannot write: {getattr(exc, 'strerror', None) or exc}", file=args.output) from None
         where = args.output
-    cycles = extent.cycles
     if args.json and where != "-":
-        print(json.dumps({"run": args.run, "branch": args.branch, "cycles": cycles, "spans": n, "to": where}))
+        print(json.dumps({"run": args.run, "branch": args.branch, key: count, "spans": n, "to": where}))
     elif where != "-":
-        err.print(Text(f"exported {cycles} cycle(s) of run {args.run} branch {args.branch} as {n} span(s) "
-                       f"to {where}"))
+        what = f"world {args.run}" if isinstance(args.run, str) else f"run {args.run}"
+        err.print(Text(f"exported {count} {unit} of {what} branch {args.branch} as {n} span(s) to {where}"))
     return 0
 
 

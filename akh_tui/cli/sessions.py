@@ -33,9 +33,10 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("sessions", help="runs and branches in the session store; export and import JSONL traces")
     p.set_defaults(handler=dispatch)  # pin, report and export's OpenTelemetry formats go on to classroom.py
     ssub = p.add_subparsers(dest="sessions_command", required=True)
-    ssub.add_parser("list", parents=[common], help="every run: scenario, seed, branches, cycles")
-    show = ssub.add_parser("show", parents=[common], help="one run: its branches (parent, fork cycle, edits) and goals")
-    show.add_argument("run", type=int, metavar="RUN", help="run id (see `sessions list`)")
+    ssub.add_parser("list", parents=[common], help="every run (scenario, seed, branches, cycles) and world (wN)")
+    show = ssub.add_parser("show", parents=[common],
+                           help="one run: its branches (parent, fork cycle, edits) and goals; or a world (wN)")
+    show.add_argument("run", type=run_or_world, metavar="RUN", help="a run id, or wN for world N (`sessions list`)")
     exp = ssub.add_parser("export", parents=[common], help="write a branch of a run (or a world: wN) as a JSONL trace")
     exp.add_argument("run", type=run_or_world, metavar="RUN", help="a run id, or wN for world N (`sessions list`)")
     exp.add_argument("--branch", default="main", help="branch name (default: main)")
@@ -53,8 +54,8 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     cmp.add_argument("b", metavar="RUN[:BRANCH]")
     ssub.add_parser("check", parents=[common],
                     help="full integrity check of the store: SQLite's own, then every record's checksum (reads it all)")
-    dele = ssub.add_parser("delete", parents=[common], help="delete a run and all its branches")
-    dele.add_argument("run", type=int, metavar="RUN")
+    dele = ssub.add_parser("delete", parents=[common], help="delete a run (or a world: wN) and all its branches")
+    dele.add_argument("run", type=run_or_world, metavar="RUN", help="a run id, or wN for world N (`sessions list`)")
 
 
 def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -62,6 +63,9 @@ def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
         return cli_classroom.dispatch_sessions(args, out, err)
     from ..engine import Locations
     from ..engine import Sessions
+
+    if args.sessions_command in ("show", "delete") and isinstance(args.run, str):  # a world (wN)
+        return {"show": _show_world, "delete": _delete_world}[args.sessions_command](args, out)
 
     # only import and delete write: every other command opens the store read-only
     sessions = Sessions(Locations.resolve(args.data_dir), write=args.sessions_command in ("import", "delete"))
@@ -84,7 +88,7 @@ def cmd_list(sessions: Sessions, args, out: Console, err: Console) -> int:
                                                   "goals_done", "goals_top")}
                           | {"architecture": r.get("architecture", "ooda")}
                           | {"branches": [{k: b[k] for k in ("name", "parent", "fork_cycle", "last_cycle", "current")}
-                                          for b in r["branches"]]} for r in runs]))
+                                          for b in r["branches"]]} for r in runs] + [_world_row(w) for w in worlds]))
         return 0
     if not runs:
         if not worlds:
@@ -108,6 +112,15 @@ def cmd_list(sessions: Sessions, args, out: Console, err: Console) -> int:
                   f"{r['goals_done']}/{r['goals_top']}", Text(note, style="bold" if current else "dim"))
     out.print(t)
     return 0
+
+
+def _world_row(w: dict) -> dict:
+    """A world in `sessions list --json`: after the runs, its id as the commands take it (`wN`),
+    `kind` "world", and each branch's parent by name and fork step, as a run's are."""
+    names = {b["id"]: b["name"] for b in w["branches"]}
+    return {"id": f"w{w['id']}", "kind": "world", "name": w["name"], "file": w["file"], "seed": w["seed"],
+            "branches": [{"name": b["name"], "parent": names.get(b["parent"]), "fork_step": b["fork_step"],
+                          "steps": b["steps"], "edits": b["edits"], "current": b["current"]} for b in w["branches"]]}
 
 
 def _print_worlds(out: Console, worlds: list[dict]) -> None:
@@ -146,6 +159,47 @@ def cmd_show(sessions: Sessions, args, out: Console, err: Console) -> int:
         t.add_row(Text(b["name"]), Text(origin), Text(", ".join(edits) or "—"), str(b["last_cycle"]),
                   Text(", ".join(done) or "none"), Text("current" if b["current"] else "", style="bold"))
     out.print(t)
+    return 0
+
+
+def _show_world(args, out: Console) -> int:
+    from ..engine import Locations, show_world
+
+    w = show_world(Locations.resolve(args.data_dir), args.run)
+    names = {b["id"]: b["name"] for b in w["branches"]}
+    branches = [{"name": b["name"], "parent": names.get(b["parent"]), "fork_step": b["fork_step"], "steps": b["steps"],
+                 "edits": b["edits"], "current": b["current"]} for b in w["branches"]]
+    if args.json:
+        print(json.dumps({k: w[k] for k in ("name", "file", "seed", "agents", "config")} | {"id": args.run,
+                                                                                           "branches": branches}))
+        return 0
+    out.print(Text(f"world {args.run}: {w['name']} (seed {w['seed']}, {w['file']})", style="bold"))
+    t = Table(title="Agents")
+    for col in ("agent", "scenario", "decider", "seed"):
+        t.add_column(col)
+    for a in w["agents"]:
+        t.add_row(Text(str(a.get("id"))), Text(str(a.get("scenario"))), Text(str(a.get("decider"))), str(a.get("seed")))
+    out.print(t)
+    t = Table(title="Branches")
+    for col in ("branch", "from", "edits", "steps", ""):
+        t.add_column(col)
+    for b in branches:
+        origin = f"{b['parent']} @ step {b['fork_step']}" if b["parent"] else "start"
+        edits = ", ".join(json.dumps(e) if not isinstance(e, str) else e for e in b["edits"])
+        t.add_row(Text(b["name"]), Text(origin), Text(edits or "—"), str(b["steps"]),
+                  Text("current" if b["current"] else "", style="bold"))
+    out.print(t)
+    return 0
+
+
+def _delete_world(args, out: Console) -> int:
+    from ..engine import Locations, delete_world
+
+    gone = delete_world(Locations.resolve(args.data_dir), args.run)
+    if args.json:
+        print(json.dumps({"deleted": args.run, "branches": gone["branches"]}))
+    else:
+        out.print(Text(f"deleted world {args.run} ({gone.get('name')}, {gone['branches']} branch(es))"))
     return 0
 
 
@@ -268,10 +322,12 @@ def cmd_check(sessions: Sessions, args, out: Console, err: Console) -> int:
                    + (f", {result['unchecked']:,} written before checksums (not checked)" if result["unchecked"] else "")))
     for where, cycles in result["damaged"].items():
         shown = ", ".join(str(c) for c in cycles[:20]) + (f" … ({len(cycles)} in all)" if len(cycles) > 20 else "")
-        unit = "row(s)" if where.endswith("(numbered)") else "cycle(s)"
+        unit = "row(s)" if where.endswith("(numbered)") else "step(s)" if where.startswith("world ") else "cycle(s)"
         err.print(Text(f"damaged: {where}" + (f": {unit} {shown}" if cycles else ""), style="bold red"))
     if result.get("mark"):
         err.print(Text(result["mark"], style="yellow"))
+    elif not result["ok"] and not result["marks"]:  # a world's rows only
+        err.print(Text("every command that reads a damaged world row refuses it; restore the store from a copy"))
     elif not result["ok"]:
         err.print(Text("writers refuse the damaged branches from now on (`akh-tui agent resume` says how to fork "
                        "before the damage); run `akh-tui sessions check` again once the store is whole"))

@@ -55,7 +55,9 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
                        ("ledger", "the recorded world's ledger entries, in order"),
                        ("artifacts", "the recorded world's artifacts and their versions")):
         r = wsub.add_parser(name, parents=[common], help=what)
-        r.add_argument("--branch", metavar="NAME", help="a branch of the current world (default: the current one)")
+        r.add_argument("world", nargs="?", metavar="WORLD",
+                       help="a recorded world: wN or wN:BRANCH (see `sessions list`; default: the current world)")
+        r.add_argument("--branch", metavar="NAME", help="a branch of the world (default: its current one, or main)")
         r.add_argument("--at", metavar="ROUND:AGENT", help="as it was right after this step (a rewind; nothing changes)")
         if name == "ledger":
             r.add_argument("--agent", metavar="ID", help="only entries from or to this account")
@@ -176,9 +178,16 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def _open_at(args: argparse.Namespace) -> tuple[Any, Any]:
     """The recorded world (read-only) and the World at `--at` (or its last step)."""
-    from ..engine import WorldRun
+    from ..engine import InputError, WorldRun, parse_world_ref
 
-    r = WorldRun.open_readonly(_locations(args), branch=args.branch)
+    world, branch = None, args.branch
+    if args.world is not None:
+        world, named = parse_world_ref(args.world, field="WORLD")
+        if ":" in args.world:
+            if branch is not None and branch != named:
+                raise InputError(f"{args.world} names branch {named!r} and --branch {branch!r}", field="--branch")
+            branch = named
+    r = WorldRun.open_readonly(_locations(args), branch=branch, world=world)
     try:
         return r, (r.world_at(r.step_number(args.at)) if args.at else r.world)
     except BaseException:

@@ -60,3 +60,20 @@ def test_the_recording_rows_measure_each_way_against_the_engine_alone_in_the_sam
     rows = list(recording.rows(res))
     assert [r[2] for r in rows if "÷ the engine alone" in r[0]] == ["≤ 1.3", ""]
     assert any("2,000 triples" in r[0] and r[2] == "≤ 3 ms" for r in rows)
+
+
+def test_the_world_rows_measure_each_figure_on_small_worlds(tmp_path):
+    """Issue 25's bench rows on a 2- and a 4-agent world: every figure measured and shown."""
+    from akh_tui.bench.main import ENDLESS, demo_agent, rss_mb
+    from akh_tui.bench.world import world_figures, world_rows
+
+    f = world_figures(True, tmp_path, demo_agent, ENDLESS, rss_mb, sizes=(2, 4, 40, 2, 10))
+    assert f["world_agents"] == [2, 4] and f["world100_steps"] == 40
+    assert f["single_cycle_ms"] > 0 and f["world10_step_ms"] > 0 and f["world100_step_ms"] > 0
+    lo, mid, hi = f["ratio10_blocks"]
+    assert 0 < lo <= mid <= hi
+    assert 0 < f["rewind_ms_min"] <= f["rewind_ms_median"] <= f["rewind_ms_max"]
+    assert f["mb_per_agent_built"] < 30  # nothing held but the worlds
+    text = "\n".join(" | ".join(r) for r in world_rows(f))
+    assert "world, 2 agents on the demo graph" in text and "≤ 1.2×" in text
+    assert "world, 4 agents: rewind of a 40-step world, min / median / max" in text and "≤ 100 ms" in text

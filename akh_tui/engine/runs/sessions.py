@@ -16,6 +16,7 @@ from ..paths import Locations, shown_scenario
 from .search import parse_search
 from ..store.session import SessionStore
 from ..store.soarstore import SoarStore, is_soar_meta
+from ..store.worldstore import WorldStore
 from ..store.trace import TraceWriter, read_trace
 
 
@@ -198,6 +199,14 @@ class Sessions:
                 result["damaged"][f"run {info['run']}, branch {info['name']!r}: Soar decisions"] = decisions
                 result["marks"].append({"branch": b, "what": "soar_decisions", "cycle": decisions[0]})
             result["ok"] = result["ok"] and not soar_damaged
+        # the world tables' rows too (store/worldstore.py): reported, and refused by every
+        # reader when it comes to one, but not marked for a single run's writers (a world's
+        # branch ids are its own)
+        worlds = WorldStore(self.store).check()
+        result["checked"] += worlds["checked"]
+        result["unchecked"] += worlds["unchecked"]
+        result["damaged"] |= worlds["damaged"]
+        result["ok"] = result["ok"] and not worlds["damaged"]
         return result | {"mark": self.store.record_check(result)}
 
     # ---- what is handed out: streamed, a record at a time ------------------------------------

@@ -10,8 +10,11 @@ them; a single run's rows and records are untouched, so its traces stay byte-ide
   is the §13 trace, byte for byte).
 - `world_states`: saved states for rewinds, in parts: `world` (clock, ledger, artifacts,
   escrow, rate windows, loops: world/state.py) and one part per agent, written only for the
-  agents that took a turn since the branch's last saved state. A state at step s is the
-  newest `world` part at or before s, with each agent's newest part at or before that.
+  agents that took a turn since the branch's last saved state, and beside it, `kg:AGENT`, its
+  graph additions: all of them, or those since its `kg:` part `prev` (step, symbols, triples)
+  on the same branch, at most KG_CHAIN (worldrun.py) in a chain (a part from before these had
+  its additions in the agent's part, and still reads). A state at step s is the newest
+  `world` part at or before s, with each agent's newest part at or before that.
 - `world_current`: the data dir's current world branch.
 
 A step and the state saved after it are one transaction (the SessionStore's), so a kill loses
@@ -26,6 +29,8 @@ import json
 import sqlite3
 from dataclasses import dataclass
 from typing import Any, Iterator
+
+import orjson
 
 from ..errors import InputError, StoreDamaged
 from .session import SessionStore, row_crc
@@ -42,6 +47,7 @@ CREATE TABLE IF NOT EXISTS world_states (branch INTEGER NOT NULL, step INTEGER N
 CREATE TABLE IF NOT EXISTS world_current (key INTEGER PRIMARY KEY CHECK (key = 0), branch INTEGER NOT NULL);
 """
 WORLD_PART = "world"
+GRAPH_PART = "kg:"  # + an agent id (which has no colon): its graph additions
 INF = 1 << 62
 
 
@@ -183,6 +189,64 @@ class WorldStore:
         self._lineages.clear()
         return b
 
+    def check(self) -> dict[str, Any]:
+        """Every world row's checksum (`sessions check`): how many were checked, how many were
+        written without one, and the damaged, by world and branch, with their steps. Nothing is
+        repaired or replaced: the readers refuse a damaged row when they come to it."""
+        damaged: dict[str, list[int]] = {}
+        checked = unchecked = 0
+        if not self._tables():
+            return {"checked": 0, "unchecked": 0, "damaged": damaged}
+        names: dict[int, str] = {}
+        try:
+            for b, world, name in self.db.execute("SELECT id, world, name FROM world_branches"):
+                names[b] = f"world w{world} branch {name!r}"
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+            damaged[f"world_branches: unreadable ({exc})"] = []
+        checks: list[tuple[str, str, Any]] = [
+            ("worlds", "SELECT id, meta, crc FROM worlds",
+             lambda r: (f"world w{r[0]}: its header", None)),
+            ("world_branches", "SELECT id, world, name, parent, fork_step, edits, crc FROM world_branches",
+             lambda r: (f"world w{r[1]}: branch row {r[0]} ({r[2]!r})", None)),
+            ("world_steps", "SELECT branch, step, round, agent, lines, crc FROM world_steps",
+             lambda r: (f"{names.get(r[0], f'world branch {r[0]}')}: steps", r[1])),
+            ("world_states", "SELECT branch, step, part, payload, crc FROM world_states",
+             lambda r: (f"{names.get(r[0], f'world branch {r[0]}')}: saved states", r[1])),
+        ]
+        for table, sql, label in checks:
+            try:
+                for row in self.db.execute(sql):
+                    if row[-1] is None:
+                        unchecked += 1
+                        continue
+                    checked += 1
+                    if row_crc(*row[:-1]) != row[-1]:
+                        where, step = label(row)
+                        damaged.setdefault(where, [])
+                        if step is not None and step not in damaged[where]:
+                            damaged[where].append(step)
+            except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+                damaged[f"{table}: unreadable ({exc})"] = []
+        return {"checked": checked, "unchecked": unchecked, "damaged": damaged}
+
+    def delete(self, world: int) -> dict[str, Any]:
+        """World `world`, all its branches, steps and saved states, gone in one transaction;
+        the data dir then has no current world if it was this one. Returns its meta and how
+        many branches it had."""
+        meta = self.world_meta(world)
+        ids = [r[0] for r in self.db.execute("SELECT id FROM world_branches WHERE world=?", (world,))]
+        with self.store._tx():
+            for table in ("world_steps", "world_states"):
+                self.db.execute(f"DELETE FROM {table} WHERE branch IN (SELECT id FROM world_branches WHERE world=?)",
+                                (world,))
+            cur = self.current()
+            if cur in ids:
+                self.db.execute("DELETE FROM world_current WHERE key=0")
+            self.db.execute("DELETE FROM world_branches WHERE world=?", (world,))
+            self.db.execute("DELETE FROM worlds WHERE id=?", (world,))
+        self._lineages.clear()
+        return meta | {"branches": len(ids)}
+
     # ---- lineage -----------------------------------------------------------------------------
     def lineage(self, branch: int) -> list[WorldSegment]:
         """The branch's steps and states as segments of its ancestors', oldest first."""
@@ -212,7 +276,9 @@ class WorldStore:
                  states: dict[str, dict[str, Any]] | None = None) -> None:
         """One step, and the state saved after it if any: one transaction."""
         text = "\n".join(redact_line(x) for x in lines)  # masked already by the world's writer: a substring check
-        with self.store._tx():
+        # a step without a state is one statement, its own transaction (BEGIN and COMMIT were
+        # two more statements on every step)
+        with self.store._tx(single=not states):
             self.db.execute("INSERT INTO world_steps (branch, step, round, agent, lines, crc) VALUES (?, ?, ?, ?, ?, ?)",
                             (branch, step, rnd, agent, text, row_crc(branch, step, rnd, agent, text)))
             if states:
@@ -288,11 +354,49 @@ class WorldStore:
             if hi < seg.state_lo:
                 continue
             for part, s in self.db.execute(
-                    "SELECT part, MAX(step) FROM world_states WHERE branch=? AND part<>? AND step>=? AND step<=? "
-                    "GROUP BY part", (seg.branch, WORLD_PART, seg.state_lo, hi)).fetchall():
+                    "SELECT part, MAX(step) FROM world_states WHERE branch=? AND part<>? AND part NOT LIKE 'kg:%' "
+                    "AND step>=? AND step<=? GROUP BY part", (seg.branch, WORLD_PART, seg.state_lo, hi)).fetchall():
                 if part not in agents:
-                    agents[part] = self._state(seg.branch, int(s), part)
+                    agents[part] = self._agent_state(seg.branch, int(s), part)
         return at, world, agents
+
+    def _agent_state(self, branch: int, step: int, part: str) -> dict[str, Any]:
+        """An agent's saved state with its whole graph: its `kg:` parts joined, newest first
+        back to the one that holds all the additions (worldrun.py saves them so)."""
+        d = self._state(branch, step, part)
+        if "kg_additions" in d["agent"]:
+            return d  # saved before the graph had parts of its own
+        chain: list[dict[str, Any]] = []
+        want: int | None = step
+        # one query: the parts are read newest first only until the chain's first
+        for s, text, crc in self.db.execute(
+                "SELECT step, payload, crc FROM world_states WHERE branch=? AND part=? AND step<=? ORDER BY step DESC",
+                (branch, GRAPH_PART + part, step)):
+            if s != want:
+                continue
+            if crc is not None and row_crc(branch, s, GRAPH_PART + part, text) != crc:
+                raise self._bad(f"saved graph of {part!r} at step {s}")
+            g = orjson.loads(text)
+            chain.append(g)
+            want = g["prev"][0] if g["prev"] is not None else None
+            if want is None:
+                break
+        if want is not None:
+            raise StoreDamaged(f"the session store's saved graph of {part!r} at step {want} is missing "
+                               f"(step {step}'s state builds on it); restore the store from a copy", file=self.store.where)
+        whole = chain.pop()
+        symbols: list[Any] = list(whole["symbols"])
+        triples: list[Any] = list(whole["triples"])
+        base_s = base_t = 0
+        if chain:
+            base_s, base_t = chain[-1]["prev"][1] - len(symbols), chain[-1]["prev"][2] - len(triples)  # the scenario's
+        for g in reversed(chain):
+            if g["prev"][1] - base_s != len(symbols) or g["prev"][2] - base_t != len(triples):
+                raise self._bad(f"saved graph of {part!r} at step {g['prev'][0]}")
+            symbols += g["symbols"]
+            triples += g["triples"]
+        d["agent"]["kg_additions"] = {"symbols": symbols, "triples": triples}
+        return d
 
     def _state(self, branch: int, step: int, part: str) -> dict[str, Any]:
         row = self.db.execute("SELECT payload, crc FROM world_states WHERE branch=? AND step=? AND part=?",
@@ -302,5 +406,10 @@ class WorldStore:
         text, crc = row
         if crc is not None and row_crc(branch, step, part, text) != crc:
             raise self._bad(f"saved state {part!r} of step {step}")
-        out: dict[str, Any] = json.loads(text)
+        try:
+            # orjson reads a saved state 2-3x quicker than json (it is most of a rewind's
+            # reading); what it refuses (an integer beyond 64 bits) json reads as before
+            out: dict[str, Any] = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            out = json.loads(text)
         return out

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from ..cycle.state import restore, snapshot
+from ..cycle.state import core_state, kg_additions, restore, snapshot
 from ..llm.decider import LLMDecider
 from .artifacts import Artifact, Version, version_words
 from .loop import ACTIONS_KEPT, FAILURES_KEPT, AgentLoop
@@ -46,13 +46,19 @@ def world_state(w: "World", agents: bool = True) -> dict[str, Any]:
     return out
 
 
-def agent_state(w: "World", aid: str) -> dict[str, Any]:
+def agent_state(w: "World", aid: str, graph: bool = True) -> dict[str, Any]:
     """One agent's own state: its cycle state (graph additions, episodes, goals, psyche...) and
-    its decider's (a workflow's step)."""
+    its decider's (a workflow's step). `graph=False`: without the graph additions (the session
+    store keeps them apart, `agent_graph`)."""
     agent = w.agents[aid]
+    if graph:
+        snap = snapshot(agent)
+    else:
+        snap = core_state(agent)
+        snap["episodes"] = agent.episodic.to_dict()
     # the cycle state, and what a model's next prompt reads that it does not hold (a single
     # run replays a model's turns from its records instead; a world replays them live)
-    out: dict[str, Any] = {"agent": snapshot(agent), "last_output": agent.last_output,
+    out: dict[str, Any] = {"agent": snap, "last_output": agent.last_output,
                            "recent_failures": list(agent.recent_failures),
                            # the world's bookkeeping that only this agent's turns change
                            "read_versions": w.read_versions.get(aid, {}),
@@ -65,6 +71,18 @@ def agent_state(w: "World", aid: str) -> dict[str, Any]:
     elif isinstance(inner, LLMDecider):
         out["model"] = inner.state()  # its memory and a scripted provider's position: the next prompt's
     return out
+
+
+def agent_graph(w: "World", aid: str, since: tuple[int, int, int] | None = None) -> dict[str, Any]:
+    """An agent's graph additions as the session store keeps them, apart from the rest of its
+    state: all of them, or (`since`: the step, symbols and triples of the agent's graph saved
+    before on the same branch) only those made since, with `prev` naming that save. An
+    agent's graph only grows: saving all of it every time made a long world's steps dearer
+    the longer it ran; the store joins a chain back when it reads it (worldstore.py)."""
+    agent = w.agents[aid]
+    if since is None:
+        return {"prev": None} | kg_additions(agent)
+    return {"prev": list(since)} | kg_additions(agent, since[1], since[2])
 
 
 def _loop_state(loop: AgentLoop) -> dict[str, Any]:

@@ -144,7 +144,9 @@ class World:
                 registry.entries[action.name] = Entry(action, action.spec, "world", False)
             if a.psyche is None and a.scenario.path not in psyches:
                 psyches[a.scenario.path] = load_psyche(a.scenario)
-            psyche = (a.psyche if a.psyche is not None else psyches[a.scenario.path]).copy()
+            psyche = a.psyche if a.psyche is not None else psyches[a.scenario.path]
+            if not restoring:  # a restore replaces the psyche with the saved one's own: no copy to make
+                psyche = psyche.copy()
             # agents of one scenario share its parsed rules (an agent never changes its RuleSet)
             # and start from copies of one base graph: a world of many agents reads each
             # scenario's files once (kg.copy is copy-on-write)

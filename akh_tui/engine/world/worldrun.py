@@ -41,10 +41,10 @@ from ..paths import Locations
 from ..store import writelock
 from ..store.session import SessionStore
 from ..store.trace import TraceWriter
-from ..store.worldstore import WORLD_PART, StepRow, WorldStore
+from ..store.worldstore import GRAPH_PART, WORLD_PART, StepRow, WorldStore
 from .file import WorldSpec, load_world
 from .ledger import InvariantViolation
-from .state import agent_state, load_world_state, world_state
+from .state import agent_graph, agent_state, load_world_state, world_state
 from .world import World
 from .workflow import WorkflowDecider
 from ..llm.decider import LLMDecider, ScriptedProvider
@@ -52,9 +52,11 @@ from ..runs.run import _open_store
 from ..runs.userconfig import UserConfig
 
 __all__ = ["WorldRun", "WorldStep", "parse_step_name", "parse_world_ref", "is_world_ref", "list_worlds", "export_world",
-           "compare_worlds"]
+           "compare_worlds", "show_world", "delete_world", "world_items"]
 
 SAVE_EVERY = 32  # steps between saved states: a rewind replays at most this many
+KG_CHAIN = 8  # an agent's saved states holding only their graph additions since the one before, at most,
+# before one holds all of them again: a rewind reads at most this many more rows per agent
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,9 @@ class WorldRun:
         self._lines: list[str] = []
         self._dirty: set[str] = set()  # agents that took a turn since the branch's last saved state
         self._since_save = 0
+        # per agent, its newest saved state on this branch: (step, symbols, triples, how many
+        # states since one that held the whole graph); the next holds only the additions since
+        self._kg_saved: dict[str, tuple[int, int, int, int]] = {}
         self._lock_file: Path | None = None
         self.save_every = SAVE_EVERY
         if world is not None:
@@ -184,23 +189,29 @@ class WorldRun:
 
     @classmethod
     def open_readonly(cls, locations: Locations, branch: str | None = None,
-                      config: UserConfig | None = None) -> "WorldRun":
-        """The current world to read, not to drive (the store opened read-only, no lock)."""
+                      config: UserConfig | None = None, world: int | None = None) -> "WorldRun":
+        """The current world (or world `world`: its current branch if the data dir's current
+        is one of its, else main) to read, not to drive (the store opened read-only, no lock)."""
         if not locations.has_store():
             raise InputError(f"no world in {locations.data_dir} (start one with `akh-tui world run FILE`)",
                              field="--data-dir")
         st = SessionStore(locations.session_db, readonly=True)
         try:
-            return cls._open(locations, st, branch, config)
+            return cls._open(locations, st, branch, config, world)
         except BaseException:
             st.close()
             raise
 
     @classmethod
-    def _open(cls, locations: Locations, st: SessionStore, branch: str | None, config: UserConfig | None) -> "WorldRun":
+    def _open(cls, locations: Locations, st: SessionStore, branch: str | None, config: UserConfig | None,
+              world: int | None = None) -> "WorldRun":
         ws = WorldStore(st)
         b = ws.current()
-        if b is None:
+        if world is not None:
+            meta = ws.world_meta(world)  # InputError: no world N
+            if b is None or ws.branch_info(b)["world"] != world:
+                b = ws.find_branch(world, "main")
+        elif b is None:
             raise InputError(f"no world in {locations.data_dir} (start one with `akh-tui world run FILE`)",
                              field="--data-dir")
         meta = ws.world_meta(ws.branch_info(b)["world"])
@@ -245,13 +256,26 @@ class WorldRun:
 
     # ---- state -------------------------------------------------------------------------------
     def _save_states(self, step: int, full: bool = False) -> None:
-        self.ws.save_states(self.branch, step, self._states(full))
+        self.ws.save_states(self.branch, step, self._states(step, full))
 
-    def _states(self, full: bool) -> dict[str, dict[str, Any]]:
+    def _states(self, step: int, full: bool) -> dict[str, dict[str, Any]]:
+        """The world's state and the changed agents' (`full`: every agent's, each with its
+        whole graph) to save at `step` of the branch."""
         w = self.world
         out: dict[str, dict[str, Any]] = {WORLD_PART: world_state(w, agents=False)}
+        if full:
+            self._kg_saved.clear()
         for aid in (w.ids if full else [a for a in w.ids if a in self._dirty]):
-            out[aid] = agent_state(w, aid)
+            prev = self._kg_saved.get(aid)
+            out[aid] = agent_state(w, aid, graph=False)
+            if prev is None or prev[0] >= step or prev[3] >= KG_CHAIN:
+                out[GRAPH_PART + aid] = agent_graph(w, aid)
+                chain = 0
+            else:
+                out[GRAPH_PART + aid] = agent_graph(w, aid, prev[:3])
+                chain = prev[3] + 1
+            kg = w.agents[aid].kg
+            self._kg_saved[aid] = (step, len(kg.symbols), len(kg.log), chain)
         self._dirty.clear()
         self._since_save = 0
         return out
@@ -292,6 +316,7 @@ class WorldRun:
         self.world.lines = self._lines.append
         self.last_step = step
         self._dirty = set(self.world.ids)  # replayed since the saved state: saved again at the next save
+        self._kg_saved.clear()  # (whole, each: the states this branch saved last may be ahead of `step`)
         self._since_save = self.save_every - 1 if step else 0
 
     def step_number(self, name: str) -> int:
@@ -320,7 +345,7 @@ class WorldRun:
                 self._dirty.add(agent)
             n = self.last_step + 1
             self._since_save += 1
-            states = self._states(False) if self._since_save >= self.save_every else None
+            states = self._states(n, False) if self._since_save >= self.save_every else None
             lines = list(self._lines)
             self._lines.clear()
             self.ws.add_step(self.branch, n, rnd, agent, lines, states)
@@ -365,8 +390,14 @@ class WorldRun:
             if name is None:
                 name = f"fork-{len(self.ws.branches(self.world_id))}"
             self.world = w
-            states = self._states(True)
-            b = self.ws.fork(self.branch, at, name, applied, states)
+            try:
+                states = self._states(at, True)
+                b = self.ws.fork(self.branch, at, name, applied, states)
+            except BaseException:
+                # (a name taken, a failed write): the live world is the branch's last step
+                # again, and what `_states` noted of saves that never happened is dropped
+                self._goto(self.last_step)
+                raise
             self.branch = b
             self.last_step = at
             w.lines = self._lines.append
@@ -504,6 +535,50 @@ def list_worlds(locations: Locations) -> list[dict[str, Any]]:
         return [{"id": w["id"], "name": w["name"], "file": w["file"], "seed": w["seed"],
                  "branches": [b | {"current": b["id"] == current} for b in rd.ws.branches(w["id"])]}
                 for w in rd.ws.worlds()]
+
+
+def show_world(locations: Locations, ref: str) -> dict[str, Any]:
+    """World `ref` (`wN`) as `sessions show wN` gives it: its id, name, file, seed, agents
+    (id, scenario, decider, seed: the trace header's), the world file's settings and its
+    branches (as list_worlds')."""
+    world, _ = parse_world_ref(ref)
+    with _Reading(locations) as rd:
+        meta = rd.ws.world_meta(world)
+        current = rd.ws.current()
+        header = json.loads(meta["header"])
+        return {"id": world, "name": meta["name"], "file": meta["file"], "seed": meta["seed"],
+                "agents": header.get("agents", []), "config": header.get("config", {}),
+                "branches": [b | {"current": b["id"] == current} for b in rd.ws.branches(world)]}
+
+
+def delete_world(locations: Locations, ref: str) -> dict[str, Any]:
+    """Delete world `ref` (`wN`) and all its branches; StoreBusy while a process drives it."""
+    world, _ = parse_world_ref(ref)
+    if not locations.has_store():
+        raise InputError(f"no session store in {locations.data_dir}", field="--data-dir")
+    st = _open_store(locations)
+    lock: Path | None = None
+    try:
+        ws = WorldStore(st)
+        ws.world_meta(world)  # it exists (before taking its lock file)
+        if st.path is not None:
+            lock = writelock.acquire(st.path, world, kind="world")
+        return ws.delete(world)
+    finally:
+        writelock.release(lock)
+        st.close()
+
+
+def world_items(locations: Locations, ref: str) -> Iterator[dict[str, Any]]:
+    """World `ref`'s (`wN[:BRANCH]`) §13 trace as records, the header first, read a step at a
+    time (for `sessions export wN --format otlp…`: otel_world.stream_world_spans)."""
+    world, name = parse_world_ref(ref)
+    with _Reading(locations) as rd:
+        b = rd.branch(world, name)
+        yield json.loads(rd.ws.world_meta(world)["header"])
+        for row in rd.ws.steps(b):
+            for line in row.lines:
+                yield json.loads(line)
 
 
 def export_world(locations: Locations, ref: str, target: "str | Path | IO[str]") -> int:

@@ -353,3 +353,207 @@ def test_a_live_model_world_saves_every_step_so_resume_and_rewind_never_ask_it_a
         again.world_at(k)  # would raise "replayed differently" had a live turn been replayed
     assert next(calls) == before + 1  # the model was not asked while resuming and rewinding
     again.close()
+
+
+def test_sessions_list_json_lists_worlds_after_the_runs_with_their_branches(cli):
+    cli("world", "run", "market", "--rounds", "4")
+    psyche = bundled_data_dir() / "worlds" / "market" / "cautious.toml"
+    cli("world", "fork", "--at", "2:bold", "--agent", "bold", "--psyche", str(psyche), "--name", "calm")
+    listed = json.loads(cli("sessions", "list", "--json").stdout)
+    worlds = [x for x in listed if x.get("kind") == "world"]
+    assert [w["id"] for w in worlds] == ["w1"] and worlds[0]["name"] == "market"
+    branches = {b["name"]: b for b in worlds[0]["branches"]}
+    assert branches["main"]["parent"] is None and branches["main"]["steps"] >= 4
+    assert branches["calm"]["parent"] == "main" and branches["calm"]["current"] and not branches["main"]["current"]
+    assert branches["calm"]["steps"] == branches["calm"]["fork_step"] and branches["calm"]["edits"]
+    # the id is what the other commands take
+    assert cli("sessions", "export", worlds[0]["id"], "--branch", "calm").stdout.count("\n") > 1
+
+
+def test_an_agents_saved_graph_holds_its_additions_since_the_last_and_rewinds_exactly(tmp_path):
+    from akh_tui.bench.world import world_file
+    from akh_tui.engine.store.trace import dumps
+    from akh_tui.engine.world.state import world_state
+    from akh_tui.engine.world.worldrun import KG_CHAIN
+
+    r = WorldRun.start(locs(tmp_path), str(world_file(tmp_path / "w", 3, "Explore the ocean and find plankton")))
+    r.save_every = 2
+    want = [dumps(world_state(r.world))]
+    for _ in range(60):
+        r.step()
+        want.append(dumps(world_state(r.world)))
+    r.close()
+    with sqlite3.connect(locs(tmp_path).session_db) as db:
+        parts = [(step, json.loads(payload)) for step, payload in
+                 db.execute("SELECT step, payload FROM world_states WHERE part='kg:a0' ORDER BY step")]
+        agent_parts = [json.loads(p) for p, in db.execute("SELECT payload FROM world_states WHERE part='a0'")]
+    assert len(agent_parts) == len(parts) and not any("kg_additions" in p["agent"] for p in agent_parts)
+    deltas = [(s, p) for s, p in parts if p["prev"] is not None]
+    assert deltas and any(p["triples"] for _, p in deltas)  # the graph grew, and only what grew was saved
+    whole = [s for s, p in parts if p["prev"] is None]
+    assert len(whole) >= 2 and whole[0] == 0  # the chain is cut: the whole graph again
+    assert all(len(p["triples"]) < len(dict(parts)[max(whole)]["triples"]) for s, p in deltas if s > max(whole))
+    assert all(len([s for s, _ in deltas if a < s < b]) <= KG_CHAIN for a, b in zip(whole, whole[1:] + [1 << 30]))
+    r = WorldRun.open_readonly(locs(tmp_path))
+    for n, state in enumerate(want):
+        assert dumps(world_state(r.world_at(n))) == state, n
+    r.close()
+
+
+def test_a_missing_link_of_an_agents_saved_graph_is_reported_never_guessed(tmp_path):
+    from akh_tui.bench.world import world_file
+    from akh_tui.engine.errors import StoreDamaged
+
+    r = WorldRun.start(locs(tmp_path), str(world_file(tmp_path / "w", 2, "Explore the ocean and find plankton")))
+    r.save_every = 2
+    r.run(10)
+    r.close()
+    with sqlite3.connect(locs(tmp_path).session_db) as db:
+        last = max(s for s, in db.execute("SELECT step FROM world_states WHERE part='kg:a0'"))
+        prev = json.loads(db.execute("SELECT payload FROM world_states WHERE part='kg:a0' AND step=?",
+                                     (last,)).fetchone()[0])["prev"]
+        assert prev is not None
+        db.execute("DELETE FROM world_states WHERE part='kg:a0' AND step=?", (prev[0],))  # the link it builds on
+    with pytest.raises(StoreDamaged, match=rf"saved graph of 'a0' at step {prev[0]} is missing"):
+        WorldRun.open_readonly(locs(tmp_path)).close()  # opening goes to the last step: through that state
+
+
+def test_a_store_saved_before_graphs_had_parts_of_their_own_still_rewinds(tmp_path):
+    from akh_tui.engine.store.schema import row_crc
+    from akh_tui.engine.store.trace import dumps
+    from akh_tui.engine.store.worldstore import WorldStore
+    from akh_tui.engine.world.state import world_state
+
+    r = WorldRun.start(locs(tmp_path), "market")
+    r.save_every = 2
+    want = [dumps(world_state(r.world))]
+    for _ in range(12):
+        r.step()
+        want.append(dumps(world_state(r.world)))
+    r.close()
+    # the old layout: each agent's part holds its whole graph, and there is no `kg:` part
+    r = WorldRun.open_readonly(locs(tmp_path))
+    old = {(step, part): WorldStore(r.store)._agent_state(1, step, part) for step, part in
+           r.store.db.execute("SELECT step, part FROM world_states WHERE part NOT IN ('world') AND part NOT LIKE 'kg:%'")}
+    r.close()
+    with sqlite3.connect(locs(tmp_path).session_db) as db:
+        db.execute("DELETE FROM world_states WHERE part LIKE 'kg:%'")
+        for (step, part), state in old.items():
+            text = dumps(state)
+            db.execute("UPDATE world_states SET payload=?, crc=? WHERE branch=1 AND step=? AND part=?",
+                       (text, row_crc(1, step, part, text), step, part))
+    r = WorldRun.open_readonly(locs(tmp_path))
+    for n, state in enumerate(want):
+        assert dumps(world_state(r.world_at(n))) == state, n
+    r.close()
+
+
+def test_sessions_show_and_delete_take_a_world(cli):
+    cli("agent", "run", "--max-cycles", "2")
+    cli("world", "run", "market", "--rounds", "4")
+    psyche = bundled_data_dir() / "worlds" / "market" / "cautious.toml"
+    cli("world", "fork", "--at", "2:bold", "--agent", "bold", "--psyche", str(psyche), "--name", "calm")
+    shown = json.loads(cli("sessions", "show", "w1", "--json").stdout)
+    assert shown["id"] == "w1" and shown["name"] == "market"
+    assert [a["id"] for a in shown["agents"]] == ["bold", "cautious"]
+    calm = next(b for b in shown["branches"] if b["name"] == "calm")
+    assert calm["parent"] == "main" and calm["current"] and calm["edits"]
+    text = cli("sessions", "show", "w1").stdout
+    assert "calm" in text and "main @ step" in text and "cautious" in text
+    proc = cli("sessions", "show", "w9", check_rc=2)
+    assert "no world 9" in proc.stderr
+    proc = cli("sessions", "show", "x1", check_rc=2)
+    assert "w1" in proc.stderr  # the form it takes
+    gone = json.loads(cli("sessions", "delete", "w1", "--json").stdout)
+    assert gone == {"deleted": "w1", "branches": 2}
+    listed = json.loads(cli("sessions", "list", "--json").stdout)
+    assert [x["id"] for x in listed] == [1]  # the single run is untouched
+    assert "no world" in cli("world", "show", check_rc=2).stderr
+    assert "no world 1" in cli("sessions", "delete", "w1", check_rc=2).stderr
+    cli("world", "run", "market", "--rounds", "1")  # a new world after the deletion records as before
+    assert [x["id"] for x in json.loads(cli("sessions", "list", "--json").stdout) if x.get("kind") == "world"]
+
+
+def test_sessions_check_checks_the_world_tables_and_reports_a_damaged_world_never_replacing_it(tmp_path, cli):
+    cli("world", "run", "market", "--rounds", "4")
+    whole = json.loads(cli("sessions", "check", "--json").stdout)
+    with sqlite3.connect(locs(tmp_path).session_db) as db:
+        rows = sum(db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+                   for t in ("worlds", "world_branches", "world_steps", "world_states"))
+        assert whole["ok"] and whole["checked"] >= rows
+        db.execute("UPDATE world_steps SET lines = replace(lines, '\"round\":', '\"round\": ') WHERE step=3")
+        db.execute("UPDATE world_states SET payload = payload || ' ' WHERE part='world' AND step=0")
+    proc = cli("sessions", "check", check_rc=2)
+    assert "damaged: world w1 branch 'main': steps: step(s) 3" in proc.stderr
+    assert "damaged: world w1 branch 'main': saved states: step(s) 0" in proc.stderr
+    assert "restore the store from a copy" in proc.stderr and "the store is whole" not in proc.stdout
+    got = json.loads(cli("sessions", "check", "--json", check_rc=2).stdout)
+    assert got["damaged"] == {"world w1 branch 'main': steps": [3], "world w1 branch 'main': saved states": [0]}
+    assert "damaged" in cli("sessions", "export", "w1", check_rc=2).stderr  # readers refuse it too
+    with sqlite3.connect(locs(tmp_path).session_db) as db:  # reported, not replaced
+        assert db.execute("SELECT lines FROM world_steps WHERE step=3").fetchone()[0].count('"round": ') >= 1
+
+
+def test_world_show_ledger_and_artifacts_take_any_recorded_world(cli):
+    cli("world", "run", "market", "--rounds", "3")
+    cli("world", "run", "market", "--rounds", "5", "--fresh")  # w2 is current now
+    assert json.loads(cli("world", "show", "--json").stdout)["world"] == 2
+    first = json.loads(cli("world", "show", "w1", "--json").stdout)
+    assert first["world"] == 1 and first["round"] == 3 and first["branch"] == "main"
+    at = json.loads(cli("world", "show", "w1:main", "--at", "1:bold", "--json").stdout)
+    assert at["round"] == 1 and at["world"] == 1
+    one = [json.loads(x) for x in cli("world", "ledger", "w1", "--json").stdout.splitlines()]
+    two = [json.loads(x) for x in cli("world", "ledger", "--json").stdout.splitlines()]
+    assert one and max(e["round"] for e in one) <= 3 < max(e["round"] for e in two)
+    assert cli("world", "artifacts", "w1", "--json").stdout
+    assert "no world 7" in cli("world", "show", "w7", check_rc=2).stderr
+    assert "WORLD" in cli("world", "ledger", "seven", check_rc=2).stderr
+    assert "has no branch 'calm'" in cli("world", "show", "w1:calm", check_rc=2).stderr
+    assert "--branch" in cli("world", "show", "w1:main", "--branch", "other", check_rc=2).stderr
+
+
+def test_sessions_export_of_a_stored_world_as_otlp_json_is_its_spans(tmp_path, cli):
+    cli("world", "run", "market", "--rounds", "3")
+    psyche = bundled_data_dir() / "worlds" / "market" / "cautious.toml"
+    cli("world", "fork", "--at", "2:bold", "--agent", "bold", "--psyche", str(psyche), "--name", "calm")
+    got = json.loads(cli("sessions", "export", "w1", "--format", "otlp-json", "-o", str(tmp_path / "a.json"),
+                         "--json").stdout)
+    steps = json.loads(cli("sessions", "show", "w1", "--json").stdout)["branches"][0]["steps"]
+    assert got["steps"] == steps and got["spans"] > steps
+    doc = json.loads((tmp_path / "a.json").read_text())
+    spans = [s for rs in doc["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]]
+    names = [s["name"] for s in spans]
+    assert "world market" in names and {"round 1", "round 2", "round 3"} <= set(names)
+    agents = [next(a["value"]["stringValue"] for a in s["attributes"] if a["key"] == "gen_ai.agent.id")
+              for s in spans if s["name"].startswith("invoke_agent ")]
+    assert len(agents) == steps and set(agents) == {"bold", "cautious"}
+    again = cli("sessions", "export", "w1", "--format", "otlp-json").stdout  # the same bytes every time
+    assert again == cli("sessions", "export", "w1", "--format", "otlp-json").stdout
+    assert json.loads(again) == doc
+    calm = json.loads(cli("sessions", "export", "w1", "--branch", "calm", "--format", "otlp-json").stdout)
+    trace_ids = {s["traceId"] for rs in calm["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]}
+    assert trace_ids.isdisjoint({s["traceId"] for s in spans})  # a branch is a trace of its own
+    assert "no branch 'nope'" in cli("sessions", "export", "w1", "--branch", "nope", "--format", "otlp-json",
+                                     check_rc=2).stderr
+    assert "--endpoint" in cli("sessions", "export", "w1", "--format", "otlp", check_rc=2).stderr
+
+
+def test_deleting_a_world_another_process_drives_is_refused_naming_it(tmp_path, cli):
+    code = (
+        "import sys; from pathlib import Path; from akh_tui.engine import WorldRun, Locations\n"
+        f"loc = Locations(Path({str(tmp_path / 'data')!r}), Path({str(tmp_path / 'config.toml')!r}))\n"
+        "r = WorldRun.start(loc, 'market'); r.run(2)\n"
+        "print('ready', flush=True); sys.stdin.readline(); r.run(1); r.close()\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        refused = cli("sessions", "delete", "w1", check_rc=2)
+        assert f"pid {proc.pid}" in refused.stderr and "Traceback" not in refused.stderr
+        assert json.loads(cli("sessions", "show", "w1", "--json").stdout)["name"] == "market"  # still there
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        assert proc.wait(timeout=120) == 0
+    assert json.loads(cli("sessions", "delete", "w1", "--json").stdout)["deleted"] == "w1"  # once it let go
