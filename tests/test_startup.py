@@ -28,7 +28,8 @@ with contextlib.redirect_stdout(out):
         rc = exc.code
 heavy = sorted({m.split(".")[0] for m in sys.modules} & set(%r))
 print(json.dumps({"rc": rc, "heavy": heavy, "engine": sorted(m for m in sys.modules if m.startswith("akh_tui.engine")),
-                  "out": out.getvalue()}))
+                  "cli": sorted(m for m in sys.modules if m.startswith("akh_tui.cli.")),
+                  "modules": sorted(sys.modules), "out": out.getvalue()}))
 """ % (HEAVY,)
 
 
@@ -65,3 +66,82 @@ def test_the_engine_package_is_light_until_used(tmp_path):
             "assert t.SPECS is s.SPECS and len(t.TOOL_NAMES) == 11\n")
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+# ---- issue 29: what each quick command imports (its CPU aim is printed by `akh-tui bench`) ----
+
+from akh_tui.cli import root  # noqa: E402
+
+PSYCHE = str(bundled_data_dir() / "psyche" / "default.toml")
+
+
+@pytest.mark.parametrize("args, cli_modules, never", [
+    # no plugin declared here: importlib.metadata stays out (engine/tools/entrypoints.py); the
+    # user config is read without tomlkit or the breakpoint grammar
+    (("tools",), ["akh_tui.cli.argtypes", "akh_tui.cli.catalog", "akh_tui.cli.root", "akh_tui.cli.trust"],
+     {"importlib.metadata", "tomlkit", "akh_tui.engine.runs.breakpoints", "hashlib"}),
+    (("psyche", "check", PSYCHE), ["akh_tui.cli.argtypes", "akh_tui.cli.catalog", "akh_tui.cli.root", "akh_tui.cli.trust"],
+     {"importlib.metadata", "akh_tui.engine.tools.registry", "rich.table", "hashlib"}),
+], ids=["tools", "psyche-check"])
+def test_a_quick_command_imports_only_its_own_command_module(tmp_path, args, cli_modules, never):
+    got = run_in_fresh_interpreter(tmp_path, *args)
+    assert got["rc"] == 0
+    assert got["cli"] == cli_modules, "the other commands' modules are imported only when dispatched (cli/root.py)"
+    assert not never & set(got["modules"]), sorted(never & set(got["modules"]))
+
+
+def test_help_still_lists_every_command(tmp_path):
+    got = run_in_fresh_interpreter(tmp_path, "--help")
+    listed = got["out"].split("positional arguments:")[1]
+    for _module, commands in root.COMMANDS:
+        for command in commands:
+            assert f"\n    {command} " in listed, command
+    assert len(got["cli"]) > 4  # every module loaded for it
+
+
+def test_the_command_table_is_what_each_module_adds():
+    import argparse
+    import importlib
+
+    for name, commands in root.COMMANDS:
+        p = argparse.ArgumentParser(prog="akh-tui")
+        sub = p.add_subparsers(dest="command")
+        importlib.import_module(f"akh_tui.cli.{name}").add_parser(sub, argparse.ArgumentParser(add_help=False))
+        assert tuple(sub.choices) == commands, name
+    full = next(a for a in root.build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert tuple(full.choices) == tuple(c for _, cs in root.COMMANDS for c in cs)
+
+
+@pytest.mark.parametrize("argv, wanted", [
+    ([], None), (["--resume"], None), (["--seed", "3", "--scenario=tools"], None),
+    (["tools"], "catalog"), (["--seed", "3", "tools", "--json"], "catalog"), (["psyche", "check", "x"], "catalog"),
+    (["--data-dir", "d", "agent", "run", "--scenario", "tools"], "agent"), (["serve"], "classroom"),
+    (["--help"], root.EVERY), (["-h", "tools"], root.EVERY), (["tols"], root.EVERY),
+    (["--scen", "zoo", "tools"], root.EVERY),  # an abbreviation: the full parser reads it
+])
+def test_the_module_a_command_line_needs(argv, wanted):
+    assert root.wanted_module(argv) == wanted
+
+
+@pytest.mark.parametrize("argv", [
+    [], ["--resume"], ["tools"], ["tools", "--json"], ["--seed", "3", "tools"], ["psyche", "check", "f.toml"],
+    ["--data-dir=/x", "agent", "run", "--max-cycles", "3"], ["sessions", "list", "--json"], ["world", "check", "w"],
+    ["--scenario", "agent", "tools"],  # the value read as the command at first: the full parser decides
+    ["--scen", "agent", "tools"], ["trust", "list"],
+])
+def test_parsing_with_one_module_gives_what_the_full_parser_gives(argv):
+    assert vars(root.parse(argv)) == vars(root.build_parser().parse_args(argv))
+
+
+@pytest.mark.parametrize("argv", [
+    ["tools", "--bogus"], ["--scenario", "agent", "tools", "--bogus"], ["agent", "run", "--nope"], ["tols"],
+    ["psyche"], ["--seed", "x", "tools"],
+])
+def test_an_error_reads_as_with_every_module_loaded(argv, capsys):
+    with pytest.raises(SystemExit) as lazy:
+        root.parse(argv)
+    lazy_err = capsys.readouterr().err
+    with pytest.raises(SystemExit) as full:
+        root.build_parser().parse_args(argv)
+    assert lazy.value.code == full.value.code == 2
+    assert lazy_err == capsys.readouterr().err

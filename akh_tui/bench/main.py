@@ -587,9 +587,6 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
     soak_sizes = (1000, 3000) if quick else ((10_000, 100_000) if soak else (5_000, 30_000))
     big = 20_000 if quick else 100_000
     results: dict = {"quick": quick}
-    from .startup import figures as startup_figures
-
-    results["startup_s"] = startup_figures(runs=3 if quick else 7)
     if ui:
         results["ui"] = ui_figures(1.5 if quick else 4.0)
         results["world_ui"] = world_ui.figures(1.0, 300 if quick else 800)  # issue 26: the world workbench
@@ -711,11 +708,6 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
     t.add_row("plots screen: open until every page is drawn", mmm_s(pf["load_s"]), "")
     t.add_row("plots screen: longest UI wait while loading", mmm_s(pf["ui_wait_ms"], "ms", 0), "≤ 250 ms")
     t.add_row("plots screen: redraw (cursor moved)", mmm_s(pf["redraw_ms"], "ms", 0), "")
-    for label, f in results["startup_s"].items():
-        cpu = f" (cpu {f['cpu_median']:.3f} s)" if f["cpu_median"] is not None else ""
-        t.add_row(f"start-up: {label}, min / median / max of {f['runs']}",
-                  f"{f['min']:.3f} / {f['median']:.3f} / {f['max']:.3f} s{cpu}",
-                  "≤ 1.0 s" if label == "workbench first frame" else "≤ 0.2 s")
     x = results["hostile"]
 
     def mmm(d: dict) -> str:

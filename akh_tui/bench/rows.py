@@ -24,6 +24,7 @@ from rich.table import Table
 MODULES: tuple[str, ...] = (
     "akh_tui.bench.anchors",
     "akh_tui.bench.explain",
+    "akh_tui.bench.startup",
 )
 
 TableFn = Callable[..., Table]

@@ -37,8 +37,6 @@ TOOLS_TABLE_WIDTH = 140  # narrower than this, `tools` lists a block per tool in
 
 
 def cmd_tools(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from rich.table import Table
-
     from ..engine import tool_rows
     from ..engine import Locations
 
@@ -58,6 +56,8 @@ def cmd_tools(args: argparse.Namespace, out: Console, err: Console) -> int:
     cols = ("tool", "archetype", "capabilities", "danger", "input", "default", "does", "from")
     cell = {r["tool"]: {c: ", ".join(r[c]) if isinstance(r[c], list) else str(r[c]) for c in cols} for r in rows}
     if out.width >= TOOLS_TABLE_WIDTH:
+        from rich.table import Table  # only here: the narrow listing needs none of it (start-up)
+
         t = Table(title="Tools (SPEC §5)")
         for col in cols:
             t.add_column(col)

@@ -4,6 +4,7 @@ with a message naming the file, line and field, and change nothing."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
@@ -28,7 +29,32 @@ EXIT_INPUT = 2
 EXIT_BROKEN_PIPE = 1  # what rich's Console exits with on a broken pipe: every command ends alike
 
 
-def build_parser() -> argparse.ArgumentParser:
+# The sub-commands, in the order `--help` lists them, by the module that adds them (its
+# `add_parser(sub, common)`). Only the module of the command being run is imported: the others
+# get a stand-in parser of the same name, so usage lines and errors read as with all loaded.
+# tests/test_startup.py checks this table against what each module adds.
+COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("workbench", ("open",)),
+    ("agent", ("agent",)),
+    ("sessions", ("sessions",)),
+    ("catalog", ("tools", "psyche")),
+    ("bench", ("bench",)),
+    ("think", ("think",)),
+    ("classroom", ("serve", "check")),
+    ("sweep", ("sweep",)),
+    ("trust", ("trust",)),
+    ("world", ("world",)),
+)
+# the main parser's options that take a value (the rest, `--resume`, take none): what
+# `wanted_module` steps over to find the sub-command
+ROOT_VALUE_OPTIONS = ("--scenario", "--seed", "--decider", "--data-dir", "--world")
+ROOT_FLAGS = ("--resume",)
+EVERY = "*"  # `wanted_module`'s answer when every module must be loaded (`--help`, a typo)
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The `akh-tui` parser. Given `argv`, only what parsing it needs is imported (the one
+    command module it names; none for the workbench); without, every command module."""
     p = argparse.ArgumentParser(prog="akh-tui", description="A workbench for a cognitive agent's OODA loop.")
     p.add_argument("--scenario", help="scenario name or path for the workbench (default: zoo)")
     p.add_argument("--seed", type=non_negative, help="override the scenario's seed")
@@ -48,16 +74,51 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--json", action="store_true", help="machine-readable output")
     # One registration pattern: each command module adds its parsers and sets its handler
     # (`set_defaults(handler=...)`); the modules load no engine module (start-up stays light).
-    for module in command_modules():
-        module.add_parser(sub, common)
+    wanted = EVERY if argv is None else wanted_module(argv)
+    for name, commands in COMMANDS:
+        if wanted in (EVERY, name):
+            importlib.import_module(f"{__package__}.{name}").add_parser(sub, common)
+        else:
+            for command in commands:
+                # a stand-in: never run (`parse` reparses with the real one), it takes whatever follows
+                sub.add_parser(command, add_help=False).set_defaults(handler=None, stand_in=True)
     return p
 
 
 def command_modules() -> tuple:
-    """The modules that add sub-commands, in the order `--help` lists them."""
-    from . import agent, bench, catalog, classroom, sessions, sweep, think, trust, workbench, world
+    """The modules that add sub-commands, in the order `--help` lists them (imports them all)."""
+    return tuple(importlib.import_module(f"{__package__}.{name}") for name, _ in COMMANDS)
 
-    return (workbench, agent, sessions, catalog, bench, think, classroom, sweep, trust, world)
+
+def wanted_module(argv: Sequence[str]) -> str | None:
+    """Which command module parsing `argv` needs: the one adding its sub-command, None for the
+    workbench (no sub-command), EVERY for `--help`, an unknown command or anything before the
+    command this does not read exactly (an abbreviated option): those get the full parser."""
+    owner = {command: name for name, commands in COMMANDS for command in commands}
+    args = iter(argv)
+    for arg in args:
+        if arg in ROOT_VALUE_OPTIONS:
+            next(args, None)
+        elif arg in ROOT_FLAGS or (arg.startswith("--") and arg.split("=", 1)[0] in ROOT_VALUE_OPTIONS and "=" in arg):
+            continue
+        elif arg.startswith("-"):
+            return EVERY
+        else:
+            return owner.get(arg, EVERY)
+    return None
+
+
+def parse(argv: Sequence[str]) -> argparse.Namespace:
+    """`argv` parsed as by the full parser, importing only the command module it needs."""
+    p = build_parser(argv)
+    args, extra = p.parse_known_args(argv)
+    if getattr(args, "stand_in", False):
+        # the sub-command was not the one expected (an option's value read as the command):
+        # parse again with every module loaded
+        return build_parser().parse_args(argv)
+    if extra:  # what parse_args says
+        p.error("unrecognized arguments: %s" % " ".join(extra))
+    return args
 
 
 def undecodable_argument(argv: Sequence[str]) -> InputError | None:
@@ -95,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             err.print(Text(redact(f"error: {bad}"), style="bold red"))
         return EXIT_INPUT
-    args = build_parser().parse_args(argv)
+    args = parse(argv)
     out = Console(soft_wrap=True, highlight=False)
 
     def show(message, category, filename, lineno, file=None, line=None):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 from pathlib import Path
 from typing import Mapping
@@ -247,7 +246,9 @@ def write_file(conf: Confinement, rel: str, text: str) -> int:
     if not parts:
         raise Refused(f"path '{rel}' is the workspace folder, not a file")
     name = parts[-1]
-    tmp_name = f".{name[:100]}.{secrets.token_hex(6)}.tmp"
+    from secrets import token_hex  # here: `akh-tui tools` reads this module's tables only (start-up)
+
+    tmp_name = f".{name[:100]}.{token_hex(6)}.tmp"
     try:
         if _HAVE_DIR_FD:
             dfd = _walk_dirs(ws, parts[:-1], rel, create=True)

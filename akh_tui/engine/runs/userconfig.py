@@ -14,14 +14,12 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import tomlkit
-
-from .approval import parse_rule
-from .breakpoints import parse_breakpoint
 from ..config import served_process
 from ..errors import InputError, parse_toml
 from ..paths import default_config_file as config_path
-from ..tomlpos import TomlLocator
+
+# tomlkit, the breakpoint and approval grammars and the line finder are imported where they are
+# used: `akh-tui tools` reads this file at every start (tests/test_startup.py)
 
 
 @dataclass
@@ -63,6 +61,8 @@ class UserConfig:
             if not isinstance(stop, list) or not all(isinstance(x, str) for x in stop) or set(bp) - {"stop"}:
                 raise InputError('must be a table with stop = ["veto", "tool=shell_exec", ...]', file=str(path),
                                  field="breakpoints")
+            if stop:
+                from .breakpoints import parse_breakpoint
             for spec in stop:
                 try:
                     parse_breakpoint(spec)
@@ -73,6 +73,8 @@ class UserConfig:
             if not isinstance(when, list) or not all(isinstance(x, str) for x in when) or set(ap) - {"when"}:
                 raise InputError('must be a table with when = ["danger>=dangerous", "tool=shell_exec", ...]',
                                  file=str(path), field="approve")
+            if when:
+                from .approval import parse_rule
             for spec in when:
                 try:
                     parse_rule(spec)
@@ -123,6 +125,8 @@ class UserConfig:
         self.theme = theme
         if served_process():
             return  # a served tab keeps its choice to itself: the owner's config is not its to write
+        import tomlkit
+
         doc = tomlkit.parse(self.path.read_text(encoding="utf-8")) if self.path.exists() else tomlkit.document()
         doc["theme"] = theme
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -151,4 +155,6 @@ def _shell_unconfined(data: dict, path: Path) -> list[str]:
 
 def _line(path: Path, fld: str) -> int | None:
     # only on the way to an error: the file already parsed, so it reads again
+    from ..tomlpos import TomlLocator
+
     return TomlLocator(path.read_text(encoding="utf-8")).line(fld)

@@ -28,7 +28,6 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
@@ -37,6 +36,8 @@ from .api import Offer, Tool, ToolResult, is_tool
 from .specs import DANGER_LEVELS, ToolSpec, danger_index
 
 if TYPE_CHECKING:
+    from importlib import metadata
+
     from ..goals.context import GoalContext
     from .api import ToolContext
 
@@ -162,12 +163,27 @@ def _load(ref: str, base: Path | None) -> list[Any]:
 _eps: dict[str, list[metadata.EntryPoint]] = {}
 
 
+_named: set[str] | None = None  # the groups some installed distribution may declare (entrypoints.py)
+
+
 def entry_points(group: str) -> list[metadata.EntryPoint]:
     """The installed entry points of a group, by name then value (deterministic order); read
-    once per process (every agent asks: scanning the installed distributions takes ms)."""
+    once per process (every agent asks: scanning the installed distributions takes ms).
+    importlib.metadata is imported only if some distribution names one of our groups at all."""
+    global _named
     got = _eps.get(group)
     if got is None:
-        got = _eps[group] = sorted(metadata.entry_points(group=group), key=lambda ep: (ep.name, ep.value))
+        if _named is None:
+            from .entrypoints import groups_named
+
+            _named = groups_named((TOOL_GROUP, DECIDER_GROUP))
+        if group in _named or group not in (TOOL_GROUP, DECIDER_GROUP):
+            from importlib import metadata
+
+            got = sorted(metadata.entry_points(group=group), key=lambda ep: (ep.name, ep.value))
+        else:
+            got = []
+        _eps[group] = got
     return got
 
 
@@ -205,6 +221,8 @@ def base_words(name: str, base: float) -> str:
 
 def refresh() -> None:
     """Forget discovered and loaded plugins (tests install and remove them)."""
+    global _named
+    _named = None
     _loaded.clear()
     _eps.clear()
     _seen.clear()

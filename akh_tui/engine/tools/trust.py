@@ -22,7 +22,6 @@ it is never silently replaced.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib.machinery
 import json
 import os
@@ -83,11 +82,13 @@ def importable_files(folder: Path) -> list[Path]:
 
 def folder_digests(folder: Path) -> dict[str, str]:
     """sha256 of each importable file, by its path relative to the folder (posix)."""
+    from hashlib import sha256  # here: every command sets a consent, few hash a folder (start-up)
+
     folder = resolved_path(folder)
     out: dict[str, str] = {}
     for p in importable_files(folder):
         try:
-            digest = hashlib.sha256(p.read_bytes()).hexdigest()
+            digest = sha256(p.read_bytes()).hexdigest()
         except OSError as exc:  # unreadable now: it cannot match what was trusted
             digest = f"unreadable: {exc.strerror or exc}"
         rel = p.name if p == folder else p.relative_to(folder).as_posix()
@@ -96,7 +97,9 @@ def folder_digests(folder: Path) -> dict[str, str]:
 
 
 def combined(digests: dict[str, str]) -> str:
-    return hashlib.sha256("".join(f"{k}\0{v}\n" for k, v in sorted(digests.items())).encode()).hexdigest()
+    from hashlib import sha256
+
+    return sha256("".join(f"{k}\0{v}\n" for k, v in sorted(digests.items())).encode()).hexdigest()
 
 
 def _names(files: list[str] | tuple[str, ...]) -> str:
