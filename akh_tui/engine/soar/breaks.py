@@ -6,8 +6,8 @@ water-jug --break …`, the Soar workbench). Parsed, never eval-ed:
                       before the operator is applied
     impasse           a substate is made (a tie, a conflict, a state or operator no-change):
     impasse=KIND      the run stops right after the decision phase that made it; KIND one of
-                      tie, conflict, constraint-failure, no-change, state no-change, operator
-                      no-change
+                      tie, conflict, constraint-failure, no-change (any of that kind), or
+                      as Soar's stack says it: operator tie, state no-change, …
     phase=NAME        before phase NAME (input, propose, decision, apply, output) of each
                       decision, after at least one phase run
 
@@ -26,7 +26,9 @@ from .adapter import PHASES
 from .scenario import SoarScenario
 from .source import read_soar
 
-IMPASSES = ("tie", "conflict", "constraint-failure", "no-change", "state no-change", "operator no-change")
+# as `print --stack` names a substate's impasse, and the one-word kinds any of them matches
+IMPASSES = ("tie", "conflict", "constraint-failure", "no-change", "state no-change", "operator no-change",
+            "operator tie", "operator conflict", "operator constraint-failure")
 _ID = re.compile(r"^O\d+$")
 
 
@@ -93,7 +95,6 @@ def decision_hit(breaks: list[SoarBreak], selected: dict[str, Any] | None, befor
         if b.kind != "impasse":
             continue
         for i, what in made:
-            if b.value is None or b.value == what or (b.value in ("tie", "conflict", "no-change", "constraint-failure")
-                                                      and b.value in what):
+            if b.value is None or b.value == what or b.value in what.split():
                 return f"impasse: decision {decision} made {i} ({what})"
     return None
