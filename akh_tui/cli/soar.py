@@ -75,8 +75,10 @@ def cmd_run_soar(args: argparse.Namespace, scenario: Any, out: Console, err: Con
                 why = why if why == "halted" or fired(why) else f"{most} decisions run"
             n = run.decision
             # stopped by a break inside a decision: where it is (the decision is recorded when whole)
-            at = {"decision": n + 1, "next_phase": run.next_phase, "selected": run.arch.selected(),
-                  "stack": [list(x) for x in run.arch.stack()]} if fired(why) else None
+            where: dict[str, Any] | None = None
+            if fired(why):
+                where = {"decision": n + 1, "next_phase": run.next_phase, "selected": run.arch.selected(),
+                         "stack": [list(x) for x in run.arch.stack()]}
         finally:
             stored.close()
     finally:
@@ -86,11 +88,11 @@ def cmd_run_soar(args: argparse.Namespace, scenario: Any, out: Console, err: Con
         print(json.dumps(engine.redact_obj({"scenario": scenario.name, "architecture": "soar", "seed": run.seed,
                                             "run": stored.run_id, "branch": stored.branch_name,
                                             "decisions_run": n, "stop": why, "decisions": rows,
-                                            **({"at": at} if at is not None else {})}), sort_keys=True))
+                                            **({"at": where} if where is not None else {})}), sort_keys=True))
         return 0
-    if at is not None:
-        goals = " > ".join(f"{i} {w}".strip() for kind, i, w in at["stack"] if kind == "state")
-        out.print(Text(engine.redact(f"stopped in decision {at['decision']} before its {at['next_phase']} phase; "
+    if where is not None:
+        goals = " > ".join(f"{i} {w}".strip() for kind, i, w in where["stack"] if kind == "state")
+        out.print(Text(engine.redact(f"stopped in decision {where['decision']} before its {where['next_phase']} phase; "
                                      f"goal stack: {goals}"), style="yellow"))
     out.print(Text(f"{n} decision(s) run, stopped: {why} (run {stored.run_id}, branch {stored.branch_name}: "
                    f"`akh-tui sessions show {stored.run_id}`)"))
@@ -172,17 +174,19 @@ def print_compare(res: dict[str, Any], as_json: bool, out: Console) -> int:
 
 def cmd_resume_soar(args: argparse.Namespace, out: Console, err: Console) -> int:
     """`agent resume` on a Soar run: its decisions replayed (each checked), then on from there."""
-    for flag, value in (("--break", args.breaks), ("--approve", args.approve), ("--auto-approve", args.auto_approve),
+    for flag, value in (("--approve", args.approve), ("--auto-approve", args.auto_approve),
                         ("--auto-reject", args.auto_reject), ("--ask", args.ask)):
         if value:
             raise InputError("a Soar run takes its choices from its productions (fork with --select to force one)",
                              field=flag)
+    breaks = [engine.parse_soar_break(b) for b in args.breaks]
     trace = open(args.trace, "w", encoding="utf-8") if args.trace else None
     rows: list[dict[str, Any]] = []
     try:
         stored = engine.StoredSoarRun.resume(engine.Locations.resolve(args.data_dir), args.branch, trace)
         run = stored.run
         try:
+            engine.check_soar_breaks(breaks, run.scenario)
             start = run.decision
             if not args.json:
                 err.print(Text(f"resuming {run.name} (run {stored.run_id}, branch {stored.branch_name}) at decision "
@@ -195,6 +199,14 @@ def cmd_resume_soar(args: argparse.Namespace, out: Console, err: Console) -> int
 
             if run.finished or (run.records and run.records[-1]["halted"]):
                 n, why = 0, "halted"
+            elif breaks and args.max_cycles > 0:
+                # the first decision runs whole (a break that stopped the last command inside it
+                # would stop this one there again), then the breaks hold
+                n, why = run.run(1, on_record)
+                if why != "halted":
+                    more, why = run.run_until(breaks, args.max_cycles - 1, on_record)
+                    n += more
+                    why = why if why == "halted" or fired(why) else f"{args.max_cycles} decisions run"
             else:
                 n, why = run.run(args.max_cycles, on_record)
         finally:

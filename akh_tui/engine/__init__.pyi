@@ -64,7 +64,9 @@ from .config import SERVED_ENV as SERVED_ENV
 from .config import served_process as served_process
 from .runs.sessions import Sessions as Sessions
 from .soar.scenario import find_soar as find_soar
-from .soar.breaks import parse_soar_break as parse_soar_break, SoarBreak as SoarBreak, check_soar_breaks as check_soar_breaks
+from .soar.breaks import parse_soar_break as parse_soar_break
+from .soar.breaks import SoarBreak as SoarBreak
+from .soar.breaks import check_soar_breaks as check_soar_breaks
 from .soar.compare import compare_architectures as compare_architectures
 from .soar.compare import check_compare_names as check_compare_names
 from .soar.compare import compare_stored as compare_stored

@@ -173,3 +173,15 @@ def test_a_soar_break_that_could_never_fire_is_refused_before_anything_runs(cli,
     err = cli("agent", "run", "--scenario", "water-jug", "--break", spec, check_rc=2).stderr
     assert says in " ".join(err.split()) and "--break" in err
     assert not (tmp_path / "data").exists() or "water-jug" not in cli("sessions", "list").stdout
+
+
+def test_resume_with_a_break_runs_the_stopped_decision_whole_then_stops_at_the_next(cli) -> None:
+    full = json.loads(cli("agent", "run", "--scenario", "water-jug", "--json").stdout)["decisions"]
+    pours = [r["decision"] for r in full if r["selected"]["name"] == "pour"]
+    cli("agent", "run", "--scenario", "water-jug", "--break", "operator=pour")
+    got = json.loads(cli("agent", "resume", "--break", "operator=pour", "--json").stdout)
+    assert [r["decision"] for r in got["decisions"]] == list(range(pours[0], pours[1]))  # the first pour applied
+    assert got["decisions"] == full[pours[0] - 1:pours[1] - 1]  # as the unbroken run made them
+    assert got["stop"].startswith(f"operator pour: decision {pours[1]} selected")
+    err = cli("agent", "resume", "--break", "impasse=stuck", check_rc=2).stderr
+    assert "no impasse 'stuck'" in " ".join(err.split())
