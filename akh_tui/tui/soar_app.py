@@ -69,12 +69,13 @@ class SoarWorkbench(App[None]):
         Binding("left", "rewind", "Rewind", priority=True),
         Binding("m", "matches", "Goal test", priority=True),
         Binding("b", "rules", "Rules", priority=True),
-        *[Binding(str(i + 1), f"stop({i})", "Stop before" if i == 0 else "", show=i == 0, priority=True,
+        *[Binding(str(i + 1), f"stop({i})", "Stop at" if i == 0 else "", show=i == 0, priority=True,
                   key_display="1-5" if i == 0 else None)
           for i in range(5)],
-        Binding("o", "break_operator", "Break on op", priority=True),
-        Binding("i", "break_impasse", "Break on impasse", priority=True),
         Binding("q", "quit", "Quit", priority=True),
+        # after Quit, shown as one (the footer is full at 120 columns): o on an operator, i on an impasse
+        Binding("o", "break_operator", "Break", priority=True, key_display="o/i"),
+        Binding("i", "break_impasse", "", show=False, priority=True),
     ]
 
     def __init__(self, scenario: Any, seed: int | None = None, run: Any = None, replay_of: str | None = None,
