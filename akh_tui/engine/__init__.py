@@ -84,6 +84,7 @@ _FACE: dict[str, str] = {
     'parse_soar_break': 'akh_tui.engine.soar.breaks',
     'SoarBreak': 'akh_tui.engine.soar.breaks',
     'check_soar_breaks': 'akh_tui.engine.soar.breaks',
+    'soar_why': 'akh_tui.engine.explain.soar',
     'compare_architectures': 'akh_tui.engine.soar.compare',
     'check_compare_names': 'akh_tui.engine.soar.compare',
     'compare_stored': 'akh_tui.engine.soar.compare',

@@ -93,3 +93,17 @@ def why_not_text(record: dict[str, Any], tool: str) -> list[str]:
         elif not _rules(op, "rejected") and chosen is not None:
             lines.append(f"    against {_op_line(chosen)}: a weighted draw picked that one")
     return lines
+
+
+def soar_why(record: dict[str, Any], tool: str | None = None) -> list[str] | None:
+    """For a front end's Why pane: a Soar world agent's turn in its own terms (why_chosen, then
+    why not `tool` — or what it had instead); None when the record is no Soar agent's."""
+    if not is_soar(record):
+        return None
+    lines = why_chosen(record)
+    if tool and tool != record["decide"]["tool"]:
+        try:
+            lines += ["", *why_not_text(record, tool)]
+        except KeyError as exc:
+            lines += ["", str(exc.args[0])]
+    return lines
