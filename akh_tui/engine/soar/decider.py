@@ -36,7 +36,7 @@ class SoarDecider:
 
     def choose(self, agent: Any, focus: Any, ctx: Any, candidates: list[Any], utility: Any) -> tuple[Any, None]:
         offered = [c for c in candidates if c.offered]
-        if self.world_agent is None:  # the world's tools, known at the first choice (this module imports no world)
+        if self.world_agent is None:  # the world's tools, known at the first choice
             self.world_agent = SoarWorldAgent(self.arch, [c.tool for c in candidates])
         obs = {"cycle": int(agent.cycle), "goal": str(focus.description),
                "offer": [{"action": c.tool, "input": str(c.input) or "none", "score": round(float(c.score), 4)}
