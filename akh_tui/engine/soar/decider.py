@@ -20,7 +20,7 @@ from typing import Any
 from ..paths import bundled_data_dir
 from ..tools.registry import PluginError
 from ..world.observe import observation
-from .adapter import SoarArchitecture
+from .adapter import SoarArchitecture, SoarSnapshot
 from .source import read_soar
 from .world_agent import SoarWorldAgent
 
@@ -53,6 +53,22 @@ class SoarDecider:
             if c.tool == cmd["name"] and (str(c.input) or "none") == cmd.get("input", "none"):
                 return c, None
         raise PluginError(f"the Soar agent asked for {cmd['name']}({cmd.get('input')}), which is not offered")
+
+    def state(self) -> dict[str, Any]:
+        """What a world's saved state keeps of this agent (world/state.py): Soar's memory cannot
+        be saved whole, so the phases run and every input given (observations, selections);
+        load_state replays them after init-soar with the same seed (adapter.restore)."""
+        snap = self.arch.snapshot()
+        return {"phases": snap.phases, "inputs": [[at, kind, payload] for at, kind, payload in snap.inputs],
+                "last_result": self.last_result,
+                "actions": list(self.world_agent.actions) if self.world_agent is not None else None}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        self.arch.restore(SoarSnapshot(int(state["phases"]), tuple((int(at), str(kind), payload)
+                                                                   for at, kind, payload in state["inputs"])))
+        self.last_result = state.get("last_result")
+        actions = state.get("actions")
+        self.world_agent = SoarWorldAgent(self.arch, actions) if actions is not None else None
 
     def learn(self, agent: Any, focus: Any, tool: str, act: dict[str, Any]) -> None:
         self.last_result = {"action": tool, "success": bool(act.get("success")),

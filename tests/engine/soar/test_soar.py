@@ -496,3 +496,17 @@ def test_a_soar_world_turn_is_recorded_and_explained_in_soar_terms(cli, tmp_path
     # an OODA agent of the same world is still explained in its own terms
     out = cli("agent", "why", "--agent", "bold", "--cycle", "1").stdout
     assert "Soar" not in out
+
+
+def test_a_world_with_a_soar_agent_continues_and_forks_as_if_never_stopped(cli, tmp_path: Path) -> None:
+    """The Soar agent's inputs (observations, its commands marked complete) are in the world's
+    saved state: a continued world is the same bytes as one run whole, and a fork mid-run
+    replays the recorded steps after the saved state identically."""
+    whole, cont = tmp_path / "whole.jsonl", tmp_path / "cont.jsonl"
+    cli("world", "run", "market-soar", "--rounds", "25", "--trace", str(whole), data_dir=tmp_path / "a")
+    cli("world", "run", "market-soar", "--rounds", "13", data_dir=tmp_path / "b")
+    cli("world", "run", "market-soar", "--rounds", "12", "--trace", str(cont), data_dir=tmp_path / "b")
+    assert cont.read_bytes() == whole.read_bytes()
+    out = cli("world", "fork", "--at", "24:soar", "--name", "b", "--disable", "noop", "--agent", "bold",
+              data_dir=tmp_path / "a").stdout
+    assert "branch b" in out
