@@ -2144,3 +2144,35 @@ def test_why_moved_answers_for_the_recorded_world_whatever_its_file_says_now(cli
     for bad in ("3:bold;rm -rf /", "$(id)", "0:bold"):
         proc = cli("world", "why-moved", "--at", bad, check_rc=2)
         assert "--at" in proc.stderr and "Traceback" not in proc.stderr
+
+# ---- issue 30, world text on a Soar agent's input link ----
+@pytest.mark.parametrize("text", [
+    "sp {evil (state <s> ^superstate nil) --> (write |pwned|) (halt)}",
+    "} excise --all ; output log --add /tmp/akh-soar-input-attack.log",
+    "|load library /tmp/libevil| (cmd |echo pwned|)",
+])
+def test_world_text_on_a_soar_input_link_is_data_never_a_command(tmp_path: Path, text: str) -> None:
+    """A goal's text, an artifact's id and owner and an offer's input reach the Soar agent's
+    input link as string values: Soar never parses them as commands or productions (no rule
+    added or removed, nothing written), and the agent reads them back verbatim."""
+    pytest.importorskip("soar_sml", reason="soar-sml is in the test extra")
+    from types import SimpleNamespace
+
+    from akh_tui.engine.soar.decider import trader
+
+    dec = trader()
+    try:
+        rules = dec.arch._cmd("print --all")
+        offer = SimpleNamespace(tool="read_artifact", input=text, score=0.6, offered=True)
+        noop = SimpleNamespace(tool="noop", input="", score=0.05, offered=True)
+        chosen, _ = dec.choose(SimpleNamespace(cycle=1), SimpleNamespace(description=text), None, [offer, noop], offer)
+        dec.arch.observe({"cycle": 2, "goal": text, "artifact": [{"id": text, "owner": text, "price": 1}]})
+        dec.arch.run_decisions(1)
+        assert dec.arch._cmd("print --all") == rules  # no production added, none excised
+        assert not dec.arch.finished and not Path("/tmp/akh-soar-input-attack.log").exists()
+        assert chosen.input == text  # the offer it took, its input verbatim from the output link
+        link = dec.arch.agent.GetInputLink()
+        goal = next(link.GetChild(i) for i in range(link.GetNumberChildren()) if link.GetChild(i).GetAttribute() == "goal")
+        assert goal.GetValueAsString() == text
+    finally:
+        dec.arch.close()

@@ -40,7 +40,8 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     run.add_argument("--fresh", action="store_true", help="start over, ignoring the persisted session")
     run.add_argument("--break", dest="breaks", action="append", default=[], metavar="SPEC",
                      help="stop when it fires: tool=NAME, veto[=NAME], goal, phase=NAME (stop before it), or '<path> <op> <value>' "
-                          "(e.g. 'score < 0.3', 'wm.size > 90', 'decide.tool == reason'); repeatable")
+                          "(e.g. 'score < 0.3', 'wm.size > 90', 'decide.tool == reason'); a Soar scenario: operator=NAME, "
+                          "impasse[=KIND], phase=NAME; repeatable")
     run.add_argument("--decider", metavar="DECIDER",
                      help="who decides: utility (the table; default, or the scenario's decider), scripted (an offline model), "
                           "llm (the model of the user config's [llm] table), local (a model in this process: pip install 'akh-tui[local]'), or a plugin: an akh_tui.deciders entry point "

@@ -17,10 +17,10 @@ from ..engine import InputError
 
 def refuse_ooda_flags(args: argparse.Namespace) -> None:
     """Flags that steer the OODA loop mean nothing to a Soar agent: said, not ignored."""
-    for flag, value in (("--goals", args.goals), ("--decider", args.decider), ("--break", args.breaks),
+    for flag, value in (("--goals", args.goals), ("--decider", args.decider),
                         ("--approve", args.approve), ("--auto-approve", args.auto_approve),
                         ("--auto-reject", args.auto_reject), ("--ask", args.ask)):
-        # (--select is the Soar run's own)
+        # (--select and --break are the Soar run's own: soar/breaks.py)
         if value:
             raise InputError("a Soar scenario takes its goal and its choices from its productions", field=flag)
 
@@ -41,6 +41,8 @@ def parse_selects(specs: list[str]) -> dict[int, str]:
 def cmd_run_soar(args: argparse.Namespace, scenario: Any, out: Console, err: Console) -> int:
     refuse_ooda_flags(args)
     selects = parse_selects(args.select)
+    breaks = [engine.parse_soar_break(b) for b in args.breaks]  # before anything runs or is written
+    engine.check_soar_breaks(breaks, scenario)
     most = args.max_cycles if args.max_cycles != 100 else scenario.max_decisions  # 100: the OODA default
     trace = open(args.trace, "w", encoding="utf-8") if args.trace else None
     rows: list[dict[str, Any]] = []
@@ -54,21 +56,29 @@ def cmd_run_soar(args: argparse.Namespace, scenario: Any, out: Console, err: Con
                 if not args.json:
                     _print_decision(out, rec)
 
+            def advance(n: int) -> str:
+                return run.run_until(breaks, n, on_record)[1] if breaks else run.run(n, on_record)[1]
+
             why = ""
             for at in sorted(selects):  # Soar's own picks up to each selection, then the person's
                 if at > most:
                     break
-                _, why = run.run(at - 1 - run.decision, on_record)
-                if why == "halted":
+                why = advance(at - 1 - run.decision)
+                if why == "halted" or fired(why):
                     break
                 try:
                     run.force(selects[at])
                 except InputError as exc:
                     raise InputError(f"decision {at}: {exc.message}", field="--select") from None
-            if why != "halted":
-                _, why = run.run(most - run.decision, on_record)
-                why = "halted" if why == "halted" else f"{most} decisions run"
+            if why != "halted" and not fired(why):
+                why = advance(most - run.decision)
+                why = why if why == "halted" or fired(why) else f"{most} decisions run"
             n = run.decision
+            # stopped by a break inside a decision: where it is (the decision is recorded when whole)
+            where: dict[str, Any] | None = None
+            if fired(why):
+                where = {"decision": n + 1, "next_phase": run.next_phase, "selected": run.arch.selected(),
+                         "stack": [list(x) for x in run.arch.stack()]}
         finally:
             stored.close()
     finally:
@@ -77,11 +87,21 @@ def cmd_run_soar(args: argparse.Namespace, scenario: Any, out: Console, err: Con
     if args.json:
         print(json.dumps(engine.redact_obj({"scenario": scenario.name, "architecture": "soar", "seed": run.seed,
                                             "run": stored.run_id, "branch": stored.branch_name,
-                                            "decisions_run": n, "stop": why, "decisions": rows}), sort_keys=True))
+                                            "decisions_run": n, "stop": why, "decisions": rows,
+                                            **({"at": where} if where is not None else {})}), sort_keys=True))
         return 0
+    if where is not None:
+        goals = " > ".join(f"{i} {w}".strip() for kind, i, w in where["stack"] if kind == "state")
+        out.print(Text(engine.redact(f"stopped in decision {where['decision']} before its {where['next_phase']} phase; "
+                                     f"goal stack: {goals}"), style="yellow"))
     out.print(Text(f"{n} decision(s) run, stopped: {why} (run {stored.run_id}, branch {stored.branch_name}: "
                    f"`akh-tui sessions show {stored.run_id}`)"))
     return 0
+
+
+def fired(why: str) -> bool:
+    """A stop by a break (breaks.py's words), not the halt or the decision count."""
+    return why.startswith(("operator ", "impasse:", "phase "))
 
 
 def _print_decision(out: Console, rec: dict[str, Any]) -> None:
@@ -154,17 +174,19 @@ def print_compare(res: dict[str, Any], as_json: bool, out: Console) -> int:
 
 def cmd_resume_soar(args: argparse.Namespace, out: Console, err: Console) -> int:
     """`agent resume` on a Soar run: its decisions replayed (each checked), then on from there."""
-    for flag, value in (("--break", args.breaks), ("--approve", args.approve), ("--auto-approve", args.auto_approve),
+    for flag, value in (("--approve", args.approve), ("--auto-approve", args.auto_approve),
                         ("--auto-reject", args.auto_reject), ("--ask", args.ask)):
         if value:
             raise InputError("a Soar run takes its choices from its productions (fork with --select to force one)",
                              field=flag)
+    breaks = [engine.parse_soar_break(b) for b in args.breaks]
     trace = open(args.trace, "w", encoding="utf-8") if args.trace else None
     rows: list[dict[str, Any]] = []
     try:
         stored = engine.StoredSoarRun.resume(engine.Locations.resolve(args.data_dir), args.branch, trace)
         run = stored.run
         try:
+            engine.check_soar_breaks(breaks, run.scenario)
             start = run.decision
             if not args.json:
                 err.print(Text(f"resuming {run.name} (run {stored.run_id}, branch {stored.branch_name}) at decision "
@@ -177,6 +199,14 @@ def cmd_resume_soar(args: argparse.Namespace, out: Console, err: Console) -> int
 
             if run.finished or (run.records and run.records[-1]["halted"]):
                 n, why = 0, "halted"
+            elif breaks and args.max_cycles > 0:
+                # the first decision runs whole (a break that stopped the last command inside it
+                # would stop this one there again), then the breaks hold
+                n, why = run.run(1, on_record)
+                if why != "halted":
+                    more, why = run.run_until(breaks, args.max_cycles - 1, on_record)
+                    n += more
+                    why = why if why == "halted" or fired(why) else f"{args.max_cycles} decisions run"
             else:
                 n, why = run.run(args.max_cycles, on_record)
         finally:

@@ -15,7 +15,7 @@ from textual.widgets.option_list import Option
 from textual.widgets.tree import TreeNode
 
 from ..engine.records import CycleRecord, PendingCycle, View
-from ..engine import TOOL_NAMES, why_chosen, why_not_text
+from ..engine import TOOL_NAMES, soar_why, why_chosen, why_not_text
 
 ERROR_HISTORY = 64  # cycles of each goal's error signal kept for its sparkline
 ERROR_WIDTH = 8  # cells of the sparkline in the goals tree
@@ -379,6 +379,15 @@ class WhyPane(Pane):
             self.show_text(Text("Press space to step one cycle, r to run.\nMove the score table's cursor to ask why not that tool.", style="dim"))
             return
         t = Text()
+        soar = soar_why(dict(record), selected)  # a Soar world agent: its operators and preferences
+        if soar is not None:
+            for i, line in enumerate(soar):
+                t.append(line + "\n", style="bold" if i == 0 or line.startswith("the Soar agent's decision") else "")
+            out = record["act"]["output"].split("\n", 1)[0]
+            t.append(f"output: {out[:200]}\n", style="red" if not record["act"]["success"] else "dim")
+            self.question_at = 0
+            self.show_text(t)
+            return
         lines = why_chosen(dict(record))
         llm = record["decide"].get("llm")
         if llm is not None and llm["status"] == "accepted" and llm["tool"] != llm["utility_tool"]:

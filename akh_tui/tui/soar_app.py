@@ -12,7 +12,9 @@ workbench, filled from the Soar run (engine.SoarRun through the face):
 Keys: space a decision, p a phase, r to the halt, s select the highlighted operator (`decide
 select`: the person's veto of Soar's own pick), left rewind one decision (init-soar and the
 same seed and forces replayed), m why a rule has not fired (the goal test), b the rule
-browser, 1-5 stop before that phase (space and r then stop there), q quit. An error
+browser, 1-5 stop before that phase (space and r then stop there), o break when an operator
+of the highlighted one's name is selected, i break on an impasse (space and r then stop right
+after that decision phase, before the apply: soar/breaks.py), q quit. An error
 is shown in the status line; the run goes on."""
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ DataTable { height: 1fr; }
 #why { text-wrap: wrap; }
 """
 
-RUN_KEYS = {"decision", "phase", "run", "select", "rewind", "matches", "rules", "quit", "stop"}  # the main screen's
+RUN_KEYS = {"decision", "phase", "run", "select", "rewind", "matches", "rules", "quit", "stop", "break_operator",
+            "break_impasse"}  # the main screen's
 GOAL_RULE_HINT = "*detect*goal"  # the bundled agents name their goal test so
 
 
@@ -66,10 +69,13 @@ class SoarWorkbench(App[None]):
         Binding("left", "rewind", "Rewind", priority=True),
         Binding("m", "matches", "Goal test", priority=True),
         Binding("b", "rules", "Rules", priority=True),
-        *[Binding(str(i + 1), f"stop({i})", "Stop before" if i == 0 else "", show=i == 0, priority=True,
+        *[Binding(str(i + 1), f"stop({i})", "Stop at" if i == 0 else "", show=i == 0, priority=True,
                   key_display="1-5" if i == 0 else None)
           for i in range(5)],
         Binding("q", "quit", "Quit", priority=True),
+        # after Quit, shown as one (the footer is full at 120 columns): o on an operator, i on an impasse
+        Binding("o", "break_operator", "Break", priority=True, key_display="o/i"),
+        Binding("i", "break_impasse", "", show=False, priority=True),
     ]
 
     def __init__(self, scenario: Any, seed: int | None = None, run: Any = None, replay_of: str | None = None,
@@ -85,6 +91,7 @@ class SoarWorkbench(App[None]):
         self.message = ""
         self.last_phase: dict[str, Any] | None = None
         self.stops: set[str] = set()  # phases space and r stop before (1-5 toggle them)
+        self.breaks: list[engine.SoarBreak] = []  # operator and impasse breaks (o and i toggle them)
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
@@ -144,8 +151,15 @@ class SoarWorkbench(App[None]):
             self.message = f"error: {exc}"
         self.refresh_panes()
 
+    def _all_breaks(self) -> list[engine.SoarBreak]:
+        return self.breaks + [engine.parse_soar_break(f"phase={p}") for p in sorted(self.stops)]
+
     def action_decision(self) -> None:
         def go() -> None:
+            if self.breaks:
+                _, why = self.run_.run_until(self._all_breaks(), 1)
+                self.message = "halted: the agent reached its goal" if why == "halted" else why
+                return
             if self.stops:
                 _, why = self.run_.run_to(self.stops, 1)
                 self.message = "halted: the agent reached its goal" if why == "halted" else why
@@ -160,6 +174,23 @@ class SoarWorkbench(App[None]):
         self.message = (f"space and r stop before {phase}" if phase in self.stops else f"no stop before {phase}")
         self.refresh_panes()
 
+    def _toggle(self, brk: engine.SoarBreak) -> None:
+        had = [b for b in self.breaks if b.text == brk.text]
+        self.breaks = [b for b in self.breaks if b.text != brk.text] if had else [*self.breaks, brk]
+        self.message = f"no break at {brk.text}" if had else f"space and r break at {brk.text}"
+
+    def action_break_operator(self) -> None:
+        def go() -> None:
+            table = self.query_one("#ops", DataTable)
+            if table.row_count == 0:
+                raise InputError("no operator highlighted: step to a decision's operators first", field="break")
+            label = str(table.get_row_at(table.cursor_row)[1])
+            self._toggle(engine.parse_soar_break(f"operator={label.split()[0]}", field="break"))
+        self._guard(go)
+
+    def action_break_impasse(self) -> None:
+        self._guard(lambda: self._toggle(engine.parse_soar_break("impasse", field="break")))
+
     def action_phase(self) -> None:
         def go() -> None:
             if self.run_.finished:
@@ -171,7 +202,10 @@ class SoarWorkbench(App[None]):
     def action_run(self) -> None:
         def go() -> None:
             most = self.scenario.max_decisions
-            n, why = self.run_.run_to(self.stops, most) if self.stops else self.run_.run(most)
+            if self.breaks:
+                n, why = self.run_.run_until(self._all_breaks(), most)
+            else:
+                n, why = self.run_.run_to(self.stops, most) if self.stops else self.run_.run(most)
             self.message = f"{n} decision(s) run, stopped: {why}"
         self._guard(go)
 
@@ -256,6 +290,8 @@ class SoarWorkbench(App[None]):
             bar.append(f"{i + 1} {ph}", style="bold reverse" if ph == r.next_phase and not r.finished else "")
         if self.last_phase is not None:
             bar.append(f"   ran {self.last_phase['phase']}", style="dim")
+        if self.breaks:
+            bar.append("   break: " + ", ".join(b.text for b in self.breaks), style="bold red")
         self.query_one("#phases", Static).update(bar)
         self._stack(shown["goals"])
         self._decision()

@@ -124,3 +124,64 @@ def test_check_of_a_soar_trace_reruns_every_decision(cli, tmp_path) -> None:
     trace.write_text("\n".join(lines) + "\n")
     out = cli("check", str(trace), check_rc=1).stdout
     assert "changed: decision 3: the trace selected O4" in out
+
+
+def test_break_on_an_operator_stops_right_after_it_is_selected(cli) -> None:
+    full = json.loads(cli("agent", "run", "--scenario", "water-jug", "--json").stdout)
+    first = next(r for r in full["decisions"] if r["selected"]["name"] == "pour")  # Soar's first pour, unbroken
+    got = json.loads(cli("agent", "run", "--scenario", "water-jug", "--break", "operator=pour", "--json").stdout)
+    assert got["decisions_run"] == first["decision"] - 1  # the decisions before it are recorded, not it
+    assert got["decisions"] == full["decisions"][: first["decision"] - 1]  # the same run up to there
+    assert got["at"]["decision"] == first["decision"] and got["at"]["next_phase"] == "apply"  # not yet applied
+    assert got["at"]["selected"] == first["selected"]
+    assert got["stop"].startswith(f"operator pour: decision {first['decision']} selected {first['selected']['id']}")
+    # by its label or id too; the text says where it stopped
+    out = cli("agent", "run", "--scenario", "water-jug", "--break", f"operator={first['selected']['label']}").stdout
+    assert f"stopped in decision {first['decision']} before its apply phase" in out
+
+
+def test_break_on_a_phase_and_on_an_impasse(cli, tmp_path) -> None:
+    got = json.loads(cli("agent", "run", "--scenario", "water-jug", "--break", "phase=propose", "--json").stdout)
+    assert got["at"] == {"decision": 1, "next_phase": "propose", "selected": None, "stack": [["state", "S1", ""]]}
+    (tmp_path / "tie.soar").write_text(
+        "sp {t*init (state <s> ^superstate nil -^ready) --> (<s> ^operator <o> + !) (<o> ^name init)}\n"
+        "sp {t*apply*init (state <s> ^operator.name init) --> (<s> ^ready yes)}\n"
+        "sp {t*propose*a (state <s> ^ready yes) --> (<s> ^operator <o> +) (<o> ^name a)}\n"
+        "sp {t*propose*b (state <s> ^ready yes) --> (<s> ^operator <o> +) (<o> ^name b)}\n", encoding="utf-8")
+    (tmp_path / "tie.toml").write_text('name = "tie"\narchitecture = "soar"\nproductions = "tie.soar"\nseed = 1\n'
+                                       'max_decisions = 20\n', encoding="utf-8")
+    for spec in ("impasse", "impasse=tie", "impasse=operator tie"):
+        got = json.loads(cli("agent", "run", "--scenario", str(tmp_path / "tie.toml"), "--break", spec, "--json").stdout)
+        assert got["stop"] == "impasse: decision 2 made S2 (operator tie)" and got["decisions_run"] == 1, spec
+        assert got["at"]["stack"][-1] == ["state", "S2", "operator tie"]
+    # the tie's substate has no operators: the next decision makes a state no-change below it
+    got = json.loads(cli("agent", "run", "--scenario", str(tmp_path / "tie.toml"), "--break", "impasse=state no-change",
+                         "--json").stdout)
+    assert got["stop"] == "impasse: decision 3 made S3 (state no-change)" and got["decisions_run"] == 2
+    got = json.loads(cli("agent", "run", "--scenario", str(tmp_path / "tie.toml"), "--break", "impasse=conflict",
+                         "--json").stdout)
+    assert got["decisions_run"] == 20 and "at" not in got  # no conflict in it: it never fired
+
+
+@pytest.mark.parametrize("spec,says", [
+    ("operator=bogus", "no production names an operator 'bogus'"),
+    ("impasse=stuck", "no impasse 'stuck'"),
+    ("phase=orient", "no Soar phase 'orient'"),
+    ("tool=shell_exec", "a Soar run stops at operator=NAME"),
+])
+def test_a_soar_break_that_could_never_fire_is_refused_before_anything_runs(cli, tmp_path, spec, says) -> None:
+    err = cli("agent", "run", "--scenario", "water-jug", "--break", spec, check_rc=2).stderr
+    assert says in " ".join(err.split()) and "--break" in err
+    assert not (tmp_path / "data").exists() or "water-jug" not in cli("sessions", "list").stdout
+
+
+def test_resume_with_a_break_runs_the_stopped_decision_whole_then_stops_at_the_next(cli) -> None:
+    full = json.loads(cli("agent", "run", "--scenario", "water-jug", "--json").stdout)["decisions"]
+    pours = [r["decision"] for r in full if r["selected"]["name"] == "pour"]
+    cli("agent", "run", "--scenario", "water-jug", "--break", "operator=pour")
+    got = json.loads(cli("agent", "resume", "--break", "operator=pour", "--json").stdout)
+    assert [r["decision"] for r in got["decisions"]] == list(range(pours[0], pours[1]))  # the first pour applied
+    assert got["decisions"] == full[pours[0] - 1:pours[1] - 1]  # as the unbroken run made them
+    assert got["stop"].startswith(f"operator pour: decision {pours[1]} selected")
+    err = cli("agent", "resume", "--break", "impasse=stuck", check_rc=2).stderr
+    assert "no impasse 'stuck'" in " ".join(err.split())

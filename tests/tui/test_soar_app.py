@@ -113,3 +113,56 @@ def test_open_of_a_soar_trace_replays_it_and_says_it_is_as_recorded(tmp_path) ->
 
     drive(SoarWorkbench(replay.scenario, replay.seed, replay, replay_of="wj.jsonl"), script)
     assert "replay of wj.jsonl" in seen["status"] and "as recorded (15 decisions)" in seen["status"]
+
+
+def test_a_break_on_the_highlighted_operator_stops_right_after_it_is_selected() -> None:
+    seen: dict = {}
+
+    async def script(app, pilot) -> None:
+        await pilot.press("space", "space", "p", "p")  # decision 3's operators shown
+        table = app.query_one("#ops")
+        labels = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+        table.move_cursor(row=next(i for i, x in enumerate(labels) if x.startswith("pour")))
+        await pilot.press("o")
+        seen["bar"] = text_of(app.query_one("#phases"))
+        await pilot.press("r")
+        run = app.run_
+        seen["at"] = (run.next_phase, run.arch.selected()["name"], run.decision)
+        seen["status"] = text_of(app.query_one("#status"))
+        labels = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+        table.move_cursor(row=next(i for i, x in enumerate(labels) if x.startswith("pour")))
+        await pilot.press("o", "r")  # o on a pour again takes the break off: r runs to the halt
+        seen["off"] = run.finished
+
+    drive(_app(), script)
+    assert "break: operator=pour" in seen["bar"]
+    next_phase, name, recorded = seen["at"]
+    assert (next_phase, name) == ("apply", "pour")  # selected, not yet applied
+    assert f"decision {recorded + 1} selected" in seen["status"] and "operator pour" in seen["status"]
+    assert seen["off"]
+
+
+def test_a_break_on_an_impasse_stops_at_the_decision_that_made_it(tmp_path) -> None:
+    from akh_tui.engine.soar.scenario import load_soar_scenario
+    from akh_tui.tui.soar_app import SoarWorkbench
+
+    (tmp_path / "tie.soar").write_text(
+        "sp {t*init (state <s> ^superstate nil -^ready) --> (<s> ^operator <o> + !) (<o> ^name init)}\n"
+        "sp {t*apply*init (state <s> ^operator.name init) --> (<s> ^ready yes)}\n"
+        "sp {t*propose*a (state <s> ^ready yes) --> (<s> ^operator <o> +) (<o> ^name a)}\n"
+        "sp {t*propose*b (state <s> ^ready yes) --> (<s> ^operator <o> +) (<o> ^name b)}\n", encoding="utf-8")
+    (tmp_path / "tie.toml").write_text('name = "tie"\narchitecture = "soar"\nproductions = "tie.soar"\nseed = 1\n'
+                                       'max_decisions = 20\n', encoding="utf-8")
+    seen: dict = {}
+
+    async def script(app, pilot) -> None:
+        await pilot.press("i", "r")
+        run = app.run_
+        seen["at"] = (run.decision, run.next_phase, [g.strip() for g in run.shown()["goals"]])
+        seen["status"] = text_of(app.query_one("#status"))
+
+    drive(SoarWorkbench(load_soar_scenario(tmp_path / "tie.toml")), script)
+    decision, next_phase, goals = seen["at"]
+    assert decision == 1 and next_phase == "apply"  # decision 2 made the tie: stopped right after its decision phase
+    assert "S2 operator tie" in goals
+    assert "impasse: decision 2 made S2 (operator tie)" in seen["status"]

@@ -259,3 +259,21 @@ async def test_a_fork_with_a_changed_order_and_the_two_branches_compared(tmp_pat
         await pilot.press("b")
         await until(pilot, lambda: "w1:main and w1:fork-1 first differ at step 2" in status(app))
         assert "1:harbourmaster" in status(app) and "1:fisher" in status(app)
+
+
+@sync
+async def test_a_soar_agents_why_pane_explains_it_by_its_operators(tmp_path):
+    import pytest
+
+    pytest.importorskip("soar_sml", reason="soar-sml is in the test extra")
+    from tests.helpers import text_of
+
+    app = market(tmp_path, "market-soar")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3", "n", "n")  # the Soar trader shown; two rounds
+        await until(pilot, lambda: "the Soar agent's decision" in text_of(app.query_one("#why")))
+        why = text_of(app.query_one("#why"))
+        assert "proposed by world*propose*act" in why and "score" not in why.split("\n")[0]
+        await pilot.press("1")  # an OODA trader: the table's own story, no Soar words
+        await until(pilot, lambda: "showing bold" in status(app))
+        assert "Soar" not in text_of(app.query_one("#why"))

@@ -32,8 +32,9 @@ PHASES = ("input", "propose", "decision", "apply", "output")
 
 @dataclass(frozen=True)
 class SoarSnapshot:
-    """Phases run, and the inputs given on the way: (phases run when given, "select" or
-    "observe", the operator id or the observation)."""
+    """Phases run, and the inputs given on the way: (phases run when given, "select",
+    "observe" or "complete", the operator id, the observation or None: the output link's
+    commands marked `^status complete`)."""
 
     phases: int
     inputs: tuple[tuple[int, str, Any], ...]
@@ -278,7 +279,8 @@ class SoarArchitecture:
 
     def commands(self) -> list[dict[str, str]]:
         """The commands the agent put on its output link since the last call, each as
-        {"name", parameter: value...}; each is marked `^status complete` for the agent."""
+        {"name", parameter: value...}; each is marked `^status complete` for the agent. The
+        marking is input Soar's rules see: recorded, so a restore gives it at the same point."""
         out = []
         for i in range(self.agent.GetNumberCommands()):
             cmd = self.agent.GetCommand(i)
@@ -287,10 +289,18 @@ class SoarArchitecture:
                 child = cmd.GetChild(j)
                 if child.GetAttribute() != "status":
                     row[str(child.GetAttribute())] = str(child.GetValueAsString())
-            cmd.AddStatusComplete()
             out.append(row)
-        self.agent.ClearOutputLinkChanges()
+        self._complete()
+        if out:
+            self.inputs.append((self.phases_run, "complete", None))
         return out
+
+    def _complete(self) -> None:
+        for i in range(self.agent.GetNumberCommands()):
+            self.agent.GetCommand(i).AddStatusComplete()
+        if self.agent.IsCommitRequired():
+            self.agent.Commit()
+        self.agent.ClearOutputLinkChanges()
 
     def seed(self, seed: int) -> None:
         self._seed = seed
@@ -312,6 +322,8 @@ class SoarArchitecture:
             self.run_phases(at - self.phases_run)
             if kind == "select":
                 self._cmd(f"decide select {payload}")
+            elif kind == "complete":
+                self._complete()
             else:
                 self._put(payload)
             self.inputs.append((at, kind, payload))

@@ -15,6 +15,7 @@ from typing import IO, Any, Callable
 from ..errors import InputError
 from ..redaction import redact_obj
 from .adapter import SoarArchitecture, SoarSnapshot
+from .breaks import SoarBreak, decision_hit, stop_phases
 from .kernel import sml
 from .scenario import SoarScenario, load_soar_scenario
 from .source import read_soar
@@ -134,6 +135,32 @@ class SoarRun:
             self.step_phase()
             if self.arch.next_phase in stops and not self.arch.finished:
                 return self.decision - start, f"before {self.arch.next_phase}"
+        return most, f"{most} decisions run"
+
+    def run_until(self, breaks: list[SoarBreak], most: int,
+                  on_record: Callable[[dict[str, Any]], None] | None = None) -> tuple[int, str]:
+        """Phase by phase until a break fires (breaks.py: after the decision phase that selected
+        the operator or made the impasse; before the phase), the agent halts, or `most`
+        decisions were recorded: how many were, and why it stopped (the break's words)."""
+        start = self.decision
+        stops = stop_phases(breaks)
+        watch = [b for b in breaks if b.kind != "phase"]
+        while self.decision - start < most:
+            if self.arch.finished:
+                return self.decision - start, "halted"
+            phase = self.arch.next_phase
+            before = self.arch.stack() if phase == "decision" and watch else []
+            out = self.step_phase()
+            if "record" in out and on_record is not None:
+                on_record(out["record"])
+            if self.arch.finished:
+                return self.decision - start, "halted"
+            if phase == "decision" and watch:
+                hit = decision_hit(watch, out.get("selected"), before, self.arch.stack(), self.decision + 1)
+                if hit is not None:
+                    return self.decision - start, hit
+            if self.arch.next_phase in stops:
+                return self.decision - start, f"phase {self.arch.next_phase}: before it, in decision {self.decision + 1}"
         return most, f"{most} decisions run"
 
     def run(self, most: int, on_record: Callable[[dict[str, Any]], None] | None = None) -> tuple[int, str]:

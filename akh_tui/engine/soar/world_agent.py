@@ -7,7 +7,8 @@ loop) until the agent puts a command on its output link, at most `most` decision
 command is marked `^status complete` for the agent, and checked against the world's action
 names (a name the world does not know is refused with what the agent asked). Everything given
 is recorded (adapter.py's inputs), so init-soar, the same seed and the same observations at the
-same points replay the agent's turns exactly.
+same points replay the agent's turns exactly. Each decision of the turn is kept with its
+operators (value, chance, proposing rule) in `decisions`, for the world's record.
 
 This module knows nothing of engine/world (the world names its actions when it makes the
 agent): the world may import it without an import circle."""
@@ -25,14 +26,17 @@ class SoarWorldAgent:
         self.arch = arch
         self.actions = tuple(actions)
         self.most = most
+        self.decisions: list[dict[str, Any]] = []  # the last turn's decisions, as step_decision records them
 
     def turn(self, observation: dict[str, Any]) -> dict[str, str] | None:
         """The agent's action this turn, or None when it gave none in `most` decisions."""
         self.arch.observe(observation)
+        self.decisions = []
         for _ in range(self.most):
-            if self.arch.finished:
+            rec = self.arch.step_decision()
+            if rec is None:
                 return None
-            self.arch.run_decisions(1)
+            self.decisions.append(rec)
             cmds = self.arch.commands()
             if cmds:
                 cmd = cmds[0]

@@ -70,6 +70,8 @@ def agent_state(w: "World", aid: str, graph: bool = True) -> dict[str, Any]:
                            "models": {k: m.state() for k, m in inner.models.items() if isinstance(m, LLMDecider)}}
     elif isinstance(inner, LLMDecider):
         out["model"] = inner.state()  # its memory and a scripted provider's position: the next prompt's
+    elif inner is not None and getattr(inner, "kind", None) == "soar":
+        out["soar"] = inner.state()  # its inputs, replayed after init-soar (soar/decider.py)
     return out
 
 
@@ -148,3 +150,5 @@ def load_agent_state(w: "World", aid: str, d: dict[str, Any]) -> None:
                 model.load_state(m)
     elif isinstance(inner, LLMDecider) and d.get("model") is not None:
         inner.load_state(d["model"])
+    elif inner is not None and getattr(inner, "kind", None) == "soar" and d.get("soar") is not None:
+        inner.load_state(d["soar"])

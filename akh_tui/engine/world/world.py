@@ -339,6 +339,10 @@ class World:
         inner = getattr(agent.decider, "inner", None)
         if isinstance(inner, WorkflowDecider) and inner.last is not None:
             record["decide"]["workflow"] = inner.last  # the step it ran, beside the table's choice
+        elif getattr(inner, "kind", None) == "soar":
+            soar = getattr(inner, "last", None)
+            if isinstance(soar, dict):
+                record["decide"]["soar"] = soar  # its decisions in its own terms: operators, values, rules
         tool, act = record["decide"]["tool"], record["act"]
         self._learn_evidence(aid, cycle)
         self.limits.use(aid, "actions", c)

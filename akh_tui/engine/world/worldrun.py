@@ -431,11 +431,14 @@ class WorldRun:
     def why(self, agent: str, cycle: int, tool: str | None = None) -> dict[str, Any]:
         """`agent why` for one agent of the world: its cycle's Decide explained from the
         record (as a single run's `Run.why`), `cycle` being the agent's own cycle number."""
+        from ..explain import soar
         from ..explain.decision import why_chosen, why_not, why_not_text
 
         rec = next((r for r in self.records(agent) if r["cycle"] == cycle), None)
         if rec is None:
             raise InputError(f"agent {agent} has no recorded cycle {cycle} on this branch", field="--cycle")
+        if soar.is_soar(rec):  # a Soar agent's turn: its operators and preferences (explain/soar.py)
+            why_chosen, why_not, why_not_text = soar.why_chosen, soar.why_not, soar.why_not_text
         out: dict[str, Any] = {"agent": agent, "cycle": cycle, "round": rec["round"], "chosen": rec["decide"]["tool"],
                                "why_chosen": why_chosen(rec), "tool": tool, "why_not": None}
         if tool is None:
