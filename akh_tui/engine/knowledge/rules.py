@@ -247,6 +247,15 @@ def load_rules(path) -> RuleSet:
     return parse_rules(read_user_file(path, "rule file"), str(Path(path)))
 
 
+def parse_rule_files(files: list[list[str]]) -> RuleSet:
+    """Rules from recorded [[file, text], ...] (a reload's, kept in the session store): the
+    text is parsed and the file never read again; an InputError names the file and line."""
+    rs = RuleSet.empty()
+    for name, text in files:
+        rs = rs.merged(parse_rules(text, name))
+    return rs
+
+
 # ---- forward chaining ------------------------------------------------------------------
 
 # A candidate conclusion: subject, predicate, object (ids, or labels for a rule's constants,

@@ -9,11 +9,13 @@ too: they are the branch's state, restored on resume, switch and rewind like any
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Union
 
 from ..errors import InputError
 from ..goals.goal import STATUSES, parse_criteria
 from ..knowledge.kg import is_metadata_label
+from ..knowledge.rules import RuleSet, parse_rule_files
 from ..psyche.model import Psyche
 from ..psyche.parts import ARCHETYPES
 from ..tools.builtins import TOOL_NAMES
@@ -55,6 +57,30 @@ class EditPsyche:
         psyche = self.psyche.written_as(self.toml) if self.psyche is not None else Psyche.from_toml(self.toml)
         agent.replace_psyche(psyche, self.source)
         return ["psyche edited"]
+
+
+@dataclass(frozen=True)
+class ReloadRules:
+    """The scenario's rule files read again (issue 28 §2), in force from the next cycle. The
+    files' TEXT is the recorded input: a rewind, a resume or an export replays the rules the
+    user reloaded, never the file as it is on disk by then."""
+
+    files: tuple[tuple[str, str], ...]  # (file, text) in the scenario's order
+    kind: ClassVar[str] = "reload_rules"
+
+    def payload(self) -> Any:
+        return [[name, text] for name, text in self.files]
+
+    def ruleset(self) -> RuleSet:
+        """The rules the files hold; an InputError names the file, line and field of a bad one."""
+        return parse_rule_files([list(f) for f in self.files])
+
+    def apply(self, agent: "Agent") -> list[str]:
+        rs = self.ruleset()  # a broken file raises here: the running rules stay
+        agent.reload_rules(rs, self.payload())
+        n = len(rs.rules) + len(rs.transitive) + len(rs.symmetric) + len(rs.inherit)
+        names = ", ".join(Path(name).name for name, _ in self.files) or "no rule file"
+        return [f"rules reloaded from {names} ({n} rule(s)): in force from cycle {agent.cycle + 1}"]
 
 
 @dataclass(frozen=True)
@@ -387,7 +413,7 @@ class Answer:
         return [f"answer for cycle {self.cycle}"]
 
 
-Command = Union[AddGoal, EditPsyche, Reflect, Consolidate, MakePlan, ForkEdits, Verdict, Answer, AddTriple, EditGoal,
+Command = Union[AddGoal, EditPsyche, ReloadRules, Reflect, Consolidate, MakePlan, ForkEdits, Verdict, Answer, AddTriple, EditGoal,
                 EditMemory]
 
 
@@ -399,6 +425,11 @@ def from_input(kind: str, payload: Any) -> Command:
         return EditPsyche(payload)
     if kind == "edits":
         return ForkEdits(payload)
+    if kind == "reload_rules":
+        if not isinstance(payload, list) or not all(
+                isinstance(f, list) and len(f) == 2 and all(isinstance(x, str) for x in f) for f in payload):
+            raise InputError(f"a recorded rules reload is malformed: {str(payload)[:80]!r}", field="reload_rules")
+        return ReloadRules(tuple((f[0], f[1]) for f in payload))
     if kind == "reflect":
         return Reflect()
     if kind == "consolidate":

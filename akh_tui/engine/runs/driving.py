@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator, Sequence, cast
 
-from .commands import AddGoal, Command, Consolidate, EditPsyche, Reflect, StateEdit, StateEditError
-from ..errors import InputError, StoreLost
+from pathlib import Path
+
+from .commands import AddGoal, Command, Consolidate, EditPsyche, Reflect, ReloadRules, StateEdit, StateEditError
+from ..errors import InputError, StoreLost, read_user_file
 from ..goals.goal import make_goal
 from ..psyche.model import Psyche
 from ..records import ConsolidationEvent, CycleRecord, Event
@@ -146,6 +148,48 @@ class Driving(RunBase):
         p = Psyche.from_toml(psyche) if isinstance(psyche, str) else psyche
         self.apply(EditPsyche(p.to_toml(), source, p))
         return p
+
+    def reload(self) -> list[str]:
+        """Hot reload (issue 28 §2): the scenario's rule files and the run's psyche file read
+        again, in force from the next cycle, each a recorded command holding the text it read
+        (a rewind replays it without the files). Every file is read and checked first: a broken
+        one raises InputError naming its file, line and field, and nothing changes (the running
+        rules and psyche stay). The rules are reloaded when they differ from those in force; the
+        psyche when its file changed since this run read or wrote it (a psyche the run evolved
+        is not reset by a reload that only meant the rules). What changed, in words."""
+        with self.lock:
+            sc = self.scenario
+            if sc is None:
+                raise InputError("this run has no scenario files to reload (a replayed trace)")
+            a = self._engine()
+            rules = ReloadRules(tuple((str(p), read_user_file(p, "rule file")) for p in sc.rules))
+            new_rules = rules.ruleset()
+            in_force = a.pending_rules[0] if a.pending_rules is not None else a.rules.ruleset
+            psyche_path = self._psyche_source()
+            psyche: Psyche | None = None
+            psyche_text = None
+            if psyche_path is not None:
+                psyche_text = read_user_file(psyche_path, "psyche file")
+                if psyche_text != self._psyche_disk.get(psyche_path):
+                    psyche = Psyche.from_toml(psyche_text, file=str(psyche_path))
+                    psyche.source = str(psyche_path)
+            words: list[str] = []
+            if new_rules != in_force:
+                self.apply(rules)
+                words += [f"rules reloaded from {', '.join(Path(n).name for n, _ in rules.files)}: "
+                          f"in force from cycle {a.cycle + 1}"]
+            if psyche is not None and psyche_path is not None:
+                self.apply(EditPsyche(psyche.to_toml(), "reload", psyche))
+                self._psyche_disk[psyche_path] = psyche_text
+                words.append(f"psyche reloaded from {psyche_path.name}: in force from cycle {a.cycle + 1}")
+            return words or ["nothing to reload: the rule files and the psyche file are as the run has them"]
+
+    def _psyche_source(self) -> Path | None:
+        """The file this run's psyche came from: the psyche saved for the scenario, else the
+        scenario's own (None: the default psyche, no file)."""
+        if self.meta.get("psyche_file"):
+            return Path(self.meta["psyche_file"])
+        return self.scenario.psyche_file if self.scenario is not None else None
 
     def veto_tool(self, tool: str) -> bool:
         """Add a veto pattern for `tool` (applies at the next cycle). False, and nothing
