@@ -84,6 +84,25 @@ class ReloadRules:
 
 
 @dataclass(frozen=True)
+class ReloadTriples:
+    """Facts a reload found in the scenario's triple files that the graph does not hold, added
+    now (provenance `asserted`, at this cycle: the next cycle is the first to see them). The
+    triples themselves are the recorded input, so a replay never reads the files. A reload only
+    adds: a line deleted from a file leaves its fact in the graph (a state edit cannot remove
+    facts either)."""
+
+    triples: tuple[tuple[str, str, str, float], ...]
+    kind: ClassVar[str] = "reload_triples"
+
+    def payload(self) -> Any:
+        return [[s, p, o, c] for s, p, o, c in self.triples]
+
+    def apply(self, agent: "Agent") -> list[str]:
+        added = sum(agent.kg.add(s, p, o, float(c), "asserted", agent.cycle) is not None for s, p, o, c in self.triples)
+        return [f"{added} new triple(s) from the triple files"]
+
+
+@dataclass(frozen=True)
 class Reflect:
     kind: ClassVar[str] = "reflect"
 
@@ -413,7 +432,7 @@ class Answer:
         return [f"answer for cycle {self.cycle}"]
 
 
-Command = Union[AddGoal, EditPsyche, ReloadRules, Reflect, Consolidate, MakePlan, ForkEdits, Verdict, Answer, AddTriple, EditGoal,
+Command = Union[AddGoal, EditPsyche, ReloadRules, ReloadTriples, Reflect, Consolidate, MakePlan, ForkEdits, Verdict, Answer, AddTriple, EditGoal,
                 EditMemory]
 
 
@@ -430,6 +449,12 @@ def from_input(kind: str, payload: Any) -> Command:
                 isinstance(f, list) and len(f) == 2 and all(isinstance(x, str) for x in f) for f in payload):
             raise InputError(f"a recorded rules reload is malformed: {str(payload)[:80]!r}", field="reload_rules")
         return ReloadRules(tuple((f[0], f[1]) for f in payload))
+    if kind == "reload_triples":
+        if not isinstance(payload, list) or not all(
+                isinstance(t, list) and len(t) == 4 and all(isinstance(x, str) for x in t[:3])
+                and isinstance(t[3], (int, float)) and not isinstance(t[3], bool) for t in payload):
+            raise InputError(f"a recorded triples reload is malformed: {str(payload)[:80]!r}", field="reload_triples")
+        return ReloadTriples(tuple((t[0], t[1], t[2], float(t[3])) for t in payload))
     if kind == "reflect":
         return Reflect()
     if kind == "consolidate":

@@ -7,15 +7,27 @@ from typing import Any, Callable, Iterator, Sequence, cast
 
 from pathlib import Path
 
-from .commands import AddGoal, Command, Consolidate, EditPsyche, Reflect, ReloadRules, StateEdit, StateEditError
+from .commands import (AddGoal, Command, Consolidate, EditPsyche, Reflect, ReloadRules, ReloadTriples, StateEdit,
+                       StateEditError)
 from ..errors import InputError, StoreLost, read_user_file
 from ..goals.goal import make_goal
+from ..knowledge.kg import KnowledgeGraph, ParsedTriple, read_triple_files
 from ..psyche.model import Psyche
 from ..records import ConsolidationEvent, CycleRecord, Event
 from ..tools.builtins import check_goal_url
 from ..redaction import redact_obj, registered_in
 from ..store.trace import dumps
 from .base import RunBase
+
+
+def _new_facts(kg: KnowledgeGraph, parsed: list[ParsedTriple]) -> list[tuple[str, str, str, float]]:
+    """The parsed triples the graph does not hold, once each, in file order."""
+    out: dict[tuple[str, str, str], float] = {}
+    for t in parsed:
+        s, p, o = kg.lookup(t.subject), kg.lookup(t.predicate), kg.lookup(t.object)
+        if s is None or p is None or o is None or kg.get(s, p, o) is None:
+            out.setdefault((t.subject, t.predicate, t.object), t.confidence)
+    return [(s, p, o, c) for (s, p, o), c in out.items()]
 
 
 class Driving(RunBase):
@@ -150,11 +162,12 @@ class Driving(RunBase):
         return p
 
     def reload(self) -> list[str]:
-        """Hot reload (issue 28 §2): the scenario's rule files and the run's psyche file read
-        again, in force from the next cycle, each a recorded command holding the text it read
-        (a rewind replays it without the files). Every file is read and checked first: a broken
-        one raises InputError naming its file, line and field, and nothing changes (the running
-        rules and psyche stay). The rules are reloaded when they differ from those in force; the
+        """Hot reload (issue 28 §2): the scenario's rule files, triple files and the run's psyche
+        file read again, in force from the next cycle, each a recorded command holding what it
+        read (a rewind replays it without the files). Every file is read and checked first: a
+        broken one raises InputError naming its file, line and field, and nothing changes (the
+        running rules, graph and psyche stay). The rules are reloaded when they differ from
+        those in force; triples the graph lacks are added (a reload never removes one); the
         psyche when its file changed since this run read or wrote it (a psyche the run evolved
         is not reset by a reload that only meant the rules). What changed, in words."""
         with self.lock:
@@ -164,7 +177,7 @@ class Driving(RunBase):
             a = self._engine()
             rules = ReloadRules(tuple((str(p), read_user_file(p, "rule file")) for p in sc.rules))
             new_rules = rules.ruleset()
-            in_force = a.pending_rules[0] if a.pending_rules is not None else a.rules.ruleset
+            triples = ReloadTriples(tuple(_new_facts(a.kg, read_triple_files(sc.kg))))
             psyche_path = self._psyche_source()
             psyche: Psyche | None = None
             psyche_text = None
@@ -173,16 +186,22 @@ class Driving(RunBase):
                 if psyche_text != self._psyche_disk.get(psyche_path):
                     psyche = Psyche.from_toml(psyche_text, file=str(psyche_path))
                     psyche.source = str(psyche_path)
+            # all read and valid: now the changes, each recorded
             words: list[str] = []
+            in_force = a.pending_rules[0] if a.pending_rules is not None else a.rules.ruleset
             if new_rules != in_force:
                 self.apply(rules)
-                words += [f"rules reloaded from {', '.join(Path(n).name for n, _ in rules.files)}: "
-                          f"in force from cycle {a.cycle + 1}"]
+                words.append(f"rules reloaded from {', '.join(Path(n).name for n, _ in rules.files)}: "
+                             f"in force from cycle {a.cycle + 1}")
+            if triples.triples:
+                self.apply(triples)
+                words.append(f"{len(triples.triples)} new triple(s) from "
+                             f"{', '.join(p.name for p in sc.kg)} added")
             if psyche is not None and psyche_path is not None:
                 self.apply(EditPsyche(psyche.to_toml(), "reload", psyche))
                 self._psyche_disk[psyche_path] = psyche_text
                 words.append(f"psyche reloaded from {psyche_path.name}: in force from cycle {a.cycle + 1}")
-            return words or ["nothing to reload: the rule files and the psyche file are as the run has them"]
+            return words or ["nothing to reload: the rule, triple and psyche files are as the run has them"]
 
     def _psyche_source(self) -> Path | None:
         """The file this run's psyche came from: the psyche saved for the scenario, else the

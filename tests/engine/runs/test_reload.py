@@ -36,7 +36,7 @@ def test_a_reload_takes_effect_at_the_next_cycle(tmp_path, scenario):
         for _ in range(3):
             run.step()
         assert "sea-swimmer" not in rule_names(run)
-        assert run.reload() == ["nothing to reload: the rule files and the psyche file are as the run has them"]
+        assert run.reload() == ["nothing to reload: the rule, triple and psyche files are as the run has them"]
         rules_file = scenario.parent.parent / "rules" / "biology.toml"
         rules_file.write_text(rules_file.read_text(encoding="utf-8") + SWIM, encoding="utf-8")
         assert run.reload() == ["rules reloaded from biology.toml: in force from cycle 4"]
@@ -112,8 +112,33 @@ def test_a_changed_psyche_file_is_reloaded_a_same_one_is_not(tmp_path, scenario)
         text = psyche_file.read_text(encoding="utf-8")
         psyche_file.write_text(text.replace("explorer = 0.5", "explorer = 0.95"), encoding="utf-8")
         assert run.reload() == ["psyche reloaded from default.toml: in force from cycle 2"]
-        assert run.reload() == ["nothing to reload: the rule files and the psyche file are as the run has them"]
+        assert run.reload() == ["nothing to reload: the rule, triple and psyche files are as the run has them"]
         run.step()
         assert run.view()["psyche"]["archetypes"]["explorer"] == 0.95
+    finally:
+        run.close()
+
+
+def test_new_lines_of_a_triple_file_are_added_and_replayed(tmp_path, scenario):
+    loc = Locations.resolve(data_dir=tmp_path / "data")
+    run = Run.start(loc, str(scenario), 7)
+    try:
+        run.step()
+        kg_file = scenario.parent.parent / "kg" / "zoo.tsv"
+        original = kg_file.read_text(encoding="utf-8")
+        kg_file.write_text(original + "dog\tis-a\tmammal\norca\tlives-in\tocean\t0.9\n", encoding="utf-8")
+        assert run.reload() == ["1 new triple(s) from zoo.tsv added"]
+        row = run.query("(orca lives-in ?x)")["rows"][0]["triples"][0]
+        assert (row["provenance"], row["cycle"], row["confidence"]) == ("asserted", 1, 0.9)
+        run.step()
+        kg_file.write_text(original + "orca\tlives-in\n", encoding="utf-8")  # broken: one field short
+        with pytest.raises(InputError) as exc:
+            run.reload()
+        assert exc.value.file is not None and exc.value.file.endswith("zoo.tsv")
+        assert exc.value.line == original.count("\n") + 1
+        kg_file.write_text(original, encoding="utf-8")  # gone from the file: the run keeps what it took
+        run.step()
+        assert run.query("(orca lives-in ocean)", cycle=2)["total"] == 1
+        assert run.query("(orca lives-in ocean)", cycle=1)["total"] == 0  # the state before the reload
     finally:
         run.close()
