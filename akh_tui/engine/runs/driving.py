@@ -161,7 +161,7 @@ class Driving(RunBase):
         self.apply(EditPsyche(p.to_toml(), source, p))
         return p
 
-    def reload(self) -> list[str]:
+    def reload(self, rules_files: bool | None = None, psyche_file: bool | None = None) -> list[str]:
         """Hot reload (issue 28 §2): the scenario's rule files, triple files and the run's psyche
         file read again, in force from the next cycle, each a recorded command holding what it
         read (a rewind replays it without the files). Every file is read and checked first: a
@@ -169,27 +169,31 @@ class Driving(RunBase):
         running rules, graph and psyche stay). The rules are reloaded when they differ from
         those in force; triples the graph lacks are added (a reload never removes one); the
         psyche when its file changed since this run read or wrote it (a psyche the run evolved
-        is not reset by a reload that only meant the rules). What changed, in words."""
+        is not reset by a reload that only meant the rules). `rules_files`, `psyche_file`: True
+        takes those files whatever they hold, False never, None when changed (a process that
+        opened the run just now, `agent reload`, cannot know what they held before: a resumed
+        run's scenario rules are read from the files as they are). What changed, in words."""
         with self.lock:
             sc = self.scenario
             if sc is None:
                 raise InputError("this run has no scenario files to reload (a replayed trace)")
             a = self._engine()
-            rules = ReloadRules(tuple((str(p), read_user_file(p, "rule file")) for p in sc.rules))
+            rules = ReloadRules(tuple((str(p), read_user_file(p, "rule file")) for p in sc.rules)
+                                if rules_files is not False else ())
             new_rules = rules.ruleset()
             triples = ReloadTriples(tuple(_new_facts(a.kg, read_triple_files(sc.kg))))
             psyche_path = self._psyche_source()
             psyche: Psyche | None = None
             psyche_text = None
-            if psyche_path is not None:
+            if psyche_path is not None and psyche_file is not False:
                 psyche_text = read_user_file(psyche_path, "psyche file")
-                if psyche_text != self._psyche_disk.get(psyche_path):
+                if psyche_file or psyche_text != self._psyche_disk.get(psyche_path):
                     psyche = Psyche.from_toml(psyche_text, file=str(psyche_path))
                     psyche.source = str(psyche_path)
             # all read and valid: now the changes, each recorded
             words: list[str] = []
             in_force = a.pending_rules[0] if a.pending_rules is not None else a.rules.ruleset
-            if new_rules != in_force:
+            if rules_files or (rules_files is None and new_rules != in_force):
                 self.apply(rules)
                 words.append(f"rules reloaded from {', '.join(Path(n).name for n, _ in rules.files)}: "
                              f"in force from cycle {a.cycle + 1}")

@@ -142,3 +142,4 @@ def test_new_lines_of_a_triple_file_are_added_and_replayed(tmp_path, scenario):
         assert run.query("(orca lives-in ocean)", cycle=1)["total"] == 0  # the state before the reload
     finally:
         run.close()
+
