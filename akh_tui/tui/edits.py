@@ -5,8 +5,8 @@ at a replayed cycle, a fork from there with the edits."""
 
 from __future__ import annotations
 
-from ..engine import AddGoal, Psyche, from_state_payload
-from .dialogs import AddGoalScreen, guarded
+from ..engine import AddGoal, InputError, Psyche, from_state_payload
+from .dialogs import AddGoalScreen, ErrorScreen, guarded
 from .host import WorkbenchHost
 from .state_edit import Staged
 
@@ -40,6 +40,21 @@ class LiveEdits(WorkbenchHost):
         self.ctl.edit_psyche(psyche, source=source)
         self.psyche_draft = None
         self._dirty = True
+
+    @guarded
+    def action_reload(self) -> None:
+        """Hot reload (f5): the files the designer edits, in force from the next cycle and
+        recorded; a broken file is shown with its file, line and field, and nothing changes."""
+        if self._read_only():
+            return
+        try:
+            words = self.ctl.reload()
+        except InputError as exc:
+            self.push_screen(ErrorScreen("Reload refused: the running rules, graph and psyche are kept", str(exc)))
+            return
+        self._dirty = True
+        self.last_event = "; ".join(words)
+        self.notify("\n".join(words), markup=False)
 
     @guarded
     def action_veto_selected(self) -> None:
