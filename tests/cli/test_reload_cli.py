@@ -24,3 +24,17 @@ def test_agent_reload_headless(cli, tmp_path, scenario):
     rules_file.write_text(original, encoding="utf-8")  # the file changes back: the run keeps what it reloaded
     cli("agent", "resume", "--max-cycles", "1")
     assert "sea-swimmer" in cli("agent", "rules").stdout
+
+
+def test_a_pin_past_a_reload_checks_same_without_the_changed_file(cli, tmp_path, scenario):
+    cli("agent", "run", "--scenario", str(scenario), "--max-cycles", "2")
+    rules_file = scenario.parent.parent / "rules" / "biology.toml"
+    rules = rules_file.read_text(encoding="utf-8")
+    rules_file.write_text(rules + SWIM, encoding="utf-8")
+    assert cli("agent", "reload").stdout.splitlines() == ["rules reloaded from biology.toml: in force from cycle 3"]
+    cli("agent", "resume", "--max-cycles", "4")
+    pin_file = scenario.parent / "reloaded.pin.json"
+    cli("sessions", "pin", "1", "--cycle", "6", "-o", str(pin_file))
+    rules_file.write_text(rules, encoding="utf-8")  # the file as it was: the pin holds what was reloaded
+    out = cli("check", str(pin_file)).stdout
+    assert "cycle 6: same" in out
