@@ -39,3 +39,24 @@ def test_a_narrow_box_counts_what_does_not_fit():
     lines = picture(many, "x", 60, 5).plain.splitlines()
     assert len(lines) == 1 + 4 and lines[-1].strip().startswith("… 6 more")
     assert "9 in ─▶─┤ x" in picture(many, "x", 16, 5).plain  # too narrow for names: the count
+
+
+def _zoo_orient_picture(then: list[str]):
+    async def keys(pilot):
+        for _ in range(3):
+            await pilot.press("space")
+        for key in ["o", "p", *then]:
+            await pilot.press(key)
+        await pilot.pause()
+
+    return keys
+
+
+def test_orient_picture_120x36(snap_compare, workbench):
+    # zoo after 3 cycles, goal #2 (Classify whales): mammal, its six subjects and three objects
+    assert snap_compare(workbench("zoo"), run_before=_zoo_orient_picture([]), terminal_size=(120, 36))
+
+
+def test_orient_picture_80x24(snap_compare, workbench):
+    # down to whale: its objects on the right, none on the left
+    assert snap_compare(workbench("zoo"), run_before=_zoo_orient_picture(["down"]), terminal_size=(80, 24))
