@@ -37,7 +37,7 @@ from textual.widgets import Footer, Static
 from ..engine.records import CycleRecord, Event, View
 from ..engine import InputError, Locations, Run, UserConfig, parse_breakpoint
 from .driver import SPEEDS, EngineDriver
-from .edits import LiveEdits
+from .edits import WATCH_S, LiveEdits
 from .frames import DRAIN_HZ, NARROW, Frames
 from .jobs import CycleNews, EngineJob
 from .keys import Keys
@@ -270,6 +270,9 @@ class Workbench(EngineDriver, Frames, Timeline, LiveEdits, Views, Keys, PhaseSte
         for w in self.ctl.warnings:
             self.notify(w, title="Scenario settings", severity="warning", timeout=10, markup=False)
         self.set_interval(1 / DRAIN_HZ, self._drain)
+        if self.live and self.trace_file is None:
+            self._watch_files()  # the files as they are now: later changes are named
+            self.set_interval(WATCH_S, self._watch_files)
         if not self.sync and self.live:
             self._engine_loop()
         if self.trace_file is not None:

@@ -36,3 +36,25 @@ def test_f5_reloads_the_rules_and_a_broken_file_is_shown_not_applied(workbench, 
         assert "sea-swimmer" in names(app)
 
     drive(workbench(str(scenario)), script)
+
+
+def test_a_changed_file_is_named_once_and_f5_offered(workbench, scenario):  # noqa: F811
+    import os
+
+    rules_file = scenario.parent.parent / "rules" / "biology.toml"
+
+    def said(app) -> list[str]:
+        return [str(n.message) for n in app._notifications if "changed on disk" in str(n.message)]
+
+    async def script(app, pilot):
+        app._watch_files()
+        await pilot.pause()
+        assert said(app) == []  # nothing changed since the workbench opened
+        later = rules_file.stat().st_mtime_ns + 5_000_000_000
+        os.utime(rules_file, ns=(later, later))
+        app._watch_files()
+        app._watch_files()  # said once per change
+        await pilot.pause()
+        assert said(app) == ["biology.toml changed on disk: f5 reloads (in force from the next cycle)"]
+
+    drive(workbench(str(scenario)), script)

@@ -207,6 +207,15 @@ class Driving(RunBase):
                 words.append(f"psyche reloaded from {psyche_path.name}: in force from cycle {a.cycle + 1}")
             return words or ["nothing to reload: the rule, triple and psyche files are as the run has them"]
 
+    def reload_sources(self) -> list[Path]:
+        """The files `reload` reads: the scenario's rule and triple files and the psyche's
+        (none for a replayed trace). The workbench watches them to say when f5 has work."""
+        sc = self.scenario
+        if sc is None:
+            return []
+        psyche = self._psyche_source()
+        return [*sc.rules, *sc.kg, *([psyche] if psyche is not None else [])]
+
     def _psyche_source(self) -> Path | None:
         """The file this run's psyche came from: the psyche saved for the scenario, else the
         scenario's own (None: the default psyche, no file)."""
