@@ -2082,3 +2082,21 @@ def test_a_soar_run_report_shows_operator_names_from_a_soar_file_as_text(cli, tm
     md = (tmp_path / "r.md").read_text(encoding="utf-8")
     row = next(ln for ln in md.splitlines() if "script" in ln)
     assert "`" in row.split("|")[2]  # the operator's cell is a code span: shown literally
+
+
+# ---- issue 28, hot reload: what a store or a pin file says was reloaded ----
+def test_a_pin_files_reload_inputs_are_data_checked_not_trusted(cli, tmp_path: Path) -> None:
+    """A pin file's reload inputs (a rules reload holds the rule files' text, a triples reload
+    the triples) come from a file anyone may hand over: a malformed one is refused with the
+    field named (exit 2, no traceback), and rule text is parsed as rules, never run."""
+    cli("agent", "run", "--scenario", "zoo", "--max-cycles", "3")
+    cli("sessions", "pin", "1", "--cycle", "3", "-o", "ok.pin.json")
+    pin = json.loads((tmp_path / "ok.pin.json").read_text(encoding="utf-8"))
+    for kind, payload in (("reload_rules", [["x.toml", 3]]), ("reload_rules", "rm -rf /"),
+                          ("reload_triples", [["a", "b", "c", "__import__('os')"]]), ("reload_triples", {"a": 1}),
+                          ("reload_rules", [["x.toml", "__import__('os').system('touch pwned')"]])):
+        bad = dict(pin, inputs=[{"after_cycle": 1, "kind": kind, "payload": payload}])
+        (tmp_path / "bad.pin.json").write_text(json.dumps(bad), encoding="utf-8")
+        proc = cli("check", "bad.pin.json", check_rc=2)
+        assert "Traceback" not in proc.stderr and ("reload" in proc.stderr or "x.toml" in proc.stderr), proc.stderr
+    assert not (tmp_path / "pwned").exists()
