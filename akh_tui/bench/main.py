@@ -25,6 +25,7 @@ from rich.table import Table
 from . import world_ui
 from . import recording
 from .rows import table_json, tables as registered_tables
+from .model import model_figures, model_rows
 from .stream import command_peak_mb, spread, stream_figures, stream_rows
 from .world import world_figures, world_rows
 from ..engine.cycle.agent import Agent
@@ -604,6 +605,7 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
         sizes = (200, 1000) if quick else (1000, 10_000) + ((100_000,) if soak else ())
         results["stream"] = stream_figures(sizes, Path(tmp) / "stream", runs=1 if quick else 3)
         results["world"] = world_figures(quick, Path(tmp) / "world", demo_agent, ENDLESS, rss_mb)
+        results["model"] = model_figures(quick)  # issue 27: the local language model
         trace = Path(tmp) / "trace.jsonl"
         demo = time_cycles(demo_agent(), n_timed, trace)
         results["demo"] = {"cycles": len(demo), "median_ms": statistics.median(demo), "p99_ms": pct(demo, 99),
@@ -694,7 +696,7 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
               "≤ 200 MB (constant)")
     t.add_row("`sessions export` time (1M cycles, projected)", f"{k['export_s']['median']:.1f} s "
               f"({k['export_s_projected_1m']:.0f} s)", "")
-    for row in stream_rows(results["stream"]) + world_rows(results["world"]):
+    for row in stream_rows(results["stream"]) + world_rows(results["world"]) + model_rows(results["model"]):
         t.add_row(*row)
     for row in recording.rows(results["recording"]):
         t.add_row(*row)

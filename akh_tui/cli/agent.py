@@ -43,7 +43,7 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
                           "(e.g. 'score < 0.3', 'wm.size > 90', 'decide.tool == reason'); repeatable")
     run.add_argument("--decider", metavar="DECIDER",
                      help="who decides: utility (the table; default, or the scenario's decider), scripted (an offline model), "
-                          "llm (the model of the user config's [llm] table), or a plugin: an akh_tui.deciders entry point "
+                          "llm (the model of the user config's [llm] table), local (a model in this process: pip install 'akh-tui[local]'), or a plugin: an akh_tui.deciders entry point "
                           "name or 'module:attr'")
     run.add_argument("--watch", dest="watches", action="append", default=[], metavar="QUERY",
                      help="a query (as agent query takes it) whose answer count is printed after every cycle; repeatable")

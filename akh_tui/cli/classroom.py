@@ -61,7 +61,7 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     srv.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
     srv.add_argument("--scenario", help="scenario name or path each tab opens (default: zoo)")
     srv.add_argument("--seed", type=int, help="override the scenario's seed")
-    srv.add_argument("--decider", choices=("utility", "scripted", "llm"), help="who decides (see `agent run --decider`)")
+    srv.add_argument("--decider", choices=("utility", "scripted", "llm", "local"), help="who decides (see `agent run --decider`)")
     srv.add_argument("--data-dir", dest="serve_data_dir", metavar="DIR",
                      help="where the tabs record their runs (default: $AKH_TUI_DATA or the platform's data dir)")
     srv.add_argument("--public-url", help="the URL browsers reach the server at, when it is not http://HOST:PORT "

@@ -80,10 +80,10 @@ def scenario_tool_rows(scenario: str) -> tuple[list[dict], list[str]]:
 
 
 def decider_rows() -> list[dict]:
-    """The deciders: the three built-in ones and installed plugins (metadata only)."""
+    """The deciders: the built-in ones and installed plugins (metadata only)."""
     from .tools.registry import entry_point_rows
 
-    rows = [{"decider": d, "from": "built-in"} for d in ("utility", "scripted", "llm")]
+    rows = [{"decider": d, "from": "built-in"} for d in ("utility", "scripted", "llm", "local")]
     rows += [{"decider": ep["name"], "from": ep["origin"]} for ep in entry_point_rows() if ep["kind"] == "decider"]
     return rows
 

@@ -148,7 +148,8 @@ class Frames(WorkbenchHost):
             self.goals_pane.show(view, errors)
             self.plan_pane.show(view)
             self.score_table.show(pending or record)
-            self.why_pane.show(pending or record, self.score_table.selected_tool(), self._vetoes(pending or record))
+            self.why_pane.show(pending or record, self.score_table.selected_tool(), self._vetoes(pending or record),
+                               self._model_call(pending or record))
             self._follow_why(pending or record)
             pp = self.psyche_pane
             pp.deltas = deltas
@@ -242,6 +243,11 @@ class Frames(WorkbenchHost):
             self._phase_status(t)
         return t
 
+    def _model_call(self, record: CycleRecord | PendingCycle | None) -> dict | None:
+        """How the model's answer for the record's cycle was got (replayed or live; the Why pane)."""
+        cycle = record.get("cycle") if record is not None else None
+        return self.ctl.model_call(cycle) if isinstance(cycle, int) else None
+
     def _vetoes(self, record: CycleRecord | PendingCycle | None) -> dict[str, int] | None:
         """How often each tool was vetoed on the record's goal up to its cycle (the Why pane)."""
         goal = record.get("goal") if record is not None else None
@@ -255,7 +261,7 @@ class Frames(WorkbenchHost):
         last, self._cursor_row = self._cursor_row, event.cursor_row
         self._asking_why_not = self._asking_why_not or (last is not None and last != event.cursor_row)
         record = self.shown_record()
-        self.why_pane.show(record, self.score_table.selected_tool(), self._vetoes(record))
+        self.why_pane.show(record, self.score_table.selected_tool(), self._vetoes(record), self._model_call(record))
         self._follow_why(record)
 
     def _follow_why(self, record: CycleRecord | PendingCycle | None) -> None:

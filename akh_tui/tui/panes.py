@@ -373,7 +373,7 @@ class WhyPane(Pane):
     question_at = 0  # the line the why-not of the selected tool starts on (0: none shown)
 
     def show(self, record: CycleRecord | PendingCycle | None, selected: str | None = None,
-             vetoes: dict[str, int] | None = None) -> None:
+             vetoes: dict[str, int] | None = None, call: dict | None = None) -> None:
         """`vetoes`: how often each tool was vetoed on the record's goal so far (Run.vetoes_on_goal)."""
         if record is None:
             self.show_text(Text("Press space to step one cycle, r to run.\nMove the score table's cursor to ask why not that tool.", style="dim"))
@@ -398,6 +398,9 @@ class WhyPane(Pane):
             t.append(line + "\n", style="bold" if i == 0 else "")
         if llm is not None:
             t.append(f"model: {llm['status']}", style="bold yellow")
+            if call is not None:  # how the answer was got (outside the record): replayed, or live and how long
+                t.append(" [replayed]" if call.get("replayed") else f" [live {call.get('wall_latency_s', 0.0):.2f} s]",
+                         style="dim")
             if llm["status"] == "accepted":
                 t.append(f" ({llm['tool']}; the utility table would choose {llm['utility_tool']})\n")
             else:

@@ -395,6 +395,7 @@ def test_llm_decider_in_the_workbench_shows_the_models_reasons(workbench):
         await pilot.press("space")
         why = text_of(app.query_one(WhyPane))
         assert "model: accepted" in why and "rationale:" in why
+        assert "[live " in why  # asked live (not replayed from recorded calls), and how long it took
         assert app.ctl.latest["decide"]["llm"]["status"] == "accepted"
 
     drive(workbench("zoo", decider="scripted"), script)

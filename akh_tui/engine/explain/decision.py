@@ -212,6 +212,32 @@ def why_chosen(record: dict) -> list[str]:
     return lines
 
 
+def model_lines(record: dict, call: dict | None = None) -> list[str]:
+    """What a model decider said about the cycle and where it and the utility table disagree,
+    from the record (`decide.llm`); `call` (the decider's note of the call, kept outside the
+    record: replayed or live, latency) adds how the answer was got. [] for a table decision."""
+    llm = (record.get("decide") or {}).get("llm")
+    if not llm:
+        return []
+    how = ""
+    if call is not None:
+        how = " (replayed from the recorded calls)" if call.get("replayed") else \
+            f" (asked live, {call.get('wall_latency_s', 0.0):.2f} s)"
+    table = llm.get("utility_tool")
+    if llm["status"] == "accepted":
+        agree = (f"the model and the utility table agree on {table}" if llm["tool"] == table else
+                 f"the model chose {llm['tool']}; the utility table preferred {table}")
+        lines = [f"model: accepted{how}: {agree}"]
+    else:
+        said = f" (it named {llm['tool']})" if llm.get("tool") else ""
+        lines = [f"model: {llm['status']}{how}{said}: {llm.get('reason')}; the utility table's {table} ran"]
+    if llm.get("situation_assessment"):
+        lines.append(f"  assessment: {llm['situation_assessment']}")
+    if llm.get("action_rationale"):
+        lines.append(f"  rationale: {llm['action_rationale']}")
+    return lines
+
+
 def chosen_breakdown(c: dict) -> str:
     """SPEC §6's breakdown string for a candidate dict (used when a record lacks one)."""
     from ..cycle.scoring import Candidate

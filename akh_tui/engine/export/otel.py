@@ -280,27 +280,32 @@ def stream_spans(items: Iterable[dict], meta: dict, run: int, branch: str, exten
         obs, ori = rec.get("observe") or {}, rec.get("orient") or {}
         s, e = phase(0)
         b.span(f"cycle {c}/observe", "observe", cyc, s, e, {
-            "akh.cycle": c, "akh.observe.goals": obs.get("goals") or None, "akh.observe.wm_size": obs.get("wm_size"),
+            "openinference.span.kind": "CHAIN", "akh.cycle": c, "akh.observe.goals": obs.get("goals") or None, "akh.observe.wm_size": obs.get("wm_size"),
             "akh.observe.recent": [r.get("content", "") for r in obs.get("recent") or []] or None,
             "akh.observe.episodes": len(obs.get("episodes") or []),
         })
         s, e = phase(1)
         b.span(f"cycle {c}/orient", "orient", cyc, s, e, {
-            "akh.cycle": c, "akh.orient.pressure": ori.get("pressure"),
+            "openinference.span.kind": "CHAIN", "akh.cycle": c, "akh.orient.pressure": ori.get("pressure"),
             "akh.orient.K": ori.get("K"), "akh.orient.I": ori.get("I"), "akh.orient.E": ori.get("E"),
             "akh.orient.activated": [f"{a.get('symbol')} {a.get('activation')}" for a in ori.get("activated") or []] or None,
             "akh.orient.learnings": ori.get("learnings") or None,
         })
         s, e = phase(2)
         offered = [cd for cd in decide.get("candidates") or [] if cd.get("offered")]
-        b.span(f"cycle {c}/decide", "decide", cyc, s, e, attrs | {
+        dec_ctx = b.span(f"cycle {c}/decide", "decide", cyc, s, e, attrs | {
             "akh.decide.candidates": [f"{cd.get('tool')} {cd.get('score', 0):.3f}" for cd in offered] or None,
             "akh.decide.not_offered": [f"{cd.get('tool')}: {cd.get('why_not')}" for cd in decide.get("candidates") or []
                                        if not cd.get("offered")] or None,
-        })
+        } | decide_attributes(rec))
+        chat = chat_attributes(rec, meta, capture_content())
+        if chat is not None:  # the model's call, inside decide
+            b.span(f"cycle {c}/decide/chat", f"chat {chat['gen_ai.request.model']}", dec_ctx,
+                   s + PHASE_NS // 10, e - PHASE_NS // 10, chat, kind=SpanKind.CLIENT,
+                   error=None if chat["akh.llm.status"] == "accepted" else chat["akh.llm.status"])
         s, e = phase(3)
         act_ctx = b.span(f"cycle {c}/act", "act", cyc, s, e, {
-            "akh.cycle": c, "akh.tool": tool, "akh.vetoed": bool(act.get("vetoed")), "akh.veto": act.get("veto"),
+            "openinference.span.kind": "CHAIN", "akh.cycle": c, "akh.tool": tool, "akh.vetoed": bool(act.get("vetoed")), "akh.veto": act.get("veto"),
             "akh.bias": act.get("bias"), "akh.progress": act.get("progress"), "akh.coverage": act.get("coverage"),
         }, error=failed)
         spec = SPEC_BY_NAME.get(tool)
@@ -328,7 +333,7 @@ def stream_spans(items: Iterable[dict], meta: dict, run: int, branch: str, exten
         wm = rec.get("wm") or {}
         ps = rec.get("psyche") or {}
         b.span(f"cycle {c}/learn", "learn", cyc, s, e, {
-            "akh.cycle": c, "akh.goals": goal_status or None,
+            "openinference.span.kind": "CHAIN", "akh.cycle": c, "akh.goals": goal_status or None,
             "akh.plan.strategy": plan.get("strategy"), "akh.plan.status": plan.get("status"),
             "akh.wm.size": wm.get("size"), "akh.wm.evicted": len(wm.get("evicted") or []),
             "akh.wm.consolidated": len(wm.get("consolidated") or []),
@@ -336,6 +341,69 @@ def stream_spans(items: Iterable[dict], meta: dict, run: int, branch: str, exten
             "akh.events": [ev.get("type", "event") for ev in mine] or None,
         })
         yield from b.take()
+
+
+# ---- decide and the model's call (issue 27) ---------------------------------------------------
+# The decide span is OpenInference's RERANKER (Phoenix draws its documents as a ranked, scored
+# list): the query is the focus goal, the input documents the candidates in tool order, the
+# output documents the offered ones by score; the table's and the model's choice side by side.
+# A model decision adds a GenAI `chat` span (OpenInference LLM) under decide with its tokens;
+# what the model said goes in only when the user opts in, as the GenAI conventions ask
+# (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true).
+
+CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+
+
+def capture_content() -> bool:
+    return os.environ.get(CONTENT_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+def decide_attributes(rec: dict) -> dict[str, Any]:
+    """The decide span's RERANKER attributes and the two choices."""
+    decide = rec.get("decide") or {}
+    cands = list(decide.get("candidates") or [])
+    out: dict[str, Any] = {"openinference.span.kind": "RERANKER", "reranker.model_name": "akh utility table",
+                           "reranker.query": (rec.get("goal") or {}).get("description")}
+
+    def doc(prefix: str, i: int, cd: dict) -> None:
+        out[f"{prefix}.{i}.document.id"] = cd.get("tool")
+        out[f"{prefix}.{i}.document.score"] = float(cd.get("score") or 0.0)
+        out[f"{prefix}.{i}.document.content"] = cd.get("input") if cd.get("offered") else f"not offered: {cd.get('why_not')}"
+
+    for i, cd in enumerate(cands):
+        doc("reranker.input_documents", i, cd)
+    ranked = sorted((cd for cd in cands if cd.get("offered")), key=lambda cd: -float(cd.get("score") or 0.0))
+    for i, cd in enumerate(ranked):
+        doc("reranker.output_documents", i, cd)
+    out["reranker.top_k"] = len(ranked)
+    llm = decide.get("llm")
+    out["akh.decide.table_choice"] = (llm or {}).get("utility_tool") or decide.get("tool")
+    out["akh.decide.model_choice"] = (llm or {}).get("tool")
+    out["akh.decide.model_status"] = (llm or {}).get("status")
+    return out
+
+
+def chat_attributes(rec: dict, meta: dict, content: bool) -> dict[str, Any] | None:
+    """The GenAI `chat` span of a model decision (None when the table decided alone)."""
+    llm = (rec.get("decide") or {}).get("llm")
+    if not llm:
+        return None
+    model = str(meta.get("decider") or "llm")
+    out: dict[str, Any] = {
+        "openinference.span.kind": "LLM", "gen_ai.operation.name": "chat", "gen_ai.request.model": model,
+        "gen_ai.provider.name": model, "llm.model_name": model,
+        "llm.token_count.total": int(llm.get("tokens") or 0), "akh.llm.tokens": int(llm.get("tokens") or 0),
+        "akh.llm.status": llm.get("status"), "akh.cycle": rec.get("cycle"),
+        "akh.decide.table_choice": llm.get("utility_tool"), "akh.decide.model_choice": llm.get("tool"),
+        "error.type": None if llm.get("status") == "accepted" else llm.get("status"),
+    }
+    if content:
+        said = {"situation_assessment": llm.get("situation_assessment"), "action_rationale": llm.get("action_rationale"),
+                "action": {"tool": llm.get("tool"), "input": llm.get("input")}}
+        out["gen_ai.output.messages"] = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": json.dumps(said)}]}])
+        out["output.value"] = json.dumps(said, ensure_ascii=False)
+        out["akh.llm.reason"] = llm.get("reason")
+    return out
 
 
 def _batches(spans: Iterable) -> Iterator[list]:

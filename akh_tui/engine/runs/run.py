@@ -73,7 +73,7 @@ def check_goal(text: str, field: str) -> None:
     check_goal_url(text, field)
 
 
-def _decider(kind: str, config: UserConfig | None, base: Path | None = None):
+def _decider(kind: str, config: UserConfig | None, base: Path | None = None, data_dir: Path | None = None):
     """The run's decider; the llm one reads its endpoint from the user config. Other names are
     plugins (entry point group akh_tui.deciders, or 'module:attr', a module beside the
     scenario file allowed): one that cannot be loaded is an InputError naming it."""
@@ -84,12 +84,12 @@ def _decider(kind: str, config: UserConfig | None, base: Path | None = None):
             return load_decider(kind, base)
         except PluginError as exc:
             raise InputError(str(exc), field="decider") from None
-    if kind != "llm":
+    if kind not in ("llm", "local"):
         return make_decider(kind)
     cfg = config or UserConfig.load()
     if cfg.error:
         raise InputError(cfg.error.removeprefix("config ignored: "), field="llm")
-    return make_decider(kind, cfg.llm, file=str(cfg.path))
+    return make_decider(kind, cfg.llm, file=str(cfg.path), data_dir=data_dir)
 
 
 def _psyche_header(psyche: Psyche) -> dict:
@@ -199,7 +199,7 @@ class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel, Inspecting)
         for g in goals or []:
             check_goal(g, "--goals")
         decider = decider or sc.decider or "utility"  # the caller's, else the scenario's
-        dec = _decider(decider, config, sc.path.parent)
+        dec = _decider(decider, config, sc.path.parent, locations.data_dir)
         writer = TraceWriter(trace) if trace is not None else None  # an unusable --trace fails first
         saved = locations.psyche_to_load(sc.name)
         disk = None
@@ -436,7 +436,8 @@ class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel, Inspecting)
             return self.agent.decider
         if not hasattr(self, "_decider_cache"):
             base = self.scenario.path.parent if self.scenario is not None else None
-            self._decider_cache = _decider(self.meta.get("decider", "utility"), self.user_config, base)
+            self._decider_cache = _decider(self.meta.get("decider", "utility"), self.user_config, base,
+                                           self.locations.data_dir)
         return self._decider_cache
 
     def _hold(self) -> None:

@@ -80,6 +80,14 @@ class Viewing(RunBase):
         """`fn` gets every cycle record and event as it happens (from the engine's thread)."""
         self._listeners.append(fn)
 
+    def model_call(self, cycle: int) -> dict | None:
+        """How this process's model decider got cycle `cycle`'s answer (replayed from the
+        recorded calls or asked live, its latency), or None (another process decided it, or no
+        model did). Kept by the decider, outside the record, so the trace's bytes never hold it."""
+        calls = getattr(self.agent.decider, "calls", None) if self.agent is not None else None
+        call = calls.get(cycle) if isinstance(calls, dict) else None
+        return dict(call) if isinstance(call, dict) else None
+
     def record(self, cycle: int) -> CycleRecord | None:
         """A recorded cycle of the branch shown (no engine call)."""
         with self.lock:
@@ -307,9 +315,11 @@ class Viewing(RunBase):
         rec = self.record(cycle)
         if rec is None:
             raise InputError(f"cycle {cycle} is not recorded (recorded: 1..{self.last_cycle()})", field="--cycle")
+        from ..explain.decision import model_lines
+
         chosen = rec["decide"]["tool"]
-        out: dict[str, Any] = {"cycle": cycle, "chosen": chosen, "why_chosen": why_chosen(dict(rec)), "tool": tool,
-                               "why_not": None}
+        out: dict[str, Any] = {"cycle": cycle, "chosen": chosen, "tool": tool, "why_not": None,
+                               "why_chosen": why_chosen(dict(rec)) + model_lines(dict(rec), self.model_call(cycle))}
         if tool is None:
             out["lines"] = out["why_chosen"]
             return out

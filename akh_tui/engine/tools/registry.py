@@ -447,7 +447,7 @@ def entry_point_rows() -> list[dict]:
 
 # ---- deciders -----------------------------------------------------------------------------------
 
-BUILTIN_DECIDERS = ("utility", "scripted", "llm")
+BUILTIN_DECIDERS = ("utility", "scripted", "llm", "local")
 
 
 @dataclass

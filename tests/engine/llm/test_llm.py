@@ -17,9 +17,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from akh_tui.engine.errors import InputError
-from akh_tui.engine.llm.decider import (DEFAULT_PREFERENCE, Intent, IntentRejected, LLMConfig, LLMDecider, LLMError,
-                                        OpenAICompatibleProvider, RateTracker, ScriptedProvider, StructuredMemory,
-                                        build_prompt, parse_reply)
+from akh_tui.engine.llm.config import LLMConfig
+from akh_tui.engine.llm.decider import LLMDecider
+from akh_tui.engine.llm.memory import StructuredMemory
+from akh_tui.engine.llm.prompt import build_prompt
+from akh_tui.engine.llm.rate import RateTracker
+from akh_tui.engine.llm.reply import Intent, IntentRejected, parse_reply
+from akh_tui.engine.llm.scripted import DEFAULT_PREFERENCE, ScriptedProvider
+from akh_tui.engine.llm.transport import LLMError, OpenAICompatibleProvider
 from akh_tui.engine.tools.builtins import TOOL_NAMES
 
 # ---- the scripted server --------------------------------------------------------------------
@@ -171,9 +176,12 @@ def test_valid_reply_and_request_body(server):
     assert req["path"] == "/v1/chat/completions"
     body = json.loads(req["body"])
     assert body["model"] == "test-model"
-    assert body["response_format"] == {"type": "json_object"}
+    # the reply's schema travels (OpenAI's structured outputs by default): the tool is one offered
+    schema = body["response_format"]["json_schema"]["schema"]
+    assert body["response_format"]["type"] == "json_schema"
+    assert schema["properties"]["action"]["properties"]["tool"]["enum"] == ["kg_query", "gap_analysis"]
     assert [m["role"] for m in body["messages"]] == ["system", "user"]
-    assert body["max_tokens"] == 400 and body["temperature"] == 0.0
+    assert body["max_tokens"] == 400 and body["temperature"] == 0.0 and body["seed"] == 0
     assert "Authorization" not in req["headers"]  # env var not set
 
 
@@ -294,6 +302,7 @@ def test_connection_refused_is_an_error_result():
     p = OpenAICompatibleProvider(LLMConfig(f"http://127.0.0.1:{port}/v1", "m"), sleep=sleeps.append, env={})
     out = LLMDecider(p).decide(context())
     assert out["intent"] is None and "connection refused" in out["error"]
+    assert f"no server at http://127.0.0.1:{port}/v1/chat/completions" in out["error"]
 
 
 def test_rate_tracker_gates_provider_calls(server):
@@ -486,7 +495,7 @@ def test_scripted_replies_cycle_and_decider_tracks_failures():
 
 def test_provider_exception_is_returned():
     class Broken:
-        def complete(self, messages):
+        def complete(self, messages, schema=None):
             raise RuntimeError("kaput")
 
     out = LLMDecider(Broken()).decide(context())
