@@ -2176,3 +2176,21 @@ def test_world_text_on_a_soar_input_link_is_data_never_a_command(tmp_path: Path,
         assert goal.GetValueAsString() == text
     finally:
         dec.arch.close()
+
+
+# ---- issue 28, hot reload: what a store or a pin file says was reloaded ----
+def test_a_pin_files_reload_inputs_are_data_checked_not_trusted(cli, tmp_path: Path) -> None:
+    """A pin file's reload inputs (a rules reload holds the rule files' text, a triples reload
+    the triples) come from a file anyone may hand over: a malformed one is refused with the
+    field named (exit 2, no traceback), and rule text is parsed as rules, never run."""
+    cli("agent", "run", "--scenario", "zoo", "--max-cycles", "3")
+    cli("sessions", "pin", "1", "--cycle", "3", "-o", "ok.pin.json")
+    pin = json.loads((tmp_path / "ok.pin.json").read_text(encoding="utf-8"))
+    for kind, payload in (("reload_rules", [["x.toml", 3]]), ("reload_rules", "rm -rf /"),
+                          ("reload_triples", [["a", "b", "c", "__import__('os')"]]), ("reload_triples", {"a": 1}),
+                          ("reload_rules", [["x.toml", "__import__('os').system('touch pwned')"]])):
+        bad = dict(pin, inputs=[{"after_cycle": 1, "kind": kind, "payload": payload}])
+        (tmp_path / "bad.pin.json").write_text(json.dumps(bad), encoding="utf-8")
+        proc = cli("check", "bad.pin.json", check_rc=2)
+        assert "Traceback" not in proc.stderr and ("reload" in proc.stderr or "x.toml" in proc.stderr), proc.stderr
+    assert not (tmp_path / "pwned").exists()

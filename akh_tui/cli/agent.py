@@ -87,6 +87,11 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
 
     asub.add_parser("reflect", parents=[common], help="reflect now: priorities, tool rates, psyche evolution")
     asub.add_parser("consolidate", parents=[common], help="consolidate working memory into episodes now")
+    rel = asub.add_parser("reload", parents=[common],
+                          help="read the scenario's rule and triple files again (and with --psyche its psyche file): "
+                               "in force from the next cycle, recorded so a rewind replays it")
+    rel.add_argument("--psyche", action="store_true",
+                     help="take the psyche file too (replaces what reflection has evolved since)")
     rec = asub.add_parser("recall", parents=[common], help="recall episodes by the symbols of a query")
     rec.add_argument("--query", required=True)
     rec.add_argument("--top-k", type=positive, default=5)
@@ -151,7 +156,7 @@ def locations(args: argparse.Namespace) -> engine.Locations:
 def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
     fn = {
         "run": cmd_run, "cycle": cmd_cycle, "resume": cmd_resume, "plan": cmd_plan,
-        "reflect": cmd_reflect, "consolidate": cmd_consolidate, "recall": cmd_recall, "fork": cmd_fork,
+        "reflect": cmd_reflect, "consolidate": cmd_consolidate, "reload": cmd_reload, "recall": cmd_recall, "fork": cmd_fork,
         "explain": cmd_explain, "why": cmd_why, "synthesize": cmd_synthesize, "compare": cmd_compare,
         "query": cmd_query, "rules": cmd_rules, "edit": cmd_edit,
     }[args.agent_command]
@@ -485,6 +490,22 @@ def cmd_reflect(args: argparse.Namespace, out: Console, err: Console) -> int:
     out.print(Text("  tool success rates: " + (", ".join(f"{t} {r:.2f}" for t, r in ev["tool_rates"].items()) or "none yet")))
     for c in ev["psyche_changes"]:
         out.print(Text("  psyche: " + ", ".join(f"{k}={v}" for k, v in c.items())))
+    return 0
+
+
+def cmd_reload(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """Hot reload of the current run's files (Run.reload): a broken file is an InputError
+    naming its file, line and field (exit 2) and nothing changes."""
+    run = engine.Run.resume(locations(args))
+    try:
+        words = run.reload(rules_files=True, psyche_file=bool(args.psyche))
+    finally:
+        run.close()
+    if args.json:
+        print(json.dumps({"changed": words}))
+        return 0
+    for w in words:
+        out.print(Text(w))
     return 0
 
 

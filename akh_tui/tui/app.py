@@ -37,7 +37,7 @@ from textual.widgets import Footer, Static
 from ..engine.records import CycleRecord, Event, View
 from ..engine import InputError, Locations, Run, UserConfig, parse_breakpoint
 from .driver import SPEEDS, EngineDriver
-from .edits import LiveEdits
+from .edits import WATCH_S, LiveEdits
 from .frames import DRAIN_HZ, NARROW, Frames
 from .jobs import CycleNews, EngineJob
 from .keys import Keys
@@ -115,6 +115,8 @@ class Workbench(EngineDriver, Frames, Timeline, LiveEdits, Views, Keys, PhaseSte
                 tooltip="the query console: ask the graph, the working memory and the goals at the cycle shown"),
         Binding("R", "rules", "Rules", id="rules", key_display="R", show=False,
                 tooltip="the rule browser: bindings left after each premise, why a rule did not fire, the agenda"),
+        Binding("f5", "reload", "Reload", id="reload", show=False,
+                tooltip="read the scenario's rule, triple and psyche files again: in force from the next cycle"),
         Binding("ctrl+r", "reset", "Reset", id="reset", tooltip="reset the scenario", show=False),
         Binding("q", "quit", "Quit", id="quit", tooltip="quit"),
     ]
@@ -268,6 +270,9 @@ class Workbench(EngineDriver, Frames, Timeline, LiveEdits, Views, Keys, PhaseSte
         for w in self.ctl.warnings:
             self.notify(w, title="Scenario settings", severity="warning", timeout=10, markup=False)
         self.set_interval(1 / DRAIN_HZ, self._drain)
+        if self.live and self.trace_file is None:
+            self._watch_files()  # the files as they are now: later changes are named
+            self.set_interval(WATCH_S, self._watch_files)
         if not self.sync and self.live:
             self._engine_loop()
         if self.trace_file is not None:

@@ -5,14 +5,21 @@ at a replayed cycle, a fork from there with the edits."""
 
 from __future__ import annotations
 
-from ..engine import AddGoal, Psyche, from_state_payload
-from .dialogs import AddGoalScreen, guarded
+from pathlib import Path
+
+from ..engine import AddGoal, InputError, Psyche, from_state_payload
+from .dialogs import AddGoalScreen, ErrorScreen, guarded
 from .host import WorkbenchHost
 from .state_edit import Staged
 
 
+WATCH_S = 1.0  # how often the workbench looks at the files a reload reads
+
+
 class LiveEdits(WorkbenchHost):
     """The workbench's edits to the live run."""
+
+    _file_mtimes: dict[Path, int]
 
     @guarded
     def action_add_goal(self) -> None:
@@ -40,6 +47,42 @@ class LiveEdits(WorkbenchHost):
         self.ctl.edit_psyche(psyche, source=source)
         self.psyche_draft = None
         self._dirty = True
+
+    @guarded
+    def action_reload(self) -> None:
+        """Hot reload (f5): the files the designer edits, in force from the next cycle and
+        recorded; a broken file is shown with its file, line and field, and nothing changes."""
+        if self._read_only():
+            return
+        try:
+            words = self.ctl.reload()
+        except InputError as exc:
+            self.push_screen(ErrorScreen("Reload refused: the running rules, graph and psyche are kept", str(exc)))
+            return
+        self._dirty = True
+        self.last_event = "; ".join(words)
+        self.notify("\n".join(words), markup=False)
+
+    def _watch_files(self) -> None:
+        """Every WATCH_S: a file `reload` reads changed on disk since the last look (its
+        modification time): say so once, and that f5 takes it. Nothing is applied unasked: a
+        file half-way through its edits would be refused, and a reload is the user's input."""
+        mtimes: dict[Path, int] | None = getattr(self, "_file_mtimes", None)
+        first = mtimes is None
+        if mtimes is None:
+            mtimes = self._file_mtimes = {}
+        changed: list[str] = []
+        for p in self.ctl.reload_sources():
+            try:
+                m = p.stat().st_mtime_ns
+            except OSError:
+                continue  # gone for now: reload names it when asked
+            if not first and mtimes.get(p) != m:
+                changed.append(p.name)
+            mtimes[p] = m
+        if changed:
+            self.notify(f"{', '.join(changed)} changed on disk: f5 reloads (in force from the next cycle)",
+                        title="Files changed", timeout=8, markup=False)
 
     @guarded
     def action_veto_selected(self) -> None:

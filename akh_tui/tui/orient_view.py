@@ -18,6 +18,7 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ..engine import InputError, Run
+from .orient_picture import picture
 from .panes import bar
 
 PROVENANCE_STYLE = {"asserted": "", "inferred": "magenta", "hypothesis": "yellow", "tool": "cyan", "user": "green"}
@@ -92,6 +93,7 @@ class OrientScreen(Screen[None]):
     BINDINGS = [
         Binding("escape,q", "close", "Close", id="orient.close"),
         Binding("enter", "centre", "Centre on symbol", id="orient.centre"),
+        Binding("p", "picture", "Picture / lists", id="orient.picture"),
     ]
     DEFAULT_CSS = """
     OrientScreen #orient-title { height: 1; background: $panel; padding: 0 1; }
@@ -108,6 +110,8 @@ class OrientScreen(Screen[None]):
         self.ctl = ctl
         self.goal_id, self.symbol = goal_id, symbol
         self.data: dict | None = None
+        self.show_picture = False  # p: the highlighted node's neighbourhood drawn, instead of the lists
+        self.highlighted: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="orient-title")
@@ -140,7 +144,7 @@ class OrientScreen(Screen[None]):
         where = f" from symbol {self.symbol}" if self.symbol else (f" for goal #{o['goal']['id']}" if o.get("goal") else "")
         title.append(f"{where} · ↑/↓ move between nodes, enter centres on one, escape closes", style="dim")
         self.query_one("#orient-title", Static).update(title)
-        self.query_one("#orient-summary", Static).update(summary_text(o))
+        self.draw_summary()
         nodes = self.query_one("#orient-nodes", OptionList)
         nodes.clear_options()
         nodes.add_options([Option(node_prompt(n), id=n["symbol"]) for n in o["activation"]["nodes"]])
@@ -149,7 +153,34 @@ class OrientScreen(Screen[None]):
             nodes.highlighted = 0
             self.inspect(o["activation"]["nodes"][0]["symbol"])
 
+    def draw_summary(self) -> None:
+        """The top box: what Orient saw as lists, or (p) the highlighted symbol drawn with its
+        neighbours, sized to the box."""
+        if self.data is None:
+            return
+        box = self.query_one("#orient-summary-box", VerticalScroll)
+        focus = self.highlighted or next((n["symbol"] for n in self.data["activation"]["nodes"]), None)
+        if not self.show_picture or focus is None:
+            box.border_title = "What Orient saw"
+            self.query_one("#orient-summary", Static).update(summary_text(self.data))
+            return
+        box.border_title = f"Neighbourhood of {focus} (p: the lists)"
+        size = box.content_size
+        self.query_one("#orient-summary", Static).update(
+            picture(self.data, focus, max(20, size.width - 1), max(4, size.height)))
+
+    def on_resize(self) -> None:
+        if self.show_picture:
+            self.draw_summary()
+
+    def action_picture(self) -> None:
+        self.show_picture = not self.show_picture
+        self.draw_summary()
+
     def inspect(self, label: str) -> None:
+        self.highlighted = label
+        if self.show_picture:
+            self.draw_summary()
         try:
             info = self.ctl.symbol(label)
         except InputError as exc:

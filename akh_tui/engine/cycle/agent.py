@@ -80,6 +80,11 @@ class Agent:
         else:
             self.symbol_vectors = SymbolVectors(kg, self.vsa)
         self.rules = RuleEngine(kg, rules)
+        self.scenario_rules = rules  # what the agent was built with: a rewind's fresh agents start from it
+        # rules reloaded from their files (issue 28 §2): (ruleset, [[file, text], ...]) taking
+        # effect at the next cycle, and the files' text in force since (None: the scenario's)
+        self.pending_rules: tuple[RuleSet, list[list[str]]] | None = None
+        self.rules_files: list[list[str]] | None = None
         self.psyche = psyche
         self.workspace = workspace
         # programs shell_exec may run without bubblewrap: the user's config says (the run sets it)
@@ -305,6 +310,10 @@ class Agent:
         caller (the door rewinds to the last recorded state)."""
         if self.pending_psyche is not None:
             self.psyche, self.pending_psyche = self.pending_psyche, None
+        if self.pending_rules is not None:
+            ruleset, files = self.pending_rules
+            self.pending_rules = None
+            self.use_rules(ruleset, files)
         focus = self.focus_goal()
         if focus is None:
             return None
@@ -732,6 +741,19 @@ class Agent:
         self.pending_psyche = psyche
         self.pending_events.append({"type": "psyche_edit", "v": 1, "cycle": self.cycle, "source": source, "psyche": psyche.snapshot(),
                                     "vetoes": [p.name for p in psyche.shadow.veto_patterns], "biases": [p.name for p in psyche.shadow.bias_patterns]})
+
+    def reload_rules(self, ruleset: RuleSet, files: list[list[str]]) -> None:
+        """Rules read again from their files (`files`: [[file, text], ...]); they take effect
+        at the next cycle, as a psyche edit does."""
+        self.pending_rules = (ruleset, [list(f) for f in files])
+
+    def use_rules(self, ruleset: RuleSet, files: list[list[str]]) -> None:
+        """These rules from now on. The new engine's agenda starts at the graph's first triple:
+        a rule added by the reload joins every fact known, not only those added after it
+        (conclusions already in the graph are not added again)."""
+        self.rules.park()
+        self.rules = RuleEngine(self.kg, ruleset)
+        self.rules_files = [list(f) for f in files]
 
     def confinement(self) -> confine.Confinement:
         if self.workspace is None:

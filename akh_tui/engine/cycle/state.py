@@ -14,6 +14,7 @@ from ..goals.goal import Goal
 from ..knowledge.memory import EpisodicMemory, WorkingMemory
 from .plan import Plan
 from ..psyche.model import Psyche
+from ..knowledge.rules import parse_rule_files
 
 STATE_VERSION = 2
 
@@ -70,7 +71,17 @@ def core_state(agent: Agent, provenance: bool = True, goal_seen: bool = True) ->
         "kg_size": [len(agent.kg.symbols), len(agent.kg.log)],
         "episodes_next_id": agent.episodic.next_id,
         "last_record": agent.last_record,
-    }
+    } | _with_reloaded_rules({}, agent)
+
+
+def _with_reloaded_rules(state: dict, agent: Agent) -> dict:
+    """The reloaded rules' text (issue 28 §2), only when there are some: a snapshot of a run
+    that never reloaded keeps its bytes."""
+    if agent.rules_files is not None:
+        state["rules_files"] = agent.rules_files
+    if agent.pending_rules is not None:
+        state["pending_rules"] = agent.pending_rules[1]
+    return state
 
 
 def _psyche_state(p: Psyche) -> dict:
@@ -113,6 +124,10 @@ def restore(agent: Agent, state: dict, episodes: EpisodicMemory | None = None) -
     agent.tool_stats = {k: list(v) for k, v in state["tool_stats"].items()}
     agent.psyche = _psyche_from(state["psyche"])
     agent.pending_psyche = _psyche_from(state["pending_psyche"]) if state.get("pending_psyche") else None
+    if state.get("rules_files") is not None:  # rules reloaded before this state: their recorded text
+        agent.use_rules(parse_rule_files(state["rules_files"]), state["rules_files"])
+    if state.get("pending_rules") is not None:
+        agent.reload_rules(parse_rule_files(state["pending_rules"]), state["pending_rules"])
     agent.rules.resume(state["rules_cursor"], state.get("rules_join"))
     if "disabled_tools" in state:  # states saved before 0.2 hold none: the scenario's list stays
         agent.config.disabled_tools = list(state["disabled_tools"])

@@ -12,6 +12,8 @@ only, never on the size of the graph (SPEC §12).
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence, TypeGuard
@@ -245,6 +247,22 @@ def parse_rules(text: str, file: str | None = None) -> RuleSet:
 
 def load_rules(path) -> RuleSet:
     return parse_rules(read_user_file(path, "rule file"), str(Path(path)))
+
+
+def parse_rule_files(files: list[list[str]]) -> RuleSet:
+    """Rules from recorded [[file, text], ...] (a reload's, kept in the session store): the
+    text is parsed and the file never read again; an InputError names the file and line."""
+    return _parsed_files(tuple((name, text) for name, text in files))
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed_files(files: tuple[tuple[str, str], ...]) -> RuleSet:
+    # every restore of a state after a reload parses the same text: once is enough (an
+    # agent never changes its RuleSet, so agents may share one; a refusal is not cached)
+    rs = RuleSet.empty()
+    for name, text in files:
+        rs = rs.merged(parse_rules(text, name))
+    return rs
 
 
 # ---- forward chaining ------------------------------------------------------------------

@@ -9,11 +9,13 @@ too: they are the branch's state, restored on resume, switch and rewind like any
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Union
 
 from ..errors import InputError
 from ..goals.goal import STATUSES, parse_criteria
 from ..knowledge.kg import is_metadata_label
+from ..knowledge.rules import RuleSet, parse_rule_files
 from ..psyche.model import Psyche
 from ..psyche.parts import ARCHETYPES
 from ..tools.builtins import TOOL_NAMES
@@ -55,6 +57,49 @@ class EditPsyche:
         psyche = self.psyche.written_as(self.toml) if self.psyche is not None else Psyche.from_toml(self.toml)
         agent.replace_psyche(psyche, self.source)
         return ["psyche edited"]
+
+
+@dataclass(frozen=True)
+class ReloadRules:
+    """The scenario's rule files read again (issue 28 §2), in force from the next cycle. The
+    files' TEXT is the recorded input: a rewind, a resume or an export replays the rules the
+    user reloaded, never the file as it is on disk by then."""
+
+    files: tuple[tuple[str, str], ...]  # (file, text) in the scenario's order
+    kind: ClassVar[str] = "reload_rules"
+
+    def payload(self) -> Any:
+        return [[name, text] for name, text in self.files]
+
+    def ruleset(self) -> RuleSet:
+        """The rules the files hold; an InputError names the file, line and field of a bad one."""
+        return parse_rule_files([list(f) for f in self.files])
+
+    def apply(self, agent: "Agent") -> list[str]:
+        rs = self.ruleset()  # a broken file raises here: the running rules stay
+        agent.reload_rules(rs, self.payload())
+        n = len(rs.rules) + len(rs.transitive) + len(rs.symmetric) + len(rs.inherit)
+        names = ", ".join(Path(name).name for name, _ in self.files) or "no rule file"
+        return [f"rules reloaded from {names} ({n} rule(s)): in force from cycle {agent.cycle + 1}"]
+
+
+@dataclass(frozen=True)
+class ReloadTriples:
+    """Facts a reload found in the scenario's triple files that the graph does not hold, added
+    now (provenance `asserted`, at this cycle: the next cycle is the first to see them). The
+    triples themselves are the recorded input, so a replay never reads the files. A reload only
+    adds: a line deleted from a file leaves its fact in the graph (a state edit cannot remove
+    facts either)."""
+
+    triples: tuple[tuple[str, str, str, float], ...]
+    kind: ClassVar[str] = "reload_triples"
+
+    def payload(self) -> Any:
+        return [[s, p, o, c] for s, p, o, c in self.triples]
+
+    def apply(self, agent: "Agent") -> list[str]:
+        added = sum(agent.kg.add(s, p, o, float(c), "asserted", agent.cycle) is not None for s, p, o, c in self.triples)
+        return [f"{added} new triple(s) from the triple files"]
 
 
 @dataclass(frozen=True)
@@ -387,7 +432,7 @@ class Answer:
         return [f"answer for cycle {self.cycle}"]
 
 
-Command = Union[AddGoal, EditPsyche, Reflect, Consolidate, MakePlan, ForkEdits, Verdict, Answer, AddTriple, EditGoal,
+Command = Union[AddGoal, EditPsyche, ReloadRules, ReloadTriples, Reflect, Consolidate, MakePlan, ForkEdits, Verdict, Answer, AddTriple, EditGoal,
                 EditMemory]
 
 
@@ -399,6 +444,17 @@ def from_input(kind: str, payload: Any) -> Command:
         return EditPsyche(payload)
     if kind == "edits":
         return ForkEdits(payload)
+    if kind == "reload_rules":
+        if not isinstance(payload, list) or not all(
+                isinstance(f, list) and len(f) == 2 and all(isinstance(x, str) for x in f) for f in payload):
+            raise InputError(f"a recorded rules reload is malformed: {str(payload)[:80]!r}", field="reload_rules")
+        return ReloadRules(tuple((f[0], f[1]) for f in payload))
+    if kind == "reload_triples":
+        if not isinstance(payload, list) or not all(
+                isinstance(t, list) and len(t) == 4 and all(isinstance(x, str) for x in t[:3])
+                and isinstance(t[3], (int, float)) and not isinstance(t[3], bool) for t in payload):
+            raise InputError(f"a recorded triples reload is malformed: {str(payload)[:80]!r}", field="reload_triples")
+        return ReloadTriples(tuple((t[0], t[1], t[2], float(t[3])) for t in payload))
     if kind == "reflect":
         return Reflect()
     if kind == "consolidate":

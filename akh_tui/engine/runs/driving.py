@@ -5,15 +5,29 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator, Sequence, cast
 
-from .commands import AddGoal, Command, Consolidate, EditPsyche, Reflect, StateEdit, StateEditError
-from ..errors import InputError, StoreLost
+from pathlib import Path
+
+from .commands import (AddGoal, Command, Consolidate, EditPsyche, Reflect, ReloadRules, ReloadTriples, StateEdit,
+                       StateEditError)
+from ..errors import InputError, StoreLost, read_user_file
 from ..goals.goal import make_goal
+from ..knowledge.kg import KnowledgeGraph, ParsedTriple, read_triple_files
 from ..psyche.model import Psyche
 from ..records import ConsolidationEvent, CycleRecord, Event
 from ..tools.builtins import check_goal_url
 from ..redaction import redact_obj, registered_in
 from ..store.trace import dumps
 from .base import RunBase
+
+
+def _new_facts(kg: KnowledgeGraph, parsed: list[ParsedTriple]) -> list[tuple[str, str, str, float]]:
+    """The parsed triples the graph does not hold, once each, in file order."""
+    out: dict[tuple[str, str, str], float] = {}
+    for t in parsed:
+        s, p, o = kg.lookup(t.subject), kg.lookup(t.predicate), kg.lookup(t.object)
+        if s is None or p is None or o is None or kg.get(s, p, o) is None:
+            out.setdefault((t.subject, t.predicate, t.object), t.confidence)
+    return [(s, p, o, c) for (s, p, o), c in out.items()]
 
 
 class Driving(RunBase):
@@ -146,6 +160,68 @@ class Driving(RunBase):
         p = Psyche.from_toml(psyche) if isinstance(psyche, str) else psyche
         self.apply(EditPsyche(p.to_toml(), source, p))
         return p
+
+    def reload(self, rules_files: bool | None = None, psyche_file: bool | None = None) -> list[str]:
+        """Hot reload (issue 28 §2): the scenario's rule files, triple files and the run's psyche
+        file read again, in force from the next cycle, each a recorded command holding what it
+        read (a rewind replays it without the files). Every file is read and checked first: a
+        broken one raises InputError naming its file, line and field, and nothing changes (the
+        running rules, graph and psyche stay). The rules are reloaded when they differ from
+        those in force; triples the graph lacks are added (a reload never removes one); the
+        psyche when its file changed since this run read or wrote it (a psyche the run evolved
+        is not reset by a reload that only meant the rules). `rules_files`, `psyche_file`: True
+        takes those files whatever they hold, False never, None when changed (a process that
+        opened the run just now, `agent reload`, cannot know what they held before: a resumed
+        run's scenario rules are read from the files as they are). What changed, in words."""
+        with self.lock:
+            sc = self.scenario
+            if sc is None:
+                raise InputError("this run has no scenario files to reload (a replayed trace)")
+            a = self._engine()
+            rules = ReloadRules(tuple((str(p), read_user_file(p, "rule file")) for p in sc.rules)
+                                if rules_files is not False else ())
+            new_rules = rules.ruleset()
+            triples = ReloadTriples(tuple(_new_facts(a.kg, read_triple_files(sc.kg))))
+            psyche_path = self._psyche_source()
+            psyche: Psyche | None = None
+            psyche_text = None
+            if psyche_path is not None and psyche_file is not False:
+                psyche_text = read_user_file(psyche_path, "psyche file")
+                if psyche_file or psyche_text != self._psyche_disk.get(psyche_path):
+                    psyche = Psyche.from_toml(psyche_text, file=str(psyche_path))
+                    psyche.source = str(psyche_path)
+            # all read and valid: now the changes, each recorded
+            words: list[str] = []
+            in_force = a.pending_rules[0] if a.pending_rules is not None else a.rules.ruleset
+            if rules_files or (rules_files is None and new_rules != in_force):
+                self.apply(rules)
+                words.append(f"rules reloaded from {', '.join(Path(n).name for n, _ in rules.files)}: "
+                             f"in force from cycle {a.cycle + 1}")
+            if triples.triples:
+                self.apply(triples)
+                words.append(f"{len(triples.triples)} new triple(s) from "
+                             f"{', '.join(p.name for p in sc.kg)} added")
+            if psyche is not None and psyche_path is not None:
+                self.apply(EditPsyche(psyche.to_toml(), "reload", psyche))
+                self._psyche_disk[psyche_path] = psyche_text
+                words.append(f"psyche reloaded from {psyche_path.name}: in force from cycle {a.cycle + 1}")
+            return words or ["nothing to reload: the rule, triple and psyche files are as the run has them"]
+
+    def reload_sources(self) -> list[Path]:
+        """The files `reload` reads: the scenario's rule and triple files and the psyche's
+        (none for a replayed trace). The workbench watches them to say when f5 has work."""
+        sc = self.scenario
+        if sc is None:
+            return []
+        psyche = self._psyche_source()
+        return [*sc.rules, *sc.kg, *([psyche] if psyche is not None else [])]
+
+    def _psyche_source(self) -> Path | None:
+        """The file this run's psyche came from: the psyche saved for the scenario, else the
+        scenario's own (None: the default psyche, no file)."""
+        if self.meta.get("psyche_file"):
+            return Path(self.meta["psyche_file"])
+        return self.scenario.psyche_file if self.scenario is not None else None
 
     def veto_tool(self, tool: str) -> bool:
         """Add a veto pattern for `tool` (applies at the next cycle). False, and nothing

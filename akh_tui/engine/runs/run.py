@@ -42,7 +42,7 @@ from ..cycle.agent import Agent, Cycle
 from .approval import Rule
 from .breakpoints import Breakpoint, parse_breakpoint
 from ..confine.files import check_workspace
-from ..errors import InputError, StoreLost, StoreWriteError
+from ..errors import InputError, StoreLost, StoreWriteError, read_user_file
 from ..goals.goal import make_goal
 from ..paths import Locations
 from ..psyche.model import Psyche
@@ -170,7 +170,19 @@ class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel, Inspecting)
         self.ask_user = False  # user_interact asks the person (workbench, --ask)
         self.asker: Callable[[dict], list[str] | None] | None = None  # headless --ask
         self._unconfined: tuple[str, ...] | None = None  # shell_unconfined, read once
+        self._note_psyche_source()
         self._after_open()
+
+    def _note_psyche_source(self) -> None:
+        """The scenario's psyche file as this run opened it: a hot reload (`reload`) takes the
+        psyche again only when the file changed since."""
+        sc = self.scenario
+        if sc is None or sc.psyche_file is None or self.meta.get("psyche_file"):
+            return
+        try:
+            self._psyche_disk.setdefault(sc.psyche_file, read_user_file(sc.psyche_file, "psyche file"))
+        except InputError:
+            pass  # unreadable now: a reload reads it then and says why
 
     # ---- opening ---------------------------------------------------------------------------
     @classmethod
@@ -404,7 +416,7 @@ class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel, Inspecting)
             # the live agent's graph is copied (basegraph.py) and its rules shared (an agent
             # never changes its RuleSet); with no live agent yet (a resume's own restore) the
             # scenario's files are read, once
-            self._rules = self.agent.rules.ruleset if self.agent is not None else build_rules(sc)
+            self._rules = self.agent.scenario_rules if self.agent is not None else build_rules(sc)
             me = weakref.ref(self)  # the run holds its base graph: a getter holding the run back was a cycle
 
             def live() -> Agent | None:

@@ -1,0 +1,60 @@
+"""f5 in the workbench (issue 28 §2): the scenario's files read again, in force from the next
+cycle; a broken file is shown with its file, line and field, and nothing changes."""
+
+from __future__ import annotations
+
+from textual.widgets import Static
+
+from akh_tui.tui.dialogs import ErrorScreen
+from tests.engine.runs.test_reload import SWIM, scenario  # noqa: F401 (the fixture)
+from tests.helpers import drive, text_of
+
+
+def test_f5_reloads_the_rules_and_a_broken_file_is_shown_not_applied(workbench, scenario):  # noqa: F811
+    rules_file = scenario.parent.parent / "rules" / "biology.toml"
+    original = rules_file.read_text(encoding="utf-8")
+
+    def names(app) -> list[str]:
+        return [r["rule"] for r in app.ctl.rules()["rules"]]
+
+    async def script(app, pilot):
+        await pilot.press("space")
+        rules_file.write_text(original + '\n[[rule]]\nname = "half"\nif = [["?x"]]\n', encoding="utf-8")
+        await pilot.press("f5")
+        await pilot.pause()
+        assert isinstance(app.screen, ErrorScreen)
+        shown = " ".join(text_of(w) for w in app.screen.query(Static))
+        assert "Reload refused" in shown and "biology.toml:14" in shown and "rule[1].if[0]" in shown
+        await pilot.press("escape")
+        rules_file.write_text(original + SWIM, encoding="utf-8")
+        await pilot.press("f5")
+        await pilot.pause()
+        assert not isinstance(app.screen, ErrorScreen)
+        assert app.last_event == "rules reloaded from biology.toml: in force from cycle 2"
+        assert "sea-swimmer" not in names(app)
+        await pilot.press("space")
+        assert "sea-swimmer" in names(app)
+
+    drive(workbench(str(scenario)), script)
+
+
+def test_a_changed_file_is_named_once_and_f5_offered(workbench, scenario):  # noqa: F811
+    import os
+
+    rules_file = scenario.parent.parent / "rules" / "biology.toml"
+
+    def said(app) -> list[str]:
+        return [str(n.message) for n in app._notifications if "changed on disk" in str(n.message)]
+
+    async def script(app, pilot):
+        app._watch_files()
+        await pilot.pause()
+        assert said(app) == []  # nothing changed since the workbench opened
+        later = rules_file.stat().st_mtime_ns + 5_000_000_000
+        os.utime(rules_file, ns=(later, later))
+        app._watch_files()
+        app._watch_files()  # said once per change
+        await pilot.pause()
+        assert said(app) == ["biology.toml changed on disk: f5 reloads (in force from the next cycle)"]
+
+    drive(workbench(str(scenario)), script)
