@@ -16,6 +16,7 @@ hold no wall time and no path but the ones the world file wrote.
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ..cycle.agent import Agent, Cycle
@@ -102,13 +103,17 @@ def default_scorer(artifacts: Artifacts) -> Scorer:
 class World:
     def __init__(self, spec: WorldSpec, sink: Sink | None = None, llm: Mapping[str, Any] | None = None,
                  deciders: Mapping[str, Any] | None = None, scorer: Scorer | None = None,
-                 lines: Callable[[str], None] | None = None, restoring: bool = False) -> None:
+                 lines: Callable[[str], None] | None = None, restoring: bool = False,
+                 data_dir: Path | None = None) -> None:
         """`sink` receives every trace record in order, `lines` the same records encoded (a
         trace file's lines, encoded once); `llm` is the user config's [llm] table
         (for agents whose decider is llm); `deciders` replaces agents' deciders by id (tests,
         a plugin host); `scorer` replaces the mint's default score. `restoring`: the agents
-        are built without their goals, for a saved state to be loaded (state.py)."""
+        are built without their goals, for a saved state to be loaded (state.py). `data_dir`: where
+        model agents record their calls (the data dir's cassette, llm/cassette.py), so a world
+        decided by a model re-runs from its recordings as a single run does."""
         self.spec = spec
+        self.data_dir = data_dir
         self.sink = sink
         self.lines = lines
         self.ids = [a.id for a in spec.agents]
@@ -171,7 +176,7 @@ class World:
             return WorkflowDecider(workflow, models)
         if kind in BUILTIN_DECIDERS:
             try:
-                return make_decider(kind, llm)
+                return make_decider(kind, llm, data_dir=self.data_dir)
             except InputError as exc:
                 raise InputError(exc.message, file=str(self.spec.path), field=fld) from None
         try:

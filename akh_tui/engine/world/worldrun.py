@@ -141,7 +141,7 @@ class WorldRun:
             self.save_every = 1
 
     def _new_world(self, restoring: bool = False) -> World:
-        return World(self.spec, llm=self._llm, restoring=restoring)
+        return World(self.spec, llm=self._llm, restoring=restoring, data_dir=self.locations.data_dir)
 
     # ---- opening -------------------------------------------------------------------------------
     @classmethod
@@ -153,7 +153,8 @@ class WorldRun:
         if seed is not None:
             spec = spec.with_seed(seed)
         header: list[str] = []
-        probe = World(spec, lines=header.append, llm=_llm_config(spec, config))  # bad deciders fail before the store
+        # bad deciders fail before the store
+        probe = World(spec, lines=header.append, llm=_llm_config(spec, config), data_dir=locations.data_dir)
         writer = TraceWriter(trace) if trace is not None else None
         st = _open_store(locations, store)
         try:

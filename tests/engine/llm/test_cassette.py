@@ -129,3 +129,38 @@ def test_a_tampered_cassette_is_refused_naming_line_and_field(tmp_path, call, fi
     with pytest.raises(InputError) as exc:
         Cassette(path)
     assert exc.value.field == field and exc.value.line == 2 and str(path) in str(exc.value)
+
+
+def test_a_world_of_model_agents_records_its_calls_and_re_runs_with_no_model_same_bytes(cli, tmp_path):
+    """A world's model agents record their calls in the data dir's cassette like a single run's:
+    the same world re-run offline, with the server gone, writes the same trace bytes."""
+    import shutil
+
+    from akh_tui.engine.paths import bundled_data_dir
+
+    worlds = bundled_data_dir() / "worlds"
+    (tmp_path / "w").mkdir()
+    shutil.copytree(worlds / "harbour", tmp_path / "w" / "harbour")
+    text = (worlds / "harbour.toml").read_text(encoding="utf-8")
+    for agent in ("pilot", "fisher"):
+        text = text.replace(f'id = "{agent}"\n', f'id = "{agent}"\ndecider = "llm"\n', 1)
+    world = tmp_path / "w" / "harbour.toml"
+    world.write_text(text, encoding="utf-8")
+    stub = StubLLM()
+    config = tmp_path / "config.toml"
+    try:
+        config.write_text(f'[llm]\nbase_url = "http://127.0.0.1:{stub.port}/v1"\nmodel = "m"\napi_key_env = "NO_KEY"\n')
+        cli("world", "run", str(world), "--rounds", "3", "--trace", str(tmp_path / "live.jsonl"))
+    finally:
+        stub.stop()  # no model from here on
+    cassette = tmp_path / "data" / CASSETTE_NAME
+    assert cassette.is_file()
+    with gzip.open(cassette, "rt", encoding="utf-8") as fh:
+        assert len([line for line in fh if line.strip()]) == 6  # two model agents, three rounds
+    config.write_text('[llm]\noffline = true\nmodel = "m"\n')
+    cli("world", "run", str(world), "--rounds", "3", "--fresh", "--trace", str(tmp_path / "replayed.jsonl"))
+    live, replayed = (tmp_path / "live.jsonl").read_bytes(), (tmp_path / "replayed.jsonl").read_bytes()
+    assert live == replayed
+    recs = [json.loads(x) for x in live.decode().splitlines()]
+    asked = [r for r in recs if r.get("type") == "cycle" and r["agent"] in ("pilot", "fisher")]
+    assert asked and all(r["decide"]["llm"]["status"] in ("accepted", "intent_rejected") for r in asked)
