@@ -335,7 +335,7 @@ def test_a_live_model_world_saves_every_step_so_resume_and_rewind_never_ask_it_a
 
     real = world_module.make_decider
     monkeypatch.setattr(world_module, "make_decider",
-                        lambda kind, llm=None: LLMDecider(Live()) if kind == "llm" else real(kind, llm))
+                        lambda kind, llm=None, **kw: LLMDecider(Live()) if kind == "llm" else real(kind, llm, **kw))
     market = (bundled_data_dir() / "worlds" / "market").as_posix()
     p = tmp_path / "w.toml"
     p.write_text(f'[world]\nname = "m"\nrounds = 20\nmint_every = 5\n'
