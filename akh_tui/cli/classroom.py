@@ -10,7 +10,7 @@ import json
 import os
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Iterator
+from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator
 
 if TYPE_CHECKING:
     from ..engine import Sessions, SoarRun
@@ -141,12 +141,36 @@ def _replacing(path: Path) -> Iterator[IO[str]]:
             part.unlink()
 
 
+def deliver_spans(spans: Iterable[Any], args: argparse.Namespace, headers: dict[str, str],
+                  err: Console) -> tuple[int, str] | None:
+    """Send spans to `--endpoint` (`--format otlp`) or write them as OTLP JSON to `-o` (stdout
+    by default, a file replaced only when whole): (spans, where they went), or None when the
+    endpoint could not be reached (said on `err`). Runs' and worlds' exports share it."""
+    import sys
+
+    from ..engine import InputError, otel
+
+    if args.format == "otlp":
+        try:
+            n = otel.send_otlp(spans, args.endpoint, headers)
+        except OSError as exc:
+            err.print(Text(_redacted(f"error: {exc}"), style="bold red"))
+            return None
+        return n, _redacted(args.endpoint)
+    if args.output == "-":
+        return otel.write_otlp_json(spans, sys.stdout), "-"
+    try:
+        with _replacing(Path(args.output)) as fh:
+            n = otel.write_otlp_json(spans, fh)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot write: {getattr(exc, 'strerror', None) or exc}", file=args.output) from None
+    return n, args.output
+
+
 def cmd_export_otel(sessions: "Sessions", args, out: Console, err: Console) -> int:
     """`sessions export --format otlp|otlp-json`: the branch as OpenTelemetry spans
     (engine/export/otel.py), sent to an OTLP/HTTP endpoint or written as OTLP JSON, streamed from the
     store a batch at a time."""
-    import sys
-
     from ..engine import otel
     from ..engine import InputError
 
@@ -178,23 +202,10 @@ def cmd_export_otel(sessions: "Sessions", args, out: Console, err: Console) -> i
         extent = sessions.extent(args.run, args.branch)
         spans = sessions.spans(args.run, args.branch, start)
         count, unit, key = extent.cycles, "cycle(s)", "cycles"
-    if args.format == "otlp":
-        try:
-            n = otel.send_otlp(spans, args.endpoint, headers)
-        except OSError as exc:
-            err.print(Text(_redacted(f"error: {exc}"), style="bold red"))
-            return 1
-        where = _redacted(args.endpoint)
-    elif args.output == "-":
-        n = otel.write_otlp_json(spans, sys.stdout)
-        where = "-"
-    else:
-        try:
-            with _replacing(Path(args.output)) as fh:
-                n = otel.write_otlp_json(spans, fh)
-        except (OSError, ValueError) as exc:
-            raise InputError(f"cannot write: {getattr(exc, 'strerror', None) or exc}", file=args.output) from None
-        where = args.output
+    sent = deliver_spans(spans, args, headers, err)
+    if sent is None:
+        return 1
+    n, where = sent
     if args.json and where != "-":
         print(json.dumps({"run": args.run, "branch": args.branch, key: count, "spans": n, "to": where}))
     elif where != "-":

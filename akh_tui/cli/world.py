@@ -304,11 +304,8 @@ def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
     """`world export TRACE`: the world run as OpenTelemetry spans (engine/export/otel_world.py),
     streamed from the trace file a step at a time, sent to an OTLP/HTTP endpoint or written as
     OTLP JSON; the same checks of the flags as `sessions export --format otlp…`."""
-    import sys
-    from pathlib import Path
-
     from ..engine import otel, otel_world, world_trace_records
-    from .classroom import _headers, _redacted, _replacing
+    from .classroom import _headers, deliver_spans
 
     if args.format == "otlp" and not args.endpoint:
         raise InputError("--format otlp needs --endpoint URL (e.g. http://127.0.0.1:6006/v1/traces)", field="--endpoint")
@@ -343,23 +340,10 @@ def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
             raise InputError(exc.message, file=args.trace, line=at[0], field=exc.field) from None
 
     spans = spans_of()
-    if args.format == "otlp":
-        try:
-            n = otel.send_otlp(spans, args.endpoint, headers)
-        except OSError as exc:
-            err.print(Text(_redacted(f"error: {exc}"), style="bold red"))
-            return 1
-        where = _redacted(args.endpoint)
-    elif args.output == "-":
-        n = otel.write_otlp_json(spans, sys.stdout)
-        where = "-"
-    else:
-        try:
-            with _replacing(Path(args.output)) as fh:
-                n = otel.write_otlp_json(spans, fh)
-        except (OSError, ValueError) as exc:
-            raise InputError(f"cannot write: {getattr(exc, 'strerror', None) or exc}", file=args.output) from None
-        where = args.output
+    sent = deliver_spans(spans, args, headers, err)
+    if sent is None:
+        return 1
+    n, where = sent
     if args.json and where != "-":
         print(json.dumps({"world": first.get("name"), "steps": counted["steps"], "spans": n, "to": where}), file=out.file)
     elif where != "-":
