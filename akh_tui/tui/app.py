@@ -30,7 +30,6 @@ from pathlib import Path
 from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.theme import Theme
 from textual.widgets import Footer, Static
 
@@ -41,7 +40,7 @@ from .edits import WATCH_S, LiveEdits
 from .frames import DRAIN_HZ, NARROW, Frames
 from .jobs import CycleNews, EngineJob
 from .keys import Keys
-from .panes import GoalsPane, MemoryList, MemoryPane, PlanPane, PsychePane, ScoreTable, WhyPane
+from .panes import agent_panes, GoalsPane, MemoryPane, PlanPane, PsychePane, ScoreTable, WhyPane
 from .phases import PhaseBar, PhaseStepping
 from .state_edit import Staged
 from .themes import load_themes
@@ -216,24 +215,7 @@ class Workbench(EngineDriver, Frames, Timeline, LiveEdits, Views, Keys, PhaseSte
         yield Scrubber(id="scrubber")
         yield PhaseBar(id="phase-bar")
         yield WatchStrip(id="watches")
-        with Horizontal(id="top"):
-            with Vertical(id="goals-box", classes="box"):
-                yield GoalsPane(id="goals")
-            with Vertical(id="plan-box", classes="box"):
-                yield PlanPane(id="plan")
-            with Vertical(id="psyche-box", classes="box"):
-                yield PsychePane(id="psyche")
-        with Horizontal(id="middle"):
-            with Vertical(id="score-box", classes="box"):
-                yield ScoreTable(id="scores")
-            # a focusable scroll: tab to it, then the arrow and page keys scroll the explanation
-            with VerticalScroll(id="why-box", classes="box"):
-                yield WhyPane(id="why")
-        with Horizontal(id="bottom"):
-            with Vertical(id="memory-box", classes="box"):
-                entries = MemoryList(id="memory-entries")
-                yield MemoryPane(entries, id="memory")
-                yield entries
+        yield from agent_panes()
         yield Static(TOO_SMALL, id="too-small")
         yield Footer()
 

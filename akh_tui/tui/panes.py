@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.geometry import Region
 from textual.widget import Widget
 from textual.widgets import DataTable, OptionList, Static, Tree
@@ -606,3 +608,31 @@ class MemoryList(OptionList):
             self.highlighted = len(entries) - 1
             self.scroll_end(animate=False)
 
+
+
+def agent_panes(partner_scores: bool = False) -> ComposeResult:
+    """One agent's panes as both workbenches lay them out: goals, plan and psyche on top, the
+    score table and the why beside it, working memory below. `partner_scores`: a second score
+    table beside the why (the world workbench's split view). Yielded from `compose`, so the
+    containers nest as if written there."""
+    with Horizontal(id="top"):
+        with Vertical(id="goals-box", classes="box"):
+            yield GoalsPane(id="goals")
+        with Vertical(id="plan-box", classes="box"):
+            yield PlanPane(id="plan")
+        with Vertical(id="psyche-box", classes="box"):
+            yield PsychePane(id="psyche")
+    with Horizontal(id="middle"):
+        with Vertical(id="score-box", classes="box"):
+            yield ScoreTable(id="scores")
+        # a focusable scroll: tab to it, then the arrow and page keys scroll the explanation
+        with VerticalScroll(id="why-box", classes="box"):
+            yield WhyPane(id="why")
+        if partner_scores:
+            with Vertical(id="score2-box", classes="box"):
+                yield ScoreTable(id="scores2")
+    with Horizontal(id="bottom"):
+        with Vertical(id="memory-box", classes="box"):
+            entries = MemoryList(id="memory-entries")
+            yield MemoryPane(entries, id="memory")
+            yield entries

@@ -31,13 +31,13 @@ from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Static
 
 from ...engine import InputError, Locations, Psyche, WorldWatch, parse_world_edits
 from ...engine.records import CycleRecord, View
 from ..dialogs import HelpScreen, guarded, show_error
-from ..panes import GoalsPane, MemoryList, MemoryPane, PlanPane, PsychePane, ScoreTable, WhyPane
+from ..panes import agent_panes, GoalsPane, MemoryPane, PlanPane, PsychePane, ScoreTable, WhyPane
 from ..themes import load_themes
 from .dialogs import AgentSearchScreen, WorldBreaksScreen, WorldForkScreen
 from .lanes import LEGEND, Swimlanes
@@ -141,25 +141,7 @@ class WorldBench(App[None]):
             yield Roster(self.ids, id="roster")
         with Vertical(id="lanes-box", classes="box"):
             yield Swimlanes(self.ids, self.world.steps, id="lanes")
-        with Horizontal(id="top"):
-            with Vertical(id="goals-box", classes="box"):
-                yield GoalsPane(id="goals")
-            with Vertical(id="plan-box", classes="box"):
-                yield PlanPane(id="plan")
-            with Vertical(id="psyche-box", classes="box"):
-                yield PsychePane(id="psyche")
-        with Horizontal(id="middle"):
-            with Vertical(id="score-box", classes="box"):
-                yield ScoreTable(id="scores")
-            with VerticalScroll(id="why-box", classes="box"):
-                yield WhyPane(id="why")
-            with Vertical(id="score2-box", classes="box"):
-                yield ScoreTable(id="scores2")
-        with Horizontal(id="bottom"):
-            with Vertical(id="memory-box", classes="box"):
-                entries = MemoryList(id="memory-entries")
-                yield MemoryPane(entries, id="memory")
-                yield entries
+        yield from agent_panes(partner_scores=True)
         yield Footer()
 
     def on_mount(self) -> None:
