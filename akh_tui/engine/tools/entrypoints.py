@@ -59,4 +59,12 @@ def _other_finders() -> bool:
     look above reads): its distributions are only importlib.metadata's to find."""
     from importlib.machinery import PathFinder
 
-    return any(hasattr(f, "find_distributions") and f is not PathFinder for f in sys.meta_path)
+    return any(hasattr(f, "find_distributions") and f is not PathFinder and not _reads_sys_path(f)
+               for f in sys.meta_path)
+
+
+def _reads_sys_path(finder: object) -> bool:
+    """The importlib_metadata backport's finder, which a process has once OpenTelemetry or Dask
+    imported it: it reads the same sys.path folders as the standard path finder, the look above."""
+    cls = finder if isinstance(finder, type) else type(finder)
+    return cls.__module__ == "importlib_metadata" and cls.__name__ == "MetadataPathFinder"

@@ -97,3 +97,22 @@ def test_the_registry_lists_what_a_distribution_declares(tmp_path, monkeypatch):
         registry.refresh()
     assert [(r["kind"], r["name"], r["origin"]) for r in rows] == [
         ("decider", "mine", "entry point mine (akh-tui-mine 1.0): mine:Decider")]
+
+
+def test_the_importlib_metadata_backports_path_finder_is_the_same_look(tmp_path, monkeypatch):
+    """OpenTelemetry and Dask import the importlib_metadata backport, which puts its own path
+    finder on sys.meta_path: it reads the same folders, so the plain look still answers (the
+    suite found every answer turned into "all groups" once an export had run in the process)."""
+    import sys
+
+    importlib_metadata = pytest.importorskip("importlib_metadata")
+    dist(tmp_path, "other", "[console_scripts]\nother = other:main\n")
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, importlib_metadata.MetadataPathFinder()])
+    assert groups_named(GROUPS, [str(tmp_path)]) == set()
+
+    class Elsewhere:  # a finder of distributions this look cannot read
+        def find_distributions(self, *args, **kwargs):
+            return iter(())
+
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Elsewhere()])
+    assert groups_named(GROUPS, [str(tmp_path)]) == set(GROUPS)
