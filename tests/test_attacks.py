@@ -362,7 +362,9 @@ def s_setsid_after_output_cap(r: Rig) -> None:
     m = marker()
     code, out = run_program(r.shell("sh", "setsid", "yes", shell_max_output=100),
                             ["sh", "-c", f"setsid -f sleep {m}; yes"])
-    assert out.endswith("[output truncated at 100 bytes]") and code < 0
+    # stopped, not finished: killed by the cap (a signal, code < 0), or `yes` met the closed pipe
+    # first and sh reported SIGPIPE (141); which comes first is the scheduler's, on a busy machine
+    assert out.endswith("[output truncated at 100 bytes]") and (code < 0 or code == 128 + 13)
     assert running(m) == []
 
 
