@@ -141,6 +141,23 @@ def _replacing(path: Path) -> Iterator[IO[str]]:
             part.unlink()
 
 
+def otlp_flags(args: argparse.Namespace) -> tuple[dict[str, str], int]:
+    """The span exports' flags checked together (runs' and worlds' alike): the headers and the
+    start time, or an InputError naming the flag that does not go with --format."""
+    from ..engine import InputError, otel
+
+    if args.format == "otlp" and not args.endpoint:
+        raise InputError("--format otlp needs --endpoint URL (e.g. http://127.0.0.1:6006/v1/traces)", field="--endpoint")
+    if args.format == "otlp" and args.output != "-":
+        raise InputError("--format otlp sends to --endpoint; -o goes with --format otlp-json", field="-o")
+    if args.format == "otlp-json" and (args.endpoint or args.header):
+        raise InputError("--endpoint and --header go with --format otlp; otlp-json writes to -o", field="--format")
+    headers = _headers(args.header)
+    if args.endpoint:
+        otel.check_endpoint(args.endpoint)
+    return headers, otel.parse_start(args.start)
+
+
 def deliver_spans(spans: Iterable[Any], args: argparse.Namespace, headers: dict[str, str],
                   err: Console) -> tuple[int, str] | None:
     """Send spans to `--endpoint` (`--format otlp`) or write them as OTLP JSON to `-o` (stdout
@@ -171,21 +188,11 @@ def cmd_export_otel(sessions: "Sessions", args, out: Console, err: Console) -> i
     """`sessions export --format otlp|otlp-json`: the branch as OpenTelemetry spans
     (engine/export/otel.py), sent to an OTLP/HTTP endpoint or written as OTLP JSON, streamed from the
     store a batch at a time."""
-    from ..engine import otel
     from ..engine import InputError
 
     if args.format == "jsonl":
         raise InputError("--endpoint, --header and --start go with --format otlp or otlp-json", field="--format")
-    if args.format == "otlp" and not args.endpoint:
-        raise InputError("--format otlp needs --endpoint URL (e.g. http://127.0.0.1:6006/v1/traces)", field="--endpoint")
-    if args.format == "otlp" and args.output != "-":
-        raise InputError("--format otlp sends to --endpoint; -o goes with --format otlp-json", field="-o")
-    if args.format == "otlp-json" and (args.endpoint or args.header):
-        raise InputError("--endpoint and --header go with --format otlp; otlp-json writes to -o", field="--format")
-    headers = _headers(args.header)
-    if args.endpoint:
-        otel.check_endpoint(args.endpoint)
-    start = otel.parse_start(args.start)
+    headers, start = otlp_flags(args)
     if isinstance(args.run, str):  # a world (wN): its §13 records as otel_world's spans
         from ..engine import Locations, otel_world, parse_world_ref, show_world, world_items
 

@@ -304,19 +304,10 @@ def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
     """`world export TRACE`: the world run as OpenTelemetry spans (engine/export/otel_world.py),
     streamed from the trace file a step at a time, sent to an OTLP/HTTP endpoint or written as
     OTLP JSON; the same checks of the flags as `sessions export --format otlp…`."""
-    from ..engine import otel, otel_world, world_trace_records
-    from .classroom import _headers, deliver_spans
+    from ..engine import otel_world, world_trace_records
+    from .classroom import deliver_spans, otlp_flags
 
-    if args.format == "otlp" and not args.endpoint:
-        raise InputError("--format otlp needs --endpoint URL (e.g. http://127.0.0.1:6006/v1/traces)", field="--endpoint")
-    if args.format == "otlp" and args.output != "-":
-        raise InputError("--format otlp sends to --endpoint; -o goes with --format otlp-json", field="-o")
-    if args.format == "otlp-json" and (args.endpoint or args.header):
-        raise InputError("--endpoint and --header go with --format otlp; otlp-json writes to -o", field="--format")
-    headers = _headers(args.header)
-    if args.endpoint:
-        otel.check_endpoint(args.endpoint)
-    start = otel.parse_start(args.start)
+    headers, start = otlp_flags(args)
     # the header is read (and checked) before anything is sent or written
     at = [0]
     records = world_trace_records(args.trace, at)

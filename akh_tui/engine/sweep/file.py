@@ -253,12 +253,7 @@ def parse_sweep(text: str, file: str) -> Sweep:
 
     max_cycles = integer(data.get("max_cycles", 100), "max_cycles", 1, MAX_CYCLES)
 
-    samples = None
-    if "samples" in data:
-        samples = integer(data["samples"], "samples", 1, MAX_RUNS)
-    sample_seed = integer(data.get("sample_seed", 0), "sample_seed")
-    if "sample_seed" in data and samples is None:
-        raise err("sample_seed only applies with 'samples' (random points instead of the grid)", "sample_seed")
+    samples, sample_seed = _sampling(data, err, integer)
 
     # axes
     axes_raw = data.get("axes", {})
@@ -347,6 +342,18 @@ def parse_sweep(text: str, file: str) -> Sweep:
     return sweep
 
 
+def _sampling(data: dict, err: Any, integer: Any) -> tuple[int | None, int]:
+    """`samples` (random points instead of the grid; None: the whole grid) and `sample_seed`,
+    which only goes with it: scenario and world sweeps read them alike."""
+    samples = None
+    if "samples" in data:
+        samples = integer(data["samples"], "samples", 1, MAX_RUNS)
+    sample_seed = integer(data.get("sample_seed", 0), "sample_seed")
+    if "sample_seed" in data and samples is None:
+        raise err("sample_seed only applies with 'samples' (random points instead of the grid)", "sample_seed")
+    return samples, sample_seed
+
+
 def _seeds(data: dict, file: str, err, integer) -> list[int]:
     seeds_raw = data.get("seeds")
     if seeds_raw is None:
@@ -400,12 +407,7 @@ def _parse_world_sweep(data: dict, text: str, file: str, name: str, desc: str, w
     template = data.get("template")
     if template is not None and template not in [a.id for a in spec.agents]:
         raise err(f"no agent {template!r} in the world (agents: {', '.join(a.id for a in spec.agents)})", "template")
-    samples = None
-    if "samples" in data:
-        samples = integer(data["samples"], "samples", 1, MAX_RUNS)
-    sample_seed = integer(data.get("sample_seed", 0), "sample_seed")
-    if "sample_seed" in data and samples is None:
-        raise err("sample_seed only applies with 'samples' (random points instead of the grid)", "sample_seed")
+    samples, sample_seed = _sampling(data, err, integer)
     axes_raw = data.get("axes", {})
     if not isinstance(axes_raw, dict):
         raise err("must be a table of axes", "axes")
