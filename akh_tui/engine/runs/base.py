@@ -43,6 +43,7 @@ class RunBase:
     latest: CycleRecord | None
     _listeners: list[Listener]
     _psyche_disk: dict[Path, str | None]
+    _plugin_disk: dict[str, str]
     _psyche_file: Path | None
     _patterns: list[tuple[int, int, int]]
     _vetoes_fired: int

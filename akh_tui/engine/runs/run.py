@@ -48,7 +48,7 @@ from ..paths import Locations
 from ..psyche.model import Psyche
 from ..records import CycleRecord
 from ..knowledge.rules import RuleSet
-from .scenario import Scenario, build_agent, build_kg, build_rules, load_psyche, load_recorded_scenario, load_scenario
+from .scenario import Scenario, build_agent, built_from, build_kg, build_rules, load_psyche, load_recorded_scenario, load_scenario
 from ..store.session import SessionStore
 from ..tools.registry import BUILTIN_DECIDERS, PluginError, load_decider
 from ..tools.builtins import check_goal_url
@@ -148,6 +148,7 @@ class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel, Inspecting)
         self.latest: CycleRecord | None = cast("CycleRecord | None", agent.last_record) if agent is not None else None
         self._listeners: list[Listener] = []
         self._psyche_disk: dict[Path, str | None] = {}  # a file's text when this run last read or wrote it
+        self._plugin_disk: dict[str, str] = {}  # a scenario plugin's file (sha256) as this run opened it
         self._psyche_file: Path | None = None
         self._patterns: list[tuple[int, int, int]] = []  # (from cycle, vetoes, biases) configured
         self._vetoes_fired = 0
@@ -171,6 +172,7 @@ class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel, Inspecting)
         self.asker: Callable[[dict], list[str] | None] | None = None  # headless --ask
         self._unconfined: tuple[str, ...] | None = None  # shell_unconfined, read once
         self._note_psyche_source()
+        self._note_plugin_sources()
         self._after_open()
 
     def _note_psyche_source(self) -> None:
@@ -216,7 +218,7 @@ class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel, Inspecting)
             parse_breakpoint(bp.spec, tools=agent.tool_names)
         st = _open_store(locations, store)
         meta = {"scenario": str(sc.path), "name": sc.name, "seed": agent.seed, "goals": goals, "decider": decider,
-                "config": agent.config.to_dict(), "psyche": _psyche_header(agent.psyche)}
+                "config": agent.config.to_dict(), "psyche": _psyche_header(agent.psyche), "built_from": built_from(sc)}
         if workbench:
             meta["workbench"] = True
         if disk is not None:
@@ -397,9 +399,21 @@ class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel, Inspecting)
                                 caches=graphs.caches(kg, seed, sc.config.vsa_dim))
             agent.workspace = self.workspace
             agent.shell_unconfined = self.shell_unconfined
+            agent.scenario_goals = self._first_scenario_goals()
         assert graphs.base is not None  # set by the first graph lent
         agent.base_symbols, agent.base_triples = graphs.base  # the scenario's, not the lent graph's size
         return agent
+
+    def _first_scenario_goals(self) -> dict[str, int] | None:
+        """The goals the run took from its scenario file when it started, by description -> id
+        (what a goals reload manages until one changes it; None: goals given with --goals). The
+        goals recorded at the start, else (a run started before they were) the file's."""
+        if self.meta.get("goals") is not None:
+            return None
+        first = (self.meta.get("built_from") or {}).get("goals")
+        if isinstance(first, list):
+            return {g[0]: i for i, g in enumerate(first, 1)}
+        return {g.description: i for i, g in enumerate(self.scenario.goals, 1)} if self.scenario is not None else None
 
     def _base_graph(self) -> BaseGraph | None:
         """The scenario's parsed files and base graph, kept for the run's rewinds (None for a
