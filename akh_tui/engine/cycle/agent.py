@@ -85,10 +85,11 @@ class Agent:
         # effect at the next cycle, and the files' text in force since (None: the scenario's)
         self.pending_rules: tuple[RuleSet, list[list[str]]] | None = None
         self.rules_files: list[list[str]] | None = None
-        # the scenario file's goals a reload manages (issue 28 §2): description -> goal id
-        # (None: the run's goals were given instead, --goals); `goals_reloaded` once a reload
-        # changed it (a snapshot then holds it, else a restore takes the run's first one)
-        self.scenario_goals: dict[str, int] | None = None
+        # the scenario file's goals a reload manages (issue 28 §2): description -> (goal id,
+        # criteria, priority) as the file had them when the run last took it (None: the run's
+        # goals were given instead, --goals); `goals_reloaded` once a reload changed it (a
+        # snapshot then holds it, else a restore takes the run's first one)
+        self.scenario_goals: dict[str, tuple[int, str | None, int]] | None = None
         self.goals_reloaded = False
         # plugin modules reloaded from their recorded source (tools/hotload.py): ref -> the
         # source's payload in force, and those taking effect at the next cycle (ref -> (tools, payload))

@@ -84,7 +84,7 @@ def _with_reloaded_rules(state: dict, agent: Agent) -> dict:
     if agent.pending_rules is not None:
         state["pending_rules"] = agent.pending_rules[1]
     if agent.goals_reloaded and agent.scenario_goals is not None:
-        state["scenario_goals"] = [[d, gid] for d, gid in agent.scenario_goals.items()]
+        state["scenario_goals"] = [[d, gid, c, p] for d, (gid, c, p) in agent.scenario_goals.items()]
     if agent.plugin_sources:
         state["plugin_sources"] = list(agent.plugin_sources.values())
     if agent.pending_plugins:
@@ -138,7 +138,7 @@ def restore(agent: Agent, state: dict, episodes: EpisodicMemory | None = None) -
         agent.reload_rules(parse_rule_files(state["pending_rules"]), state["pending_rules"])
     agent.rules.resume(state["rules_cursor"], state.get("rules_join"))
     if state.get("scenario_goals") is not None:  # goals reloaded before this state
-        agent.scenario_goals = {d: gid for d, gid in state["scenario_goals"]}
+        agent.scenario_goals = {d: (gid, c, p) for d, gid, c, p in state["scenario_goals"]}
         agent.goals_reloaded = True
     for source in state.get("plugin_sources") or ():  # made again from the recorded text, if still trusted
         src = PluginSource.from_payload(source)

@@ -115,10 +115,12 @@ class ReloadGoals:
     - a description the run does not have: a new goal;
     - one gone from the file: abandoned (failed, "removed from the scenario file"), with its
       sub-goals; a goal already completed or failed stays as it is;
-    - a changed priority: the goal's, and its open sub-goals';
-    - changed criteria: the goal's, its evidence counted again from nothing (a completed or
-      failed goal is active again); a goal split into sub-goals by the old criteria is
-      abandoned with them and a new goal of the file's text added."""
+    - a priority changed in the file: the goal's, and its open sub-goals' (what reflection
+      or an edit made of it since is replaced; a priority the file did not change is kept);
+    - criteria changed in the file: the goal's, its evidence counted again from nothing (a
+      completed or failed goal is active again); a goal split into sub-goals by the old
+      criteria is abandoned with them and a new goal of the file's text added.
+    Changes are against the file as the run last took it (agent.scenario_goals)."""
 
     file: str
     goals: tuple[tuple[str, str | None, int], ...]  # (description, criteria, priority) in file order
@@ -128,17 +130,11 @@ class ReloadGoals:
         return {"file": self.file, "goals": [[d, c, p] for d, c, p in self.goals]}
 
     def changes(self, agent: "Agent") -> bool:
-        """Whether applying it would change anything."""
+        """Whether the file's goals differ from those it had when the run last took it."""
         known = agent.scenario_goals
         if known is None:
             return False
-        if set(known) != {d for d, _, _ in self.goals}:
-            return True
-        for d, c, p in self.goals:
-            g = agent.goals.get(known[d])
-            if g is None or g.priority != p or g.criteria != (c if c is not None else default_criteria(d)):
-                return True
-        return False
+        return {d: (c, p) for d, c, p in self.goals} != {d: (c, p) for d, (_, c, p) in known.items()}
 
     def apply(self, agent: "Agent") -> list[str]:
         known = agent.scenario_goals
@@ -148,38 +144,38 @@ class ReloadGoals:
         for d, c, p in self.goals:  # a recorded payload is checked as the file was
             make_goal(0, d, c, p)
         name = Path(self.file).name
-        why = f"removed from {name} (goals reloaded after cycle {agent.cycle})"
         words: list[str] = []
-        now: dict[str, int] = {}
+        now: dict[str, tuple[int, str | None, int]] = {}
         wanted = {d for d, _, _ in self.goals}
-        for d, gid in known.items():
+        for d, (gid, _, _) in known.items():
             g = agent.goals.get(gid)
             if d not in wanted and g is not None:
                 if g.status in ("active", "suspended"):
-                    agent.abandon_goal(g, f"abandoned: {why}")
+                    agent.abandon_goal(g, f"abandoned: removed from {name} (goals reloaded after cycle {agent.cycle})")
                     words.append(f"goal #{g.id} abandoned: no longer in {name}")
                 else:
                     words.append(f"goal #{g.id} ({g.status}) no longer in {name}: kept as it is")
         for d, c, p in self.goals:
+            g = agent.goals.get(known[d][0]) if d in known else None
+            was_c, was_p = known[d][1:] if d in known else (c, p)
             crit = c if c is not None else default_criteria(d)
-            g = agent.goals.get(known[d]) if d in known else None
-            if g is not None and g.criteria != crit and g.children:
+            if g is not None and c != was_c and g.children:
                 agent.abandon_goal(g, f"abandoned: its criteria changed in {name} after it was split into sub-goals")
                 words.append(f"goal #{g.id} abandoned: its criteria changed in {name} and it had been split")
                 g = None
             if g is None:
                 g = agent.add_goal(d, c, p)
                 words.append(f"goal #{g.id} added")
-                now[d] = g.id
+                now[d] = (g.id, c, p)
                 continue
-            if g.criteria != crit:
+            if c != was_c:  # the file's criteria changed (an edit of the goal's since is overridden)
                 g.criteria, g._criteria = crit, None
                 g.found, g.found_patterns, g.coverage, g.since_progress = [], [], 0.0, 0
                 if g.status in ("completed", "failed"):
                     g.fail_reason = None
                     agent.set_goal_status(g, "active")
                 words.append(f"goal #{g.id} criteria {crit!r}")
-            if g.priority != p:
+            if p != was_p:  # the file's priority changed (reflection's changes since are replaced)
                 g.priority = p
                 todo = list(g.children)
                 while todo:  # its open sub-goals were made with its priority: they follow it
@@ -188,7 +184,7 @@ class ReloadGoals:
                         k.priority = p
                     todo.extend(k.children)
                 words.append(f"goal #{g.id} priority {p}")
-            now[d] = g.id
+            now[d] = (g.id, c, p)
         agent.scenario_goals = now
         agent.goals_reloaded = True
         return words

@@ -404,7 +404,7 @@ class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel, Inspecting)
         agent.base_symbols, agent.base_triples = graphs.base  # the scenario's, not the lent graph's size
         return agent
 
-    def _first_scenario_goals(self) -> dict[str, int] | None:
+    def _first_scenario_goals(self) -> dict[str, tuple[int, str | None, int]] | None:
         """The goals the run took from its scenario file when it started, by description -> id
         (what a goals reload manages until one changes it; None: goals given with --goals). The
         goals recorded at the start, else (a run started before they were) the file's."""
@@ -412,8 +412,10 @@ class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel, Inspecting)
             return None
         first = (self.meta.get("built_from") or {}).get("goals")
         if isinstance(first, list):
-            return {g[0]: i for i, g in enumerate(first, 1)}
-        return {g.description: i for i, g in enumerate(self.scenario.goals, 1)} if self.scenario is not None else None
+            return {d: (i, c, p) for i, (d, c, p) in enumerate(first, 1)}
+        if self.scenario is None:
+            return None
+        return {g.description: (i, g.criteria, g.priority) for i, g in enumerate(self.scenario.goals, 1)}
 
     def _base_graph(self) -> BaseGraph | None:
         """The scenario's parsed files and base graph, kept for the run's rewinds (None for a

@@ -318,7 +318,7 @@ def build_agent(
         vsa=caches[0] if caches is not None else None, symbol_vectors=caches[1] if caches is not None else None,
     )
     if goals is None:  # the scenario's goals, ids 1..N in file order: a reload manages them by description
-        agent.scenario_goals = {gs.description: i for i, gs in enumerate(scenario.goals, 1)}
+        agent.scenario_goals = {gs.description: (i, gs.criteria, gs.priority) for i, gs in enumerate(scenario.goals, 1)}
     if add_goals:
         specs = [GoalSpec(d) for d in goals] if goals is not None else scenario.goals
         for gs in specs:
