@@ -15,6 +15,7 @@ from ..knowledge.kg import KnowledgeGraph, ParsedTriple, read_triple_files
 from ..psyche.model import Psyche
 from ..records import ConsolidationEvent, CycleRecord, Event
 from ..tools.builtins import check_goal_url
+from ..tools import trust
 from ..tools.hotload import make_tools, read_source
 from ..tools.registry import PluginError
 from .scenario import read_goals
@@ -242,6 +243,14 @@ class Driving(RunBase):
                 words += self._applied(cmd)[0]
             return words or ["nothing to reload: the scenario's goals and its rule, triple, psyche and plugin files "
                              "are as the run has them"]
+
+    def reload_needs(self) -> list[trust.PluginNeed]:
+        """The folders of the scenario's plugin modules this process may not run code from
+        now (a reload refused with PluginNotTrusted: the workbench asks about them)."""
+        sc = self.scenario
+        if sc is None or not sc.tools:
+            return []
+        return [n for n in trust.needs(list(sc.tools), sc.path.parent) if not n.trusted]
 
     def _plugin_in_force(self, ref: str) -> str | None:
         """The sha256 of the code of the scenario's plugin `ref` this run uses: the source last
