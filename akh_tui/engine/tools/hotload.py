@@ -139,9 +139,9 @@ def admit(src: PluginSource, replaying: bool) -> None:
     else:
         words = (f"plugin {src.ref} not reloaded: {why}. Nothing of it was run and the run keeps its old code; "
                  f"trust the folder with `akh-tui trust add {folder}` (or reload with --allow-plugins or --trust)")
-    exc = PluginNotTrusted(words, file=src.file, field="tools")
-    exc.folder = folder
-    raise exc
+    refused = PluginNotTrusted(words, file=src.file, field="tools")
+    refused.folder = folder
+    raise refused
 
 
 # tools made from a recorded text, by (reference, folder, sha256): once per process
