@@ -44,6 +44,7 @@ class RunBase:
     _listeners: list[Listener]
     _psyche_disk: dict[Path, str | None]
     _plugin_disk: dict[str, str]
+    start_changed: list[str]
     _psyche_file: Path | None
     _patterns: list[tuple[int, int, int]]
     _vetoes_fired: int

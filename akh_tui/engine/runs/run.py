@@ -48,7 +48,7 @@ from ..paths import Locations
 from ..psyche.model import Psyche
 from ..records import CycleRecord
 from ..knowledge.rules import RuleSet
-from .scenario import Scenario, build_agent, built_from, build_kg, build_rules, load_psyche, load_recorded_scenario, load_scenario
+from .scenario import Scenario, build_agent, built_from, changed_since_start, build_kg, build_rules, load_psyche, load_recorded_scenario, load_scenario
 from ..store.session import SessionStore
 from ..tools.registry import BUILTIN_DECIDERS, PluginError, load_decider
 from ..tools.builtins import check_goal_url
@@ -171,6 +171,9 @@ class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel, Inspecting)
         self.ask_user = False  # user_interact asks the person (workbench, --ask)
         self.asker: Callable[[dict], list[str] | None] | None = None  # headless --ask
         self._unconfined: tuple[str, ...] | None = None  # shell_unconfined, read once
+        # files the run's start was built from that hold something else now (a resume rebuilds
+        # the start from them as they are: the warnings say so)
+        self.start_changed: list[str] = []
         self._note_psyche_source()
         self._note_plugin_sources()
         self._after_open()
@@ -253,6 +256,7 @@ class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel, Inspecting)
                 writer = TraceWriter(trace) if trace is not None else None
                 r = cls(locations, st, sc, None, meta, writer, config)
                 r._lock_file = lock
+                r.start_changed = changed_since_start(sc, (meta.get("built_from") or {}).get("files"))
                 bid = st.find_branch(meta["id"], branch) if branch is not None else None
                 if fork_at is None:
                     r._adopt(history.resume(st, r._rebuild, bid))
@@ -285,6 +289,7 @@ class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel, Inspecting)
         try:
             meta = _drivable_meta(st, locations, "no session")
             r = cls(locations, st, load_recorded_scenario(meta["scenario"]), None, meta, None, config)
+            r.start_changed = changed_since_start(r.scenario, (meta.get("built_from") or {}).get("files"))  # type: ignore[arg-type]
             if branch is not None:  # current for this reader only: the store's own choice is not written
                 st.branch = st.find_branch(meta["id"], branch)
                 r._after_open()

@@ -268,8 +268,48 @@ def read_goals(path: Path) -> tuple[str, list[GoalSpec]]:
 
 def built_from(scenario: Scenario) -> dict:
     """What a run's start is built from, recorded with the run: the scenario's goals (a goals
-    reload tells the run's first goals by them, whatever the file holds by then)."""
-    return {"goals": [[g.description, g.criteria, g.priority] for g in scenario.goals]}
+    reload tells the run's first goals by them, whatever the file holds by then) and the
+    sha256 of each file a resume builds the start from again (`start_files`)."""
+    return {"goals": [[g.description, g.criteria, g.priority] for g in scenario.goals],
+            "files": [[str(p), digest] for p, digest in start_files(scenario).items()]}
+
+
+def start_files(scenario: Scenario) -> dict[Path, str]:
+    """The files a run's start is built from, each with the sha256 of what it holds now: the
+    scenario file (its config, answers), its graph and rule files and its plugin modules (the
+    psyche is in every saved state, so not its file). A file that cannot be read is left out."""
+    from hashlib import sha256
+
+    from ..tools.hotload import read_source
+
+    files = [scenario.path, *scenario.kg, *scenario.rules]
+    for ref in scenario.tools:
+        try:
+            src = read_source(ref, scenario.path.parent)
+        except InputError:
+            continue
+        if src is not None:
+            files.append(Path(src.file))
+    out: dict[Path, str] = {}
+    for p in files:
+        h = sha256()
+        try:
+            with open(p, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(block)
+        except OSError:
+            continue
+        out[p] = h.hexdigest()
+    return out
+
+
+def changed_since_start(scenario: Scenario, recorded: object) -> list[str]:
+    """The files of `recorded` (a run's `built_from.files`) that hold something else now or are
+    gone, by name; [] when none is, or nothing was recorded (a run started before they were)."""
+    if not isinstance(recorded, list):
+        return []
+    now = {str(p): d for p, d in start_files(scenario).items()}
+    return [Path(f).name for f, d in (r for r in recorded if isinstance(r, list) and len(r) == 2) if now.get(f) != d]
 
 
 def load_psyche(scenario: Scenario) -> Psyche:
