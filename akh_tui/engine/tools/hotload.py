@@ -28,7 +28,7 @@ from typing import Any
 
 from ..errors import InputError, read_user_file
 from . import trust
-from .modulefind import Origin, resolved_path
+from .modulefind import Origin, installed_roots, resolved_path
 from .registry import PluginError, _check_spec, _tools_from
 
 
@@ -98,14 +98,16 @@ def read_source(ref: str, base: Path | None) -> PluginSource | None:
     mod = ref.partition(":")[0].strip()
     if not all(p.isidentifier() for p in mod.split(".")):
         return None
-    origin = trust.locate(mod, base)
-    if not origin.local:
-        return None
-    for folder in origin.folders:
+    # the scenario's folder first, as the import looks (a module of that name imported in this
+    # process from another scenario's folder is not this scenario's file)
+    folders = [resolved_path(base)] if base is not None else []
+    folders += [f for f in trust.locate(mod, base).folders if f not in folders]
+    roots = installed_roots()
+    for folder in folders:
         file = module_file(mod, folder)
-        if file is not None:
+        if file is not None and not any(resolved_path(file).is_relative_to(r) for r in roots):
             text = read_user_file(file, "plugin module")
-            return PluginSource(ref, str(file), str(folder), text, text_hash(text))
+            return PluginSource(ref, str(resolved_path(file)), str(folder), text, text_hash(text))
     return None
 
 

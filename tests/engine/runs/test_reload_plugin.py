@@ -149,3 +149,17 @@ def test_only_a_trusted_folder_gives_new_code_and_a_replay_needs_it_trusted_stil
             Run.resume(locs(tmp_path))
         assert f"akh-tui trust add {folder}" in exc.value.message and "recorded source" in exc.value.message
         assert not marker.exists()
+
+
+def test_a_reload_reads_the_scenarios_own_module_not_one_of_that_name_imported_before(tmp_path):
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    first, second = harbour(tmp_path / "one"), harbour(tmp_path / "two")
+    with trust.agreed(trust.Consent(any_once=True)):
+        Run.start(locs(tmp_path / "one"), str(first)).close()  # tidetool imported from the first folder
+        src = hotload.read_source("tidetool:make_tool", second.parent)
+    assert src is not None and src.folder == str(second.parent.resolve())
+    assert src.file == str((second.parent / "tidetool.py").resolve())
+    # an installed module is not reloaded (reinstalling it is how it changes)
+    assert hotload.read_source("json:loads", second.parent) is None
+    assert hotload.read_source("akh_tui.engine.tools.waterjug:make", second.parent) is None
