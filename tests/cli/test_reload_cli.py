@@ -87,3 +87,27 @@ def test_agent_reload_of_a_plugin_needs_its_folder_trusted(cli, tmp_path):
     registry.refresh()
     hotload.forget()
     sys.modules.pop("tidetool", None)
+
+
+def test_a_pin_past_a_goals_reload_checks_same_without_the_changed_file(cli, tmp_path, scenario):  # noqa: F811
+    cli("agent", "run", "--scenario", str(scenario), "--max-cycles", "2")
+    text = scenario.read_text(encoding="utf-8")
+    scenario.write_text(text.replace('criteria = "orca porpoise"', 'criteria = "orca porpoise"\npriority = 220') +
+                        '\n[[goals]]\ndescription = "Find penguins"\n', encoding="utf-8")
+    assert cli("agent", "reload").stdout.splitlines() == [  # (agent reload records the rule files whatever they hold)
+        "rules reloaded from biology.toml: in force from cycle 3",
+        "goals reloaded from zoo.toml: goal #3 priority 220; goal #4 added: in force from cycle 3"]
+    cli("agent", "resume", "--max-cycles", "4")
+    pin_file = scenario.parent / "goals.pin.json"
+    cli("sessions", "pin", "1", "--cycle", "6", "-o", str(pin_file))
+    scenario.write_text(text, encoding="utf-8")  # the file as it was: the pin holds the goals reloaded
+    assert "cycle 6: same" in cli("check", str(pin_file)).stdout
+
+
+def test_agent_resume_says_when_the_files_of_the_runs_start_changed(cli, tmp_path, scenario):  # noqa: F811
+    cli("agent", "run", "--scenario", str(scenario), "--max-cycles", "1")
+    assert "changed since this run started" not in cli("agent", "resume", "--max-cycles", "1").stderr
+    kg_file = scenario.parent.parent / "kg" / "zoo.tsv"
+    kg_file.write_text(kg_file.read_text(encoding="utf-8").replace("whale", "whales", 1), encoding="utf-8")
+    said = " ".join(cli("agent", "resume", "--max-cycles", "1").stderr.split())
+    assert "zoo.tsv changed since this run started: its start is rebuilt from the files as they are now" in said
