@@ -95,6 +95,10 @@ class Agent:
         # source's payload in force, and those taking effect at the next cycle (ref -> (tools, payload))
         self.plugin_sources: dict[str, dict] = {}
         self.pending_plugins: dict[str, tuple[list[Any], dict]] = {}
+        # the scenario's decider module reloaded: its recorded source's payload in force (None:
+        # the decider the run opened with), and the one taking effect at the next cycle
+        self.decider_source: dict | None = None
+        self.pending_decider: tuple[Any, dict] | None = None
         self.psyche = psyche
         self.workspace = workspace
         # programs shell_exec may run without bubblewrap: the user's config says (the run sets it)
@@ -324,6 +328,8 @@ class Agent:
             ruleset, files = self.pending_rules
             self.pending_rules = None
             self.use_rules(ruleset, files)
+        if self.pending_decider is not None:
+            (self.decider, self.decider_source), self.pending_decider = self.pending_decider, None
         if self.pending_plugins:
             pending, self.pending_plugins = self.pending_plugins, {}
             for ref, (tools, source) in pending.items():

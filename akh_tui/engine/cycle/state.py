@@ -15,7 +15,7 @@ from ..knowledge.memory import EpisodicMemory, WorkingMemory
 from .plan import Plan
 from ..psyche.model import Psyche
 from ..knowledge.rules import parse_rule_files
-from ..tools.hotload import PluginSource, make_tools
+from ..tools.hotload import PluginSource, make_decider, make_tools
 
 STATE_VERSION = 2
 
@@ -89,6 +89,10 @@ def _with_reloaded_rules(state: dict, agent: Agent) -> dict:
         state["plugin_sources"] = list(agent.plugin_sources.values())
     if agent.pending_plugins:
         state["pending_plugins"] = [source for _, source in agent.pending_plugins.values()]
+    if agent.decider_source is not None:
+        state["decider_source"] = agent.decider_source
+    if agent.pending_decider is not None:
+        state["pending_decider"] = agent.pending_decider[1]
     return state
 
 
@@ -146,6 +150,12 @@ def restore(agent: Agent, state: dict, episodes: EpisodicMemory | None = None) -
     for source in state.get("pending_plugins") or ():
         src = PluginSource.from_payload(source)
         agent.reload_plugin(src.ref, make_tools(src, replaying=True), source)
+    if state.get("decider_source") is not None:  # the decider reloaded before this state
+        agent.decider = make_decider(PluginSource.from_payload(state["decider_source"]), replaying=True)
+        agent.decider_source = state["decider_source"]
+    if state.get("pending_decider") is not None:
+        src = PluginSource.from_payload(state["pending_decider"])
+        agent.pending_decider = (make_decider(src, replaying=True), state["pending_decider"])
     if "disabled_tools" in state:  # states saved before 0.2 hold none: the scenario's list stays
         agent.config.disabled_tools = list(state["disabled_tools"])
     agent.provenance.clear()

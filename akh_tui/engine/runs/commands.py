@@ -19,7 +19,7 @@ from ..knowledge.rules import RuleSet, parse_rule_files
 from ..psyche.model import Psyche
 from ..psyche.parts import ARCHETYPES
 from ..tools.builtins import TOOL_NAMES
-from ..tools.hotload import PluginSource, make_tools
+from ..tools.hotload import PluginSource, make_decider, make_tools
 from ..tools.registry import PluginError
 from ..text import default_criteria
 
@@ -212,6 +212,23 @@ class ReloadPlugin:
         agent.reload_plugin(self.source.ref, tools, self.payload())
         names = ", ".join(t.spec.name for t in tools) or "none"
         return [f"plugin {Path(self.source.file).name} reloaded (tools: {names}): in force from cycle {agent.cycle + 1}"]
+
+
+@dataclass(frozen=True)
+class ReloadDecider:
+    """The scenario's decider module read again (`decider = "module:attr"`), as ReloadPlugin:
+    its source text and sha256 recorded, the decider made from the text, in force from the
+    next cycle; made again on a rewind, fork or resume only while its folder is trusted."""
+
+    source: PluginSource
+    kind: ClassVar[str] = "reload_decider"
+
+    def payload(self) -> Any:
+        return self.source.payload()
+
+    def apply(self, agent: "Agent", replaying: bool = True) -> list[str]:
+        agent.pending_decider = (make_decider(self.source, replaying), self.payload())
+        return [f"decider {Path(self.source.file).name} reloaded: in force from cycle {agent.cycle + 1}"]
 
 
 @dataclass(frozen=True)
@@ -544,8 +561,8 @@ class Answer:
         return [f"answer for cycle {self.cycle}"]
 
 
-Command = Union[AddGoal, EditPsyche, ReloadRules, ReloadTriples, ReloadGoals, ReloadPlugin, Reflect, Consolidate, MakePlan, ForkEdits, Verdict, Answer, AddTriple, EditGoal,
-                EditMemory]
+Command = Union[AddGoal, EditPsyche, ReloadRules, ReloadTriples, ReloadGoals, ReloadPlugin, ReloadDecider, Reflect,
+                Consolidate, MakePlan, ForkEdits, Verdict, Answer, AddTriple, EditGoal, EditMemory]
 
 
 def from_input(kind: str, payload: Any) -> Command:
@@ -577,6 +594,8 @@ def from_input(kind: str, payload: Any) -> Command:
         return ReloadGoals(payload["file"], tuple((g[0], g[1], g[2]) for g in goals))
     if kind == "reload_plugin":
         return ReloadPlugin(PluginSource.from_payload(payload))
+    if kind == "reload_decider":
+        return ReloadDecider(PluginSource.from_payload(payload))
     if kind == "reflect":
         return Reflect()
     if kind == "consolidate":

@@ -7,8 +7,8 @@ from typing import Any, Callable, Iterator, Sequence, cast
 
 from pathlib import Path
 
-from .commands import (AddGoal, Command, Consolidate, EditPsyche, Reflect, ReloadGoals, ReloadPlugin, ReloadRules,
-                       ReloadTriples, StateEdit, StateEditError)
+from .commands import (AddGoal, Command, Consolidate, EditPsyche, Reflect, ReloadDecider, ReloadGoals, ReloadPlugin,
+                       ReloadRules, ReloadTriples, StateEdit, StateEditError)
 from ..errors import InputError, StoreLost, read_user_file
 from ..goals.goal import make_goal
 from ..knowledge.kg import KnowledgeGraph, ParsedTriple, read_triple_files
@@ -16,7 +16,7 @@ from ..psyche.model import Psyche
 from ..records import ConsolidationEvent, CycleRecord, Event
 from ..tools.builtins import check_goal_url
 from ..tools import trust
-from ..tools.hotload import make_tools, read_source
+from ..tools.hotload import make_decider, make_tools, read_source
 from ..tools.registry import PluginError
 from .scenario import read_goals
 from ..redaction import redact_obj, registered_in
@@ -172,7 +172,7 @@ class Driving(RunBase):
     def reload(self, rules_files: bool | None = None, psyche_file: bool | None = None,
                plugins: bool | None = None) -> list[str]:
         """Hot reload (issue 28 §2): the scenario's goals, rule files, triple files and plugin
-        modules and the run's psyche file read again, in force from the next cycle, each a
+        modules (its tools' and its decider's) and the run's psyche file read again, in force from the next cycle, each a
         recorded command holding what it read (a rewind replays it without the files). Every
         file is read and checked first, a plugin's new code imported and its tools checked: a
         broken one raises InputError naming its file, line and field (PluginNotTrusted naming
@@ -221,6 +221,15 @@ class Driving(RunBase):
                     raise InputError(f"plugin {ref} not reloaded: {exc}; the run keeps its old code", file=src.file,
                                      field="tools") from None
                 modules.append(ReloadPlugin(src))
+            decider: ReloadDecider | None = None
+            ref = str(self.meta.get("decider") or "")
+            if plugins is not False and ":" in ref:  # the run's decider is a scenario module's
+                src = read_source(ref, sc.path.parent)
+                taken = a.pending_decider[1] if a.pending_decider is not None else a.decider_source
+                was = taken["sha256"] if taken is not None else self._plugin_disk.get(ref)
+                if src is not None and (plugins or src.sha256 != was):
+                    make_decider(src)  # its folder agreed, its new code imported and a decider, or refused
+                    decider = ReloadDecider(src)
             # all read and valid: now the changes, each recorded
             words: list[str] = []
             in_force = a.pending_rules[0] if a.pending_rules is not None else a.rules.ruleset
@@ -241,6 +250,8 @@ class Driving(RunBase):
                 words.append(f"goals reloaded from {sc.path.name}: {'; '.join(changed)}: in force from cycle {a.cycle + 1}")
             for cmd in modules:
                 words += self._applied(cmd)[0]
+            if decider is not None:
+                words += self._applied(decider)[0]
             return words or ["nothing to reload: the scenario's goals and its rule, triple, psyche and plugin files "
                              "are as the run has them"]
 
@@ -248,9 +259,11 @@ class Driving(RunBase):
         """The folders of the scenario's plugin modules this process may not run code from
         now (a reload refused with PluginNotTrusted: the workbench asks about them)."""
         sc = self.scenario
-        if sc is None or not sc.tools:
+        decider = str(self.meta.get("decider") or "")
+        refs = [*sc.tools, *([decider] if ":" in decider else [])] if sc is not None else []
+        if sc is None or not refs:
             return []
-        return [n for n in trust.needs(list(sc.tools), sc.path.parent) if not n.trusted]
+        return [n for n in trust.needs(refs, sc.path.parent) if not n.trusted]
 
     def _plugin_in_force(self, ref: str) -> str | None:
         """The sha256 of the code of the scenario's plugin `ref` this run uses: the source last
@@ -266,7 +279,8 @@ class Driving(RunBase):
         """The scenario's plugin modules as this run opened them: f5 reloads one only when its
         file changed since."""
         sc = self.scenario
-        for ref in sc.tools if sc is not None else ():
+        decider = str(self.meta.get("decider") or "")
+        for ref in [*sc.tools, *([decider] if ":" in decider else [])] if sc is not None else []:
             try:
                 src = read_source(ref, sc.path.parent)  # type: ignore[union-attr]
             except InputError:
@@ -283,7 +297,8 @@ class Driving(RunBase):
             return []
         psyche = self._psyche_source()
         modules: list[Path] = []
-        for ref in sc.tools:
+        decider = str(self.meta.get("decider") or "")
+        for ref in [*sc.tools, *([decider] if ":" in decider else [])]:
             try:
                 src = read_source(ref, sc.path.parent)
             except InputError:

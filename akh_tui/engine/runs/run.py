@@ -171,6 +171,8 @@ class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel, Inspecting)
         self.ask_user = False  # user_interact asks the person (workbench, --ask)
         self.asker: Callable[[dict], list[str] | None] | None = None  # headless --ask
         self._unconfined: tuple[str, ...] | None = None  # shell_unconfined, read once
+        if agent is not None:
+            self._decider_cache = agent.decider  # the decider it opened with (_live_decider)
         # files the run's start was built from that hold something else now (a resume rebuilds
         # the start from them as they are: the warnings say so)
         self.start_changed: list[str] = []
@@ -453,9 +455,9 @@ class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel, Inspecting)
         return Psyche.default() if self.meta.get("psyche_file") else load_psyche(self.scenario)  # type: ignore[arg-type]
 
     def _live_decider(self):
-        if self.agent is not None:
-            return self.agent.decider
-        if not hasattr(self, "_decider_cache"):
+        """The decider the run opened with: one object for all its rewinds (a state whose
+        decider was reloaded gets the reloaded one when it is restored, cycle/state.py)."""
+        if getattr(self, "_decider_cache", None) is None:
             base = self.scenario.path.parent if self.scenario is not None else None
             self._decider_cache = _decider(self.meta.get("decider", "utility"), self.user_config, base,
                                            self.locations.data_dir)
@@ -495,8 +497,8 @@ class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel, Inspecting)
     def _adopt(self, agent: Agent) -> None:
         """`agent` is the run's live state from now on (after resume, fork, switch)."""
         old = self.agent
-        if old is not None:
-            agent.decider = old.decider
+        if old is not None and agent.decider_source is None:  # a reloaded decider is the state's own
+            agent.decider = self._live_decider()
         agent.workspace = self.workspace
         self.agent = agent
         if old is not None and old is not agent and self._graphs is not None:

@@ -276,14 +276,15 @@ def built_from(scenario: Scenario) -> dict:
 
 def start_files(scenario: Scenario) -> dict[Path, str]:
     """The files a run's start is built from, each with the sha256 of what it holds now: the
-    scenario file (its config, answers), its graph and rule files and its plugin modules (the
+    scenario file (its config, answers), its graph and rule files and its plugin modules, the
+    decider's included (the
     psyche is in every saved state, so not its file). A file that cannot be read is left out."""
     from hashlib import sha256
 
     from ..tools.hotload import read_source
 
     files = [scenario.path, *scenario.kg, *scenario.rules]
-    for ref in scenario.tools:
+    for ref in [*scenario.tools, *([scenario.decider] if scenario.decider and ":" in scenario.decider else [])]:
         try:
             src = read_source(ref, scenario.path.parent)
         except InputError:

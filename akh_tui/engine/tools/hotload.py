@@ -10,10 +10,12 @@ it, and nothing runs. A pin's check (`check PIN`, consent.checking) runs a recor
 when it is byte for byte the trusted folder's file: a pin is someone else's file, and its text
 is not what the user trusted.
 
+A scenario's decider (`decider = "module:attr"`) is made again the same way (`make_decider`).
 Only a module's own `.py` file is read again (a module beside the scenario, or a package's
 module in a folder outside the installed packages); an installed plugin is not reloaded. Made
-tools are kept per process by (reference, folder, hash): tools hold no per-run state, and a
-rewind past a reload does not run the module's top level again.
+tools and deciders are kept per process by (reference, folder, hash): tools hold no per-run
+state, a run's decider is one object for all its rewinds (as the decider it opened with is),
+and a rewind past a reload does not run the module's top level again.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Any
 from ..errors import InputError, read_user_file
 from . import trust
 from .modulefind import Origin, installed_roots, resolved_path
-from .registry import PluginError, _check_spec, _tools_from
+from .registry import PluginError, _check_spec, _tools_from, decider_from
 
 
 class PluginNotTrusted(InputError):
@@ -167,7 +169,35 @@ def _fail(src: PluginSource, what: str, line: int | None = None) -> InputError:
                       field="tools")
 
 
+def make_decider(src: PluginSource, replaying: bool = False) -> Any:
+    """The decider `src`'s text makes (a scenario's `decider = "module:attr"`), guarded as a
+    loaded one is; refused as `make_tools` refuses. One object per text and process, as the
+    run's decider is one object for all its rewinds."""
+    admit(src, replaying)
+    key = ("decider:" + src.ref, src.folder, src.sha256)
+    got = _made.get(key)
+    if got is None:
+        try:
+            got = _made[key] = [decider_from(_attribute(src), src.ref)]
+        except PluginError as exc:
+            raise _fail(src, str(exc)) from None
+    return got[0]
+
+
 def _tools(src: PluginSource) -> list[Any]:
+    try:
+        tools = _tools_from(_attribute(src))
+    except PluginError as exc:
+        raise _fail(src, str(exc)) from None
+    for t in tools:
+        why = _check_spec(getattr(t, "spec", None))
+        if why is not None:
+            raise _fail(src, why)
+    return tools
+
+
+def _attribute(src: PluginSource) -> Any:
+    """What the reference names in a fresh module made from the text."""
     mod = src.module
     try:
         code = compile(src.text, src.file, "exec")
@@ -203,15 +233,7 @@ def _tools(src: PluginSource) -> list[Any]:
         if not hasattr(obj, part):
             raise _fail(src, f"{mod} has no attribute {src.ref.partition(':')[2]!r}")
         obj = getattr(obj, part)
-    try:
-        tools = _tools_from(obj)
-    except PluginError as exc:
-        raise _fail(src, str(exc)) from None
-    for t in tools:
-        why = _check_spec(getattr(t, "spec", None))
-        if why is not None:
-            raise _fail(src, why)
-    return tools
+    return obj
 
 
 def forget() -> None:

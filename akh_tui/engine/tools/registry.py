@@ -566,6 +566,12 @@ def load_decider(ref: str, base: Path | None = None) -> GuardedDecider:
             obj = eps[0].load()
         except Exception as exc:
             raise PluginError(f"cannot load {eps[0].value}: {type(exc).__name__}: {exc}") from None
+    return decider_from(obj, origin)
+
+
+def decider_from(obj: Any, origin: str) -> GuardedDecider:
+    """The decider `obj` names (a Decider, or a factory making one), guarded; PluginError
+    when it is not one."""
     if not hasattr(obj, "choose") and callable(obj):
         try:
             obj = obj()

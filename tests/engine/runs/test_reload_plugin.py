@@ -163,3 +163,41 @@ def test_a_reload_reads_the_scenarios_own_module_not_one_of_that_name_imported_b
     # an installed module is not reloaded (reinstalling it is how it changes)
     assert hotload.read_source("json:loads", second.parent) is None
     assert hotload.read_source("akh_tui.engine.tools.waterjug:make", second.parent) is None
+
+
+def test_a_reloaded_decider_decides_from_the_next_cycle_and_is_made_again_from_its_text(tmp_path):
+    from tests.engine.tools.test_plugins import DECIDER
+
+    sc = harbour(tmp_path, extra='decider = "mydecider:make"', criteria="unicorn")
+    module = sc.parent / "mydecider.py"
+    module.write_text(DECIDER, encoding="utf-8")
+    first = DECIDER.replace("if c.offered][-1]", "if c.offered][0]")
+    with trust.agreed(trust.Consent(any_once=True)):
+        run = Run.start(locs(tmp_path), str(sc))
+        try:
+            assert run.step()["decide"]["tool"] == "tide_table"  # the last offered
+            module.write_text(first, encoding="utf-8")
+            assert run.reload() == ["decider mydecider.py reloaded: in force from cycle 2"]
+            firsts = run.step()["decide"]
+            assert firsts["tool"] == next(c["tool"] for c in firsts["candidates"] if c["offered"])
+            assert firsts["tool"] != "tide_table"
+            module.write_text(DECIDER.replace("return [c for", "return 42 or [c for").replace("def make(): return Last()",
+                                                                                             "def make(): return 42"),
+                              encoding="utf-8")
+            with pytest.raises(InputError, match="without choose"):
+                run.reload()  # not a decider: refused, the reloaded one goes on
+            run.run_cycles(2)
+        finally:
+            run.close()
+        module.write_text(DECIDER, encoding="utf-8")  # the file as it was: the run keeps the code it reloaded
+        forget_code()
+        sys.modules.pop("mydecider", None)
+        again = Run.resume(locs(tmp_path))
+        try:
+            rec = again.step()
+            assert rec["decide"]["tool"] == next(c["tool"] for c in rec["decide"]["candidates"] if c["offered"])
+            again.fork(1, "before-the-reload")  # the decider the run opened with
+            assert again.step()["decide"]["tool"] == "tide_table"
+        finally:
+            again.close()
+    sys.modules.pop("mydecider", None)
