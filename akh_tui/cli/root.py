@@ -116,6 +116,12 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
         # the sub-command was not the one expected (an option's value read as the command):
         # parse again with every module loaded
         return build_parser().parse_args(argv)
+    more = getattr(args, "more_words", None)
+    if extra and more and not any(x.startswith("-") for x in extra):
+        # words after an option (`world interview w1 --at 3:a "why?"`): argparse takes a
+        # positional's words from one run of them only; the command takes the rest as well
+        setattr(args, more, [*getattr(args, more), *extra])
+        extra = []
     if extra:  # what parse_args says
         p.error("unrecognized arguments: %s" % " ".join(extra))
     return args

@@ -236,7 +236,9 @@ class WorldStore:
         meta = self.world_meta(world)
         ids = [r[0] for r in self.db.execute("SELECT id FROM world_branches WHERE world=?", (world,))]
         with self.store._tx():
-            for table in ("world_steps", "world_states"):
+            tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            # interviews (store/interviews.py) are on branches of their own: they go with the world
+            for table in ("world_steps", "world_states", *(["world_interviews"] if "world_interviews" in tables else [])):
                 self.db.execute(f"DELETE FROM {table} WHERE branch IN (SELECT id FROM world_branches WHERE world=?)",
                                 (world,))
             cur = self.current()
