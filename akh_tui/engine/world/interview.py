@@ -174,13 +174,20 @@ def _choice(s: _Step, rec: dict[str, Any], claims: dict[str, Any]) -> list[str]:
                   runner_up={"tool": other["tool"], "utility": other["score"]} if other is not None else None,
                   margin=(chosen["score"] - other["score"]) if chosen is not None and other is not None else None)
     head = f"I chose {_tool_words(d)}"
+    # a model's or a workflow's choice may score below another tool: then the table did not
+    # choose it, and "it beat the runner-up" would be untrue
+    below = chosen is not None and other is not None and other["score"] > chosen["score"]
     if chosen is not None:
         head += f", utility {chosen['score']:.2f}"
-        head += (f"; the runner-up was {other['tool']} at {other['score']:.2f}" if other is not None
-                 else "; it was the only tool offered")
+        if below:
+            head += f"; it was not the utility table's choice: {other['tool']} scored higher, at {other['score']:.2f}"
+            claims["table_choice"] = other["tool"]
+        else:
+            head += (f"; the runner-up was {other['tool']} at {other['score']:.2f}" if other is not None
+                     else "; it was the only tool offered")
     lines = [head + "."]
     explain = soar.why_chosen if soar.is_soar(rec) else why_chosen
-    lines += explain(rec)
+    lines += explain(rec)[:1] if below else explain(rec)
     lines += model_lines(rec)
     wf = d.get("workflow")
     if wf:
@@ -388,6 +395,7 @@ def model_answer(s: _Step, question: str) -> tuple[list[str], dict[str, Any]]:
     """The agent's model asked `question` on a copy of its state (through the cassette)."""
     from ..llm.cassette import CASSETTE_NAME, Cassette
     from ..llm.interview import build_interview_prompt
+    from ..llm.text import foreign
     from ..llm.transport import LLMError
 
     if s.record is None:
@@ -403,6 +411,9 @@ def model_answer(s: _Step, question: str) -> tuple[list[str], dict[str, Any]]:
         text, call = model.ask(messages, f"interview {s.name}")
     except LLMError as exc:
         why = redact(exc.message)
+        return [f"my model could not be asked: {why}"], {"asked": False, "error": why}
+    except Exception as exc:  # a provider's bug is said, as a decision's is (llm/decider.py), never raised
+        why = f"{type(exc).__name__}: {foreign(exc, 200)}"
         return [f"my model could not be asked: {why}"], {"asked": False, "error": why}
     reply = redact(text)[:REPLY_MAX]
     how = "replayed from the recorded model calls" if call.get("replayed") else "asked now, and recorded"
