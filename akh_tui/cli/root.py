@@ -117,11 +117,11 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
         # parse again with every module loaded
         return build_parser().parse_args(argv)
     more = getattr(args, "more_words", None)
-    if extra and more and not any(x.startswith("-") for x in extra):
+    if extra and more:
         # words after an option (`world interview w1 --at 3:a "why?"`): argparse takes a
         # positional's words from one run of them only; the command takes the rest as well
-        setattr(args, more, [*getattr(args, more), *extra])
-        extra = []
+        setattr(args, more, [*getattr(args, more), *(x for x in extra if not x.startswith("-"))])
+        extra = [x for x in extra if x.startswith("-")]
     if extra:  # what parse_args says
         p.error("unrecognized arguments: %s" % " ".join(extra))
     return args

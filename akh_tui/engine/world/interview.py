@@ -257,9 +257,9 @@ def _movers(s: _Step, claims: dict[str, Any]) -> list[str]:
     got = who_moved(s.run, s.step)
     claims["movers"] = list(got["movers"])
     claims["since_step"] = got["since_step"]
-    since = f"since my previous step (step {got['since_step']})" if got["since_step"] else "since the world began"
+    since = f"since my previous step, step {got['since_step']}" if got["since_step"] else "since the world began"
     # moved_lines' first two lines (the decision, the read-set) are the choice's and saw's answers
-    return [f"who moved my decision (the other agents' steps {since}):"] + moved_lines(got)[2:]
+    return [f"who moved my decision: the other agents' steps {since}:"] + moved_lines(got)[2:]
 
 
 def _goals(s: _Step, rec: dict[str, Any], claims: dict[str, Any]) -> list[str]:

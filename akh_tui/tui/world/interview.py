@@ -47,7 +47,7 @@ class InterviewScreen(ModalScreen[None]):
     DEFAULT_CSS = DIALOG_CSS.format(name="InterviewScreen") + """
 InterviewScreen > Vertical { width: 110; height: 90%; }
 InterviewScreen #interview-history { height: 1fr; }
-InterviewScreen #interview-log { padding: 0 0 1 0; }
+InterviewScreen .interview-answer { padding: 0 0 1 0; }
 """
 
     def __init__(self, agent: str, where: str, ask: Ask, history: History, sync: bool = False) -> None:
@@ -64,8 +64,7 @@ InterviewScreen #interview-log { padding: 0 0 1 0; }
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(self._title(), id="interview-title")
-            with VerticalScroll(id="interview-history"):
-                yield Static("", id="interview-log")
+            yield VerticalScroll(id="interview-history")
             yield Input(placeholder=f"ask {self.agent} about this step: why? why not bid? what did you see? who moved you?",
                         id="interview-question")
             yield Static(Text("enter: ask   ctrl+o: its model too   esc: close", style="dim"), id="interview-help")
@@ -85,13 +84,22 @@ InterviewScreen #interview-log { padding: 0 0 1 0; }
         self.query_one(Input).focus()
 
     def _show(self, extra: Text | None = None) -> None:
+        """The history, one block per interview; the newest's question at the top of the view
+        (a long answer is read from its start, the older ones above it)."""
         parts = [_answer_text(a) for a in self.answers]
         if extra is not None:
             parts.append(extra)
         if not parts:
             parts = [Text(f"no interview of {self.agent} at this step yet: ask below", style="dim")]
-        self.query_one("#interview-log", Static).update(Text("\n\n").join(parts))
-        self.query_one("#interview-history", VerticalScroll).scroll_end(animate=False)
+        history = self.query_one("#interview-history", VerticalScroll)
+        history.remove_children()
+        blocks = [Static(p, classes="interview-answer") for p in parts]
+        history.mount_all(blocks)
+        self.call_after_refresh(history.scroll_to_widget, blocks[-1], top=True, animate=False)
+
+    def history_text(self) -> str:
+        """The history as the screen shows it (plain text, blocks apart by a blank line)."""
+        return "\n\n".join(str(w.render()) for w in self.query(".interview-answer"))
 
     def action_toggle_model(self) -> None:
         self.model = not self.model
