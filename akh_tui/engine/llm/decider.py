@@ -30,6 +30,7 @@ from ..errors import InputError
 from ..redaction import redact, redact_obj
 from .cassette import CASSETTE_NAME, Cassette, prompt_hash
 from .config import LLMConfig
+from .dialect import TEXT_REPLY
 from .memory import StructuredMemory
 from .prompt import PROMPT_FAILURES, build_prompt
 from .reply import IntentRejected, parse_reply, reply_schema
@@ -173,7 +174,7 @@ class LLMDecider(ModelDecider):
         cassette lacks the prompt, a network error)."""
         with self._lock:
             self.last_call = {}
-            text, _tokens = self._ask(messages, None, key)
+            text, _tokens = self._ask(messages, TEXT_REPLY, key)
             return text, dict(self.last_call)
 
     def _keep(self, cycle: Any, call: dict[str, Any]) -> None:

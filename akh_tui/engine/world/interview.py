@@ -179,7 +179,7 @@ def _choice(s: _Step, rec: dict[str, Any], claims: dict[str, Any]) -> list[str]:
     below = chosen is not None and other is not None and other["score"] > chosen["score"]
     if chosen is not None:
         head += f", utility {chosen['score']:.2f}"
-        if below:
+        if below and other is not None:
             head += f"; it was not the utility table's choice: {other['tool']} scored higher, at {other['score']:.2f}"
             claims["table_choice"] = other["tool"]
         else:

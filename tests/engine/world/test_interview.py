@@ -257,3 +257,24 @@ def test_a_model_agents_model_is_asked_on_a_copy_of_its_state_and_asked_again_is
     r = WorldRun.resume(locs(tmp_path))
     r.world_at(r.last_step)
     r.close()
+
+
+def test_an_interview_asks_a_server_for_free_text_not_a_json_decision():
+    from akh_tui.engine.llm.config import LLMConfig
+    from akh_tui.engine.llm.dialect import TEXT_REPLY, request_body
+    from akh_tui.engine.llm.interview import build_interview_prompt
+    from akh_tui.engine.llm.reply import reply_schema
+
+    cfg = LLMConfig.from_dict({"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "NONE"})
+    msgs = [{"role": "user", "content": "why?"}]
+    assert "response_format" not in request_body(cfg, msgs, TEXT_REPLY)
+    assert "response_format" in request_body(cfg, msgs, reply_schema(["noop"], None))  # a decision still is JSON
+    rec = {"cycle": 3, "round": 2, "clock": 1.0, "goal": {"id": 1, "description": "Find whales"},
+           "goals": [{"id": 1, "status": "active", "description": "Find whales"}],
+           "observe": {"recent": [{"content": "Observe: 1 active goal(s)"}]},
+           "decide": {"tool": "noop", "input": "", "candidates": [{"tool": "noop", "offered": True, "score": 0.05,
+                                                                   "input": ""}]},
+           "act": {"success": True, "progress": "no_change", "vetoed": False, "output": "nothing"}}
+    prompt = build_interview_prompt("a", "m", "2:a", rec, None, "why noop?")
+    assert "never invent a fact" in prompt[0]["content"]
+    assert prompt[1]["content"].splitlines()[-2:] == ["## Question", "why noop?"]
