@@ -50,3 +50,17 @@ def test_bad_interviews_are_refused_with_the_field(cli):
     assert "no step 9:bold" in cli("world", "interview", "--at", "9:bold", "why?", check_rc=2).stderr
     assert "unrecognized arguments: --bogus" in cli("world", "interview", "w1", "--at", "2:bold", "why", "--bogus",
                                                     check_rc=2).stderr
+
+
+def test_an_interview_is_asked_while_another_holds_the_world(cli, tmp_path):
+    from akh_tui.engine import Locations, WorldRun
+
+    cli("world", "run", "market", "--rounds", "3")
+    driving = WorldRun.resume(Locations(tmp_path / "data", tmp_path / "config.toml"))  # the writer's lock held
+    try:
+        assert "(kept as interview 1 on branch interview-1)" in cli("world", "interview", "--at", "3:bold", "why?").stdout
+        driving.step()  # the world goes on, on its branch
+        assert driving.branch_name == "main"
+    finally:
+        driving.close()
+    assert json.loads(cli("world", "show", "--json").stdout)["step"] == 7

@@ -415,12 +415,19 @@ def model_answer(s: _Step, question: str) -> tuple[list[str], dict[str, Any]]:
     except Exception as exc:  # a provider's bug is said, as a decision's is (llm/decider.py), never raised
         why = f"{type(exc).__name__}: {foreign(exc, 200)}"
         return [f"my model could not be asked: {why}"], {"asked": False, "error": why}
-    reply = redact(text)[:REPLY_MAX]
+    reply = _printable(redact(text))[:REPLY_MAX]
     how = "replayed from the recorded model calls" if call.get("replayed") else "asked now, and recorded"
     lines = [f"my model says ({how}; its own words, not checked against the record):"]
     lines += [f"  {x}" for x in reply.splitlines() if x.strip()] or ["  (an empty reply)"]
     return lines, {"asked": True, "replayed": bool(call.get("replayed")), "prompt_hash": call.get("prompt_hash"),
                    "tokens": call.get("tokens", 0), "reply": reply}
+
+
+def _printable(text: str) -> str:
+    """Foreign text (a model's reply, a question from a command line) as a terminal may show it:
+    control characters (an escape sequence's ESC, a carriage return that would overwrite what
+    was said) dropped, line breaks kept."""
+    return "".join(ch for ch in text if ch == "\n" or ch.isprintable())
 
 
 # ---- the interview ---------------------------------------------------------------------------
@@ -434,7 +441,7 @@ def interview(run: "WorldRun", at: str | int, question: str, model: bool = False
     text = " ".join(str(question).split())
     if not text:
         raise InputError("ask a question (like \"why did you choose that?\")", field="QUESTION")
-    text = redact(text)[:QUESTION_MAX]
+    text = _printable(redact(text))[:QUESTION_MAX]
     s = _the_step(run, at)
     rec = s.record
     candidates = [c["tool"] for c in rec["decide"]["candidates"]] if rec is not None else []
