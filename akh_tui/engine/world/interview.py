@@ -81,8 +81,9 @@ _WORDS: dict[str, set[str]] = {
     "psyche": {"psyche", "personality", "archetype", "archetypes", "feel", "feeling", "shadow", "veto", "vetoed",
                "persona", "temperament", "character", "individuation"},
 }
-_PHRASES = {"working memory": " memory ", "other agent": " who ", "next best": " runner ", "did not": " not ",
-            "didn't": " not ", "why not": " not "}
+# (in this order: a "why" that is part of "why not" asks about the other tool, not the choice)
+_PHRASES = {"working memory": " memory ", "other agent": " who ", "next best": " runner ", "why didn't": " not ",
+            "why did not": " not ", "why not": " not ", "did not": " not ", "didn't": " not "}
 
 
 @dataclass(frozen=True)
@@ -94,8 +95,9 @@ class Asked:
 
 def read_question(question: str, candidates: list[str], chosen: str) -> Asked:
     """The topics a question asks about, by its words (deterministic: no model reads it). A
-    tool it names is the choice when it is the chosen one, else a why-not; a bare "why" is the
-    choice; nothing recognised is no topic at all (the answer says what can be answered)."""
+    tool it names is the choice when it is the chosen one, else a why-not; a "why" (not a "why
+    not") asks for the choice too; nothing recognised is no topic at all (the answer says what
+    can be answered)."""
     text = " " + question.lower() + " "
     names = sorted({*candidates, *TOOL_NAMES, *ACTION_NAMES}, key=lambda n: -len(n))
     found: list[tuple[int, str]] = []
@@ -113,7 +115,7 @@ def read_question(question: str, candidates: list[str], chosen: str) -> Asked:
         topics.add("choice")
     if any(t != chosen for t in tools):
         topics.add("why_not")
-    if not topics and "why" in words:
+    if "why" in words:
         topics.add("choice")
     return Asked(tuple(t for t in TOPICS if t in topics), tools)
 

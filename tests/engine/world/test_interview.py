@@ -144,6 +144,8 @@ def test_reading_a_question():
     assert read_question("what was in your working memory?", tools, chosen).topics == ("memory",)
     assert read_question("who moved you? did it work?", tools, chosen).topics == ("movers", "result")
     assert read_question("tell me a joke", tools, chosen).topics == ()
+    assert read_question("Why? And why not bid?", tools, chosen).topics == ("choice", "why_not")
+    assert read_question("why did you not pick bid", tools, chosen).topics == ("choice", "why_not")
 
 
 def test_an_interview_is_kept_on_its_own_branch_and_the_branch_asked_on_keeps_its_bytes(tmp_path):
