@@ -64,3 +64,16 @@ def test_an_interview_is_asked_while_another_holds_the_world(cli, tmp_path):
     finally:
         driving.close()
     assert json.loads(cli("world", "show", "--json").stdout)["step"] == 7
+
+
+def test_sessions_check_checks_the_interviews_and_a_damaged_one_is_reported_and_refused(cli, tmp_path):
+    import sqlite3
+
+    cli("world", "run", "market", "--rounds", "3")
+    cli("world", "interview", "--at", "3:bold", "why?")
+    assert json.loads(cli("sessions", "check", "--json").stdout)["ok"]
+    with sqlite3.connect(tmp_path / "data" / "session.db") as db:
+        db.execute("UPDATE world_interviews SET payload = replace(payload, 'I chose', 'I stole')")
+    got = json.loads(cli("sessions", "check", "--json", check_rc=2).stdout)
+    assert got["damaged"] == {"world w1 branch 'interview-1': interviews": [1]}
+    assert "damaged" in cli("world", "interview", "--list", check_rc=2).stderr

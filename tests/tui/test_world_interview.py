@@ -81,3 +81,28 @@ def test_an_interview(snap_compare, tmp_path):
 
 def test_an_interview_at_80x24(snap_compare, tmp_path):
     assert snap_compare(market(tmp_path), run_before=_asked("why not bid?"), terminal_size=SMALL)
+
+
+
+@sync
+async def test_ctrl_o_asks_a_model_agents_model_on_a_worker_thread(tmp_path):
+    from akh_tui.engine.paths import bundled_data_dir
+    from akh_tui.tui.world.interview import interview_screen
+
+    market = (bundled_data_dir() / "worlds" / "market").as_posix()
+    world = tmp_path / "w.toml"
+    world.write_text(f'[world]\nname = "m"\nrounds = 4\n[[agents]]\nid = "a"\nscenario = "{market}/trader.toml"\n'
+                     f'decider = "scripted"\n', encoding="utf-8")
+    app = WorldBench(str(world), sync=True, locations=Locations(tmp_path / "data", tmp_path / "config.toml"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n", "n")
+        screen = interview_screen(app.world, "a", None, sync=False)  # asked as a live model is: off the UI thread
+        assert isinstance(screen, InterviewScreen)
+        await app.push_screen(screen)
+        await pilot.press("ctrl+o")
+        screen.query_one(Input).value = "why did you choose that?"
+        await pilot.press("enter")
+        await until(pilot, lambda: "my model says" in log(app))
+        text = log(app)
+        assert "you: why did you choose that?   (its model too)" in text
+        assert "  scripted: you asked 'why did you choose that?'. I chose " in text and "what my record says:" in text

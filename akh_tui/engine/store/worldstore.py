@@ -213,6 +213,9 @@ class WorldStore:
             ("world_states", "SELECT branch, step, part, payload, crc FROM world_states",
              lambda r: (f"{names.get(r[0], f'world branch {r[0]}')}: saved states", r[1])),
         ]
+        if self.db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='world_interviews'").fetchone():
+            checks.append(("world_interviews", "SELECT branch, n, payload, crc FROM world_interviews",
+                           lambda r: (f"{names.get(r[0], f'world branch {r[0]}')}: interviews", r[1])))
         for table, sql, label in checks:
             try:
                 for row in self.db.execute(sql):
