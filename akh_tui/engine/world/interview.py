@@ -32,15 +32,14 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from ..errors import InputError
 from ..explain import soar
-from ..explain.decision import runner_up, why_chosen, why_not, why_not_text
-from ..explain.decision import model_lines
+from ..explain.decision import model_lines, runner_up, why_chosen, why_not, why_not_text
 from ..redaction import redact
 from ..store import interviews as kept
 from ..store.session import SessionStore
 from ..store.worldstore import WorldStore
 from ..tools.specs import TOOL_NAMES
 from .actions import ACTION_NAMES
-from .moved import read_set, who_moved
+from .moved import moved_lines, read_set, who_moved
 
 if TYPE_CHECKING:
     from ..llm.decider import LLMDecider
@@ -254,8 +253,6 @@ def _saw(s: _Step, rec: dict[str, Any], claims: dict[str, Any]) -> list[str]:
 
 
 def _movers(s: _Step, claims: dict[str, Any]) -> list[str]:
-    from .moved import moved_lines
-
     got = who_moved(s.run, s.step)
     claims["movers"] = list(got["movers"])
     claims["since_step"] = got["since_step"]
@@ -334,7 +331,7 @@ def _refused_answer(s: _Step, claims: dict[str, Any]) -> list[str]:
             f"window), so nothing ran and nothing was scored"]
 
 
-def _cannot(asked: Asked) -> list[str]:
+def _cannot() -> list[str]:
     return ["I cannot answer that from my record, and I will not guess. I can answer:"] + \
            [f"  {words}" for words in TOPICS.values()]
 
@@ -346,7 +343,7 @@ def record_answer(s: _Step, asked: Asked) -> tuple[list[str], dict[str, Any]]:
         return _refused_answer(s, claims), claims
     rec = s.record
     if not asked.topics:
-        return _cannot(asked), claims
+        return _cannot(), claims
     lines: list[str] = []
     for topic in asked.topics:
         if topic == "choice":
