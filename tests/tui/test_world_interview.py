@@ -106,3 +106,20 @@ async def test_ctrl_o_asks_a_model_agents_model_on_a_worker_thread(tmp_path):
         text = log(app)
         assert "you: why did you choose that?   (its model too)" in text
         assert "  scripted: you asked 'why did you choose that?'. I chose " in text and "what my record says:" in text
+
+
+@sync
+async def test_a_pinned_agent_is_interviewed_at_its_newest_step_at_or_before_the_step_shown(tmp_path):
+    app = market(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*TO_6_BOLD, "2", "i")  # the panes follow cautious; the step shown is 6:bold
+        await until(pilot, lambda: isinstance(app.screen, InterviewScreen))
+        cursor = app.cursor
+        assert cursor is not None
+        mine = [s for s in app.world.steps[: cursor + 1] if s.agent == "cautious"][-1]
+        assert app.screen.agent == "cautious" and app.screen.where.startswith(f"{mine.round}:cautious (step {mine.index + 1},")
+        app.screen.query_one(Input).value = "what happened?"
+        await pilot.press("enter")
+        await until(pilot, lambda: "progress" in log(app))
+        [kept] = list_interviews(app.world.run.locations)["interviews"]
+        assert (kept["agent"], kept["step"]) == ("cautious", mine.step)
