@@ -2300,3 +2300,22 @@ def test_a_pins_plugin_reload_runs_only_the_trusted_folders_own_file(tmp_path: P
     pin.write_text(json.dumps(data, indent=1))  # the folder's own file: rerun as the user trusted it
     p = _akh(tmp_path, "check", str(pin))
     assert p.returncode == 0, p.stderr
+
+
+def test_a_pins_goals_or_plugin_reload_of_the_wrong_shape_is_refused_naming_the_field(cli, tmp_path: Path) -> None:
+    cli("agent", "run", "--scenario", "zoo", "--max-cycles", "2")
+    cli("sessions", "pin", "1", "--cycle", "2", "-o", "ok.pin.json")
+    pin = json.loads((tmp_path / "ok.pin.json").read_text(encoding="utf-8"))
+    for kind, payload, field in (
+            ("reload_goals", {"file": "x.toml", "goals": [["Find mammals", None, "128"]]}, "reload_goals"),
+            ("reload_goals", {"file": "x.toml", "goals": [["Find mammals", None, 999]]}, "priority"),
+            ("reload_goals", ["__import__('os')"], "reload_goals"),
+            ("reload_plugin", {"ref": "os:system", "file": "/etc/passwd"}, "reload_plugin"),
+            ("reload_plugin", {"ref": "os;x:y", "file": "/a/b.py", "folder": "/a", "sha256": "", "source": ""},
+             "reload_plugin.ref"),
+            ("reload_plugin", {"ref": "m:make", "file": "/etc/m.py", "folder": "/tmp", "source": "x = 1",
+                               "sha256": __import__("hashlib").sha256(b"x = 1").hexdigest()}, "reload_plugin.file")):
+        bad = dict(pin, inputs=[{"after_cycle": 1, "kind": kind, "payload": payload}])
+        (tmp_path / "bad.pin.json").write_text(json.dumps(bad), encoding="utf-8")
+        proc = cli("check", "bad.pin.json", check_rc=2)
+        assert "Traceback" not in proc.stderr and field in proc.stderr, (kind, proc.stderr)
