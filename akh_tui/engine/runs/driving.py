@@ -172,8 +172,9 @@ class Driving(RunBase):
     def reload(self, rules_files: bool | None = None, psyche_file: bool | None = None,
                plugins: bool | None = None) -> list[str]:
         """Hot reload (issue 28 §2): the scenario's goals, rule files, triple files and plugin
-        modules (its tools' and its decider's) and the run's psyche file read again, in force from the next cycle, each a
-        recorded command holding what it read (a rewind replays it without the files). Every
+        modules (its tools' and its decider's) and the run's psyche file read again, in force
+        from the next cycle, each a recorded command holding what it read (a rewind replays it
+        without the files). Every
         file is read and checked first, a plugin's new code imported and its tools checked: a
         broken one raises InputError naming its file, line and field (PluginNotTrusted naming
         the folder of a plugin not agreed now), and nothing changes (the running goals, rules,
@@ -247,7 +248,8 @@ class Driving(RunBase):
                 words.append(f"psyche reloaded from {psyche_path.name}: in force from cycle {a.cycle + 1}")
             if goals is not None:
                 changed, _ = self._applied(goals)
-                words.append(f"goals reloaded from {sc.path.name}: {'; '.join(changed)}: in force from cycle {a.cycle + 1}")
+                words.append(f"goals reloaded from {sc.path.name}: {'; '.join(changed)}: "
+                             f"in force from cycle {a.cycle + 1}")
             for cmd in modules:
                 words += self._applied(cmd)[0]
             if decider is not None:
