@@ -496,11 +496,12 @@ def cmd_reflect(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def cmd_reload(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Hot reload of the current run's files (Run.reload): a broken file is an InputError
-    naming its file, line and field (exit 2) and nothing changes. The rule files and plugin
-    modules are recorded whatever they hold: this process cannot know what the run had."""
+    naming its file, line and field (exit 2) and nothing changes. The rule files are recorded
+    whatever they hold (this process cannot know what the run had); a plugin module when it
+    differs from the code the run uses (its start's recorded hash says)."""
     run = engine.Run.resume(locations(args))
     try:
-        words = run.reload(rules_files=True, psyche_file=bool(args.psyche), plugins=True)
+        words = run.reload(rules_files=True, psyche_file=bool(args.psyche))
     finally:
         run.close()
     if args.json:

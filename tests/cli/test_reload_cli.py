@@ -111,3 +111,20 @@ def test_agent_resume_says_when_the_files_of_the_runs_start_changed(cli, tmp_pat
     kg_file.write_text(kg_file.read_text(encoding="utf-8").replace("whale", "whales", 1), encoding="utf-8")
     said = " ".join(cli("agent", "resume", "--max-cycles", "1").stderr.split())
     assert "zoo.tsv changed since this run started: its start is rebuilt from the files as they are now" in said
+
+
+def test_agent_reload_leaves_an_unchanged_plugin_of_an_untrusted_folder_alone(cli, tmp_path):
+    """A run that goes without its scenario's plugin (its folder never trusted) still reloads
+    what the designer edits: the plugin file is as the run started, so it is not read again."""
+    from akh_tui.engine.tools import hotload, registry
+    from tests.engine.tools.test_plugins import harbour
+
+    registry.refresh()
+    hotload.forget()
+    sc = harbour(tmp_path, criteria="highwater neverfound")
+    cli("agent", "run", "--scenario", str(sc), "--max-cycles", "1")
+    sc.write_text(sc.read_text(encoding="utf-8") + '\n[[goals]]\ndescription = "Find the harbour of kestrel"\n',
+                  encoding="utf-8")
+    assert cli("agent", "reload").stdout.splitlines() == [
+        "goals reloaded from harbour.toml: goal #2 added: in force from cycle 2"]
+    assert "tidetool" not in sys.modules

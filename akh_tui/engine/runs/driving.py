@@ -16,9 +16,9 @@ from ..psyche.model import Psyche
 from ..records import ConsolidationEvent, CycleRecord, Event
 from ..tools.builtins import check_goal_url
 from ..tools import trust
-from ..tools.hotload import make_decider, make_tools, read_source
+from ..tools.hotload import PluginSource, make_decider, make_tools, read_source
 from ..tools.registry import PluginError
-from .scenario import read_goals
+from .scenario import file_sha256, read_goals
 from ..redaction import redact_obj, registered_in
 from ..store.trace import dumps
 from .base import RunBase
@@ -183,10 +183,11 @@ class Driving(RunBase):
         goals when the file's differ from the run's (commands.ReloadGoals says how); the
         psyche when its file changed since this run read or wrote it (a psyche the run evolved
         is not reset by a reload that only meant the rules); a plugin module when its file
-        differs from the code in force. `rules_files`, `psyche_file`, `plugins`: True takes
-        those files whatever they hold, False never, None when changed (a process that opened
-        the run just now, `agent reload`, cannot know what they held before: a resumed run's
-        rules and plugins are read from the files as they are). What changed, in words."""
+        differs from the code the run uses (the source it last reloaded, else the file as the run
+        started: `built_from`). `rules_files`, `psyche_file`, `plugins`: True takes those files
+        whatever they hold, False never, None when changed (a process that opened the run just
+        now, `agent reload`, cannot know what the rules held before: a resumed run's scenario
+        rules are read from the files as they are). What changed, in words."""
         with self.lock:
             sc = self.scenario
             if sc is None:
@@ -213,7 +214,8 @@ class Driving(RunBase):
             modules: list[ReloadPlugin] = []
             for ref in sc.tools if plugins is not False else ():
                 src = read_source(ref, sc.path.parent)
-                if src is None or not (plugins or src.sha256 != self._plugin_in_force(ref)):
+                taken = a.pending_plugins[ref][1] if ref in a.pending_plugins else a.plugin_sources.get(ref)
+                if src is None or not (plugins or self._plugin_changed(src, taken)):
                     continue
                 made = make_tools(src)  # its folder agreed, its new code imported and its tools valid, or refused
                 try:
@@ -227,14 +229,13 @@ class Driving(RunBase):
             if plugins is not False and ":" in ref:  # the run's decider is a scenario module's
                 src = read_source(ref, sc.path.parent)
                 taken = a.pending_decider[1] if a.pending_decider is not None else a.decider_source
-                was = taken["sha256"] if taken is not None else self._plugin_disk.get(ref)
-                if src is not None and (plugins or src.sha256 != was):
+                if src is not None and (plugins or self._plugin_changed(src, taken)):
                     make_decider(src)  # its folder agreed, its new code imported and a decider, or refused
                     decider = ReloadDecider(src)
             # all read and valid: now the changes, each recorded
             words: list[str] = []
             in_force = a.pending_rules[0] if a.pending_rules is not None else a.rules.ruleset
-            if rules_files or (rules_files is None and new_rules != in_force):
+            if sc.rules and (rules_files or (rules_files is None and new_rules != in_force)):  # none: nothing to read
                 self.apply(rules)
                 words.append(f"rules reloaded from {', '.join(Path(n).name for n, _ in rules.files)}: "
                              f"in force from cycle {a.cycle + 1}")
@@ -267,15 +268,16 @@ class Driving(RunBase):
             return []
         return [n for n in trust.needs(refs, sc.path.parent) if not n.trusted]
 
-    def _plugin_in_force(self, ref: str) -> str | None:
-        """The sha256 of the code of the scenario's plugin `ref` this run uses: the source last
-        reloaded, else the file as this run opened it (None: not known)."""
-        a = self._engine()
-        if ref in a.pending_plugins:
-            return str(a.pending_plugins[ref][1]["sha256"])
-        if ref in a.plugin_sources:
-            return str(a.plugin_sources[ref]["sha256"])
-        return self._plugin_disk.get(ref)
+    def _plugin_changed(self, src: PluginSource, taken: dict | None) -> bool:
+        """Whether the plugin module `src` was read from holds other code than this run uses:
+        `taken`, the source it last reloaded (a recorded payload), else the file as the run
+        started (its hash in the run's `built_from`), else as this process opened the run."""
+        if taken is not None:
+            return src.sha256 != taken["sha256"]
+        started = dict(f for f in (self.meta.get("built_from") or {}).get("files") or () if len(f) == 2)
+        if src.file in started:
+            return file_sha256(src.file) != started[src.file]
+        return src.sha256 != self._plugin_disk.get(src.ref)
 
     def _note_plugin_sources(self) -> None:
         """The scenario's plugin modules as this run opened them: f5 reloads one only when its

@@ -279,8 +279,6 @@ def start_files(scenario: Scenario) -> dict[Path, str]:
     scenario file (its config, answers), its graph and rule files and its plugin modules, the
     decider's included (the
     psyche is in every saved state, so not its file). A file that cannot be read is left out."""
-    from hashlib import sha256
-
     from ..tools.hotload import read_source
 
     files = [scenario.path, *scenario.kg, *scenario.rules]
@@ -293,15 +291,25 @@ def start_files(scenario: Scenario) -> dict[Path, str]:
             files.append(Path(src.file))
     out: dict[Path, str] = {}
     for p in files:
-        h = sha256()
-        try:
-            with open(p, "rb") as fh:
-                for block in iter(lambda: fh.read(1 << 20), b""):
-                    h.update(block)
-        except OSError:
-            continue
-        out[p] = h.hexdigest()
+        digest = file_sha256(p)
+        if digest is not None:
+            out[p] = digest
     return out
+
+
+def file_sha256(path: Path | str) -> str | None:
+    """The sha256 of a file's bytes, read in blocks (a graph file may be large); None when it
+    cannot be read."""
+    from hashlib import sha256
+
+    h = sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return None
+    return h.hexdigest()
 
 
 def changed_since_start(scenario: Scenario, recorded: object) -> list[str]:
