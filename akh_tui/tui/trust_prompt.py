@@ -42,8 +42,8 @@ class TrustScreen(ModalScreen["str | None"]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Text("This scenario runs Python code from a folder you have not trusted"
-                             + (" as it is now" if self.reloading else ""), style="bold"))
+            yield Label(Text("A plugin's new code, from a folder not trusted as it is now" if self.reloading
+                             else "This scenario runs Python code from a folder you have not trusted", style="bold"))
             body = Text()
             for n in self.needs:
                 body.append(f"\n{n.folder}\n", style="bold")

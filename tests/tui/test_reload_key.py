@@ -112,7 +112,8 @@ def test_f5_asks_before_a_plugins_new_code_from_a_changed_folder(workbench, tmp_
         await pilot.pause()
         assert isinstance(app.screen, TrustScreen)  # changed since it was trusted: asked, nothing imported yet
         shown = text_of(app.screen.query_one("#trust-folders"))
-        assert str(sc.parent.resolve()) in shown and "tidetool.py" in shown
+        assert str(sc.parent.resolve()) in shown and "tidetool.py" in shown and "Reloading imports" in shown
+        assert str(app.screen.query_one("#without").label) == "Reload without them"
         await pilot.click("#once")
         await pilot.pause()
         assert not isinstance(app.screen, (TrustScreen, ErrorScreen))
@@ -128,3 +129,34 @@ def test_f5_asks_before_a_plugins_new_code_from_a_changed_folder(workbench, tmp_
         registry.refresh()
         hotload.forget()
         sys.modules.pop("tidetool", None)
+
+
+def _reload_prompt():
+    """The trust dialog as f5 shows it for a plugin whose folder changed since it was trusted
+    (a fixed folder, so the picture does not depend on the test's temporary one)."""
+    from pathlib import Path
+
+    from textual.app import App
+
+    from akh_tui.engine import trust
+    from akh_tui.tui.trust_prompt import TrustScreen
+
+    folder = Path("/home/you/harbour")
+    need = trust.PluginNeed(folder, ("tidetool.py",), ("tidetool:make_tool",),
+                            f"not imported: {folder} changed since it was trusted (changed: tidetool.py); {trust.HOW}")
+
+    class Prompt(App[None]):
+        TITLE = "akh-tui"
+
+        def on_mount(self) -> None:
+            self.push_screen(TrustScreen([need], reloading=True))
+
+    return Prompt()
+
+
+def test_the_reload_trust_dialog_at_120x36(snap_compare):
+    assert snap_compare(_reload_prompt(), terminal_size=(120, 36))
+
+
+def test_the_reload_trust_dialog_at_80x24(snap_compare):
+    assert snap_compare(_reload_prompt(), terminal_size=(80, 24))
