@@ -160,3 +160,37 @@ def test_the_reload_trust_dialog_at_120x36(snap_compare):
 
 def test_the_reload_trust_dialog_at_80x24(snap_compare):
     assert snap_compare(_reload_prompt(), terminal_size=(80, 24))
+
+
+def test_a_served_tab_never_asks_to_trust_a_plugins_new_code(workbench, tmp_path, monkeypatch):
+    import sys
+
+    from akh_tui.engine import SERVED_ENV, trust
+    from akh_tui.engine.tools import hotload, registry
+    from akh_tui.tui.trust_prompt import TrustScreen
+    from tests.engine.tools.test_plugins import harbour
+
+    registry.refresh()
+    hotload.forget()
+    sc = harbour(tmp_path, criteria="highwater neverfound")
+    tool = sc.parent / "tidetool.py"
+    trust_file = tmp_path / "cfg" / "trusted-folders.json"
+
+    async def script(app, pilot):
+        await pilot.press("space")
+        tool.write_text(tool.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+        await pilot.press("f5")
+        await pilot.pause()
+        assert isinstance(app.screen, ErrorScreen) and not isinstance(app.screen, TrustScreen)
+        shown = " ".join(text_of(w) for w in app.screen.query(Static))
+        assert "a served session never imports" in shown
+        assert not trust_file.exists()  # nothing was trusted from the tab
+
+    try:
+        with trust.agreed(trust.Consent(trust_file=trust_file)):
+            monkeypatch.setenv(SERVED_ENV, "1")
+            drive(workbench(str(sc)), script)
+    finally:
+        registry.refresh()
+        hotload.forget()
+        sys.modules.pop("tidetool", None)

@@ -260,7 +260,10 @@ class Driving(RunBase):
 
     def reload_needs(self) -> list[trust.PluginNeed]:
         """The folders of the scenario's plugin modules this process may not run code from
-        now (a reload refused with PluginNotTrusted: the workbench asks about them)."""
+        now (a reload refused with PluginNotTrusted: the workbench asks about them). None in a
+        served tab: it never imports a scenario's own code, so it never asks."""
+        if trust.current().served:
+            return []
         sc = self.scenario
         decider = str(self.meta.get("decider") or "")
         refs = [*sc.tools, *([decider] if ":" in decider else [])] if sc is not None else []
