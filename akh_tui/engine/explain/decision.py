@@ -70,10 +70,6 @@ def _candidates(record: dict) -> list[dict]:
     return list(record["decide"]["candidates"])
 
 
-def _index_of(record: dict, tool: str) -> int:
-    return next(i for i, c in enumerate(_candidates(record)) if c["tool"] == tool)
-
-
 def _chosen_index(record: dict) -> int:
     name = record["decide"]["tool"]
     for i, c in enumerate(_candidates(record)):
