@@ -409,8 +409,11 @@ class World:
         for rec in [*entries, *self._turn_events, *state_events, *after]:
             self._write(rec)
         self.clock = c + self.step_ms
-        return {"round": self.round, "clock": seconds(c), "agent": aid, "action": tool,
+        line = {"round": self.round, "clock": seconds(c), "agent": aid, "action": tool,
                 "result": act["progress"], "balance": self.ledger.balance(aid), "state": loop.state}
+        if user is not None:
+            line["user"] = user  # the gate's answer, for the step's line (world run, the lanes)
+        return line
 
     def _gate(self, aid: str, cycle: Cycle, answer: Answerer, inner: Any) -> dict[str, Any]:
         """Stop `aid`'s turn before act: its proposal asked, the answer checked and taken;
