@@ -153,3 +153,30 @@ async def test_quitting_at_the_gate_keeps_every_committed_step_and_nothing_of_th
         assert nxt is not None and nxt.agent == "bold"
     finally:
         r.close()
+
+
+@sync
+async def test_the_help_lists_the_gate_key_and_the_dialogs_keys(tmp_path):
+    from tests.helpers import text_of
+
+    app = WorldBench("market", sync=True, locations=locs(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f1")
+        await until(pilot, lambda: "world.gate.approve" in text_of(app.screen.query_one("Static")))
+        text = text_of(app.screen.query_one("Static"))
+        for key in ("world.gate", "world.gate.reject", "world.gate.not_now", "world.gate.pause", "world.gate.quit"):
+            assert key in text
+        assert "in the gate's dialog" in text
+
+
+@sync
+async def test_a_workbench_on_one_thread_says_it_cannot_wait_instead_of_hanging(tmp_path):
+    app = WorldBench("market", sync=True, locations=locs(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2", "g", "space")  # cautious gated; it acts first
+        await until(pilot, lambda: "nothing can wait for the dialog" in status(app))
+        assert app.world.run.last_step == 0 and not isinstance(app.screen, GateScreen)
+        await pilot.press("g")  # ungated: the turn goes on
+        await until(pilot, lambda: "cautious is no longer gated" in status(app))
+        await pilot.press("space")
+        await until(pilot, lambda: app.world.run.last_step == 1)

@@ -646,6 +646,7 @@ class WorldBench(App[None]):
     @guarded
     def action_help(self) -> None:
         from ..psyche_editor import PsycheEditorScreen
+        from .gate import GateScreen
         from .shared import SharedWorldScreen
 
         def rows(bindings: Iterable[BindingType]) -> list[tuple[str, str, str]]:
@@ -655,7 +656,9 @@ class WorldBench(App[None]):
         sections = [("in the shared world (w)", rows(SharedWorldScreen.BINDINGS)),
                     ("in the world breakpoints (k)", rows(WorldBreaksScreen.BINDINGS)
                      + [("enter", "add the breakpoint typed", "")]),
-                    ("in the agent search (/)", rows(AgentSearchScreen.BINDINGS))]
+                    ("in the agent search (/)", rows(AgentSearchScreen.BINDINGS)),
+                    ("in the gate's dialog (a gated agent's turn, g)", rows(GateScreen.BINDINGS)
+                     + [("enter", "in the reason box: reject with it; on a tool: choose it", "")])]
         self.push_screen(HelpScreen(rows(self.BINDINGS), "The world workbench: docs/worlds.md says what each view shows.",
                                     rows(PsycheEditorScreen.BINDINGS), sections))
 
