@@ -283,3 +283,17 @@ def test_a_sweep_cell_asks_nobody_even_where_the_world_file_gates_an_agent(tmp_p
     got: list[str] = []
     row = run_cell(str(f), None, 0, 2, (), {}, got.append)
     assert row and cycles(got) and not any('"user":' in x for x in got)
+
+
+def test_why_moved_and_its_proof_replay_a_gated_branch_with_its_recorded_answers(tmp_path):
+    from akh_tui.engine.world.moved import who_moved
+
+    r, ask = _gated_run(tmp_path)
+    asked = len(ask.asked)
+    try:
+        last_bold = max(s.step for s in r.steps() if s.agent == "bold" and any('"type":"cycle"' in x for x in s.lines))
+        got = who_moved(r, last_bold, prove=True)  # replays gated steps: a wrong answer would not replay
+        assert got["agent"] == "bold" and all("proof" in a for a in got["actions"] if a["mover"])
+        assert len(ask.asked) == asked  # nobody was asked
+    finally:
+        r.close()
