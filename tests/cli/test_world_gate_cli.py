@@ -100,3 +100,44 @@ def test_approve_asks_on_a_real_terminal_and_records_each_answer(tmp_path):
     users = [c["decide"]["user"] for c in cycles(tmp_path / "t.jsonl") if c["agent"] == "bold"]
     assert users[0] == {"decision": "choose", "tool": "bid", "by": "user", "why": "", "proposed": "read_artifact"}
     assert users[1]["decision"] == "reject" and users[1]["why"] == "too risky"
+
+
+def test_kill_9_while_the_question_waits_loses_only_that_step(tmp_path):
+    import signal
+
+    from akh_tui.engine import Locations, WorldRun
+
+    env = dict(os.environ, AKH_TUI_DATA=str(tmp_path / "data"), COLUMNS="120")
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir(tmp_path)
+        os.execve(sys.executable, [sys.executable, "-m", "akh_tui.cli", "world", "run", "market", "--rounds", "3",
+                                   "--approve", "bold"], env)
+    out = b""
+    answered = 0
+    deadline = time.monotonic() + 90
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if not ready:
+                continue
+            out += os.read(fd, 4096)
+            if out.rstrip().endswith(b"that tool?"):
+                if answered == 2:  # bold's third turn waits: kill the process there
+                    break
+                os.write(fd, b"a\n")
+                answered += 1
+                out += b"\n<answered>\n"
+        assert answered == 2, out.decode(errors="replace")
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    r = WorldRun.resume(Locations(tmp_path / "data", tmp_path / "config.toml"))
+    try:
+        steps = list(r.steps())
+        bold = [s for s in steps if s.agent == "bold"]
+        assert len(bold) == 2 and steps[-1].agent != "bold"  # two answered turns kept; the waiting one never was
+        nxt = r.step()  # and the world goes on at bold's turn
+        assert nxt is not None and nxt.agent == "bold"
+    finally:
+        r.close()
