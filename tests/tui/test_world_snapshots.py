@@ -98,6 +98,14 @@ def _gate_dialog(tmp: Path, size: tuple[int, int]):
                     str(app.status_bar.render()))
         await pilot.pause()
 
+    async def answered(pilot) -> None:
+        await reach_the_gate(pilot)
+        await pilot.press("3")  # bid, the third offered tool
+        await until(pilot, lambda: app.world.waiting is None and len(app.world.steps) == 2
+                    and not isinstance(app.screen, GateScreen))
+        await drawn(pilot)
+
+    app.answered = answered  # type: ignore[attr-defined]
     return app, reach_the_gate
 
 
@@ -109,3 +117,9 @@ def test_world_gate_dialog(snap_compare, tmp_path):
 def test_world_gate_dialog_at_80x24(snap_compare, tmp_path):
     app, before = _gate_dialog(tmp_path, SMALL)
     assert snap_compare(app, run_before=before, terminal_size=SMALL)
+
+
+def test_world_gate_answered_at_80x24(snap_compare, tmp_path):
+    """The answer in the narrow roster (no result column: `chosen bid` leads the action cell)."""
+    app, _ = _gate_dialog(tmp_path, SMALL)
+    assert snap_compare(app, run_before=app.answered, terminal_size=SMALL)
