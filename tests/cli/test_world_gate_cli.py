@@ -141,3 +141,13 @@ def test_kill_9_while_the_question_waits_loses_only_that_step(tmp_path):
         assert nxt is not None and nxt.agent == "bold"
     finally:
         r.close()
+
+
+def test_auto_approve_with_no_agents_named_gates_every_agent_of_a_file_that_gates_none(cli, tmp_path):
+    cli("world", "run", "market", "--rounds", "1", "--auto-approve", "--trace", "t.jsonl")
+    recs = cycles(tmp_path / "t.jsonl")
+    assert {c["agent"] for c in recs} == {"bold", "cautious"}
+    assert all(c["decide"]["user"] == {"decision": "approve", "tool": c["decide"]["tool"], "by": "auto", "why": ""}
+               for c in recs)
+    p = cli("world", "run", "market", "--auto-approve", "bold", "--auto-reject", "bold", check_rc=2)
+    assert "not allowed with argument" in p.stderr  # the three flags exclude one another
