@@ -8,6 +8,9 @@ A turn's changes to the ledger and artifacts are a transaction: the ledger invar
 checked after it, and a turn that breaks it is rolled back and stops the world
 (InvariantViolation), nothing of it written.
 
+A gated agent's turn (`gated`; gate.py) stops after decide for an answerer's approve, reject
+or choose, recorded as the cycle record's `decide.user`: one of the inputs below.
+
 The world is a pure function of (world file, the files it names, seed, inputs): the clock is
 virtual, the schedule's only randomness is `random.Random(f"{seed}:{round}")`, and records
 hold no wall time and no path but the ones the world file wrote.
