@@ -7,6 +7,7 @@ import re
 from collections import deque
 from typing import Any, Callable
 
+from .interview import is_interview, scripted_interview_reply
 from .text import estimate_tokens, messages_text
 
 
@@ -72,6 +73,8 @@ class ScriptedProvider:
         state: dict[str, str | None] = {"last": None}
 
         def respond(messages: list[dict]) -> str:
+            if is_interview(messages):  # asked why, not what next: the rotation is not moved
+                return scripted_interview_reply(messages)
             names, inputs = cls.offered_in(messages)
             order = pref
             if rotate and state["last"] in pref:
