@@ -121,7 +121,14 @@ class VSA:
         integer Hamming counts, so the same floats, as one call per vector)."""
         if not vectors:
             return []
-        diffs = np.bitwise_count(np.bitwise_xor(np.stack(vectors), query)).sum(axis=1, dtype=np.int64)
+        # one concatenation (np.stack checks shapes and dispatches: it was half of this), and
+        # the bytes read as 64-bit words when they make whole words: 8x fewer elements to count
+        # and add up; a popcount of the same bits, so the same integers either way
+        m = np.concatenate(vectors)
+        if query.nbytes % 8 == 0:
+            m, query = m.view(np.uint64), query.view(np.uint64)
+        diffs = np.add.reduce(np.bitwise_count(np.bitwise_xor(m.reshape(len(vectors), -1), query)), axis=1,
+                              dtype=np.int64)
         dim = self.dim
         return [1.0 - d / dim for d in diffs.tolist()]
 

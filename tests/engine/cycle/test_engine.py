@@ -1049,6 +1049,15 @@ def test_vsa_text_vector_ignores_case_and_bundles_words():
     assert 0.45 <= v.similarity(t, v.vector("zebra")) <= 0.55
 
 
+@pytest.mark.parametrize("dim", [4096, 72, 64])  # whole 64-bit words, and bytes that make none
+def test_vsa_similarities_in_one_pass_equal_one_call_per_vector(dim):
+    v = VSA(5, dim)
+    q = v.vector("ocean")
+    vectors = [v.vector(w) for w in ("whale", "ocean", "krill", "dolphin", "zebra")]
+    assert v.similarities(q, vectors) == [v.similarity(q, x) for x in vectors]
+    assert v.similarities(q, vectors)[1] == 1.0 and v.similarities(q, []) == []
+
+
 # ---- §5 infer_rules through the agent ------------------------------------------------------------
 
 def test_milk_rule_derives_whale_is_mammal_and_completes_the_goal():
