@@ -1167,3 +1167,19 @@ def test_observe_orders_active_goals_by_priority_then_age():
     r = agent.step()
     assert r["observe"]["goals"] == [2, 1, 3]
     assert r["goal"]["id"] == 2
+
+
+def test_a_config_changed_in_place_between_cycles_changes_the_next_offers():
+    """What the config leaves out is kept between cycles (issue 29), and made again as soon as
+    the capabilities or the disabled tools change, even edited in place."""
+    agent = make_agent([("whale", "is-a", "mammal"), ("whale", "lives-in", "ocean")])
+    agent.add_goal("Explore whale", "plankton")
+    first = by_tool(agent.step())
+    assert first["reason"]["offered"] and first["file_io"]["why_not"] == "not offered: capability read_fs, write_fs disabled"
+    agent.config.disabled_tools.append("reason")
+    agent.config.capabilities["read_fs"] = True
+    second = by_tool(agent.step())
+    assert second["reason"]["why_not"] == "not offered: disabled for this run"
+    assert second["file_io"]["why_not"] == "not offered: capability write_fs disabled"
+    agent.config.disabled_tools.remove("reason")
+    assert by_tool(agent.step())["reason"]["offered"]
