@@ -145,6 +145,9 @@ class SymbolVectors:
         self.vsa = vsa
         self._cache: OrderedDict[int, list] = OrderedDict()  # sid -> [counts, n, packed|None]
         self._cache_size = cache_size
+        # bumped whenever a symbol's vector may have changed (a triple added, the graph cut back)
+        self.version = 0
+        self._compared: tuple[tuple, list[float]] | None = None  # the last `similarities` asked
         self.listen()
 
     @property
@@ -161,6 +164,7 @@ class SymbolVectors:
     def forget(self, removed: list[Triple], n_symbols: int) -> None:
         """The graph was truncated (kg.truncate): drop the vectors it changed, those of the
         removed triples' subjects and of the removed symbols. The rest are still exact."""
+        self.version += 1
         cache = self._cache
         for t in removed:
             cache.pop(t.subject, None)
@@ -172,6 +176,7 @@ class SymbolVectors:
         return vsa.bind(vsa.vector(kg.label(t.predicate)), vsa.vector(kg.label(t.object)))
 
     def _on_triple(self, t: Triple) -> None:
+        self.version += 1
         entry = self._cache.get(t.subject)
         if entry is None or self.kg.is_meta_triple(t):
             return
@@ -194,3 +199,19 @@ class SymbolVectors:
         if entry[2] is None:
             entry[2] = self.vsa.majority(entry[0], entry[1], self.vsa.tiebreak)
         return entry[2]
+
+    def similarities(self, seeds: Sequence[int], others: Sequence[int]) -> list[float]:
+        """How similar each of `others` is to the seeds (one seed's vector, or the bundle of
+        several), as `VSA.similarities`. The last answer is kept: similarity_search asks the same
+        question cycle after cycle while the graph stands still (orient's activation is kept
+        too), and the vectors are the same until a triple is added or the graph is cut back."""
+        kg = self.kg
+        key = (tuple(seeds), tuple(others), self.version, len(kg.log), kg.symbol_version)
+        if self._compared is not None and self._compared[0] == key:
+            return list(self._compared[1])
+        vsa = self.vsa
+        query = self.vector(seeds[0]) if len(seeds) == 1 else vsa.bundle([self.vector(s) for s in seeds],
+                                                                           tiebreak=vsa.tiebreak)
+        sims = vsa.similarities(query, [self.vector(s) for s in others])
+        self._compared = (key, sims)
+        return list(sims)

@@ -1183,3 +1183,26 @@ def test_a_config_changed_in_place_between_cycles_changes_the_next_offers():
     assert second["file_io"]["why_not"] == "not offered: capability write_fs disabled"
     agent.config.disabled_tools.remove("reason")
     assert by_tool(agent.step())["reason"]["offered"]
+
+
+def test_symbol_similarities_are_kept_while_the_graph_stands_still(monkeypatch):
+    from akh_tui.engine.knowledge.vsa import SymbolVectors
+
+    kg = KnowledgeGraph()
+    for s, p, o in [("whale", "is-a", "mammal"), ("dolphin", "is-a", "mammal"), ("shark", "lives-in", "ocean")]:
+        kg.add(s, p, o)
+    vsa = VSA(1, 4096)
+    sv = SymbolVectors(kg, vsa)
+    ids = [kg.lookup(w) for w in ("whale", "dolphin", "shark", "mammal")]
+    passes: list[int] = []
+    real = vsa.similarities
+    monkeypatch.setattr(vsa, "similarities", lambda q, vs: passes.append(len(vs)) or real(q, vs))
+    first = sv.similarities(ids[:1], ids[1:])
+    assert sv.similarities(ids[:1], ids[1:]) == first and len(passes) == 1  # kept: no second pass
+    assert first == real(sv.vector(ids[0]), [sv.vector(s) for s in ids[1:]])
+    kg.add("whale", "eats", "krill")  # the whale's vector changes: asked again, answered anew
+    again = sv.similarities(ids[:1], ids[1:])
+    assert len(passes) == 2 and again != first
+    fresh = SymbolVectors(kg, VSA(1, 4096))
+    assert again == fresh.similarities(ids[:1], ids[1:])
+    assert sv.similarities(ids[:2], ids[2:]) == fresh.similarities(ids[:2], ids[2:])  # two seeds: their bundle
