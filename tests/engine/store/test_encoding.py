@@ -37,6 +37,20 @@ def test_the_values_where_orjson_writes_otherwise_get_the_standard_bytes():
     assert dumps(2 ** 64) == "18446744073709551616"  # beyond orjson's 64 bits
 
 
+def test_exponents_are_told_from_words_and_int_keys_still_take_orjson(monkeypatch):
+    from akh_tui.engine.store import trace
+
+    tricky = [{"strategy": "explore-first", "x": 2.5e-08}, ["e-1", "1e-7x", 3e-07], {"w": "type-5"}, "0e-1", 1e-07,
+              {"s": "explore-first", "score": 0.25}, {"e-": 7.1e-06}, {1: 4e-08, "a": "re-do"}]
+    for v in tricky:
+        assert dumps(v) == _json(v), v
+    # an ordinary record (words with "e-", int keys) is orjson's alone: the standard encoder
+    # is not called for it
+    monkeypatch.setattr(trace, "_standard", lambda obj: (_ for _ in ()).throw(AssertionError("standard path")))
+    for v in ({"strategy": "explore-first", "score": 0.5675, "rates": {"reason": 0.75}}, {3: "goal", 12: [1.5, "e-mail"]}):
+        assert dumps(v) == _json(v)
+
+
 def test_a_nan_or_an_infinity_is_null_from_either_encoder():
     assert dumps({"x": math.nan, "y": [math.inf, -math.inf], "z": 1.0}) == '{"x":null,"y":[null,null],"z":1.0}'
     # the standard path (a value orjson refuses sits beside the NaN) writes the same
@@ -57,7 +71,8 @@ JSONISH = st.recursive(
     st.none() | st.booleans() | st.integers(min_value=-(2 ** 80), max_value=2 ** 80)
     | st.floats(allow_nan=False, allow_infinity=False) | st.floats(min_value=1e-12, max_value=1e-3)
     | st.text(),
-    lambda kids: st.lists(kids, max_size=5) | st.dictionaries(st.text(max_size=8), kids, max_size=5),
+    lambda kids: st.lists(kids, max_size=5) | st.dictionaries(st.text(max_size=8), kids, max_size=5)
+    | st.dictionaries(st.integers(min_value=-9, max_value=9), kids, max_size=3),
     max_leaves=30)
 
 
