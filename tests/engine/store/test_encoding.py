@@ -84,3 +84,26 @@ def test_any_json_value_gets_the_standard_bytes(value):
     except UnicodeEncodeError:  # (lone surrogates: neither encoder's output is text)
         return
     assert dumps(value) == expected
+
+
+def test_a_packed_value_is_deflate_that_zlib_reads_and_values_packed_by_zlib_still_unpack():
+    """Values are deflated by ISA-L (issue 29) in zlib's format: zlib alone reads what is
+    written now, and what zlib wrote (every store before) unpacks as before."""
+    import zlib
+
+    from akh_tui.engine.store.codec import DICT_TAG, pack, unpack
+
+    zdict = dumps({"type": "cycle", "decide": {"tool": "kg_query", "candidates": [{"score": 0.5}] * 3}}).encode()
+    text = dumps({"type": "cycle", "decide": {"tool": "reason", "candidates": [{"score": 0.25, "input": "é"}] * 3}})
+    blob, crc = pack(text, zdict, "cycle.steady")
+    assert blob[0] == DICT_TAG["cycle.steady"] and crc == zlib.crc32(blob)
+    d = zlib.decompressobj(-15, zdict=zdict)
+    assert (d.decompress(blob[1:]) + d.flush()).decode() == text
+    assert unpack(blob, crc, {"cycle.steady": zdict}) == text
+    plain, plain_crc = pack(text)
+    assert zlib.decompress(plain).decode() == text == unpack(plain, plain_crc)
+    c = zlib.compressobj(1, zlib.DEFLATED, -15, zdict=zdict)  # as a store of 0.3 packed it
+    old = bytes([DICT_TAG["cycle.steady"]]) + c.compress(text.encode()) + c.flush()
+    assert unpack(old, zlib.crc32(old), {"cycle.steady": zdict}) == text
+    z = zlib.compress(text.encode(), 1)
+    assert unpack(z, zlib.crc32(z)) == text
