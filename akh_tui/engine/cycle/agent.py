@@ -13,7 +13,7 @@ import copy
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from ..confine import policy as confine
 from ..config import DEFAULT_CAPABILITIES, AgentConfig, served_process
@@ -311,7 +311,7 @@ class Agent:
         cycle = self.begin_cycle()
         if cycle is None:
             return None
-        while cycle.next_phase is not None:
+        for _ in PHASES:  # a new cycle has all of them to run, in order
             cycle.run_phase()
         return cycle.finish()
 
@@ -362,20 +362,21 @@ class Agent:
             mine = self._goal_symbol_set(g)  # an episode is the goal's when it learned one of its symbols
             contexts[g.id] = self.orient_goal(g, [ep for ep in episodes if not mine.isdisjoint(ep.learnings)])
         ctx = contexts[focus.id]
-        learnings = list(dict.fromkeys(s for ep in ctx.episodes for s in ep.learnings))[:10]
+        learnings = _first_distinct((ep.learnings for ep in ctx.episodes), 10)
         pressure = wm.pressure
+        top = ctx.top
         orient = {
             "adjacent": {str(gid): c.adjacent for gid, c in contexts.items()},
-            "activated": [{"symbol": kg.label(s), "activation": a} for s, a in ctx.top],
+            "activated": [{"symbol": kg.label(s), "activation": a} for s, a in top],
             "learnings": [kg.label(s) for s in learnings],
             "pressure": pressure,
             "K": ctx.K, "I": ctx.I, "E": ctx.E,
         }
-        if ctx.adjacent or ctx.top or learnings:
-            act_text = ", ".join(f"{kg.label(s)} {a:.2f}" for s, a in ctx.top)
+        if ctx.adjacent or top or learnings:
+            act_text = ", ".join(f"{kg.label(s)} {a:.2f}" for s, a in top)
             wm.push(
                 f"Orient: {ctx.adjacent} adjacent triple(s) for #{focus.id}; activated: {act_text or 'none'}",
-                "inference", c.number, [s for s, _ in ctx.top], focus.id,
+                "inference", c.number, [s for s, _ in top], focus.id,
             )
         c.ctx, c.pressure = ctx, pressure
         return orient
@@ -823,6 +824,20 @@ class Agent:
 
 
 PHASES = ("observe", "orient", "decide", "act", "learn")
+PHASE_METHODS = {p: f"phase_{p}" for p in PHASES}  # the Agent method that runs each
+
+
+def _first_distinct(groups: Iterable[Iterable[int]], n: int) -> list[int]:
+    """The first `n` distinct ids of the groups, in order: what list(dict.fromkeys(all))[:n]
+    gives, without walking the rest once `n` are found."""
+    out: dict[int, None] = {}
+    for group in groups:
+        for s in group:
+            if s not in out:
+                out[s] = None
+                if len(out) == n:
+                    return list(out)
+    return list(out)
 
 
 class Cycle:
@@ -854,7 +869,7 @@ class Cycle:
         phase = self.next_phase
         if phase is None:
             raise RuntimeError("every phase of this cycle has run: finish() it")
-        out = getattr(self.agent, f"phase_{phase}")(self)
+        out = getattr(self.agent, PHASE_METHODS[phase])(self)
         self.results[phase] = out
         return out
 

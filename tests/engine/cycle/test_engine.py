@@ -1206,3 +1206,11 @@ def test_symbol_similarities_are_kept_while_the_graph_stands_still(monkeypatch):
     fresh = SymbolVectors(kg, VSA(1, 4096))
     assert again == fresh.similarities(ids[:1], ids[1:])
     assert sv.similarities(ids[:2], ids[2:]) == fresh.similarities(ids[:2], ids[2:])  # two seeds: their bundle
+
+
+def test_first_distinct_learnings_are_those_of_the_whole_list_cut():
+    from akh_tui.engine.cycle.agent import _first_distinct
+
+    groups = [(5, 3, 5), (), (3, 9, 1, 2), (7, 8, 6, 4, 0, 11, 12)]
+    for n in (1, 3, 10, 50):
+        assert _first_distinct(groups, n) == list(dict.fromkeys(s for g in groups for s in g))[:n]
