@@ -100,13 +100,13 @@ def _effective_raw(c: dict) -> float:
 
 
 def _spec_of(tool: str):
-    """A built-in's declaration, else a plugin's this process loaded (registry.py)."""
+    """A built-in's declaration, else a plugin's this process loaded, else a world action's
+    (registry.py)."""
     spec = SPEC_BY_NAME.get(tool)
     if spec is None:
-        from ..tools.registry import seen_entry
+        from ..tools.registry import declared_spec
 
-        e = seen_entry(tool)
-        spec = e.spec if e is not None else None
+        spec = declared_spec(tool)
     return spec
 
 

@@ -10,7 +10,7 @@ round, `r` runs and pauses; `,` `.` `<` `>` move along the swimlanes (the step s
 read-only, from its record), `l` goes back to live; `w` opens the shared world (artifacts,
 ledger, mint, rate windows), `e` the shown agent's psyche (live: it takes effect at its
 next turn), `k` the world breakpoints, `m` who moved the shown step's decision (`p` in it: the
-proof).
+proof), `i` the interview of the shown agent at the step shown.
 
 Data flows one way, as in the single-agent workbench: an engine thread steps the world
 (WorldWatch, the engine's face) and a timer on the UI thread draws at most 30 times a second,
@@ -86,6 +86,9 @@ class WorldBench(App[None]):
         Binding("m", "who_moved", "Moved", id="world.who_moved",
                 tooltip="who moved the shown step's decision: other agents' actions since its last step that changed "
                         "what it read; p in it proves each by a noop replay"),
+        Binding("i", "interview", "Ask", id="world.interview", show=False,
+                tooltip="interview the shown agent about the step shown: why it did what it did (its record, or its "
+                        "model with ctrl+o); kept on a side branch"),
         Binding("b", "compare", "Compare", id="world.compare", show=False,
                 tooltip="compare this branch with the one it forked from: the first step they differ at"),
         Binding("comma", "move(-1)", "Back", id="world.back", key_display=",", show=False,
@@ -531,6 +534,16 @@ class WorldBench(App[None]):
 
         self.push_screen(WhoMovedScreen(f"step {shown.index + 1} ({shown.round}:{shown.agent}, {shown.tool or 'refused'})",
                                         answer))
+
+    @guarded
+    def action_interview(self) -> None:
+        from .interview import interview_screen
+
+        got = interview_screen(self.world, self.shown_agent(), self.cursor, self.sync)
+        if isinstance(got, str):
+            self.notify(got, markup=False)
+        else:
+            self.push_screen(got)
 
     @guarded
     def action_compare(self) -> None:
