@@ -40,7 +40,8 @@ _BACKQUOTED = re.compile(r"`([^`]+)`")
 
 
 def _labels(tc: ToolContext, ids) -> str:
-    return ", ".join(tc.kg.label(s) for s in ids)
+    label = tc.kg.label  # (tc.kg is a property: read once, not once a symbol)
+    return ", ".join([label(s) for s in ids])
 
 
 # ---- offers (SPEC §6 base table and §5 inputs) ----------------------------------------------
@@ -487,7 +488,8 @@ def run_recall(tc: ToolContext, ctx: GoalContext, arg) -> ToolResult:
     syms = list(dict.fromkeys(s for ep in eps for s in ep.learnings))[:50]
     # evidence is what the episodes learned (their symbols), not their summaries, which quote
     # working-memory text and so the goal's own description
-    return ToolResult("\n".join(lines), symbols=syms, evidence=" ".join(tc.kg.label(s) for s in syms))
+    label = tc.kg.label
+    return ToolResult("\n".join(lines), symbols=syms, evidence=" ".join([label(s) for s in syms]))
 
 
 def run_similarity(tc: ToolContext, ctx: GoalContext, arg) -> ToolResult:
