@@ -2227,6 +2227,42 @@ def test_an_interviews_model_reply_and_question_are_masked_and_cannot_drive_the_
     assert "[bold]x" in out  # printed as the text it is, not as markup
 
 
+# ---- issue 26, the world gate: what a person (or a seat) answers ----
+def test_a_gate_answers_words_are_masked_cut_and_kept_out_of_the_step_line(tmp_path: Path) -> None:
+    """The reason and the `by` of an answer are typed by a person (later, by a browser tab):
+    a registered secret in them is masked before the record is written, a reason is cut at 500
+    characters and `by` at 64, and neither can add records (newlines stay inside one line)."""
+    from akh_tui.engine import Answer, WorldRun
+    from akh_tui.engine.redaction import register_secret
+
+    secret = "sk-test-" + "a1b2c3d4" * 4
+    register_secret(secret)
+    r = WorldRun.start(Locations(tmp_path / "data", tmp_path / "c.toml"), "market")
+    try:
+        r.gate(["cautious"])
+        why = f"because {secret}\n{{\"type\":\"ledger\"}}" + "x" * 10_000
+        r.step(answer=lambda p: Answer("reject", by=f"seat {secret}\n" + "y" * 200, why=why))
+        lines = list(r.trace_lines())
+    finally:
+        r.close()
+    assert all(secret not in line for line in lines)
+    user = next(json.loads(x) for x in lines if x.startswith('{"type":"cycle"'))["decide"]["user"]
+    assert len(user["why"]) <= 500 and len(user["by"]) <= 64 and user["why"].startswith("because ")
+    assert sum(1 for x in lines if x.startswith('{"type":"ledger"')) == 0  # the reason added no record
+
+
+@pytest.mark.parametrize("user", [{"decision": "maybe", "tool": "noop", "by": "user", "why": ""},
+                                  {"decision": "choose", "tool": ["x"], "by": "user", "why": ""},
+                                  {"decision": "approve", "tool": None, "by": 3, "why": ""}])
+def test_a_damaged_recorded_answer_is_reported_never_replayed_as_another(user: dict) -> None:
+    from akh_tui.engine.world.gate import recorded_answer
+
+    line = json.dumps({"type": "cycle", "decide": {"tool": "noop", "user": user}}, separators=(",", ":"))
+    with pytest.raises(InputError, match="recorded gate answer") as e:
+        recorded_answer([line])
+    assert e.value.field == "decide.user"
+
+
 # ---- issue 28, hot reload of a plugin: its code only from a folder the user trusts ----
 # A plugin reload records the module's source; the tools are made from that text. Live, the
 # new code runs only with the folder agreed as it is now; replayed (rewind, fork, resume, a

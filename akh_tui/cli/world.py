@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..engine import InputError
+from . import worldgate
 from .argtypes import Subcommands
 
 EXIT_INVARIANT = 1
@@ -39,6 +40,7 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
 
     # --json (one JSON object per step, then the summary) comes with `common`
     run.add_argument("--fresh", action="store_true", help="start a new world even if the current one can continue")
+    worldgate.add_flags(run)
     exp = wsub.add_parser("export", help="a world trace as OpenTelemetry spans: a span per round and per agent step")
     exp.add_argument("trace", metavar="TRACE", help="a world trace file (from `world run --trace`)")
     exp.add_argument("--format", choices=("otlp", "otlp-json"), default="otlp-json",
@@ -204,25 +206,36 @@ def _locations(args: argparse.Namespace) -> Any:
 
 
 def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ..engine import InvariantViolation, WorldRun
+    from ..engine import GateClosed, InvariantViolation, WorldRun, load_world
 
     rounds = _count(args.rounds, "--rounds", 1)
     seed = _count(args.seed, "--seed", 0)
     as_json = bool(args.json)
+    # the gate's flags are checked (agents named, a terminal to ask on) before the world opens
+    gated, answer = worldgate.plan(args, load_world(args.file), err)
 
     def line(step: dict[str, Any]) -> None:
         if as_json:
             print(json.dumps({"type": "step", **step}), file=out.file)
         else:
+            user = step.get("user")
+            said = "" if user is None else f"  ({user['decision']}" + (
+                f" {user['tool']}" if user["decision"] == "choose" else "") + f" by {user['by']})"
             out.print(Text(f"r{step['round']:<3} {step['agent']:<12} {step['action']:<22} {step['result']:<10} "
-                           f"balance {step['balance']}"))
+                           f"balance {step['balance']}{said}"))
 
     r = WorldRun.continue_or_start(_locations(args), args.file, seed, fresh=bool(args.fresh), trace=args.trace)
     try:
         if r.note and not as_json:
             err.print(Text(r.note, style="dim"))
+        if gated is not None:
+            r.gate(gated)
         try:
-            ended = r.run(rounds, on_step=line)
+            ended = r.run(rounds, on_step=line, answer=answer)
+        except GateClosed as exc:
+            err.print(Text(f"stopped at the gate: {exc}; nothing of that step was committed "
+                           f"(`akh-tui world run {args.file}` goes on from there)", style="yellow"))
+            return 0
         except InvariantViolation as exc:
             if as_json:
                 print(json.dumps({"error": str(exc), "round": r.world.round}), file=err.file)

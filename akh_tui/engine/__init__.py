@@ -148,6 +148,10 @@ _FACE: dict[str, str] = {
     'LANE_STATE': 'akh_tui.engine.world.watch',
     'parse_world_edits': 'akh_tui.engine.world.watch',
     'FORK_EDIT_HELP': 'akh_tui.engine.world.watch',
+    'Proposal': 'akh_tui.engine.world.gate',
+    'Answer': 'akh_tui.engine.world.gate',
+    'Answerer': 'akh_tui.engine.world.gate',
+    'GateClosed': 'akh_tui.engine.world.gate',
 }
 
 __all__ = sorted(_FACE)
