@@ -5,8 +5,10 @@ A reload reads the module's file (`read_source`) and records the text with its s
 tools are made from that recorded TEXT (`make_tools`), never from the file, so a rewind, a
 fork or a resume re-creates the code the user reloaded whatever the file holds by then. The
 text is run only when the folder it was read from is agreed now (trust.py: the trusted list,
-"allow once", --allow-plugins); otherwise `PluginNotTrusted` names the folder and how to trust
-it, and nothing runs. A pin's check (`check PIN`, consent.checking) runs a recorded text only
+"allow once", --allow-plugins) and, replayed, the text is one the user agreed to (the file as
+it is now, one this process ran live, or one the trusted-folders list kept for the folder: a
+store is data, and may attribute any text to a trusted folder); otherwise `PluginNotTrusted`
+names the folder and how to trust it, and nothing runs. A pin's check (`check PIN`, consent.checking) runs a recorded text only
 when it is byte for byte the trusted folder's file: a pin is someone else's file, and its text
 is not what the user trusted.
 
@@ -125,16 +127,23 @@ def admit(src: PluginSource, replaying: bool) -> None:
         consent.admit(Origin(src.module.partition(".")[0], (folder,), (Path(src.file),)))
     except trust.NotTrusted as exc:
         why = str(exc).removeprefix("not imported: ").removesuffix("; " + trust.HOW)
-    if why is None and consent.checking:
+    if why is None and (consent.checking or replaying):
         file = module_file(src.module, folder)
         try:
             now = text_hash(read_user_file(file, "plugin module")) if file is not None else None
         except InputError:
             now = None
-        if now != src.sha256:
+        if consent.checking and now != src.sha256:
             why = (f"the recorded source of {src.ref} is not what {file or src.file} holds (a pin's source is "
                    "run only when it is the trusted folder's own file)")
+        elif not consent.checking and not consent.agreed_text(folder, src.sha256, now):
+            # a store is data: a text it attributes to a trusted folder runs only if the user once
+            # agreed to exactly that text there (trust.TrustedFolder.agreed), or it is the file now
+            why = (f"its recorded source is not {file or src.file} as it is now, nor a text of it you trusted "
+                   "before (a store's text runs only as code you agreed to)")
     if why is None:
+        if not replaying:
+            consent.texts.add(src.sha256)
         return
     if replaying:
         words = (f"the run reloaded plugin {src.ref} from {folder}, and its recorded source is run again only "

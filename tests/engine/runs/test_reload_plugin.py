@@ -201,3 +201,49 @@ def test_a_reloaded_decider_decides_from_the_next_cycle_and_is_made_again_from_i
         finally:
             again.close()
     sys.modules.pop("mydecider", None)
+
+
+def test_a_stores_plugin_text_runs_again_only_as_a_text_the_user_agreed_to(tmp_path):
+    """A store is data: a handed-over data dir may attribute any text to a folder this user
+    trusts. The recorded text runs again only if this user once trusted exactly that text in
+    that folder (the trusted-folders list keeps earlier texts when a folder is trusted again),
+    or it is the folder's file now."""
+    sc = harbour(tmp_path, criteria="highwater neverfound")
+    tool = sc.parent / "tidetool.py"
+    folder = sc.parent.resolve()
+    author = tmp_path / "author" / "trusted-folders.json"
+    trust.TrustList(author).add(folder)
+    marker = tmp_path / "MARKER"
+    with trust.agreed(trust.Consent(trust_file=author)):
+        run = Run.start(locs(tmp_path), str(sc))
+        try:
+            run.step()
+            rewrite(tool, "0.6", marker)
+            trust.TrustList(author).add(folder)
+            run.reload()
+            assert base_of(run.step()) == 0.6
+        finally:
+            run.close()
+    marker.unlink()
+    text = tool.read_text(encoding="utf-8")
+    plain = text.split("\nfrom pathlib import Path as _P")[0] + "\n"  # no marker: only the reloaded text leaves it
+    tool.write_text(plain.replace("Offer(True, 0.6,", "Offer(True, 0.7,"), encoding="utf-8")
+    # the author edits on and trusts the folder again: the text the run reloaded stays agreed
+    trust.TrustList(author).add(folder)
+    assert hashlib.sha256(text.encode()).hexdigest() in trust.TrustList(author).entries[str(folder)].agreed
+    forget_code()
+    with trust.agreed(trust.Consent(trust_file=author)):
+        run = Run.resume(locs(tmp_path))
+        run.close()
+    assert marker.exists()  # the author's own reload replays
+    marker.unlink()
+    # another user trusts the same folder as it is now, and is handed the data dir: the
+    # reloaded text is none they agreed to, so it is not run
+    reader = tmp_path / "reader" / "trusted-folders.json"
+    trust.TrustList(reader).add(folder)
+    forget_code()
+    with trust.agreed(trust.Consent(trust_file=reader)):
+        with pytest.raises(InputError) as exc:
+            Run.resume(locs(tmp_path))
+    assert "nor a text of it you trusted before" in exc.value.message and f"akh-tui trust add {folder}" in exc.value.message
+    assert not marker.exists()
