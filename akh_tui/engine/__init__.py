@@ -142,6 +142,12 @@ _FACE: dict[str, str] = {
     'LANE_GLYPHS': 'akh_tui.engine.world.watch',
     'LANE_STATE': 'akh_tui.engine.world.watch',
     'parse_world_edits': 'akh_tui.engine.world.watch',
+    'ClassRoom': 'akh_tui.engine.world.classroom',
+    'ClassRefusal': 'akh_tui.engine.world.classroom',
+    'CHANNEL_ENV': 'akh_tui.engine.world.classroom',
+    'TOKEN_ENV': 'akh_tui.engine.world.classroom',
+    'KEY_ENV': 'akh_tui.engine.world.classroom',
+    'ClassClient': 'akh_tui.engine.world.class_client',
     'FORK_EDIT_HELP': 'akh_tui.engine.world.watch',
 }
 

@@ -19,7 +19,7 @@ import threading
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Callable, Mapping
+from typing import IO, TYPE_CHECKING, Any, Callable, Mapping
 
 from ..errors import InputError
 from ..knowledge.memory import KIND_RELEVANCE
@@ -34,6 +34,9 @@ from ..paths import Locations
 from .world import World
 from .edits import DisableTool, SetOrder, SetPsyche, WorldEdit
 from .worldrun import WorldRun, compare_worlds
+
+if TYPE_CHECKING:
+    from .gate import Answerer
 
 # one glyph per step on a swimlane, and what an agent's lane shows where another agent acts
 LANE_GLYPHS = {"act": "●", "fail": "✗", "veto": "!", "limited": "⊘"}
@@ -259,16 +262,17 @@ class WorldWatch:
             rest = [a for a in w.order[w.pos:] if w.loops[a].state != PAUSED]
             return rest[0] if rest else None
 
-    def step_agent(self) -> LaneStep | None:
+    def step_agent(self, answer: "Answerer | None" = None) -> LaneStep | None:
         """The next agent's turn, recorded (a round begun, or ended with its mint, on the way);
-        None when every agent is STOPPED or a turn broke the invariant."""
+        None when every agent is STOPPED or a turn broke the invariant. `answer`: the world
+        gate's answerer, for a turn that stops at the gate (gate.py)."""
         with self.lock:
             for _ in range(8):  # steps in which no agent acted (all stopped, none eligible): on to the next
                 if self.broken is not None:
                     return None
                 self._records = []
                 try:
-                    done = self.run.step()
+                    done = self.run.step(answer=answer)
                 except InvariantViolation as exc:
                     self.broken = f"round {self.world.round}: {exc}; nothing of that step was committed"
                     self.hit = f"invariant: {self.broken}"
