@@ -203,7 +203,7 @@ class ClassTab(App[None]):
         if not you["holds"]:
             t.append(f"{you['why_not']}", style="bold red")
         elif p is not None:
-            t.append(f"Your turn: {you['agent']} proposes ", style="bold")
+            t.append(f"Your turn (decision {p['number']}): {you['agent']} proposes ", style="bold")
             t.append(f"{p['tool']}" + (f" ({p['input']})" if p["input"] else ""), style="bold green")
             t.append(f" · {self._left(p['left_s']):.0f} s left (then the table's choice)\n", style="bold yellow")
             t.append(f"why: {p['why']}\n", style="dim")
