@@ -149,6 +149,10 @@ _FACE: dict[str, str] = {
     'KEY_ENV': 'akh_tui.engine.world.classroom',
     'ClassClient': 'akh_tui.engine.world.class_client',
     'FORK_EDIT_HELP': 'akh_tui.engine.world.watch',
+    'Proposal': 'akh_tui.engine.world.gate',
+    'Answer': 'akh_tui.engine.world.gate',
+    'Answerer': 'akh_tui.engine.world.gate',
+    'GateClosed': 'akh_tui.engine.world.gate',
 }
 
 __all__ = sorted(_FACE)

@@ -390,6 +390,7 @@ class Agent:
             decide["decider"] = "llm"
             decide["llm"] = llm
         c.chosen = chosen
+        c.candidates = candidates  # a world's gate offers these to the person (world/gate.py)
         return decide
 
     def phase_act(self, c: "Cycle") -> dict:
@@ -799,6 +800,7 @@ class Cycle:
         self.active: list[Goal] = []
         self.episodes: list = []
         self.pressure = 0.0
+        self.candidates: list[Candidate] = []  # decide's score table (a world's gate offers from it)
         self.result: ToolResult | None = None
         self.failed = False
         self.consolidated: list[int] = []
