@@ -30,7 +30,7 @@ from typing import Any, Callable, Literal
 
 from ..errors import InputError
 from ..redaction import register_secret
-from .gate import Answer, Proposal
+from .gate import Answer, GateClosed, Proposal
 from .watch import WorldWatch
 
 KEY_BYTES = 16  # a seat's join key: token_urlsafe(16), 22 characters in the URL
@@ -45,10 +45,6 @@ Role = Literal["teacher", "student"]
 CHANNEL_ENV = "AKH_TUI_CLASS_CHANNEL"
 TOKEN_ENV = "AKH_TUI_CLASS_TOKEN"
 KEY_ENV = "AKH_TUI_CLASS_KEY"
-
-
-class ClassClosed(Exception):
-    """The class is closing while a decision waits: the turn is not taken (nothing recorded)."""
 
 
 class ClassRefusal(InputError):
@@ -173,7 +169,7 @@ class ClassRoom:
             stepped = self._turn()
             while job == "round" and stepped and w.world.order is not None and not self.closing:
                 stepped = self._turn()
-        except ClassClosed:
+        except GateClosed:  # the class is closing while a decision waited: that turn is not taken
             return
         except Exception as exc:  # an engine bug is said on every tab, never a dead owner
             with self.cond:
@@ -213,7 +209,7 @@ class ClassRoom:
             try:
                 while pend.answer is None:
                     if self.closing:
-                        raise ClassClosed()
+                        raise GateClosed(f"the class closed while {pend.seat} was deciding")
                     left = pend.deadline - self.clock()
                     if left <= 0:
                         pend.answer = table_choice(p, "timeout", f"no answer from {pend.seat} within "
@@ -414,4 +410,4 @@ class ClassRoom:
             return out
 
 
-__all__ = ["CHANNEL_ENV", "TOKEN_ENV", "KEY_ENV", "ClassRoom", "ClassClosed", "ClassRefusal", "Seat", "table_choice", "DEFAULT_TIMEOUT_S"]
+__all__ = ["CHANNEL_ENV", "TOKEN_ENV", "KEY_ENV", "ClassRoom", "ClassRefusal", "Seat", "table_choice", "DEFAULT_TIMEOUT_S"]

@@ -81,7 +81,7 @@ def test_a_students_answer_is_recorded_with_its_seat(room):
     assert r.answer(bold, p["number"], "choose", other) == {"ok": True, "by": "seat:bold"}
     wait_for(lambda: r.snapshot(teacher)["steps"] >= 2, "round 1")
     users = dict(recorded_users(r))
-    assert users["bold"] == {"decision": "choose", "tool": other, "by": "seat:bold", "why": ""}
+    assert users["bold"] == {"decision": "choose", "tool": other, "by": "seat:bold", "why": "", "proposed": p["tool"]}
     assert users["cautious"] is None  # an open seat: its decider decided alone, nothing asked
     log = r.snapshot(teacher)["decisions"]
     assert log[-1]["agent"] == "bold" and log[-1]["by"] == "seat:bold" and log[-1]["tool"] == other
