@@ -16,7 +16,7 @@ the machine can reach it) and is itself 0600. Beside that, like `serve` itself:
 
 Requests are JSON POSTs: /join {key}, /state {session, since, wait_s} (held open until the
 class changes, at most wait_s), /answer {session, proposal, decision, tool}, /teacher
-{session, command, agent}. A refusal is a JSON {error, field} with status 403 (the guard) or
+{session, command, agent}, /psyche {session[, toml, then]}. A refusal is a JSON {error, field} with status 403 (the guard) or
 409 (the class said no).
 """
 
@@ -72,7 +72,8 @@ class Channel:
     def app(self) -> web.Application:
         app = web.Application(middlewares=[self._guard])
         app.add_routes([web.post("/join", self.join), web.post("/state", self.state),
-                        web.post("/answer", self.answer), web.post("/teacher", self.teacher)])
+                        web.post("/answer", self.answer), web.post("/teacher", self.teacher),
+                        web.post("/psyche", self.psyche)])
         return app
 
     async def start(self) -> None:
@@ -152,6 +153,20 @@ class Channel:
         tool = body.get("tool")
         return _json(200, self.room.answer(str(body["session"]), int(body["proposal"]), str(body["decision"]),
                                            str(tool) if tool is not None else None))
+
+    async def psyche(self, request: web.Request) -> web.Response:
+        """{session} reads the seat's psyche; with {toml, then: "apply" | "save"} applies it live
+        or saves it to the served-only file."""
+        body = await self._body(request)
+        session, then = str(body["session"]), body.get("then")
+        if then is None:
+            return _json(200, self.room.psyche(session))
+        toml = str(body["toml"])
+        if then == "apply":
+            return _json(200, self.room.set_psyche(session, toml))
+        if then == "save":
+            return _json(200, self.room.save_psyche(session, toml))
+        raise ValueError(f"then is apply or save, not {then!r}")
 
     async def teacher(self, request: web.Request) -> web.Response:
         body = await self._body(request)

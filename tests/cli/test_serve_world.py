@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import subprocess
 import sys
@@ -186,22 +187,25 @@ def test_two_students_drive_two_agents_of_one_served_world_in_chromium(tmp_path)
         with sync_api.sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
             try:
-                def tab(url: str, until: str) -> Any:
+                def tab(url: str, *until: str) -> Any:
                     page = browser.new_page(viewport={"width": 1400, "height": 900})
                     page.add_init_script(KEEP_TERMINAL)
                     page.goto(url)
-                    page.wait_for_function(f"({SCREEN_TEXT})().includes({json.dumps(until)})", timeout=90_000)
+                    for text in until:
+                        page.wait_for_function(f"({SCREEN_TEXT})().includes({json.dumps(text)})", timeout=90_000)
+                    # the page's keyboard focus, clicked on the status line: a click on a table
+                    # would move the app's focus to it
+                    page.locator("#terminal").click(position={"x": 8, "y": 6})
                     return page
 
-                teacher = tab(server.url, "Join URLs")
+                teacher = tab(server.url, "Join URLs", "cautious-ledger")
                 text = screen(teacher)
                 for aid, url in server.join.items():  # the teacher's tab hands out the join URLs
                     assert url.rsplit("seat=", 1)[1][:12] in text, (aid, text)
-                students = {aid: tab(server.join[aid], f"you drive {aid}") for aid in ("bold", "cautious")}
+                students = {aid: tab(server.join[aid], f"you drive {aid}", "cautious-ledger") for aid in ("bold", "cautious")}
                 for page in students.values():
                     text = screen(page)
                     assert "bold-ledger" in text and "cautious-ledger" in text and "bold-g2" not in text
-                teacher.locator("#terminal").click()
                 teacher.keyboard.press("r")  # run: each agent's turn now waits for its student
                 answered: dict[str, set[str]] = {aid: set() for aid in students}
                 deadline = time.monotonic() + 240
@@ -212,9 +216,8 @@ def test_two_students_drive_two_agents_of_one_served_world_in_chromium(tmp_path)
                         if m is None or m.group(1) in answered[aid]:
                             continue
                         answered[aid].add(m.group(1))
-                        page.locator("#terminal").click()
                         if aid == "cautious" and not chose:  # once: another offered tool than proposed
-                            page.keyboard.press("Down")
+                            page.keyboard.press("ArrowDown")
                             chose[aid] = m.group(1)
                             page.keyboard.press("Enter")
                         else:
@@ -223,9 +226,14 @@ def test_two_students_drive_two_agents_of_one_served_world_in_chromium(tmp_path)
                 # both students' tabs show the artifact bold's student had it write
                 for page in students.values():
                     assert "bold-g2" in screen(page)
-                shot = tmp_path / "served-class.png"
-                students["bold"].screenshot(path=str(shot))
-                assert shot.stat().st_size > 10_000
+                keep = os.environ.get("AKH_TUI_SHOTS")  # where a reviewer wants to look at them
+                for name, page in (("teacher", teacher), *students.items()):
+                    shot = tmp_path / f"served-class-{name}.png"
+                    page.screenshot(path=str(shot))
+                    assert shot.stat().st_size > 10_000  # a drawn page, not a blank one
+                    if keep:
+                        Path(keep).mkdir(parents=True, exist_ok=True)
+                        Path(keep, shot.name).write_bytes(shot.read_bytes())
             finally:
                 browser.close()
     finally:

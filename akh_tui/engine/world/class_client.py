@@ -91,5 +91,15 @@ class ClassClient:
     def command(self, what: str, agent: str | None = None) -> dict[str, Any]:
         return self.request("POST", "/teacher", {"session": self.session, "command": what, "agent": agent})
 
+    def psyche(self) -> dict[str, Any]:
+        """The seat's agent's psyche (TOML) and where a save goes."""
+        return self.request("POST", "/psyche", {"session": self.session})
+
+    def set_psyche(self, toml: str) -> dict[str, Any]:
+        return self.request("POST", "/psyche", {"session": self.session, "toml": toml, "then": "apply"})
+
+    def save_psyche(self, toml: str) -> dict[str, Any]:
+        return self.request("POST", "/psyche", {"session": self.session, "toml": toml, "then": "save"})
+
 
 __all__ = ["ClassClient", "POLL_S"]

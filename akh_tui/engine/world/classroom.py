@@ -22,15 +22,20 @@ stepping thread refreshes after each step: a tab never waits for a decision unde
 
 from __future__ import annotations
 
+import os
+import re
 import secrets
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Literal
 
 from ..errors import InputError
 from ..redaction import register_secret
 from .gate import Answer, GateClosed, Proposal
+from ..psyche.model import Psyche
+from .edits import SetPsyche
 from .watch import WorldWatch
 
 KEY_BYTES = 16  # a seat's join key: token_urlsafe(16), 22 characters in the URL
@@ -84,6 +89,10 @@ class Session:
     seen: float = field(default=0.0)
 
 
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "_"
+
+
 def table_choice(p: Proposal, by: str, why: str) -> Answer:
     """The utility table's choice (the best offered candidate): approve when the agent proposes
     it, else choose it."""
@@ -113,7 +122,9 @@ class ClassRoom:
         self.sessions: dict[str, Session] = {}
         self.running = False
         self.speed = DEFAULT_SPEED
-        self.requests: list[str] = []  # "agent" | "round": the teacher's steps, in order
+        # the stepping thread's jobs, in order: ("agent" | "round", None), the teacher's steps, or
+        # ("psyche", SetPsyche), a student's live psyche edit (a fork, applied between turns)
+        self.requests: list[tuple[str, Any]] = []
         self.pending: Pending | None = None
         self.proposals = 0
         self.decisions: list[dict[str, Any]] = []
@@ -123,6 +134,7 @@ class ClassRoom:
         self.closing = False
         self._stopped_at_rounds = False
         self._cache: dict[str, Any] = {}
+        self._psyches: dict[str, str] = {}
         self._refresh()
         self._thread: threading.Thread | None = None
 
@@ -148,20 +160,35 @@ class ClassRoom:
             with self.cond:
                 while not self.closing:
                     if self.requests:
-                        job = self.requests.pop(0)
+                        job, arg = self.requests.pop(0)
                         break
                     if self.running:
                         left = next_at - self.clock()
                         if left <= 0:
-                            job = "run"
+                            job, arg = "run", None
                             break
                         self.cond.wait(left)
                     else:
                         self.cond.wait()
                 else:
                     return
+            if job == "psyche":
+                self._edit_psyche(arg)
+                continue
             next_at = self.clock() + 1 / SPEEDS[self.speed]
             self._step(job)
+
+    def _edit_psyche(self, edit: SetPsyche) -> None:
+        """A student's live psyche edit: a fork here (as the workbench's `e`), so that rewind and
+        resume replay it; it takes effect at the agent's next turn."""
+        try:
+            branch = self.watch.replace_psyche(edit.agent, Psyche.from_toml(edit.toml), source=edit.source)
+            note = f"{edit.source} edited {edit.agent}'s psyche (branch {branch}): it takes effect at its next turn"
+        except Exception as exc:  # said on every tab; the world goes on as it was
+            note = f"{edit.source}'s psyche edit was not applied: {type(exc).__name__}: {exc}"
+        with self.cond:
+            self.note = note
+        self._refresh()
 
     def _step(self, job: str) -> None:
         w = self.watch
@@ -247,8 +274,9 @@ class ClassRoom:
                                "size": a["size"]} for a in w.artifacts()],
                 "balances": w.balances(), "minted": w.minted(),
             }
+            psyches = {aid: w.psyche_text(aid) for aid in w.ids}
         with self.cond:
-            self._cache = cache
+            self._cache, self._psyches = cache, psyches
             self._changed()
 
     # ---- tabs -------------------------------------------------------------------------------
@@ -371,6 +399,51 @@ class ClassRoom:
             self.cond.notify_all()
             return {"ok": True, "by": seat.name}
 
+    # ---- a student's psyche ---------------------------------------------------------------
+    def _holder(self, session: str) -> Seat:
+        s = self._session(session)
+        if s.role != "student" or s.agent is None:
+            raise ClassRefusal("only a seat's tab edits its agent's psyche", field="session")
+        seat = self.seats[s.agent]
+        if seat.session != session or seat.key != s.key:
+            raise ClassRefusal(f"this tab no longer holds {seat.name}", field="session")
+        return seat
+
+    def psyche_path(self, agent: str) -> Path:
+        """Where a seat's psyche saves go: the data dir's served-only folder (runs outside
+        `serve` never read it), one file per world and agent."""
+        loc = self.watch.run.locations
+        return loc.served_dir / "psyche" / f"world-{_safe(self.watch.name)}" / f"{_safe(agent)}.toml"
+
+    def psyche(self, session: str) -> dict[str, Any]:
+        """The seat's agent's psyche as TOML (as of the last step), and where ctrl+w saves it."""
+        with self.cond:
+            seat = self._holder(session)
+            return {"agent": seat.agent, "toml": self._psyches.get(seat.agent, ""),
+                    "save_to": str(self.psyche_path(seat.agent))}
+
+    def set_psyche(self, session: str, toml: str) -> dict[str, Any]:
+        """A live edit of the seat's agent's psyche (checked here: a bad text is refused with
+        its line and field), applied by the stepping thread between turns."""
+        with self.cond:
+            seat = self._holder(session)
+            Psyche.from_toml(toml, file=f"{seat.name}'s psyche")  # InputError: the tab shows it
+            self.requests.append(("psyche", SetPsyche(seat.agent, toml, source=seat.name)))
+            self.cond.notify_all()
+            return {"ok": True}
+
+    def save_psyche(self, session: str, toml: str) -> dict[str, Any]:
+        """The seat's psyche text saved (checked first) to its served-only file, replaced whole."""
+        with self.cond:
+            seat = self._holder(session)
+            Psyche.from_toml(toml, file=f"{seat.name}'s psyche")
+            path = self.psyche_path(seat.agent)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        part = path.with_name(f".{path.name}.part")
+        part.write_text(toml, encoding="utf-8")
+        os.replace(part, path)
+        return {"ok": True, "path": str(path)}
+
     # ---- the teacher's controls -------------------------------------------------------------
     def command(self, session: str, what: str, agent: str | None = None) -> dict[str, Any]:
         """The teacher's: run, pause, agent (step one turn), round, faster, slower, release
@@ -385,7 +458,7 @@ class ClassRoom:
             elif what == "pause":
                 self.running, self.note = False, "paused by the teacher"
             elif what in ("agent", "round"):
-                self.requests.append(what)
+                self.requests.append((what, None))
             elif what in ("faster", "slower"):
                 self.speed = max(0, min(len(SPEEDS) - 1, self.speed + (1 if what == "faster" else -1)))
             elif what in ("release", "reassign"):

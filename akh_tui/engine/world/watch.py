@@ -656,14 +656,14 @@ class WorldWatch:
             a = self.world.agents[aid]
             return (a.pending_psyche or a.psyche).to_toml()
 
-    def replace_psyche(self, aid: str, psyche: Psyche) -> None:
+    def replace_psyche(self, aid: str, psyche: Psyche, source: str = "workbench") -> str:
         """The agent's new psyche, taking effect at its next turn: a fork here with the edit (the
         door records a psyche edit as state of a new branch, so rewind and resume replay it)."""
         with self.lock:
             if aid not in self.world.agents:
                 raise InputError(f"no agent {aid!r} in this world", field="agent")
             n = sum(1 for b in self.run.branches() if str(b.get("name", "")).startswith(f"{aid}-psyche"))
-            self.fork(None, [SetPsyche(aid, psyche.to_toml(), source="workbench")], name=f"{aid}-psyche-{n + 1}")
+            return self.fork(None, [SetPsyche(aid, psyche.to_toml(), source=source)], name=f"{aid}-psyche-{n + 1}")
 
 
 __all__ = ["parse_world_edits", "FORK_EDIT_HELP", "WorldWatch", "LaneStep", "WorldBreak", "parse_world_break", "LANE_GLYPHS", "LANE_STATE", "STATE_LETTER", "WORLD",

@@ -34,7 +34,7 @@ from ..themes import load_themes
 
 RETRY_S = 2.0
 TEACHER_POLL_S = 3.0  # the teacher's tab asks at least this often: seats' connections change quietly
-STUDENT_ACTIONS = {"approve", "choose", "reject"}
+STUDENT_ACTIONS = {"approve", "choose", "reject", "edit_psyche"}
 TEACHER_ACTIONS = {"toggle_run", "step_agent", "step_round", "faster", "slower", "release", "reassign"}
 
 
@@ -58,6 +58,8 @@ class ClassTab(App[None]):
         Binding("enter", "choose", "Choose", id="class.choose", priority=True,
                 tooltip="choose the highlighted offered tool instead"),
         Binding("v", "reject", "Reject", id="class.reject", tooltip="reject (veto) the proposed action"),
+        Binding("e", "edit_psyche", "Psyche", id="class.edit_psyche",
+                tooltip="your agent's psyche: ctrl+s applies it live (from its next turn), ctrl+w saves it"),
         Binding("r", "toggle_run", "Run/Pause", id="class.run_pause", tooltip="run / pause the world"),
         Binding("space", "step_agent", "Agent", id="class.step_agent", tooltip="step one agent's turn"),
         Binding("n", "step_round", "Round", id="class.step_round", tooltip="step the rest of the round"),
@@ -151,6 +153,11 @@ class ClassTab(App[None]):
             self.snap, self.received = snap, time.monotonic()
             if role_changed:
                 self.refresh_bindings()
+                # a student's tab keeps its offered tools in view and in focus, so that the keys
+                # it answers with never depend on where focus was when its turn came
+                student = snap["you"]["role"] == "student"
+                self.query_one("#proposal-box").display = student
+                self.query_one("#candidates" if student else "#roster", DataTable).focus()
             self._draw_tables(snap)
         self._draw_status()
         self._draw_you()
@@ -213,7 +220,11 @@ class ClassTab(App[None]):
             t.append(f"{you['agent']} waits for its turn" + (f" (next: {nxt})" if nxt else ""), style="bold")
             if waiting is not None and waiting["agent"] != you["agent"]:
                 t.append(f" · {waiting['agent']} is deciding", style="dim")
-        box.display = p is not None and you["holds"]
+        if p is None or not you["holds"]:
+            if self.proposal_shown is not None:
+                self.query_one("#candidates", DataTable).clear()
+                self.proposal_shown = None
+            box.border_title = f"{you['agent']}'s offered tools: none now (they show when its turn comes)"
         self.query_one("#you", Static).update(t)
 
     def _draw_tables(self, s: dict[str, Any]) -> None:
@@ -257,8 +268,7 @@ class ClassTab(App[None]):
                 table.add_row(c["tool"], f"{c['utility']:.3f}" if isinstance(c["utility"], (int, float)) else "",
                               str(c.get("input") or ""), key=c["tool"])
             self.query_one("#proposal-box").border_title = f"{you['agent']}'s offered tools (best first)"
-            self.query_one("#proposal-box").display = True
-            table.focus()
+
 
     # ---- a student's answer ------------------------------------------------------------------
     def _proposal(self) -> dict[str, Any] | None:
@@ -297,6 +307,33 @@ class ClassTab(App[None]):
             return
         tool = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
         self._answer("approve" if tool == p["tool"] else "choose", None if tool == p["tool"] else tool)
+
+    def action_edit_psyche(self) -> None:
+        from pathlib import Path
+
+        from ...engine import InputError, Psyche
+        from ..psyche_editor import PsycheEditorScreen
+
+        try:
+            got = self.client.psyche()
+        except (ClassRefusal, OSError) as exc:
+            self.notify(str(getattr(exc, "message", exc)), severity="error", markup=False)
+            return
+        holder: list[PsycheEditorScreen] = []
+
+        def apply(psyche: Psyche) -> None:
+            self.client.set_psyche(holder[0].draft)  # ClassRefusal (an InputError): the editor shows it
+
+        def save(psyche: Psyche, path: Path, force: bool = False) -> Path:
+            try:
+                return Path(self.client.save_psyche(holder[0].draft)["path"])
+            except OSError as exc:
+                raise InputError(f"the class's owner cannot be reached: {exc}", field="psyche") from None
+
+        editor = PsycheEditorScreen(got["toml"], Path(got["save_to"]), apply, save=save,
+                                    name=f"psyche of {got['agent']}")
+        holder.append(editor)
+        self.push_screen(editor)
 
     # ---- the teacher's controls --------------------------------------------------------------
     def action_toggle_run(self) -> None:
@@ -338,7 +375,7 @@ def _put_row(table: DataTable, key: str, row: tuple[str, ...]) -> None:
         table.add_row(*row, key=key)
         return
     for col, value in zip(table.columns, row):
-        table.update_cell(key, col, value)
+        table.update_cell(key, col, value, update_width=True)
 
 
 def main() -> int:

@@ -169,3 +169,26 @@ def test_a_served_world_never_becomes_the_current_one(locations, monkeypatch):
             ClassRoom(watch).join("nope")
     finally:
         watch.close()
+
+
+def test_a_students_psyche_edit_is_live_and_its_save_goes_to_the_served_place(room, locations):
+    r = room()
+    teacher = r.join(r.teacher_key)["session"]
+    bold = r.join(r.seats["bold"].key)["session"]
+    cautious = r.join(r.seats["cautious"].key)["session"]
+    got = r.psyche(bold)
+    assert got["agent"] == "bold" and "[" in got["toml"]
+    assert got["save_to"] == str(locations.served_dir / "psyche" / "world-market" / "bold.toml")
+    with pytest.raises(InputError):  # a bad text is refused with what is wrong, nothing queued
+        r.set_psyche(bold, "this is = = not toml")
+    saved = r.save_psyche(bold, got["toml"])
+    assert saved["path"] == got["save_to"] and (locations.served_dir / "psyche" / "world-market" / "bold.toml").is_file()
+    assert not locations.psyche_dir.exists()  # the owner's own psyche folder is untouched
+    r.set_psyche(bold, got["toml"])
+    wait_for(lambda: "edited bold's psyche" in r.snapshot(teacher)["note"], "the live edit")
+    assert r.watch.run.branch_name == "bold-psyche-1"
+    with pytest.raises(ClassRefusal, match="only a seat's tab"):
+        r.psyche(teacher)
+    r.join(r.seats["cautious"].key)  # cautious's first tab no longer holds its seat
+    with pytest.raises(ClassRefusal, match="no longer holds"):
+        r.save_psyche(cautious, got["toml"])
