@@ -33,6 +33,7 @@ from ...engine import ClassClient, ClassRefusal
 from ..themes import load_themes
 
 RETRY_S = 2.0
+NARROW = 160  # under this many columns the roster and the artifacts stack (each needs most of a line)
 TEACHER_POLL_S = 3.0  # the teacher's tab asks at least this often: seats' connections change quietly
 STUDENT_ACTIONS = {"approve", "choose", "reject", "edit_psyche"}
 TEACHER_ACTIONS = {"toggle_run", "step_agent", "step_round", "faster", "slower", "release", "reassign"}
@@ -52,6 +53,11 @@ class ClassTab(App[None]):
     #roster, #artifacts { height: 1fr; }
     #join { height: auto; padding: 0 1; }
     #decisions { height: auto; max-height: 8; padding: 0 1; }
+    Screen.-narrow #middle { layout: vertical; }
+    Screen.-narrow #roster-box { width: 1fr; height: auto; max-height: 12; }
+    Screen.-narrow #roster { height: auto; max-height: 10; overflow-x: hidden; }
+    Screen.-narrow #artifacts-box { width: 1fr; height: 1fr; min-height: 4; }
+    Screen.-narrow #decisions { max-height: 4; }
     """
     BINDINGS = [
         Binding("a", "approve", "Approve", id="class.approve", tooltip="approve your agent's proposed action"),
@@ -72,11 +78,13 @@ class ClassTab(App[None]):
         Binding("q", "quit", "Quit", id="class.quit"),
     ]
 
+    clock = staticmethod(time.monotonic)  # the countdowns' clock (a test freezes it)
+
     def __init__(self, client: ClassClient) -> None:
         super().__init__()
         self.client = client
         self.snap: dict[str, Any] | None = None
-        self.received = time.monotonic()
+        self.received = self.clock()
         self.proposal_shown: int | None = None
         self.error: str | None = None
         self._stop = threading.Event()
@@ -100,8 +108,8 @@ class ClassTab(App[None]):
         for theme in load_themes():
             self.register_theme(theme)
         self.theme = "akh-dark" if "akh-dark" in self.available_themes else self.theme
-        self.query_one("#roster", DataTable).add_columns("agent", "state", "last action", "result", "scrip",
-                                                         "goals", "seat")
+        self.query_one("#roster", DataTable).add_columns("agent", "state", "seat", "scrip", "goals",
+                                                         "last action", "result")
         self.query_one("#artifacts", DataTable).add_columns("artifact", "owner", "v", "price", "written by", "round")
         self.query_one("#candidates", DataTable).add_columns("tool", "utility", "input")
         self.query_one("#roster-box").border_title = "Roster"
@@ -111,7 +119,15 @@ class ClassTab(App[None]):
         self.query_one("#join").display = False
         self.query_one("#status", Static).update(Text(" joining the class…", style="bold"))
         self.set_interval(1.0, self._tick)
+        self._fit()
         self._listen()
+
+    def on_resize(self, event: object) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        # under NARROW columns the roster takes the whole width (its seat column is the class's)
+        self.screen.set_class(self.size.width < NARROW, "-narrow")
 
     def on_unmount(self) -> None:
         self._stop.set()
@@ -150,7 +166,7 @@ class ClassTab(App[None]):
         self.error = error
         if snap is not None:
             role_changed = self.snap is None or self.snap["you"]["role"] != snap["you"]["role"]
-            self.snap, self.received = snap, time.monotonic()
+            self.snap, self.received = snap, self.clock()
             if role_changed:
                 self.refresh_bindings()
                 # a student's tab keeps its offered tools in view and in focus, so that the keys
@@ -167,7 +183,7 @@ class ClassTab(App[None]):
             self._draw_you()
 
     def _left(self, left_s: float) -> float:
-        return max(0.0, left_s - (time.monotonic() - self.received))
+        return max(0.0, left_s - (self.clock() - self.received))
 
     def _draw_status(self) -> None:
         s, t = self.snap, Text()
@@ -212,9 +228,8 @@ class ClassTab(App[None]):
         elif p is not None:
             t.append(f"Your turn (decision {p['number']}): {you['agent']} proposes ", style="bold")
             t.append(f"{p['tool']}" + (f" ({p['input']})" if p["input"] else ""), style="bold green")
-            t.append(f" · {self._left(p['left_s']):.0f} s left (then the table's choice)\n", style="bold yellow")
-            t.append(f"why: {p['why']}\n", style="dim")
-            t.append("a approve · enter choose the highlighted tool · v reject", style="dim")
+            t.append(f" · {self._left(p['left_s']):.0f} s left\n", style="bold yellow")
+            t.append(f"why: {p['why']}", style="dim")
         else:
             nxt = s.get("next")
             t.append(f"{you['agent']} waits for its turn" + (f" (next: {nxt})" if nxt else ""), style="bold")
@@ -232,32 +247,28 @@ class ClassTab(App[None]):
         roster = self.query_one("#roster", DataTable)
         for r in s["roster"]:
             seat = s["seats"][r["id"]]
-            if seat["taken"]:
-                mark = f"{seat['name']} " + ("● connected" if seat["connected"] else "○ away")
-            else:
-                mark = "open (its decider)"
+            # ● a tab holds the seat now, ○ taken but its tab is away, open: the agent's decider alone
+            mark = (("● " if seat["connected"] else "○ ") + seat["name"]) if seat["taken"] else "open"
             if you["role"] == "student" and r["id"] == you["agent"]:
-                mark = f"you · {mark}"
-            row = (r["id"], r["state"], r["action"], r["result"], str(r["scrip"]),
-                   f"{r['goals_done']}/{r['goals']}", mark)
+                mark = f"{mark} (you)"
+            row = (r["id"], r["state"], mark, str(r["scrip"]), f"{r['goals_done']}/{r['goals']}", r["action"],
+                   r["result"])
             _put_row(roster, r["id"], row)
         arts = self.query_one("#artifacts", DataTable)
         for a in s["artifacts"]:
             _put_row(arts, a["id"], (a["id"], a["owner"], str(a["version"]), str(a["price"]), str(a["by"]),
                                      str(a["at_round"])))
-        log = Text()
-        for d in s["decisions"][-6:]:
-            what = d["decision"] + (f" {d['tool']}" if d["tool"] else f" {d['proposed']}")
-            log.append(f"r{d['round']} {d['agent']}: {what} (by {d['by']})\n")
+        log = Text("\n".join(f"r{d['round']} {d['agent']}: {d['decision']} {d['tool'] or d['proposed']} (by {d['by']})"
+                             for d in s["decisions"][-6:]))
         self.query_one("#decisions", Static).update(log if s["decisions"] else Text("no decision yet", style="dim"))
         join = self.query_one("#join", Static)
         if you["role"] == "teacher":
             join.display = True
             join.border_title = "Join URLs: one per agent, hand each to its student"
             text = Text()
-            for aid, url in s.get("join", {}).items():
-                text.append(f"{aid}: ", style="bold")
-                text.append(f"{url}\n")
+            for i, (aid, url) in enumerate(s.get("join", {}).items()):
+                text.append(("\n" if i else "") + f"{aid}: ", style="bold")
+                text.append(url)
             join.update(text)
         p = you.get("proposal")
         if p is not None and p["number"] != self.proposal_shown:
@@ -267,7 +278,8 @@ class ClassTab(App[None]):
             for c in p["candidates"]:
                 table.add_row(c["tool"], f"{c['utility']:.3f}" if isinstance(c["utility"], (int, float)) else "",
                               str(c.get("input") or ""), key=c["tool"])
-            self.query_one("#proposal-box").border_title = f"{you['agent']}'s offered tools (best first)"
+            self.query_one("#proposal-box").border_title = (f"{you['agent']}'s offered tools, best first (no answer "
+                                                            f"in time: the table's choice)")
 
 
     # ---- a student's answer ------------------------------------------------------------------
