@@ -33,7 +33,7 @@ from typing import Any, Awaitable, Callable
 
 from aiohttp import web
 
-from ..engine import ClassRefusal, ClassRoom, register_secret
+from ..engine import ClassRefusal, ClassRoom, InputError, register_secret
 
 TOKEN_BYTES = 32
 MAX_WAIT_S = 25.0
@@ -43,8 +43,8 @@ def refusal(token: str, authorization: str | None, origin: str | None) -> str | 
     """Why a channel request is refused, or None to let it in."""
     if origin is not None:
         return "a request from a web page (it sent an Origin) is refused: the channel is for the class's tabs only"
-    given = (authorization or "").removeprefix("Bearer ").strip()
-    if not hmac.compare_digest(given.encode(), token.encode()):
+    scheme, _, given = (authorization or "").partition(" ")
+    if scheme != "Bearer" or not hmac.compare_digest(given.encode(), token.encode()):
         return "the channel's token is missing or wrong"
     return None
 
@@ -112,6 +112,8 @@ class Channel:
             return await handler(request)
         except ClassRefusal as exc:
             return _json(409, {"error": exc.message, "field": exc.field})
+        except InputError as exc:  # a psyche text that is not one: its file, line and field
+            return _json(409, {"error": str(exc), "field": exc.field})
         except (ValueError, KeyError, TypeError) as exc:
             return _json(400, {"error": f"a malformed request: {type(exc).__name__}: {exc}", "field": "body"})
 
