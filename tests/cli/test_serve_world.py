@@ -183,6 +183,7 @@ def test_two_students_drive_two_agents_of_one_served_world_in_chromium(tmp_path)
     sync_api = pytest.importorskip("playwright.sync_api")
     server = ClassServed(tmp_path, "--world", "market", "--decision-timeout", "300")
     chose: dict[str, str] = {}
+    before = 0
     try:
         with sync_api.sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
@@ -226,6 +227,24 @@ def test_two_students_drive_two_agents_of_one_served_world_in_chromium(tmp_path)
                 # both students' tabs show the artifact bold's student had it write
                 for page in students.values():
                     assert "bold-g2" in screen(page)
+                # bold's tab closed: the seat is kept, and its join URL opened again takes it back
+                before = len(answered["bold"])
+                students["bold"].close()
+                students["bold"] = tab(server.join["bold"], "you drive bold", "bold-g2")
+                deadline = time.monotonic() + 120
+                while True:
+                    assert time.monotonic() < deadline, screen(students["bold"])
+                    m = re.search(r"Your turn \(decision (\d+)\)", screen(students["bold"]))
+                    if m is not None and m.group(1) not in answered["bold"]:
+                        answered["bold"].add(m.group(1))
+                        students["bold"].keyboard.press("a")
+                        break
+                    m = re.search(r"Your turn \(decision (\d+)\)", screen(students["cautious"]))
+                    if m is not None and m.group(1) not in answered["cautious"]:
+                        answered["cautious"].add(m.group(1))
+                        students["cautious"].keyboard.press("a")
+                    time.sleep(0.2)
+                teacher.wait_for_function(f"({SCREEN_TEXT})().includes('● seat:bold')", timeout=30_000)
                 keep = os.environ.get("AKH_TUI_SHOTS")  # where a reviewer wants to look at them
                 for name, page in (("teacher", teacher), *students.items()):
                     shot = tmp_path / f"served-class-{name}.png"
@@ -245,6 +264,8 @@ def test_two_students_drive_two_agents_of_one_served_world_in_chromium(tmp_path)
     users = [(r["agent"], r["decide"].get("user")) for r in records if r.get("type") == "cycle"]
     by = {agent: {u["by"] for u in [x for a, x in users if a == agent and x is not None]} for agent in ("bold", "cautious")}
     assert by == {"bold": {"seat:bold"}, "cautious": {"seat:cautious"}}, users
+    # the reopened tab's answer was recorded too (the step after it may still have been waiting)
+    assert len([u for a, u in users if a == "bold" and u is not None]) >= before + 1, (before, users)
     assert any(u is not None and u["decision"] == "choose" for a, u in users if a == "cautious"), users
     listed = subprocess.run([sys.executable, "-m", "akh_tui.cli", "sessions", "list", "--json", "--data-dir",
                              str(server.data)], capture_output=True, text=True, timeout=60)
