@@ -132,9 +132,20 @@ class ClassTab(App[None]):
     def on_unmount(self) -> None:
         self._stop.set()
 
+    async def action_quit(self) -> None:
+        self._stop.set()  # the channel's worker draws nothing more
+        await super().action_quit()
+
     # ---- the channel -------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="class-channel")
     def _listen(self) -> None:
+        try:
+            self._listening()
+        except RuntimeError:  # call_from_thread once the app has closed: nothing left to draw
+            if not self._stop.is_set():
+                raise
+
+    def _listening(self) -> None:
         since = -1
         while not self._stop.is_set():
             try:
@@ -144,6 +155,8 @@ class ClassTab(App[None]):
                 wait = TEACHER_POLL_S if self.client.role == "teacher" else 20.0
                 snap = self.client.state(since, wait)
                 since = int(snap["version"])
+                if self._stop.is_set():
+                    return
                 self.call_from_thread(self._show, snap, None)
             except ClassRefusal as exc:
                 self.client.session = None if exc.field in ("session", "key") else self.client.session
@@ -163,6 +176,8 @@ class ClassTab(App[None]):
 
     # ---- drawing -----------------------------------------------------------------------------
     def _show(self, snap: dict[str, Any] | None, error: str | None) -> None:
+        if self._stop.is_set() or not self.is_running:
+            return  # the tab is closing: the last answer it asked for is not drawn
         self.error = error
         if snap is not None:
             role_changed = self.snap is None or self.snap["you"]["role"] != snap["you"]["role"]
@@ -179,7 +194,7 @@ class ClassTab(App[None]):
         self._draw_you()
 
     def _tick(self) -> None:
-        if self.snap is not None:
+        if self.snap is not None and not self._stop.is_set():
             self._draw_you()
 
     def _left(self, left_s: float) -> float:
