@@ -119,6 +119,10 @@ def test_a_students_keys_answer_its_proposal() -> None:
         await pilot.press("r", "x", "R")  # the teacher's keys do nothing in a student's tab
         await pilot.pause()
         assert len(client.sent) == 4
+        app.set_focus(None)  # (a click on the status line): up and down still move along the offered tools
+        await pilot.pause()
+        await pilot.press("down", "down", "enter")
+        assert (await sent(pilot, client, 5))[-1] == ("answer", 6, "choose", "noop")
         app._stop.set()
 
     drive(app, script, WIDE)

@@ -35,7 +35,7 @@ from ..themes import load_themes
 RETRY_S = 2.0
 NARROW = 160  # under this many columns the roster and the artifacts stack (each needs most of a line)
 TEACHER_POLL_S = 3.0  # the teacher's tab asks at least this often: seats' connections change quietly
-STUDENT_ACTIONS = {"approve", "choose", "reject", "edit_psyche"}
+STUDENT_ACTIONS = {"approve", "choose", "reject", "edit_psyche", "offered"}
 TEACHER_ACTIONS = {"toggle_run", "step_agent", "step_round", "faster", "slower", "release", "reassign"}
 
 
@@ -64,6 +64,9 @@ class ClassTab(App[None]):
         Binding("enter", "choose", "Choose", id="class.choose", priority=True,
                 tooltip="choose the highlighted offered tool instead"),
         Binding("v", "reject", "Reject", id="class.reject", tooltip="reject (veto) the proposed action"),
+        # wherever focus is (a click may have left it nowhere), up and down move along the offered tools
+        Binding("up", "offered(-1)", "Up", id="class.offered_up", show=False),
+        Binding("down", "offered(1)", "Down", id="class.offered_down", show=False),
         Binding("e", "edit_psyche", "Psyche", id="class.edit_psyche",
                 tooltip="your agent's psyche: ctrl+s applies it live (from its next turn), ctrl+w saves it"),
         Binding("r", "toggle_run", "Run/Pause", id="class.run_pause", tooltip="run / pause the world"),
@@ -295,6 +298,8 @@ class ClassTab(App[None]):
                               str(c.get("input") or ""), key=c["tool"])
             self.query_one("#proposal-box").border_title = (f"{you['agent']}'s offered tools, best first (no answer "
                                                             f"in time: the table's choice)")
+            if self.screen is self.screen_stack[0]:  # not while the psyche editor is open
+                table.focus()
 
 
     # ---- a student's answer ------------------------------------------------------------------
@@ -325,6 +330,11 @@ class ClassTab(App[None]):
 
     def action_reject(self) -> None:
         self._answer("reject")
+
+    def action_offered(self, delta: int) -> None:
+        table = self.query_one("#candidates", DataTable)
+        if table.row_count:
+            table.move_cursor(row=max(0, min(table.row_count - 1, table.cursor_row + delta)))
 
     def action_choose(self) -> None:
         table = self.query_one("#candidates", DataTable)
