@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import threading
+from pathlib import Path
 from typing import Any
 
 from akh_tui.tui.world.class_app import ClassTab
@@ -54,6 +55,9 @@ def student_snapshot(proposal: bool = True) -> dict[str, Any]:
     return s
 
 
+PSYCHE = (Path(__file__).parents[2] / "akh_tui" / "data" / "worlds" / "market" / "cautious.toml").read_text(encoding="utf-8")
+
+
 class StandIn:
     """The owner's side of the channel, as the tab's ClassClient calls it."""
 
@@ -77,6 +81,17 @@ class StandIn:
     def answer(self, number: int, decision: str, tool: str | None = None) -> dict[str, Any]:
         self.sent.append(("answer", number, decision, tool))
         return {"ok": True}
+
+    def psyche(self) -> dict[str, Any]:
+        return {"agent": "cautious", "toml": PSYCHE, "save_to": "/served/psyche/world-market/cautious.toml"}
+
+    def set_psyche(self, toml: str) -> dict[str, Any]:
+        self.sent.append(("set_psyche", toml))
+        return {"ok": True}
+
+    def save_psyche(self, toml: str) -> dict[str, Any]:
+        self.sent.append(("save_psyche", toml))
+        return {"ok": True, "path": "/served/psyche/world-market/cautious.toml"}
 
     def command(self, what: str, agent: str | None = None) -> dict[str, Any]:
         self.sent.append(("command", what, agent))
@@ -123,6 +138,29 @@ def test_a_students_keys_answer_its_proposal() -> None:
         await pilot.pause()
         await pilot.press("down", "down", "enter")
         assert (await sent(pilot, client, 5))[-1] == ("answer", 6, "choose", "noop")
+        app._stop.set()
+
+    drive(app, script, WIDE)
+
+
+def test_a_students_psyche_editor_keeps_its_keys_and_applies_through_the_owner() -> None:
+    from akh_tui.tui.psyche_editor import PsycheEditorScreen
+
+    client = StandIn(student_snapshot())
+    app = FrozenTab(client)  # type: ignore[arg-type]
+
+    async def script(app: FrozenTab, pilot: Any) -> None:
+        await shown(pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, PsycheEditorScreen)
+        await pilot.press("down", "enter", "up")  # the editor's own keys: no answer is sent
+        await pilot.pause()
+        assert client.sent == []
+        await pilot.press("ctrl+s")
+        await pilot.press("ctrl+w")
+        got = await sent(pilot, client, 2)
+        assert [k for k, _ in got] == ["set_psyche", "save_psyche"] and got[0][1] == app.screen.draft  # type: ignore[attr-defined]
         app._stop.set()
 
     drive(app, script, WIDE)

@@ -64,9 +64,10 @@ class ClassTab(App[None]):
         Binding("enter", "choose", "Choose", id="class.choose", priority=True,
                 tooltip="choose the highlighted offered tool instead"),
         Binding("v", "reject", "Reject", id="class.reject", tooltip="reject (veto) the proposed action"),
-        # wherever focus is (a click may have left it nowhere), up and down move along the offered tools
-        Binding("up", "offered(-1)", "Up", id="class.offered_up", show=False),
-        Binding("down", "offered(1)", "Down", id="class.offered_down", show=False),
+        # in a student's tab up and down always move along the offered tools, wherever focus is
+        # (the roster is only to read there): a key meant for the proposal never moves another table
+        Binding("up", "offered(-1)", "Up", id="class.offered_up", show=False, priority=True),
+        Binding("down", "offered(1)", "Down", id="class.offered_down", show=False, priority=True),
         Binding("e", "edit_psyche", "Psyche", id="class.edit_psyche",
                 tooltip="your agent's psyche: ctrl+s applies it live (from its next turn), ctrl+w saves it"),
         Binding("r", "toggle_run", "Run/Pause", id="class.run_pause", tooltip="run / pause the world"),
@@ -170,6 +171,8 @@ class ClassTab(App[None]):
                 self._stop.wait(RETRY_S)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in STUDENT_ACTIONS | TEACHER_ACTIONS and self.screen is not self.screen_stack[0]:
+            return False  # the psyche editor is open: its keys are its own (enter, up, down...)
         role = self.client.role
         if action in STUDENT_ACTIONS:
             return role == "student"
