@@ -100,8 +100,15 @@ def recorded_answer(lines: Iterable[str]) -> Answer | None:
         # a cheap look first: most steps fired no gate, and a rewind replays many of them
         if line.startswith('{"type":"cycle"') and '"user":{"decision":' in line:
             user = json.loads(line)["decide"].get("user")
-            if isinstance(user, dict):
-                return Answer(user["decision"], user.get("tool"), user.get("by", "user"), user.get("why", ""))
+            if not isinstance(user, dict):
+                continue
+            decision, tool, by, why = (user.get(k) for k in ("decision", "tool", "by", "why"))
+            if decision not in DECISIONS or not isinstance(tool, (str, type(None))) or not isinstance(by, str) \
+                    or not isinstance(why, str):
+                # a damaged record is reported, never replayed as some other answer
+                raise InputError(f"a recorded gate answer is not one the gate gives: {redact(json.dumps(user))[:200]}",
+                                 field="decide.user")
+            return Answer(decision, tool, by, why)
     return None
 
 

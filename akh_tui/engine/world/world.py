@@ -8,6 +8,9 @@ A turn's changes to the ledger and artifacts are a transaction: the ledger invar
 checked after it, and a turn that breaks it is rolled back and stops the world
 (InvariantViolation), nothing of it written.
 
+A gated agent's turn (`gated`; gate.py) stops after decide for an answerer's approve, reject
+or choose, recorded as the cycle record's `decide.user`: one of the inputs below.
+
 The world is a pure function of (world file, the files it names, seed, inputs): the clock is
 virtual, the schedule's only randomness is `random.Random(f"{seed}:{round}")`, and records
 hold no wall time and no path but the ones the world file wrote.
@@ -409,8 +412,11 @@ class World:
         for rec in [*entries, *self._turn_events, *state_events, *after]:
             self._write(rec)
         self.clock = c + self.step_ms
-        return {"round": self.round, "clock": seconds(c), "agent": aid, "action": tool,
+        line = {"round": self.round, "clock": seconds(c), "agent": aid, "action": tool,
                 "result": act["progress"], "balance": self.ledger.balance(aid), "state": loop.state}
+        if user is not None:
+            line["user"] = user  # the gate's answer, for the step's line (world run, the lanes)
+        return line
 
     def _gate(self, aid: str, cycle: Cycle, answer: Answerer, inner: Any) -> dict[str, Any]:
         """Stop `aid`'s turn before act: its proposal asked, the answer checked and taken;

@@ -271,3 +271,29 @@ def test_a_gated_worlds_records_are_valid_against_the_published_schema_and_a_bad
     bad = next(rec for rec in recs if rec["type"] == "cycle" and "user" in rec["decide"])
     bad["decide"]["user"]["decision"] = "maybe"
     assert list(v.iter_errors(bad))
+
+
+def test_a_sweep_cell_asks_nobody_even_where_the_world_file_gates_an_agent(tmp_path):
+    from akh_tui.engine.sweep.world import run_cell
+
+    market = (bundled_data_dir() / "worlds" / "market").as_posix()
+    f = tmp_path / "w.toml"
+    f.write_text(f'[world]\nname = "m"\nrounds = 2\n[[agents]]\nid = "a"\nscenario = "{market}/trader.toml"\n'
+                 f'approve = true\n', encoding="utf-8")
+    got: list[str] = []
+    row = run_cell(str(f), None, 0, 2, (), {}, got.append)
+    assert row and cycles(got) and not any('"user":' in x for x in got)
+
+
+def test_why_moved_and_its_proof_replay_a_gated_branch_with_its_recorded_answers(tmp_path):
+    from akh_tui.engine.world.moved import who_moved
+
+    r, ask = _gated_run(tmp_path)
+    asked = len(ask.asked)
+    try:
+        last_bold = max(s.step for s in r.steps() if s.agent == "bold" and any('"type":"cycle"' in x for x in s.lines))
+        got = who_moved(r, last_bold, prove=True)  # replays gated steps: a wrong answer would not replay
+        assert got["agent"] == "bold" and all("proof" in a for a in got["actions"] if a["mover"])
+        assert len(ask.asked) == asked  # nobody was asked
+    finally:
+        r.close()
