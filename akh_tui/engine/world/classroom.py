@@ -135,7 +135,7 @@ class ClassRoom:
         self._stopped_at_rounds = False
         self._cache: dict[str, Any] = {}
         self._psyches: dict[str, str] = {}
-        self._refresh()
+        self._refresh(psyches=True)
         self._thread: threading.Thread | None = None
 
     # ---- the stepping thread ----------------------------------------------------------------
@@ -188,7 +188,7 @@ class ClassRoom:
             note = f"{edit.source}'s psyche edit was not applied: {type(exc).__name__}: {exc}"
         with self.cond:
             self.note = note
-        self._refresh()
+        self._refresh(psyches=True)
 
     def _step(self, job: str) -> None:
         w = self.watch
@@ -261,8 +261,9 @@ class ClassRoom:
         for listen in list(self.listeners):
             listen()
 
-    def _refresh(self) -> None:
-        """The world's part of the snapshot, read after a step (never while a turn waits)."""
+    def _refresh(self, psyches: bool = False) -> None:
+        """The world's part of the snapshot, read after a step (never while a turn waits);
+        `psyches`: the agents' psyche texts too (they change only by an edit, not by a turn)."""
         w = self.watch
         with w.lock:
             cache = {
@@ -274,9 +275,11 @@ class ClassRoom:
                                "size": a["size"]} for a in w.artifacts()],
                 "balances": w.balances(), "minted": w.minted(),
             }
-            psyches = {aid: w.psyche_text(aid) for aid in w.ids}
+            texts = {aid: w.psyche_text(aid) for aid in w.ids} if psyches else None
         with self.cond:
-            self._cache, self._psyches = cache, psyches
+            self._cache = cache
+            if texts is not None:
+                self._psyches = texts
             self._changed()
 
     # ---- tabs -------------------------------------------------------------------------------
