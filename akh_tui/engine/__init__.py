@@ -65,6 +65,7 @@ _FACE: dict[str, str] = {
     'PHASES': 'akh_tui.engine.cycle.agent',
     'pins': 'module:akh_tui.engine.runs.pin',
     'plugin_needs': 'akh_tui.engine.runs.run',
+    'PluginNotTrusted': 'akh_tui.engine.tools.hotload',
     'Psyche': 'akh_tui.engine.psyche.model',
     'PsycheFileChanged': 'akh_tui.engine.runs.psyche_file',
     'read_user_file': 'akh_tui.engine.errors',

@@ -85,6 +85,20 @@ class Agent:
         # effect at the next cycle, and the files' text in force since (None: the scenario's)
         self.pending_rules: tuple[RuleSet, list[list[str]]] | None = None
         self.rules_files: list[list[str]] | None = None
+        # the scenario file's goals a reload manages (issue 28 §2): description -> (goal id,
+        # criteria, priority) as the file had them when the run last took it (None: the run's
+        # goals were given instead, --goals); `goals_reloaded` once a reload changed it (a
+        # snapshot then holds it, else a restore takes the run's first one)
+        self.scenario_goals: dict[str, tuple[int, str | None, int]] | None = None
+        self.goals_reloaded = False
+        # plugin modules reloaded from their recorded source (tools/hotload.py): ref -> the
+        # source's payload in force, and those taking effect at the next cycle (ref -> (tools, payload))
+        self.plugin_sources: dict[str, dict] = {}
+        self.pending_plugins: dict[str, tuple[list[Any], dict]] = {}
+        # the scenario's decider module reloaded: its recorded source's payload in force (None:
+        # the decider the run opened with), and the one taking effect at the next cycle
+        self.decider_source: dict | None = None
+        self.pending_decider: tuple[Any, dict] | None = None
         self.psyche = psyche
         self.workspace = workspace
         # programs shell_exec may run without bubblewrap: the user's config says (the run sets it)
@@ -325,6 +339,12 @@ class Agent:
             ruleset, files = self.pending_rules
             self.pending_rules = None
             self.use_rules(ruleset, files)
+        if self.pending_decider is not None:
+            (self.decider, self.decider_source), self.pending_decider = self.pending_decider, None
+        if self.pending_plugins:
+            pending, self.pending_plugins = self.pending_plugins, {}
+            for ref, (tools, source) in pending.items():
+                self.use_plugin(ref, tools, source)
         focus = self.focus_goal()
         if focus is None:
             return None
@@ -798,6 +818,29 @@ class Agent:
         self.rules.park()
         self.rules = RuleEngine(self.kg, ruleset)
         self.rules_files = [list(f) for f in files]
+
+    def reload_plugin(self, ref: str, tools: list[Any], source: dict) -> None:
+        """A plugin module's tools made again from its recorded source (`source`: the
+        recorded payload, tools/hotload.py); they take the place of the reference's tools at
+        the next cycle."""
+        self.pending_plugins[ref] = (list(tools), dict(source))
+
+    def use_plugin(self, ref: str, tools: list[Any], source: dict) -> None:
+        """These tools for the reference `ref` from now on (PluginError when they clash with
+        another tool's name: nothing changed). What the agent derived from its tools (names,
+        profiles, plan roles, capability gates) is derived again."""
+        self.tools.replace_reference(ref, tools)
+        self.plugin_sources[ref] = dict(source)
+        self.tool_names = self.tools.names
+        self._profiles = {name: self.vsa.keyword_vector(e.spec.profile) for name, e in self.tools.entries.items()}
+        self._plan_roles = self.tools.plan_roles()
+        self._sims.clear()
+        self._add_plugin_gates()
+
+    def abandon_goal(self, g: Goal, reason: str) -> None:
+        """A goal no longer wanted (a reload found it gone from the scenario's file): failed
+        with `reason`, its sub-goals with it; its history stays."""
+        self._fail(g, reason)
 
     def confinement(self) -> confine.Confinement:
         if self.workspace is None:
