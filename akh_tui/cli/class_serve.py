@@ -29,6 +29,7 @@ from .class_channel import Channel
 from .serve_guard import Admission, GuardedServer, _page
 
 TAB_MODULE = "akh_tui.tui.world.class_app"
+MAX_TIMEOUT_S = 86400  # a day: a decision always ends
 SPARE_TABS = 5  # the default cap: a tab per agent, and these for the teacher, watchers and reopened tabs
 
 
@@ -134,8 +135,9 @@ def serve_world(args: argparse.Namespace, public: Any, err: Console) -> int:
     if args.scenario or args.decider:
         raise InputError("--world serves a world file: each agent's scenario and decider come from it (no "
                          "--scenario or --decider)", field="--world")
-    if args.decision_timeout <= 0:
-        raise InputError(f"must be > 0 seconds, got {args.decision_timeout:g}", field="--decision-timeout")
+    if not 0 < args.decision_timeout <= MAX_TIMEOUT_S:  # nan and inf included: an absent student never stalls
+        raise InputError(f"must be more than 0 and at most {MAX_TIMEOUT_S} seconds, got {args.decision_timeout:g}",
+                         field="--decision-timeout")
     locations = Locations.resolve(args.serve_data_dir or getattr(args, "data_dir", None))
     locations.ensure_data_dir()
     watch = WorldWatch.open(args.world, locations, args.seed)  # a bad world file is refused here

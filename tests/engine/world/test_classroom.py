@@ -192,3 +192,27 @@ def test_a_students_psyche_edit_is_live_and_its_save_goes_to_the_served_place(ro
     r.join(r.seats["cautious"].key)  # cautious's first tab no longer holds its seat
     with pytest.raises(ClassRefusal, match="no longer holds"):
         r.save_psyche(cautious, got["toml"])
+
+
+def test_closing_the_class_while_a_decision_waits_records_nothing_of_that_turn(locations):
+    r = ClassRoom(WorldWatch.open("market", locations), 300)
+    r.start()
+    teacher = r.join(r.teacher_key)["session"]
+    bold = r.join(r.seats["bold"].key)["session"]
+    cautious = r.join(r.seats["cautious"].key)["session"]
+    r.command(teacher, "agent")
+    first = wait_for(lambda: proposal(r, bold) or proposal(r, cautious), "the first proposal")
+    asker = bold if proposal(r, bold) else cautious
+    r.answer(asker, first["number"], "approve")
+    wait_for(lambda: r.snapshot(teacher)["steps"] == 1, "the first step")
+    r.command(teacher, "agent")
+    wait_for(lambda: r.snapshot(teacher)["waiting"], "the second proposal")
+    world = r.watch.run.world_id
+    r.close()  # the second turn waits for its student: dropped, nothing of it recorded
+    from akh_tui.engine import WorldRun
+
+    again = WorldRun.open_readonly(locations, world=world)
+    try:
+        assert [s.step for s in again.steps()] == [1]
+    finally:
+        again.close()
