@@ -172,13 +172,13 @@ def test_the_teachers_keys_run_the_class() -> None:
 
     async def script(app: FrozenTab, pilot: Any) -> None:
         await shown(pilot)
-        await pilot.press("r", "space", "n")
-        assert (await sent(pilot, client, 3)) == [("command", "pause", None), ("command", "agent", None),
-                                                  ("command", "round", None)]
+        await pilot.press("r", "space", "n", "t")
+        assert (await sent(pilot, client, 4)) == [("command", "pause", None), ("command", "agent", None),
+                                                  ("command", "round", None), ("command", "table", None)]
         await pilot.press("down", "x")  # the roster's highlighted agent: cautious
-        assert (await sent(pilot, client, 4))[-1] == ("command", "release", "cautious")
+        assert (await sent(pilot, client, 5))[-1] == ("command", "release", "cautious")
         await pilot.press("R")
-        assert (await sent(pilot, client, 5))[-1] == ("command", "reassign", "cautious")
+        assert (await sent(pilot, client, 6))[-1] == ("command", "reassign", "cautious")
         for _ in range(200):
             if any("seat=NEW" in str(n.message) for n in app._notifications):
                 break
@@ -186,7 +186,7 @@ def test_the_teachers_keys_run_the_class() -> None:
         assert any("seat=NEW" in str(n.message) for n in app._notifications)
         await pilot.press("a")  # a student's key does nothing in the teacher's tab
         await pilot.pause()
-        assert len(client.sent) == 5
+        assert len(client.sent) == 6
         app._stop.set()
 
     drive(app, script, WIDE)

@@ -449,8 +449,9 @@ class ClassRoom:
 
     # ---- the teacher's controls -------------------------------------------------------------
     def command(self, session: str, what: str, agent: str | None = None) -> dict[str, Any]:
-        """The teacher's: run, pause, agent (step one turn), round, faster, slower, release
-        AGENT, reassign AGENT (a new join URL, which the reply carries)."""
+        """The teacher's: run, pause, agent (step one turn), round, faster, slower, table (the
+        decision waiting takes the table's choice now, by "teacher"), release AGENT, reassign
+        AGENT (a new join URL, which the reply carries)."""
         with self.cond:
             s = self._session(session)
             if s.role != "teacher":
@@ -462,6 +463,11 @@ class ClassRoom:
                 self.running, self.note = False, "paused by the teacher"
             elif what in ("agent", "round"):
                 self.requests.append((what, None))
+            elif what == "table":
+                if self.pending is None:
+                    raise ClassRefusal("no decision is waiting", field="command")
+                self.pending.answer = table_choice(self.pending.proposal, "teacher",
+                                                   f"the teacher took the table's choice for {self.pending.seat}")
             elif what in ("faster", "slower"):
                 self.speed = max(0, min(len(SPEEDS) - 1, self.speed + (1 if what == "faster" else -1)))
             elif what in ("release", "reassign"):

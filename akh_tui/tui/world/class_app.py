@@ -36,7 +36,7 @@ RETRY_S = 2.0
 NARROW = 160  # under this many columns the roster and the artifacts stack (each needs most of a line)
 TEACHER_POLL_S = 3.0  # the teacher's tab asks at least this often: seats' connections change quietly
 STUDENT_ACTIONS = {"approve", "choose", "reject", "edit_psyche", "offered"}
-TEACHER_ACTIONS = {"toggle_run", "step_agent", "step_round", "faster", "slower", "release", "reassign"}
+TEACHER_ACTIONS = {"toggle_run", "step_agent", "step_round", "faster", "slower", "table", "release", "reassign"}
 
 
 class ClassTab(App[None]):
@@ -75,6 +75,8 @@ class ClassTab(App[None]):
         Binding("n", "step_round", "Round", id="class.step_round", tooltip="step the rest of the round"),
         Binding("plus,equals_sign", "faster", "Faster", id="class.faster", key_display="+"),
         Binding("minus", "slower", "Slower", id="class.slower", key_display="-"),
+        Binding("t", "table", "Table's choice", id="class.table",
+                tooltip="the decision waiting for a seat takes the table's choice now (recorded by teacher)"),
         Binding("x", "release", "Release", id="class.release",
                 tooltip="release the highlighted agent: its decider decides alone (its join URL may take it again)"),
         Binding("R", "reassign", "Reassign", id="class.reassign", key_display="R",
@@ -236,11 +238,12 @@ class ClassTab(App[None]):
         waiting = s.get("waiting")
         if you["role"] == "teacher":
             box.display = False
-            t.append("r run/pause · space one agent · n one round · +/- speed · on the roster's highlighted "
-                     "agent: x release, R reassign", style="dim")
+            t.append("on the roster's highlighted agent: x releases it, R reassigns it (a new join URL)",
+                     style="dim")
             if waiting is not None:
                 t.append(f"\nwaiting for {waiting['agent']} ({waiting['seat']}): "
-                         f"{self._left(waiting['left_s']):.0f} s left, then the table's choice", style="bold yellow")
+                         f"{self._left(waiting['left_s']):.0f} s left · t takes the table's choice now",
+                         style="bold yellow")
             self.query_one("#you", Static).update(t)
             return
         p = you.get("proposal")
@@ -385,6 +388,9 @@ class ClassTab(App[None]):
 
     def action_step_round(self) -> None:
         self._send("command", "round")
+
+    def action_table(self) -> None:
+        self._send("command", "table")
 
     def action_faster(self) -> None:
         self._send("command", "faster")

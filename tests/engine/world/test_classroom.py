@@ -136,6 +136,21 @@ def test_a_closed_tabs_seat_is_retaken_and_a_reassigned_one_is_not(room):
         r.command(second, "run")
 
 
+def test_the_teacher_takes_the_tables_choice_for_a_waiting_seat(room):
+    r = room()
+    teacher = r.join(r.teacher_key)["session"]
+    with pytest.raises(ClassRefusal, match="no decision is waiting"):
+        r.command(teacher, "table")
+    r.join(r.seats["bold"].key)
+    r.join(r.seats["cautious"].key)
+    r.command(teacher, "agent")
+    wait_for(lambda: r.snapshot(teacher)["waiting"], "a proposal")
+    r.command(teacher, "table")
+    wait_for(lambda: r.snapshot(teacher)["steps"] == 1, "the step")
+    (agent, user), = recorded_users(r)
+    assert user is not None and user["by"] == "teacher" and "took the table's choice" in user["why"]
+
+
 def test_teacher_commands_are_checked(room):
     r = room()
     teacher = r.join(r.teacher_key)["session"]
