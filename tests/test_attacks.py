@@ -2355,3 +2355,70 @@ def test_a_pins_goals_or_plugin_reload_of_the_wrong_shape_is_refused_naming_the_
         (tmp_path / "bad.pin.json").write_text(json.dumps(bad), encoding="utf-8")
         proc = cli("check", "bad.pin.json", check_rc=2)
         assert "Traceback" not in proc.stderr and field in proc.stderr, (kind, proc.stderr)
+
+
+# ---- issue 26, a class in the browser ----
+def test_a_class_channel_admits_only_its_tabs_and_their_own_requests(tmp_path: Path) -> None:
+    """The channel between a served world's owner and its tabs (`serve --world`): a request
+    without the channel's token, with a guessed one, or from a web page (an Origin) gets a 403
+    and changes nothing; a forged session, a student's teacher command, an unoffered tool, a
+    malformed body are refused with what was wrong (no traceback, nothing recorded)."""
+    import asyncio
+    import threading
+
+    from akh_tui.cli.class_channel import Channel
+    from akh_tui.engine import ClassRoom, Locations, WorldWatch
+    from akh_tui.engine.world.class_client import _UnixConnection
+
+    watch = WorldWatch.open("market", Locations(tmp_path / "data", tmp_path / "config.toml"))
+    room = ClassRoom(watch)
+    channel = Channel(room, "tok-" + "x" * 40)
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+
+    def call(path: str, body: object, headers: dict[str, str]) -> tuple[int, dict]:
+        conn = _UnixConnection(str(channel.path), 10)
+        try:
+            raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+            conn.request("POST", path, body=raw, headers=headers)
+            resp = conn.getresponse()
+            return resp.status, json.loads(resp.read() or b"{}")
+        finally:
+            conn.close()
+
+    good = {"Authorization": f"Bearer {channel.token}"}
+    try:
+        asyncio.run_coroutine_threadsafe(channel.start(), loop).result(timeout=30)
+        for headers in ({}, {"Authorization": "Bearer "}, {"Authorization": "Bearer " + "x" * 44},
+                        {"Authorization": channel.token}, {**good, "Origin": "http://127.0.0.1:8000"},
+                        {**good, "Origin": "null"}):
+            status, body = call("/join", {"key": room.teacher_key}, headers)
+            assert status == 403 and body["field"] == "channel", (headers, body)
+        assert room.sessions == {}
+        student = call("/join", {"key": room.seats["bold"].key}, good)[1]["session"]
+        for path, body, why in (("/state", {"session": "forged", "since": 0}, "unknown"),
+                                ("/teacher", {"session": student, "command": "run"}, "only the teacher"),
+                                ("/teacher", {"session": student, "command": "reassign", "agent": "bold"},
+                                 "only the teacher"),
+                                ("/answer", {"session": student, "proposal": 1, "decision": "choose",
+                                             "tool": "shell_exec"}, "no longer waiting"),
+                                ("/psyche", {"session": student, "toml": "[x", "then": "apply"}, "psyche"),
+                                ("/psyche", {"session": student, "toml": "", "then": "rm -rf"}, "apply or save"),
+                                ("/join", b"{not json", "malformed"), ("/join", [1, 2], "malformed"),
+                                ("/state", {"session": student, "since": "soon"}, "malformed")):
+            status, got = call(path, body, good)
+            assert status in (400, 409) and why in got["error"], (path, body, got)
+            assert "Traceback" not in got["error"]
+        assert not room.running and room.requests == [] and watch.run.last_step == 0
+        # a huge wait is cut to the channel's longest (the request returns; nothing hangs)
+        status, got = call("/state", {"session": student, "since": -1, "wait_s": 1e12}, good)
+        assert status == 200 and "join" not in got  # a student never sees the join URLs
+        # a hostile agent id cannot lead a psyche save out of the served folder
+        served = (watch.run.locations.served_dir / "psyche").resolve()
+        assert served in room.psyche_path("../../../etc/passwd").resolve().parents
+    finally:
+        asyncio.run_coroutine_threadsafe(channel.stop(), loop).result(timeout=30)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+        room.close()

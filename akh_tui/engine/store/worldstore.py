@@ -32,6 +32,7 @@ from typing import Any, Iterator
 
 import orjson
 
+from ..config import served_process
 from ..errors import InputError, StoreDamaged
 from .session import SessionStore, row_crc
 from .trace import dumps, redact_line
@@ -123,7 +124,10 @@ class WorldStore:
         return b
 
     def _set_current(self, branch: int) -> None:
-        self.db.execute("INSERT OR REPLACE INTO world_current (key, branch) VALUES (0, ?)", (branch,))
+        # a served world (`serve --world`: its owner is a served process) never becomes the
+        # world that `world run` continues, as a served tab's run never becomes the current run
+        if not served_process():
+            self.db.execute("INSERT OR REPLACE INTO world_current (key, branch) VALUES (0, ?)", (branch,))
 
     def use(self, branch: int) -> None:
         self.branch_info(branch)  # it exists
