@@ -48,6 +48,7 @@ CREATE TABLE IF NOT EXISTS world_current (key INTEGER PRIMARY KEY CHECK (key = 0
 """
 WORLD_PART = "world"
 GRAPH_PART = "kg:"  # + an agent id (which has no colon): its graph additions
+AGENT_PARTS = "agent_parts"  # in a world part: the step of each agent's newest part (state_refs)
 INF = 1 << 62
 
 
@@ -334,8 +335,17 @@ class WorldStore:
     # ---- states ------------------------------------------------------------------------------
     def state_at(self, branch: int, step: int) -> tuple[int, dict[str, Any], dict[str, dict[str, Any]]]:
         """The newest saved state at or before `step`: (its step, the world part, each agent's part)."""
+        at, world, refs = self.state_refs(branch, step)
+        return at, world, {aid: self.agent_part(b, s, aid) for aid, (b, s) in refs.items()}
+
+    def state_refs(self, branch: int, step: int) -> tuple[int, dict[str, Any], dict[str, tuple[int, int]]]:
+        """The newest saved state at or before `step`: (its step, the world part, and where
+        each agent's part is: (branch, step), for `agent_part`). A world part saved with
+        `agent_parts` (the step of each agent's newest part) names them; one saved before is
+        followed by a search of the parts."""
         found: tuple[int, int] | None = None  # (segment branch, step)
-        for seg in reversed(self.lineage(branch)):
+        lineage = self.lineage(branch)
+        for seg in reversed(lineage):
             hi = min(seg.state_hi, step)
             if hi < seg.state_lo:
                 continue
@@ -348,17 +358,30 @@ class WorldStore:
             raise InputError("this world branch has no saved state to rewind to", file=self.store.where)
         at = found[1]
         world = self._state(found[0], at, WORLD_PART)
-        agents: dict[str, dict[str, Any]] = {}
-        for seg in reversed(self.lineage(branch)):
+        named = world.pop(AGENT_PARTS, None)
+        if isinstance(named, dict):
+            refs: dict[str, tuple[int, int]] = {}
+            for aid, s in named.items():
+                holder = next((g for g in lineage if g.state_lo <= s <= min(g.state_hi, at)), None)
+                if holder is None:
+                    raise self._bad(f"saved state of step {at} (it names a part of {aid!r} at step {s})")
+                refs[aid] = (holder.branch, s)
+            return at, world, refs
+        refs = {}
+        for seg in reversed(lineage):
             hi = min(seg.state_hi, at)
             if hi < seg.state_lo:
                 continue
             for part, s in self.db.execute(
                     "SELECT part, MAX(step) FROM world_states WHERE branch=? AND part<>? AND part NOT LIKE 'kg:%' "
                     "AND step>=? AND step<=? GROUP BY part", (seg.branch, WORLD_PART, seg.state_lo, hi)).fetchall():
-                if part not in agents:
-                    agents[part] = self._agent_state(seg.branch, int(s), part)
-        return at, world, agents
+                if part not in refs:
+                    refs[part] = (seg.branch, int(s))
+        return at, world, refs
+
+    def agent_part(self, branch: int, step: int, aid: str) -> dict[str, Any]:
+        """Agent `aid`'s part saved at `step` of `branch`, with its whole graph (see state_refs)."""
+        return self._agent_state(branch, step, aid)
 
     def _agent_state(self, branch: int, step: int, part: str) -> dict[str, Any]:
         """An agent's saved state with its whole graph: its `kg:` parts joined, newest first

@@ -12,7 +12,8 @@ so a store can keep an agent's state only when it changed.
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ..cycle.state import core_state, kg_additions, restore, snapshot
 from ..llm.decider import LLMDecider
@@ -40,6 +41,12 @@ def world_state(w: "World", agents: bool = True) -> dict[str, Any]:
         "bids": [[b.agent, b.amount, b.artifact, b.version] for b in w.bids],
         "loops": {aid: _loop_state(w.loops[aid]) for aid in w.ids},
         "mints": w.mints,
+        # the world's bookkeeping of every agent that another agent's turn or the workbench
+        # reads (who read which artifact, the rate windows): here, so that a rewind may load
+        # each agent's own state on first touch (agents.py) and still show these for all
+        # (in the world file's order, whatever order the agents came to them in)
+        "book": {"read_versions": {aid: w.read_versions[aid] for aid in w.ids if w.read_versions.get(aid)},
+                 "limits": {aid: q for aid, q in ((aid, _limits(w, aid)) for aid in w.ids) if q}},
     }
     if agents:
         out["agents"] = {aid: agent_state(w, aid) for aid in w.ids}
@@ -63,7 +70,7 @@ def agent_state(w: "World", aid: str, graph: bool = True) -> dict[str, Any]:
                            # the world's bookkeeping that only this agent's turns change
                            "read_versions": w.read_versions.get(aid, {}),
                            "evidence": [[goal, [list(t) for t in triples]] for goal, triples in w.evidence.get(aid, {}).items()],
-                           "limits": [[res, [list(u) for u in q]] for res, q in w.limits.uses.get(aid, {}).items() if q]}
+                           "limits": _limits(w, aid)}
     inner = getattr(agent.decider, "inner", None)
     if isinstance(inner, WorkflowDecider):
         out["workflow"] = {"index": inner.index, "retries": inner.retries, "last": inner.last,
@@ -73,6 +80,10 @@ def agent_state(w: "World", aid: str, graph: bool = True) -> dict[str, Any]:
     elif inner is not None and getattr(inner, "kind", None) == "soar":
         out["soar"] = inner.state()  # its inputs, replayed after init-soar (soar/decider.py)
     return out
+
+
+def _limits(w: "World", aid: str) -> list[list[Any]]:
+    return [[res, [list(u) for u in q]] for res, q in w.limits.uses.get(aid, {}).items() if q]
 
 
 def agent_graph(w: "World", aid: str, since: tuple[int, int, int] | None = None) -> dict[str, Any]:
@@ -94,9 +105,13 @@ def _loop_state(loop: AgentLoop) -> dict[str, Any]:
             "scrip_at_evaluation": loop.scrip_at_evaluation}
 
 
-def load_world_state(w: "World", state: dict[str, Any], agents: dict[str, dict[str, Any]] | None = None) -> None:
+def load_world_state(w: "World", state: dict[str, Any], agents: Mapping[str, dict[str, Any]] | None = None,
+                     lazy: Mapping[str, Callable[[], dict[str, Any]]] | None = None) -> None:
     """Load `state` into `w`, a World just built from the same world file (nothing run yet).
-    `agents`: each agent's state when `state` does not hold them."""
+    `agents`: each agent's state when `state` does not hold them; or `lazy`: for each agent,
+    what reads its state, read and loaded when the agent is first touched (agents.py) if
+    `state` holds the world's bookkeeping of every agent (saved since it has a `book`), else
+    read and loaded now."""
     if state.get("v") != WORLD_STATE_VERSION:
         raise ValueError(f"unsupported world state version {state.get('v')!r} (expected {WORLD_STATE_VERSION})")
     w.clock, w.round, w.pos = state["clock"], state["round"], state["pos"]
@@ -123,20 +138,39 @@ def load_world_state(w: "World", state: dict[str, Any], agents: dict[str, dict[s
         loop.failures = deque(d["failures"], maxlen=FAILURES_KEPT)
         loop.actions = deque(((t, ok) for t, ok in d["actions"]), maxlen=ACTIONS_KEPT)
     w.mints = list(state["mints"])
+    book = state.get("book")
+    if book is not None:
+        for aid, read in book["read_versions"].items():
+            w.read_versions[aid] = dict(read)
+        for aid, q in book["limits"].items():
+            _load_limits(w, aid, q)
+    if lazy is not None:
+        for aid, fetch in lazy.items():
+            if book is None:  # a state saved before: the bookkeeping is in the agents' own states
+                load_agent_state(w, aid, fetch())
+            else:
+                w.agents.defer(aid, fetch, partial(load_agent_state, w, aid, book=False))
+        return
     for aid, d in (agents if agents is not None else state["agents"]).items():
-        load_agent_state(w, aid, d)
+        load_agent_state(w, aid, d, book=book is None)
 
 
-def load_agent_state(w: "World", aid: str, d: dict[str, Any]) -> None:
-    """One agent's state (`agent_state`) into its fresh agent in `w`."""
-    agent = w.agents[aid]
+def _load_limits(w: "World", aid: str, q: list[list[Any]]) -> None:
+    if q:
+        w.limits.uses[aid] = {res: deque((u[0], u[1]) for u in uses) for res, uses in q}
+
+
+def load_agent_state(w: "World", aid: str, d: dict[str, Any], book: bool = True) -> None:
+    """One agent's state (`agent_state`) into its fresh agent in `w`; `book=False`: its
+    read versions and rate windows came with the world's state (`world_state`'s book)."""
+    agent = w.agents.unloaded()[aid]  # (a lazy agent's loader: agents.py)
     restore(agent, d["agent"])
-    if d["read_versions"]:
+    if book and d["read_versions"]:
         w.read_versions[aid] = dict(d["read_versions"])
     if d["evidence"]:
         w.evidence[aid] = {goal: {(t[0], t[1], t[2]): None for t in triples} for goal, triples in d["evidence"]}
-    if d["limits"]:
-        w.limits.uses[aid] = {res: deque((u[0], u[1]) for u in q) for res, q in d["limits"]}
+    if book:
+        _load_limits(w, aid, d["limits"])
     agent.last_output = d["last_output"]
     agent.recent_failures.clear()
     agent.recent_failures.extend(d["recent_failures"])

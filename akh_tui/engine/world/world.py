@@ -32,6 +32,7 @@ from ..knowledge.rules import RuleSet
 from ..psyche.model import Psyche
 from ..cycle.scoring import Candidate
 from .actions import DeciderFailed, make_actions
+from .agents import Agents
 from .artifacts import Artifact, Artifacts
 from .clock import earliest_wake, round_order, seconds
 from .file import WorldSpec
@@ -137,7 +138,7 @@ class World:
         self.pos = 0  # the next entry of `order` to take its turn
         self.mints: list[dict[str, Any]] = []
         self.loops = {aid: AgentLoop(aid, scrip_at_evaluation=spec.starting_scrip) for aid in self.ids}
-        self.agents: dict[str, Agent] = {}
+        self.agents = Agents()  # a rewound world's load on first touch (agents.py)
         self._turn_agent: str | None = None
         self._turn_events: list[dict[str, Any]] = []
         bases: dict[Any, tuple[KnowledgeGraph, RuleSet]] = {}
@@ -163,7 +164,7 @@ class World:
                                 add_goals=not restoring, kg=kg.copy(), rules=rules)
             for cap, on in WORLD_CAPABILITIES.items():
                 agent.config.capabilities.setdefault(cap, on)  # a scenario's [config] may have turned one off
-            self.agents[a.id] = agent
+            self.agents.put(a.id, agent)
         self._write({"type": "world", "v": 1, "name": spec.name, "seed": spec.seed,
                      "agents": [{"id": a.id, "scenario": a.scenario_name, "decider": a.decider, "seed": a.seed}
                                 for a in spec.agents], "config": spec.config()})

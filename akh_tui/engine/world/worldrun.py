@@ -32,7 +32,9 @@ from __future__ import annotations
 import gc
 import json
 import threading
+import weakref
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator, Mapping
 
@@ -41,7 +43,7 @@ from ..paths import Locations
 from ..store import writelock
 from ..store.session import SessionStore
 from ..store.trace import TraceWriter
-from ..store.worldstore import GRAPH_PART, WORLD_PART, StepRow, WorldStore
+from ..store.worldstore import AGENT_PARTS, GRAPH_PART, WORLD_PART, StepRow, WorldStore
 from .file import WorldSpec, load_world
 from .ledger import InvariantViolation
 from .state import agent_graph, agent_state, load_world_state, world_state
@@ -85,7 +87,7 @@ def parse_step_name(text: str, field: str = "--at") -> tuple[int, str | None]:
 def _asks_a_live_model(w: World) -> bool:
     """Whether an agent's decider (or a workflow's model step) is a model other than the
     scripted one, whose answers a replay could not count on."""
-    for agent in w.agents.values():
+    for agent in w.agents.unloaded().values():  # (their deciders: nothing of a saved state is loaded)
         inner = getattr(agent.decider, "inner", None)
         models = list(inner.models.values()) if isinstance(inner, WorkflowDecider) else [inner]
         if any(isinstance(m, LLMDecider) and not isinstance(m.provider, ScriptedProvider) for m in models):
@@ -127,6 +129,12 @@ class WorldRun:
         # per agent, its newest saved state on this branch: (step, symbols, triples, how many
         # states since one that held the whole graph); the next holds only the additions since
         self._kg_saved: dict[str, tuple[int, int, int, int]] = {}
+        # per agent, the step of its newest saved part on this branch's lineage: each world part
+        # names them all (worldstore.AGENT_PARTS), so a rewind finds them without a search
+        self._part_at: dict[str, int] = {}
+        # the Worlds this run handed out (the live one, rewinds) whose agents may still be read
+        # from the store on first touch (agents.py): read before the store closes
+        self._lazy: "weakref.WeakSet[World]" = weakref.WeakSet()
         self._lock_file: Path | None = None
         self.save_every = SAVE_EVERY
         if world is not None:
@@ -267,6 +275,7 @@ class WorldRun:
         if full:
             self._kg_saved.clear()
         for aid in (w.ids if full else [a for a in w.ids if a in self._dirty]):
+            self._part_at[aid] = step
             prev = self._kg_saved.get(aid)
             out[aid] = agent_state(w, aid, graph=False)
             if prev is None or prev[0] >= step or prev[3] >= KG_CHAIN:
@@ -277,13 +286,20 @@ class WorldRun:
                 chain = prev[3] + 1
             kg = w.agents[aid].kg
             self._kg_saved[aid] = (step, len(kg.symbols), len(kg.log), chain)
+        out[WORLD_PART][AGENT_PARTS] = {aid: self._part_at[aid] for aid in w.ids}
         self._dirty.clear()
         self._since_save = 0
         return out
 
     def world_at(self, step: int) -> World:
         """A World in the exact state right after `step` of the branch (0: the start): the
-        newest saved state before it, and the recorded steps after that replayed."""
+        newest saved state before it, and the recorded steps after that replayed. Its agents
+        that the replay did not touch are read from the store when first touched (agents.py)."""
+        return self._world_at(step)[0]
+
+    def _world_at(self, step: int) -> tuple[World, dict[str, int], set[str]]:
+        """world_at's World, where each agent's newest saved part is (its step), and the
+        agents that took a turn in the steps replayed."""
         last = self.ws.last_step(self.branch)
         if not 0 <= step <= last:
             raise InputError(f"step {step} is outside the branch (0..{last})", field="--at")
@@ -292,19 +308,29 @@ class WorldRun:
         collecting = gc.isenabled()
         gc.disable()
         try:
-            at, wstate, agents = self.ws.state_at(self.branch, step)
+            at, wstate, refs = self.ws.state_refs(self.branch, step)
             w = self._new_world(restoring=True)
-            load_world_state(w, wstate, agents)
+            load_world_state(w, wstate, lazy={aid: partial(self._fetch, b, s, aid) for aid, (b, s) in refs.items()})
+            if w.agents.pending:
+                self._lazy.add(w)
+            replayed: set[str] = set()
             for row in self.ws.steps(self.branch, at + 1, step):
                 got: list[str] = []
                 w.lines = got.append
                 name = w.step()
                 self._check_replay(row, name, got)
+                if row.agent is not None:
+                    replayed.add(row.agent)
             w.lines = None
-            return w
+            return w, {aid: s for aid, (_, s) in refs.items()}, replayed
         finally:
             if collecting:
                 gc.enable()
+
+    def _fetch(self, branch: int, step: int, aid: str) -> dict[str, Any]:
+        """Agent `aid`'s saved part, read when a rewound World first touches it (agents.py)."""
+        with self.lock:
+            return self.ws.agent_part(branch, step, aid)
 
     def _check_replay(self, row: StepRow, name: tuple[int, str | None] | None, got: list[str]) -> None:
         if name != (row.round, row.agent) or got != row.lines:
@@ -313,10 +339,9 @@ class WorldRun:
 
     def _goto(self, step: int) -> None:
         """The live world is the branch's state after `step` (resume, after a failed write)."""
-        self.world = self.world_at(step)
+        self.world, self._part_at, self._dirty = self._world_at(step)  # the replayed are saved at the next save
         self.world.lines = self._lines.append
         self.last_step = step
-        self._dirty = set(self.world.ids)  # replayed since the saved state: saved again at the next save
         self._kg_saved.clear()  # (whole, each: the states this branch saved last may be ahead of `step`)
         self._since_save = self.save_every - 1 if step else 0
 
@@ -489,7 +514,11 @@ class WorldRun:
                 if not self.store.readonly and (self._dirty or self._since_save):
                     self._save_states(self.last_step)
             finally:
-                self.store.close()
+                try:
+                    for w in list(self._lazy):  # what is still to read of them, read while the store is open
+                        w.agents.detach()
+                finally:
+                    self.store.close()
                 writelock.release(self._lock_file)
                 self._lock_file = None
 
