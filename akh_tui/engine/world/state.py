@@ -163,7 +163,7 @@ def _load_limits(w: "World", aid: str, q: list[list[Any]]) -> None:
 def load_agent_state(w: "World", aid: str, d: dict[str, Any], book: bool = True) -> None:
     """One agent's state (`agent_state`) into its fresh agent in `w`; `book=False`: its
     read versions and rate windows came with the world's state (`world_state`'s book)."""
-    agent = w.agents.unloaded()[aid]  # (a lazy agent's loader: agents.py)
+    agent = w.agents.built(aid)  # (not w.agents[aid]: this is a lazy agent's loader, agents.py)
     restore(agent, d["agent"])
     if book and d["read_versions"]:
         w.read_versions[aid] = dict(d["read_versions"])

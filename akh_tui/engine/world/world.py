@@ -16,6 +16,7 @@ hold no wall time and no path but the ones the world file wrote.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
@@ -143,7 +144,9 @@ class World:
         self._turn_events: list[dict[str, Any]] = []
         bases: dict[Any, tuple[KnowledgeGraph, RuleSet]] = {}
         psyches: dict[Any, Psyche] = {}
-        for i, a in enumerate(spec.agents):
+
+        def build(i: int) -> Agent:
+            a = spec.agents[i]
             dec = (deciders or {}).get(a.id) or self._decider(a.decider, i, llm)
             registry = a.scenario.tool_registry()
             for action in make_actions(self, a.id):
@@ -164,7 +167,14 @@ class World:
                                 add_goals=not restoring, kg=kg.copy(), rules=rules)
             for cap, on in WORLD_CAPABILITIES.items():
                 agent.config.capabilities.setdefault(cap, on)  # a scenario's [config] may have turned one off
-            self.agents.put(a.id, agent)
+            return agent
+
+        for i, a in enumerate(spec.agents):
+            if restoring:
+                # a rewind's: each built when first touched (agents.py), and most never are
+                self.agents.put_later(a.id, partial(build, i))
+            else:
+                self.agents.put(a.id, build(i))
         self._write({"type": "world", "v": 1, "name": spec.name, "seed": spec.seed,
                      "agents": [{"id": a.id, "scenario": a.scenario_name, "decider": a.decider, "seed": a.seed}
                                 for a in spec.agents], "config": spec.config()})

@@ -87,8 +87,10 @@ def parse_step_name(text: str, field: str = "--at") -> tuple[int, str | None]:
 def _asks_a_live_model(w: World) -> bool:
     """Whether an agent's decider (or a workflow's model step) is a model other than the
     scripted one, whose answers a replay could not count on."""
-    for agent in w.agents.unloaded().values():  # (their deciders: nothing of a saved state is loaded)
-        inner = getattr(agent.decider, "inner", None)
+    for a in w.spec.agents:
+        if a.decider in ("utility", "scripted"):
+            continue  # (a rewound world builds an agent when first asked for: only those that may ask one)
+        inner = getattr(w.agents.built(a.id).decider, "inner", None)  # (its saved state need not be loaded)
         models = list(inner.models.values()) if isinstance(inner, WorkflowDecider) else [inner]
         if any(isinstance(m, LLMDecider) and not isinstance(m.provider, ScriptedProvider) for m in models):
             return True
