@@ -384,8 +384,9 @@ class WorldStore:
         return self._agent_state(branch, step, aid)
 
     def _agent_state(self, branch: int, step: int, part: str) -> dict[str, Any]:
-        """An agent's saved state with its whole graph: its `kg:` parts joined, newest first
-        back to the one that holds all the additions (worldrun.py saves them so)."""
+        """An agent's saved state with its whole graph, provenance and episodes: its `kg:` parts
+        joined, newest first back to the one that holds all of them (worldrun.py saves them so;
+        an agent part whose provenance is None has them there, one saved before in itself)."""
         d = self._state(branch, step, part)
         if "kg_additions" in d["agent"]:
             return d  # saved before the graph had parts of its own
@@ -418,7 +419,19 @@ class WorldStore:
                 raise self._bad(f"saved graph of {part!r} at step {g['prev'][0]}")
             symbols += g["symbols"]
             triples += g["triples"]
-        d["agent"]["kg_additions"] = {"symbols": symbols, "triples": triples}
+        agent = d["agent"]
+        agent["kg_additions"] = {"symbols": symbols, "triples": triples}
+        if agent.get("provenance", []) is None:  # the provenance and episodes are in the chain too
+            if "provenance" not in whole or any("provenance" not in g for g in chain):
+                raise self._bad(f"saved state of {part!r} at step {step} (its provenance and episodes are not saved)")
+            # the agent keeps the newest PROVENANCE_KEEP entries and `capacity` episodes: the
+            # restore drops the older ones as it did when they were added
+            agent["provenance"] = [*whole["provenance"], *(r for g in reversed(chain) for r in g["provenance"])]
+            episodes = [*whole["episodes"]["episodes"], *(e for g in reversed(chain) for e in g["episodes"])]
+            if any(b["id"] != a["id"] + 1 for a, b in zip(episodes, episodes[1:])):
+                raise self._bad(f"saved episodes of {part!r} (at step {step})")
+            agent["episodes"] = {"capacity": whole["episodes"]["capacity"], "next_id": agent["episodes_next_id"],
+                                 "episodes": episodes}
         return d
 
     def _state(self, branch: int, step: int, part: str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ so a store can keep an agent's state only when it changed.
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
@@ -55,14 +56,11 @@ def world_state(w: "World", agents: bool = True) -> dict[str, Any]:
 
 def agent_state(w: "World", aid: str, graph: bool = True) -> dict[str, Any]:
     """One agent's own state: its cycle state (graph additions, episodes, goals, psyche...) and
-    its decider's (a workflow's step). `graph=False`: without the graph additions (the session
-    store keeps them apart, `agent_graph`)."""
+    its decider's (a workflow's step). `graph=False`: without what the agent only appends to
+    (its graph additions, provenance entries and episodes: `None` for the provenance), which
+    the session store keeps apart (`agent_appends`)."""
     agent = w.agents[aid]
-    if graph:
-        snap = snapshot(agent)
-    else:
-        snap = core_state(agent)
-        snap["episodes"] = agent.episodic.to_dict()
+    snap = snapshot(agent) if graph else core_state(agent, provenance=False)
     # the cycle state, and what a model's next prompt reads that it does not hold (a single
     # run replays a model's turns from its records instead; a world replays them live)
     out: dict[str, Any] = {"agent": snap, "last_output": agent.last_output,
@@ -86,16 +84,61 @@ def _limits(w: "World", aid: str) -> list[list[Any]]:
     return [[res, [list(u) for u in q]] for res, q in w.limits.uses.get(aid, {}).items() if q]
 
 
-def agent_graph(w: "World", aid: str, since: tuple[int, int, int] | None = None) -> dict[str, Any]:
-    """An agent's graph additions as the session store keeps them, apart from the rest of its
-    state: all of them, or (`since`: the step, symbols and triples of the agent's graph saved
-    before on the same branch) only those made since, with `prev` naming that save. An
-    agent's graph only grows: saving all of it every time made a long world's steps dearer
-    the longer it ran; the store joins a chain back when it reads it (worldstore.py)."""
+@dataclass(frozen=True)
+class Appended:
+    """How much of what an agent only appends to a saved part held (`agent_appends`): the
+    next part may hold only what came after."""
+    step: int
+    symbols: int
+    triples: int
+    provenance: object | None  # the newest provenance entry then (the entry itself), None: none yet
+    episodes: int  # the episodic memory's next id then
+
+
+def appended(w: "World", aid: str, step: int) -> Appended:
+    """What agent `aid` has appended to now, saved at `step`."""
     agent = w.agents[aid]
+    return Appended(step, len(agent.kg.symbols), len(agent.kg.log), agent.provenance[-1] if agent.provenance else None,
+                    agent.episodic.next_id)
+
+
+def agent_appends(w: "World", aid: str, since: Appended | None = None) -> dict[str, Any] | None:
+    """What an agent only appends to, as the session store keeps it apart from the rest of
+    its state: its graph additions, its provenance entries (the last PROVENANCE_KEEP are kept)
+    and its episodes (the newest `capacity`). All of them; or (`since`: what the agent's part
+    saved before on the same branch held) only those added since, with `prev` naming that part
+    (its step, symbols and triples). None when what was saved then cannot be found now (the
+    provenance entry `since` names has left the kept ones): the caller saves all of them.
+    An agent's graph, provenance and episodes only grow: saving them whole every time made a
+    long world's steps dearer the longer it ran (the store joins a chain when it reads it,
+    worldstore.py)."""
+    agent = w.agents[aid]
+    prov = agent.provenance
+    em = agent.episodic
     if since is None:
-        return {"prev": None} | kg_additions(agent)
-    return {"prev": list(since)} | kg_additions(agent, since[1], since[2])
+        return {"prev": None} | kg_additions(agent) | {
+            "provenance": [_provenance_row(r) for r in prov],
+            "episodes": {"capacity": em.capacity, "episodes": [e.to_dict() for e in em.episodes.values()]}}
+    new_prov: list[list[Any]] = []
+    if since.provenance is not None or prov:
+        i = len(prov)
+        while i > 0 and prov[i - 1] is not since.provenance:  # from the newest back: as many as were added
+            i -= 1
+        if since.provenance is not None and i == 0:
+            return None
+        new_prov = [_provenance_row(prov[j]) for j in range(i, len(prov))]
+    new_eps: list[dict[str, Any]] = []
+    for e in reversed(em.episodes.values()):  # the newest first, back to those saved
+        if e.id < since.episodes:
+            break
+        new_eps.append(e.to_dict())
+    new_eps.reverse()
+    return ({"prev": [since.step, since.symbols, since.triples]} | kg_additions(agent, since.symbols, since.triples)
+            | {"provenance": new_prov, "episodes": new_eps})
+
+
+def _provenance_row(r: Any) -> list[Any]:
+    return [r.kind, r.cycle, r.goal, r.tool, r.detail]  # (as cycle/state.core_state writes it)
 
 
 def _loop_state(loop: AgentLoop) -> dict[str, Any]:

@@ -36,7 +36,7 @@ import weakref
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator, Mapping
+from typing import IO, Any, Callable, Iterator, Mapping, cast
 
 from ..errors import InputError
 from ..paths import Locations
@@ -46,7 +46,7 @@ from ..store.trace import TraceWriter
 from ..store.worldstore import AGENT_PARTS, GRAPH_PART, WORLD_PART, StepRow, WorldStore
 from .file import WorldSpec, load_world
 from .ledger import InvariantViolation
-from .state import agent_graph, agent_state, load_world_state, world_state
+from .state import Appended, agent_appends, agent_state, appended, load_world_state, world_state
 from .world import World
 from .workflow import WorkflowDecider
 from ..llm.decider import LLMDecider, ScriptedProvider
@@ -57,8 +57,8 @@ __all__ = ["WorldRun", "WorldStep", "parse_step_name", "parse_world_ref", "is_wo
            "compare_worlds", "show_world", "delete_world", "world_items"]
 
 SAVE_EVERY = 32  # steps between saved states: a rewind replays at most this many
-KG_CHAIN = 8  # an agent's saved states holding only their graph additions since the one before, at most,
-# before one holds all of them again: a rewind reads at most this many more rows per agent
+KG_CHAIN = 8  # an agent's saved states holding only what it appended (graph, provenance, episodes) since the
+# one before, at most, before one holds all of it again: a rewind reads at most this many more rows per agent
 
 
 @dataclass(frozen=True)
@@ -128,9 +128,10 @@ class WorldRun:
         self._lines: list[str] = []
         self._dirty: set[str] = set()  # agents that took a turn since the branch's last saved state
         self._since_save = 0
-        # per agent, its newest saved state on this branch: (step, symbols, triples, how many
-        # states since one that held the whole graph); the next holds only the additions since
-        self._kg_saved: dict[str, tuple[int, int, int, int]] = {}
+        # per agent, what its newest saved state on this branch holds of what it only appends
+        # to (graph, provenance, episodes), and how many states since one that held all of it:
+        # the next holds only what was added since
+        self._kg_saved: dict[str, tuple[Appended, int]] = {}
         # per agent, the step of its newest saved part on this branch's lineage: each world part
         # names them all (worldstore.AGENT_PARTS), so a rewind finds them without a search
         self._part_at: dict[str, int] = {}
@@ -280,14 +281,15 @@ class WorldRun:
             self._part_at[aid] = step
             prev = self._kg_saved.get(aid)
             out[aid] = agent_state(w, aid, graph=False)
-            if prev is None or prev[0] >= step or prev[3] >= KG_CHAIN:
-                out[GRAPH_PART + aid] = agent_graph(w, aid)
-                chain = 0
-            else:
-                out[GRAPH_PART + aid] = agent_graph(w, aid, prev[:3])
-                chain = prev[3] + 1
-            kg = w.agents[aid].kg
-            self._kg_saved[aid] = (step, len(kg.symbols), len(kg.log), chain)
+            add = None
+            if prev is not None and prev[0].step < step and prev[1] < KG_CHAIN:
+                add = agent_appends(w, aid, prev[0])  # (None: it cannot follow on from that part)
+            chain = prev[1] + 1 if add is not None and prev is not None else 0
+            out[GRAPH_PART + aid] = add if add is not None else cast(dict[str, Any], agent_appends(w, aid))
+            self._kg_saved[aid] = (appended(w, aid, step), chain)
+            # the episodes the session store would append (store/session.py) are in that part:
+            # a world's agents never go through it, and the list grew without end
+            w.agents[aid].episodic.new.clear()
         out[WORLD_PART][AGENT_PARTS] = {aid: self._part_at[aid] for aid in w.ids}
         self._dirty.clear()
         self._since_save = 0
