@@ -557,3 +557,129 @@ def test_deleting_a_world_another_process_drives_is_refused_naming_it(tmp_path, 
         proc.stdin.flush()
         assert proc.wait(timeout=120) == 0
     assert json.loads(cli("sessions", "delete", "w1", "--json").stdout)["deleted"] == "w1"  # once it let go
+
+
+def _bench_world(tmp: Path, agents: int) -> str:
+    from akh_tui.bench.world import world_file
+
+    return str(world_file(tmp / "w", agents, "Explore the ocean and find plankton"))
+
+
+def _recorded(tmp: Path, agents: int, steps: int, save_every: int) -> list[str]:
+    """A bench world of `agents` recorded for `steps` steps, a state saved every `save_every`:
+    each step's whole state (world_state, every agent's with it), as the live world had it."""
+    from akh_tui.engine.store.trace import dumps
+    from akh_tui.engine.world.state import world_state
+
+    r = WorldRun.start(locs(tmp), _bench_world(tmp, agents))
+    r.save_every = save_every
+    want = [dumps(world_state(r.world))]
+    for _ in range(steps):
+        r.step()
+        want.append(dumps(world_state(r.world)))
+    r.close()
+    return want
+
+
+def test_a_rewind_loads_the_agents_its_replay_needs_and_the_rest_when_first_touched(tmp_path):
+    from akh_tui.engine.store.trace import dumps
+    from akh_tui.engine.world.state import world_state
+
+    want = _recorded(tmp_path, 8, 40, 8)
+    r = WorldRun.open_readonly(locs(tmp_path))
+    steps = {row.step: row.agent for row in r.steps()}
+    for n in (3, 17, 24, 40):
+        w = r.world_at(n)
+        replayed = {steps[s] for s in range(n - n % 8 + 1, n + 1)}
+        assert set(w.agents.pending) == set(w.ids) - replayed  # built and loaded: only the replayed turns' agents
+        aid = w.agents.pending[0]
+        assert list(w.agents) == w.ids and aid in w.agents and aid in w.agents.pending  # (asking loads nothing)
+        assert w.agents[aid] is not None and aid not in w.agents.pending  # the first touch loads it
+        assert dumps(world_state(w)) == want[n], n  # every agent touched: the world as it was
+    kept = r.world_at(21)
+    assert kept.agents.pending
+    r.close()  # a rewound world stays whole after its run closes the store
+    assert dumps(world_state(kept)) == want[21]
+
+
+def test_each_saved_world_part_names_its_agents_newest_parts_and_every_agents_read_versions(tmp_path):
+    r = WorldRun.start(locs(tmp_path), "harbour")
+    r.save_every = 3
+    r.run(3)
+    at = r.last_step
+    r.fork(at - 1, [], "again")
+    r.run(1)
+    r.close()
+    ids = [a.id for a in load_world("harbour").agents]
+    with sqlite3.connect(locs(tmp_path).session_db) as db:
+        rows = db.execute("SELECT branch, step, part, payload FROM world_states ORDER BY branch, step").fetchall()
+    worlds = [(b, s, json.loads(p)) for b, s, part, p in rows if part == "world"]
+    assert len(worlds) >= 4
+    for b, s, state in worlds:
+        named = state["agent_parts"]
+        assert list(named) == ids
+        for aid, at_step in named.items():  # the newest part of each agent at or before the world part's step
+            lineage = [1] if b == 1 else [1, b]
+            newest = max(s2 for b2, s2, part, _ in rows if part == aid and s2 <= s and b2 in lineage
+                         and (b2 == b or b == 1 or s2 < at - 1))
+            assert at_step == newest, (b, s, aid)
+        if b != 1 and s == at - 1:
+            assert set(named.values()) == {at - 1}  # a fork saves every agent at its step
+    read = [state["book"]["read_versions"] for _, _, state in worlds]
+    assert any(read)  # harbour's agents buy each other's artifacts: who read which version, for all of them
+
+
+def test_an_agents_saved_part_appends_its_provenance_and_episodes_since_the_one_before(tmp_path):
+    from akh_tui.engine.cycle.agent import PROVENANCE_KEEP
+
+    _recorded(tmp_path, 2, 240, 4)  # 120 turns each: episodes consolidated, provenance past its first saves
+    with sqlite3.connect(locs(tmp_path).session_db) as db:
+        agent_parts = [json.loads(p) for p, in db.execute("SELECT payload FROM world_states WHERE part='a0'")]
+        parts = [json.loads(p) for p, in db.execute("SELECT payload FROM world_states WHERE part='kg:a0' ORDER BY step")]
+    assert all(p["agent"]["provenance"] is None and "episodes" not in p["agent"] for p in agent_parts)
+    whole = [p for p in parts if p["prev"] is None]
+    deltas = [p for p in parts if p["prev"] is not None]
+    assert len(whole[-1]["provenance"]) > 40 and whole[-1]["episodes"]["episodes"]
+    assert all(len(p["provenance"]) <= 6 for p in deltas)  # the two or so turns since the part before
+    assert any(p["episodes"] for p in deltas) and all(len(p["episodes"]) <= 4 for p in deltas)
+    assert len(whole[-1]["provenance"]) <= PROVENANCE_KEEP
+
+
+def test_a_store_whose_world_parts_name_no_agent_parts_and_whose_agents_hold_their_provenance_still_rewinds(tmp_path):
+    """The layout saved before: world parts without `agent_parts` and `book` (the rewind
+    searches for each agent's newest part and loads them all), agent parts holding their
+    provenance and episodes (their `kg:` parts only the graph)."""
+    from akh_tui.engine.store.schema import row_crc
+    from akh_tui.engine.store.trace import dumps
+    from akh_tui.engine.store.worldstore import WorldStore
+    from akh_tui.engine.world.state import world_state
+
+    want = _recorded(tmp_path, 3, 60, 4)
+    r = WorldRun.open_readonly(locs(tmp_path))
+    ws = WorldStore(r.store)
+    rows = r.store.db.execute("SELECT branch, step, part, payload FROM world_states").fetchall()
+    old: dict[tuple[int, str], str] = {}
+    for b, step, part, payload in rows:
+        d = json.loads(payload)
+        if part == "world":
+            d.pop("agent_parts"), d.pop("book")
+        elif part.startswith("kg:"):
+            d.pop("provenance"), d.pop("episodes")
+        else:
+            d = ws._agent_state(b, step, part)
+            del d["agent"]["kg_additions"]  # (in the `kg:` parts)
+        old[(step, part)] = dumps(d)
+    r.close()
+    with sqlite3.connect(locs(tmp_path).session_db) as db:
+        for (step, part), text in old.items():
+            db.execute("UPDATE world_states SET payload=?, crc=? WHERE branch=1 AND step=? AND part=?",
+                       (text, row_crc(1, step, part, text), step, part))
+    r = WorldRun.open_readonly(locs(tmp_path))
+    for n in range(0, 61, 3):
+        w = r.world_at(n)
+        assert not w.agents.pending  # (each agent's read versions and rate windows are in its own part)
+        assert dumps(world_state(w)) == want[n], n
+    r.close()
+    r = WorldRun.resume(locs(tmp_path))  # resumed, it saves the new layout from its next state on
+    r.run(2)
+    r.close()
