@@ -49,6 +49,8 @@ CREATE TABLE IF NOT EXISTS world_current (key INTEGER PRIMARY KEY CHECK (key = 0
 WORLD_PART = "world"
 GRAPH_PART = "kg:"  # + an agent id (which has no colon): its graph additions
 AGENT_PARTS = "agent_parts"  # in a world part: the step of each agent's newest part (state_refs)
+RECORD_AT = "step"  # an agent part's last record {RECORD_AT: n}: its cycle record in step n's lines
+WORLD_KEYS = ("agent", "round", "clock", "state")  # what a world's cycle record adds to the agent's (world.py)
 INF = 1 << 62
 
 
@@ -381,7 +383,23 @@ class WorldStore:
 
     def agent_part(self, branch: int, step: int, aid: str) -> dict[str, Any]:
         """Agent `aid`'s part saved at `step` of `branch`, with its whole graph (see state_refs)."""
-        return self._agent_state(branch, step, aid)
+        d = self._agent_state(branch, step, aid)
+        last = d["agent"].get("last_record")
+        if isinstance(last, dict) and "type" not in last and RECORD_AT in last:
+            d["agent"]["last_record"] = self._last_record(branch, int(last[RECORD_AT]), aid, d["agent"]["cycle"])
+        return d
+
+    def _last_record(self, branch: int, step: int, aid: str, cycle: int) -> dict[str, Any]:
+        """Agent `aid`'s cycle record `cycle` as its agent held it: the record in step `step`'s
+        lines (on `branch`'s lineage) without what the world added to it."""
+        row = next(self.steps(branch, step, step), None)
+        line = None if row is None or row.agent != aid else next(
+            (x for x in row.lines if x.startswith('{"type":"cycle"')), None)
+        rec: dict[str, Any] | None = orjson.loads(line) if line is not None else None
+        if rec is None or rec.get("cycle") != cycle or rec.get("agent") != aid:
+            raise StoreDamaged(f"the session store's record of {aid!r}'s cycle {cycle} (step {step}) is missing; "
+                               f"restore the store from a copy", file=self.store.where)
+        return {k: v for k, v in rec.items() if k not in WORLD_KEYS}
 
     def _agent_state(self, branch: int, step: int, part: str) -> dict[str, Any]:
         """An agent's saved state with its whole graph, provenance and episodes: its `kg:` parts

@@ -43,7 +43,7 @@ from ..paths import Locations
 from ..store import writelock
 from ..store.session import SessionStore
 from ..store.trace import TraceWriter
-from ..store.worldstore import AGENT_PARTS, GRAPH_PART, WORLD_PART, StepRow, WorldStore
+from ..store.worldstore import AGENT_PARTS, GRAPH_PART, RECORD_AT, WORLD_PART, StepRow, WorldStore
 from .file import WorldSpec, load_world
 from .ledger import InvariantViolation
 from .state import Appended, agent_appends, agent_state, appended, load_world_state, world_state
@@ -138,6 +138,9 @@ class WorldRun:
         # the Worlds this run handed out (the live one, rewinds) whose agents may still be read
         # from the store on first touch (agents.py): read before the store closes
         self._lazy: "weakref.WeakSet[World]" = weakref.WeakSet()
+        # per agent, the step whose lines hold its last cycle record, and that record: a saved
+        # part names the step instead of holding a second copy of it (worldstore.RECORD_AT)
+        self._record_at: dict[str, tuple[int, Any]] = {}
         self._lock_file: Path | None = None
         self.save_every = SAVE_EVERY
         if world is not None:
@@ -280,7 +283,10 @@ class WorldRun:
         for aid in (w.ids if full else [a for a in w.ids if a in self._dirty]):
             self._part_at[aid] = step
             prev = self._kg_saved.get(aid)
-            out[aid] = agent_state(w, aid, graph=False)
+            out[aid] = part = agent_state(w, aid, graph=False)
+            at = self._record_at.get(aid)
+            if at is not None and at[1] is part["agent"]["last_record"]:
+                part["agent"]["last_record"] = {RECORD_AT: at[0]}
             add = None
             if prev is not None and prev[0].step < step and prev[1] < KG_CHAIN:
                 add = agent_appends(w, aid, prev[0])  # (None: it cannot follow on from that part)
@@ -347,6 +353,7 @@ class WorldRun:
         self.world.lines = self._lines.append
         self.last_step = step
         self._kg_saved.clear()  # (whole, each: the states this branch saved last may be ahead of `step`)
+        self._record_at.clear()  # (their records are saved whole until each one's next turn)
         self._since_save = self.save_every - 1 if step else 0
 
     def step_number(self, name: str) -> int:
@@ -371,9 +378,12 @@ class WorldRun:
             if name is None:
                 return None
             rnd, agent = name
+            n = self.last_step + 1
             if agent is not None:
                 self._dirty.add(agent)
-            n = self.last_step + 1
+                rec = w.agents[agent].last_record
+                if rec is not None and self._record_at.get(agent, (0, None))[1] is not rec:
+                    self._record_at[agent] = (n, rec)  # its turn's cycle record: in this step's lines
             self._since_save += 1
             states = self._states(n, False) if self._since_save >= self.save_every else None
             lines = list(self._lines)

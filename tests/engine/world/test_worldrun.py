@@ -433,7 +433,7 @@ def test_a_store_saved_before_graphs_had_parts_of_their_own_still_rewinds(tmp_pa
     r.close()
     # the old layout: each agent's part holds its whole graph, and there is no `kg:` part
     r = WorldRun.open_readonly(locs(tmp_path))
-    old = {(step, part): WorldStore(r.store)._agent_state(1, step, part) for step, part in
+    old = {(step, part): WorldStore(r.store).agent_part(1, step, part) for step, part in
            r.store.db.execute("SELECT step, part FROM world_states WHERE part NOT IN ('world') AND part NOT LIKE 'kg:%'")}
     r.close()
     with sqlite3.connect(locs(tmp_path).session_db) as db:
@@ -637,6 +637,12 @@ def test_an_agents_saved_part_appends_its_provenance_and_episodes_since_the_one_
         agent_parts = [json.loads(p) for p, in db.execute("SELECT payload FROM world_states WHERE part='a0'")]
         parts = [json.loads(p) for p, in db.execute("SELECT payload FROM world_states WHERE part='kg:a0' ORDER BY step")]
     assert all(p["agent"]["provenance"] is None and "episodes" not in p["agent"] for p in agent_parts)
+    # its last cycle record is in the lines of the step it names (its turn), not a second time here
+    with sqlite3.connect(locs(tmp_path).session_db) as db:
+        for p in agent_parts[1:]:
+            step = p["agent"]["last_record"]["step"]
+            agent, lines = db.execute("SELECT agent, lines FROM world_steps WHERE step=?", (step,)).fetchone()
+            assert agent == "a0" and f'"cycle":{p["agent"]["cycle"]},"agent":"a0"' in lines
     whole = [p for p in parts if p["prev"] is None]
     deltas = [p for p in parts if p["prev"] is not None]
     assert len(whole[-1]["provenance"]) > 40 and whole[-1]["episodes"]["episodes"]
@@ -666,7 +672,7 @@ def test_a_store_whose_world_parts_name_no_agent_parts_and_whose_agents_hold_the
         elif part.startswith("kg:"):
             d.pop("provenance"), d.pop("episodes")
         else:
-            d = ws._agent_state(b, step, part)
+            d = ws.agent_part(b, step, part)
             del d["agent"]["kg_additions"]  # (in the `kg:` parts)
         old[(step, part)] = dumps(d)
     r.close()
