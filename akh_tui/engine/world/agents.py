@@ -15,6 +15,7 @@ so the World stays whole after its run closes the store (WorldRun.close).
 
 from __future__ import annotations
 
+import gc
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 if TYPE_CHECKING:
@@ -65,12 +66,20 @@ class Agents(Mapping[str, "Agent"]):
         return got
 
     def _load(self, aid: str) -> None:
-        fetch, load = self._pending[aid]
-        got = self._fetched.pop(aid) if aid in self._fetched else fetch()
-        # pending until loaded: a loader that raises (a damaged store) raises again when the
-        # agent is next asked for, never hands it out as if it were whole
-        load(got)
-        del self._pending[aid]
+        # loading makes a graph's worth of objects and frees none: the collector's passes over
+        # them (and over the whole heap, as it grows) found nothing and were half its time
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            fetch, load = self._pending[aid]
+            got = self._fetched.pop(aid) if aid in self._fetched else fetch()
+            # pending until loaded: a loader that raises (a damaged store) raises again when the
+            # agent is next asked for, never hands it out as if it were whole
+            load(got)
+            del self._pending[aid]
+        finally:
+            if collecting:
+                gc.enable()
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._ids)
@@ -87,8 +96,14 @@ class Agents(Mapping[str, "Agent"]):
         return list(self._pending)
 
     def load_all(self) -> None:
-        for aid in list(self._pending):
-            self._load(aid)
+        collecting = gc.isenabled()
+        gc.disable()  # (once for them all: see _load)
+        try:
+            for aid in list(self._pending):
+                self._load(aid)
+        finally:
+            if collecting:
+                gc.enable()
 
     def detach(self) -> None:
         """Read every pending agent's saved state now (not loaded into it yet), so nothing is

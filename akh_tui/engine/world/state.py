@@ -207,7 +207,17 @@ def load_agent_state(w: "World", aid: str, d: dict[str, Any], book: bool = True)
     """One agent's state (`agent_state`) into its fresh agent in `w`; `book=False`: its
     read versions and rate windows came with the world's state (`world_state`'s book)."""
     agent = w.agents.built(aid)  # (not w.agents[aid]: this is a lazy agent's loader, agents.py)
-    restore(agent, d["agent"])
+    state = d["agent"]
+    add = state.get("kg_additions")
+    if add is not None:  # added here in bulk (kg.add_saved), as restore would one by one
+        kg = agent.kg
+        if len(kg.symbols) != agent.base_symbols or len(kg.log) != agent.base_triples:
+            raise ValueError("restore needs a fresh agent built from the scenario")
+        for label, kind in add["symbols"]:
+            kg.symbol(label, kind)
+        kg.add_saved(add["triples"])
+        state = {k: v for k, v in state.items() if k != "kg_additions"}
+    restore(agent, state)  # (which checks the graph's size against the state's)
     if book and d["read_versions"]:
         w.read_versions[aid] = dict(d["read_versions"])
     if d["evidence"]:

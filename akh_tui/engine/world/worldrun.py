@@ -57,7 +57,7 @@ __all__ = ["WorldRun", "WorldStep", "parse_step_name", "parse_world_ref", "is_wo
            "compare_worlds", "show_world", "delete_world", "world_items"]
 
 SAVE_EVERY = 32  # steps between saved states: a rewind replays at most this many
-KG_CHAIN = 8  # an agent's saved states holding only what it appended (graph, provenance, episodes) since the
+KG_CHAIN = 16  # an agent's saved states holding only what it appended (graph, provenance, episodes) since the
 # one before, at most, before one holds all of it again: a rewind reads at most this many more rows per agent
 
 
