@@ -450,6 +450,14 @@ class WorldStore:
                 raise self._bad(f"saved episodes of {part!r} (at step {step})")
             agent["episodes"] = {"capacity": whole["episodes"]["capacity"], "next_id": agent["episodes_next_id"],
                                  "episodes": episodes}
+        if d.get("evidence", []) is None:  # the world's evidence of its goals is in the chain too
+            if "evidence" not in whole or any("evidence" not in g for g in chain):
+                raise self._bad(f"saved state of {part!r} at step {step} (its evidence is not saved)")
+            evidence: dict[Any, list[Any]] = {}
+            for g in [whole, *reversed(chain)]:
+                for goal, triples in g["evidence"]:
+                    evidence.setdefault(goal, []).extend(triples)  # (a goal's first part holds it first)
+            d["evidence"] = [[goal, triples] for goal, triples in evidence.items()]
         return d
 
     def _state(self, branch: int, step: int, part: str) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 from functools import partial
+from itertools import islice
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ..cycle.state import core_state, kg_additions, restore, snapshot
@@ -57,8 +58,8 @@ def world_state(w: "World", agents: bool = True) -> dict[str, Any]:
 def agent_state(w: "World", aid: str, graph: bool = True) -> dict[str, Any]:
     """One agent's own state: its cycle state (graph additions, episodes, goals, psyche...) and
     its decider's (a workflow's step). `graph=False`: without what the agent only appends to
-    (its graph additions, provenance entries and episodes: `None` for the provenance), which
-    the session store keeps apart (`agent_appends`)."""
+    (its graph additions, provenance entries, episodes and evidence: `None` for the provenance
+    and the evidence), which the session store keeps apart (`agent_appends`)."""
     agent = w.agents[aid]
     snap = snapshot(agent) if graph else core_state(agent, provenance=False)
     # the cycle state, and what a model's next prompt reads that it does not hold (a single
@@ -67,7 +68,7 @@ def agent_state(w: "World", aid: str, graph: bool = True) -> dict[str, Any]:
                            "recent_failures": list(agent.recent_failures),
                            # the world's bookkeeping that only this agent's turns change
                            "read_versions": w.read_versions.get(aid, {}),
-                           "evidence": [[goal, [list(t) for t in triples]] for goal, triples in w.evidence.get(aid, {}).items()],
+                           "evidence": _evidence(w, aid) if graph else None,
                            "limits": _limits(w, aid)}
     inner = getattr(agent.decider, "inner", None)
     if isinstance(inner, WorkflowDecider):
@@ -93,19 +94,21 @@ class Appended:
     triples: int
     provenance: object | None  # the newest provenance entry then (the entry itself), None: none yet
     episodes: int  # the episodic memory's next id then
+    evidence: dict[int, int]  # each goal's evidence triples then, how many
 
 
 def appended(w: "World", aid: str, step: int) -> Appended:
     """What agent `aid` has appended to now, saved at `step`."""
     agent = w.agents[aid]
     return Appended(step, len(agent.kg.symbols), len(agent.kg.log), agent.provenance[-1] if agent.provenance else None,
-                    agent.episodic.next_id)
+                    agent.episodic.next_id, {goal: len(ev) for goal, ev in w.evidence.get(aid, {}).items()})
 
 
 def agent_appends(w: "World", aid: str, since: Appended | None = None) -> dict[str, Any] | None:
     """What an agent only appends to, as the session store keeps it apart from the rest of
-    its state: its graph additions, its provenance entries (the last PROVENANCE_KEEP are kept)
-    and its episodes (the newest `capacity`). All of them; or (`since`: what the agent's part
+    its state: its graph additions, its provenance entries (the last PROVENANCE_KEEP are kept),
+    its episodes (the newest `capacity`) and the world's evidence of its goals (each goal's
+    triples, in the order learnt). All of them; or (`since`: what the agent's part
     saved before on the same branch held) only those added since, with `prev` naming that part
     (its step, symbols and triples). None when what was saved then cannot be found now (the
     provenance entry `since` names has left the kept ones): the caller saves all of them.
@@ -118,7 +121,8 @@ def agent_appends(w: "World", aid: str, since: Appended | None = None) -> dict[s
     if since is None:
         return {"prev": None} | kg_additions(agent) | {
             "provenance": [_provenance_row(r) for r in prov],
-            "episodes": {"capacity": em.capacity, "episodes": [e.to_dict() for e in em.episodes.values()]}}
+            "episodes": {"capacity": em.capacity, "episodes": [e.to_dict() for e in em.episodes.values()]},
+            "evidence": _evidence(w, aid)}
     new_prov: list[list[Any]] = []
     if since.provenance is not None or prov:
         i = len(prov)
@@ -133,8 +137,14 @@ def agent_appends(w: "World", aid: str, since: Appended | None = None) -> dict[s
             break
         new_eps.append(e.to_dict())
     new_eps.reverse()
+    new_ev = [[goal, [list(t) for t in islice(ev, since.evidence.get(goal, 0), None)]]
+              for goal, ev in w.evidence.get(aid, {}).items() if len(ev) != since.evidence.get(goal, -1)]
     return ({"prev": [since.step, since.symbols, since.triples]} | kg_additions(agent, since.symbols, since.triples)
-            | {"provenance": new_prov, "episodes": new_eps})
+            | {"provenance": new_prov, "episodes": new_eps, "evidence": new_ev})
+
+
+def _evidence(w: "World", aid: str) -> list[list[Any]]:
+    return [[goal, [list(t) for t in triples]] for goal, triples in w.evidence.get(aid, {}).items()]
 
 
 def _provenance_row(r: Any) -> list[Any]:

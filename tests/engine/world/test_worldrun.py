@@ -629,14 +629,15 @@ def test_each_saved_world_part_names_its_agents_newest_parts_and_every_agents_re
     assert any(read)  # harbour's agents buy each other's artifacts: who read which version, for all of them
 
 
-def test_an_agents_saved_part_appends_its_provenance_and_episodes_since_the_one_before(tmp_path):
+def test_an_agents_saved_part_appends_its_provenance_episodes_and_evidence_since_the_one_before(tmp_path):
     from akh_tui.engine.cycle.agent import PROVENANCE_KEEP
 
     _recorded(tmp_path, 2, 240, 4)  # 120 turns each: episodes consolidated, provenance past its first saves
     with sqlite3.connect(locs(tmp_path).session_db) as db:
         agent_parts = [json.loads(p) for p, in db.execute("SELECT payload FROM world_states WHERE part='a0'")]
         parts = [json.loads(p) for p, in db.execute("SELECT payload FROM world_states WHERE part='kg:a0' ORDER BY step")]
-    assert all(p["agent"]["provenance"] is None and "episodes" not in p["agent"] for p in agent_parts)
+    assert all(p["agent"]["provenance"] is None and "episodes" not in p["agent"] and p["evidence"] is None
+               for p in agent_parts)
     # its last cycle record is in the lines of the step it names (its turn), not a second time here
     with sqlite3.connect(locs(tmp_path).session_db) as db:
         for p in agent_parts[1:]:
@@ -648,6 +649,9 @@ def test_an_agents_saved_part_appends_its_provenance_and_episodes_since_the_one_
     assert len(whole[-1]["provenance"]) > 40 and whole[-1]["episodes"]["episodes"]
     assert all(len(p["provenance"]) <= 6 for p in deltas)  # the two or so turns since the part before
     assert any(p["episodes"] for p in deltas) and all(len(p["episodes"]) <= 4 for p in deltas)
+    learnt = sum(len(triples) for _, triples in whole[-1]["evidence"])  # the world's evidence of its goals
+    assert learnt > 10 and any(p["evidence"] for p in deltas)
+    assert all(sum(len(triples) for _, triples in p["evidence"]) < learnt // 2 for p in deltas)
     assert len(whole[-1]["provenance"]) <= PROVENANCE_KEEP
 
 
@@ -670,7 +674,7 @@ def test_a_store_whose_world_parts_name_no_agent_parts_and_whose_agents_hold_the
         if part == "world":
             d.pop("agent_parts"), d.pop("book")
         elif part.startswith("kg:"):
-            d.pop("provenance"), d.pop("episodes")
+            d.pop("provenance"), d.pop("episodes"), d.pop("evidence")
         else:
             d = ws.agent_part(b, step, part)
             del d["agent"]["kg_additions"]  # (in the `kg:` parts)
