@@ -693,3 +693,35 @@ def test_a_store_whose_world_parts_name_no_agent_parts_and_whose_agents_hold_the
     r = WorldRun.resume(locs(tmp_path))  # resumed, it saves the new layout from its next state on
     r.run(2)
     r.close()
+
+
+def test_a_resumed_world_saves_again_only_the_agents_its_replay_touched(tmp_path):
+    from akh_tui.engine.store.trace import dumps
+    from akh_tui.engine.world.state import world_state
+
+    r = WorldRun.start(locs(tmp_path), _bench_world(tmp_path, 6))
+    r.save_every = 10
+    r.run(2)
+    r.step()
+    r.step()  # 14 steps: saved at 10, and at 14 by close
+    replayed = {row.agent for row in r.steps(11, 14)}
+    r.close()
+    with sqlite3.connect(locs(tmp_path).session_db) as db:
+        db.execute("DELETE FROM world_states WHERE step=14")  # as after a kill: the last saved state is 10's
+    r = WorldRun.resume(locs(tmp_path))
+    assert r.last_step == 14 and set(r.world.agents.pending) == set(r.world.ids) - replayed
+    r.save_every = 1
+    r.step()  # the next save: the two replayed, this step's agent, and nobody else
+    took = next(r.steps(15, 15)).agent
+    r.close()
+    with sqlite3.connect(locs(tmp_path).session_db) as db:
+        saved = {p for p, in db.execute("SELECT part FROM world_states WHERE step=15") if p != "world" and ":" not in p}
+    assert saved == replayed | {took}
+    want = memory_trace(_bench_world(tmp_path, 6), 15)
+    r = WorldRun.open_readonly(locs(tmp_path))
+    assert list(r.trace_lines()) == want
+    whole = World(load_world(_bench_world(tmp_path, 6)))
+    for _ in range(15):
+        whole.step()
+    assert dumps(world_state(r.world_at(15))) == dumps(world_state(whole))
+    r.close()
