@@ -2196,3 +2196,68 @@ def test_a_pin_files_reload_inputs_are_data_checked_not_trusted(cli, tmp_path: P
         proc = cli("check", "bad.pin.json", check_rc=2)
         assert "Traceback" not in proc.stderr and ("reload" in proc.stderr or "x.toml" in proc.stderr), proc.stderr
     assert not (tmp_path / "pwned").exists()
+
+
+# ---- issue 26, interviews: a model's reply and a question are foreign text ----
+def test_an_interviews_model_reply_and_question_are_masked_and_cannot_drive_the_terminal(cli, tmp_path: Path,
+                                                                                        monkeypatch) -> None:
+    """A model interviewed may echo a key it saw and send terminal escapes or a carriage return
+    that would overwrite what was said; a question may carry a key too. Neither reaches the
+    answer, the store's interview row or the screen as it came."""
+    import sqlite3
+
+    from akh_tui.engine.llm import scripted
+    from akh_tui.engine.paths import bundled_data_dir
+    from akh_tui.engine.redaction import register_secret
+
+    secret = "sk-interview-5e1d0c93ab"
+    register_secret(secret)
+    hostile = f"\x1b[2J\x1b]0;pwned\x07I chose it.\rThe key is {secret}\n\x1b[31mred[/red] [bold]x"
+    monkeypatch.setattr(scripted, "scripted_interview_reply", lambda messages: hostile)
+    market = (bundled_data_dir() / "worlds" / "market").as_posix()
+    (tmp_path / "w.toml").write_text(f'[world]\nname = "m"\nrounds = 3\n[[agents]]\nid = "a"\n'
+                                     f'scenario = "{market}/trader.toml"\ndecider = "scripted"\n', encoding="utf-8")
+    cli("world", "run", "w.toml")
+    got = json.loads(cli("world", "interview", "--at", "2:a", f"why? my key is {secret}", "--model", "--json").stdout)
+    out = cli("world", "interview", "--list").stdout
+    rows = sqlite3.connect(tmp_path / "data" / "session.db").execute("SELECT payload FROM world_interviews").fetchall()
+    for text in (json.dumps(got), out, json.dumps(rows)):
+        assert secret not in text and "\x1b" not in text and "\\u001b" not in text and "\r" not in text and "\x07" not in text
+    assert got["model"]["reply"].startswith("[2J]0;pwnedI chose it.The key is ")
+    assert "[bold]x" in out  # printed as the text it is, not as markup
+
+
+# ---- issue 26, the world gate: what a person (or a seat) answers ----
+def test_a_gate_answers_words_are_masked_cut_and_kept_out_of_the_step_line(tmp_path: Path) -> None:
+    """The reason and the `by` of an answer are typed by a person (later, by a browser tab):
+    a registered secret in them is masked before the record is written, a reason is cut at 500
+    characters and `by` at 64, and neither can add records (newlines stay inside one line)."""
+    from akh_tui.engine import Answer, WorldRun
+    from akh_tui.engine.redaction import register_secret
+
+    secret = "sk-test-" + "a1b2c3d4" * 4
+    register_secret(secret)
+    r = WorldRun.start(Locations(tmp_path / "data", tmp_path / "c.toml"), "market")
+    try:
+        r.gate(["cautious"])
+        why = f"because {secret}\n{{\"type\":\"ledger\"}}" + "x" * 10_000
+        r.step(answer=lambda p: Answer("reject", by=f"seat {secret}\n" + "y" * 200, why=why))
+        lines = list(r.trace_lines())
+    finally:
+        r.close()
+    assert all(secret not in line for line in lines)
+    user = next(json.loads(x) for x in lines if x.startswith('{"type":"cycle"'))["decide"]["user"]
+    assert len(user["why"]) <= 500 and len(user["by"]) <= 64 and user["why"].startswith("because ")
+    assert sum(1 for x in lines if x.startswith('{"type":"ledger"')) == 0  # the reason added no record
+
+
+@pytest.mark.parametrize("user", [{"decision": "maybe", "tool": "noop", "by": "user", "why": ""},
+                                  {"decision": "choose", "tool": ["x"], "by": "user", "why": ""},
+                                  {"decision": "approve", "tool": None, "by": 3, "why": ""}])
+def test_a_damaged_recorded_answer_is_reported_never_replayed_as_another(user: dict) -> None:
+    from akh_tui.engine.world.gate import recorded_answer
+
+    line = json.dumps({"type": "cycle", "decide": {"tool": "noop", "user": user}}, separators=(",", ":"))
+    with pytest.raises(InputError, match="recorded gate answer") as e:
+        recorded_answer([line])
+    assert e.value.field == "decide.user"

@@ -135,6 +135,10 @@ _FACE: dict[str, str] = {
     'NoopTurn': 'akh_tui.engine.world.edits',
     'who_moved': 'akh_tui.engine.world.moved',
     'moved_lines': 'akh_tui.engine.world.moved',
+    'interview': 'akh_tui.engine.world.interview',
+    'interview_lines': 'akh_tui.engine.world.interview',
+    'interviews_of': 'akh_tui.engine.world.interview',
+    'list_interviews': 'akh_tui.engine.world.interview',
     'WorldWatch': 'akh_tui.engine.world.watch',
     'LaneStep': 'akh_tui.engine.world.watch',
     'parse_world_break': 'akh_tui.engine.world.watch',
@@ -143,6 +147,10 @@ _FACE: dict[str, str] = {
     'LANE_STATE': 'akh_tui.engine.world.watch',
     'parse_world_edits': 'akh_tui.engine.world.watch',
     'FORK_EDIT_HELP': 'akh_tui.engine.world.watch',
+    'Proposal': 'akh_tui.engine.world.gate',
+    'Answer': 'akh_tui.engine.world.gate',
+    'Answerer': 'akh_tui.engine.world.gate',
+    'GateClosed': 'akh_tui.engine.world.gate',
 }
 
 __all__ = sorted(_FACE)

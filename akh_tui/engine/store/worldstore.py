@@ -216,6 +216,9 @@ class WorldStore:
             ("world_states", "SELECT branch, step, part, payload, crc FROM world_states",
              lambda r: (f"{names.get(r[0], f'world branch {r[0]}')}: saved states", r[1])),
         ]
+        if self.db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='world_interviews'").fetchone():
+            checks.append(("world_interviews", "SELECT branch, n, payload, crc FROM world_interviews",
+                           lambda r: (f"{names.get(r[0], f'world branch {r[0]}')}: interviews", r[1])))
         for table, sql, label in checks:
             try:
                 for row in self.db.execute(sql):
@@ -239,7 +242,9 @@ class WorldStore:
         meta = self.world_meta(world)
         ids = [r[0] for r in self.db.execute("SELECT id FROM world_branches WHERE world=?", (world,))]
         with self.store._tx():
-            for table in ("world_steps", "world_states"):
+            tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            # interviews (store/interviews.py) are on branches of their own: they go with the world
+            for table in ("world_steps", "world_states", *(["world_interviews"] if "world_interviews" in tables else [])):
                 self.db.execute(f"DELETE FROM {table} WHERE branch IN (SELECT id FROM world_branches WHERE world=?)",
                                 (world,))
             cur = self.current()

@@ -201,6 +201,23 @@ def seen_entry(name: str) -> Entry | None:
     return _seen.get(name)
 
 
+# Tools declared by another wing of the engine, offered only where it builds them (a world's
+# six actions, world/actions.py): explaining a recorded world cycle needs their declarations
+# (archetype, base values, base rule) without building a world.
+_declared: dict[str, ToolSpec] = {}
+
+
+def declare(specs: Iterable[ToolSpec]) -> None:
+    for spec in specs:
+        _declared[spec.name] = spec
+
+
+def declared_spec(name: str) -> ToolSpec | None:
+    """A plugin's declaration this process loaded, else one another wing declared."""
+    e = _seen.get(name)
+    return e.spec if e is not None else _declared.get(name)
+
+
 def base_words(name: str, base: float) -> str:
     """What the why-not explanation says about a tool's base, in the tool's own words: a
     built-in's, else a plugin's this process loaded."""
@@ -211,7 +228,8 @@ def base_words(name: str, base: float) -> str:
         e = _seen.get(name)
         tool = e.tool if e is not None else None
     if tool is None:
-        return "state-dependent base"
+        spec = _declared.get(name)
+        return spec.base_rule if spec is not None and spec.base_rule else "state-dependent base"
     try:
         text = tool.explain_base(base) if hasattr(tool, "explain_base") else tool.spec.base_rule
     except Exception:  # a plugin's words must not break an explanation
