@@ -61,8 +61,9 @@ __all__ = ["WorldRun", "WorldStep", "parse_step_name", "parse_world_ref", "is_wo
            "compare_worlds", "show_world", "delete_world", "world_items"]
 
 SAVE_EVERY = 32  # steps between saved states: a rewind replays at most this many
-KG_CHAIN = 16  # an agent's saved states holding only what it appended (graph, provenance, episodes) since the
-# one before, at most, before one holds all of it again: a rewind reads at most this many more rows per agent
+KG_CHAIN = 16  # an agent's saved states holding only what it appended (graph, provenance, episodes, evidence)
+# since the one before, at most, before one holds all of it again: a rewind reads at most this many more rows
+# per agent it loads
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,7 @@ class WorldRun:
         self._dirty: set[str] = set()  # agents that took a turn since the branch's last saved state
         self._since_save = 0
         # per agent, what its newest saved state on this branch holds of what it only appends
-        # to (graph, provenance, episodes), and how many states since one that held all of it:
+        # to (graph, provenance, episodes, evidence), and how many states since one that held all of it:
         # the next holds only what was added since
         self._kg_saved: dict[str, tuple[Appended, int]] = {}
         # per agent, the step of its newest saved part on this branch's lineage: each world part
