@@ -9,12 +9,17 @@ them; a single run's rows and records are untouched, so its traces stay byte-ide
   the step's trace lines, exactly as the trace file gets them (so `sessions export` of a world
   is the §13 trace, byte for byte).
 - `world_states`: saved states for rewinds, in parts: `world` (clock, ledger, artifacts,
-  escrow, rate windows, loops: world/state.py) and one part per agent, written only for the
-  agents that took a turn since the branch's last saved state, and beside it, `kg:AGENT`, its
-  graph additions: all of them, or those since its `kg:` part `prev` (step, symbols, triples)
-  on the same branch, at most KG_CHAIN (worldrun.py) in a chain (a part from before these had
-  its additions in the agent's part, and still reads). A state at step s is the newest
-  `world` part at or before s, with each agent's newest part at or before that.
+  escrow, loops, every agent's read versions and rate windows: world/state.py; and
+  `agent_parts`, the step of each agent's newest part) and one part per agent, written only
+  for the agents that took a turn since the branch's last saved state; its last cycle record
+  is named by the step whose lines hold it (`{"step": n}`). Beside it, `kg:AGENT`, what the
+  agent only appends to (its graph additions, provenance entries, episodes and the evidence of
+  its goals): all of it, or what came since its `kg:` part `prev` (step, symbols, triples) on
+  the same branch, at most KG_CHAIN (worldrun.py) in a chain. A state at step s is the newest
+  `world` part at or before s, with each agent's newest part at or before that (named by
+  `agent_parts`; searched for in a part saved before it). Parts saved before these (the
+  agent's provenance, episodes, evidence and last record in its part, or its whole graph)
+  still read.
 - `world_current`: the data dir's current world branch.
 
 A step and the state saved after it are one transaction (the SessionStore's), so a kill loses
