@@ -52,7 +52,9 @@ def loads_rows(rows: Iterable[tuple]) -> list:
 # empty working memory, no history): later records deflated against it took ~950 B on the demo,
 # against the 100th ~400 B, and the smaller output is quicker to make (deflate's time follows
 # what it emits as well as what it reads).
-DICT_TAG = {"cycle": 1, "state": 2, "event": 3, "cycle.steady": 4}
+# Schema 6 adds two for a world's steps (store/worldstore.py): its first step's lines (tag 5)
+# and a steady-state step's (tag 6), the first whose agent is STEADY_CYCLE cycles in.
+DICT_TAG = {"cycle": 1, "state": 2, "event": 3, "cycle.steady": 4, "world.step": 5, "world.step.steady": 6}
 STEADY_CYCLE = 100
 TAG_KIND = {v: k for k, v in DICT_TAG.items()}
 WINDOW = 32768  # deflate sees at most the dictionary's last 32 KB
@@ -89,6 +91,12 @@ def unpack(stored: bytes | str, crc: int | None, zdicts: "dict[str, bytes | None
         return stored
     if crc is not None and zlib.crc32(stored) != crc:
         raise ValueError("checksum mismatch")
+    return inflate(stored, zdicts)
+
+
+def inflate(stored: bytes, zdicts: "dict[str, bytes | None] | None" = None) -> str:
+    """The JSON text of packed bytes whose checksum the caller has verified (a row whose
+    checksum covers its key as well: a world's step); ValueError when it does not inflate."""
     try:
         kind = TAG_KIND.get(stored[0]) if stored else None
         if kind is None:

@@ -7,7 +7,9 @@ Schema history (each number's migration brings the one before it up to it, in or
   3: records, snapshots, heads and events zlib-compressed with a CRC-32; the search columns;
   4: a CRC-32 on every other row a reader trusts (ROW_COLUMNS), over its key and values;
   5: cycle records may be deflated against a second dictionary, a steady-state record (codec.py,
-     tag 4), which a schema-4 reader does not know: the rows themselves are unchanged.
+     tag 4), which a schema-4 reader does not know: the rows themselves are unchanged;
+  6: a world's steps (store/worldstore.py) are packed against dictionaries of their own (tags 5
+     and 6), with a checksum over the key and the packed bytes; rows written before stay text.
 Every readable schema is read as it is; a store opened for writing is migrated in place.
 """
 
@@ -17,8 +19,8 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-SCHEMA_VERSION = "5"
-READABLE_SCHEMAS = ("2", "3", "4", "5")
+SCHEMA_VERSION = "6"
+READABLE_SCHEMAS = ("2", "3", "4", "5", "6")
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,7 @@ CREATE INDEX events_by_type ON events (branch, type);
     "4": "".join(f"ALTER TABLE {t} ADD COLUMN crc INTEGER;\nUPDATE {t} SET crc = {ROW_CRC_FUNCTION}({', '.join(cols)});\n"
                  for t, cols in ROW_COLUMNS.items()),
     "5": "",  # only the number: it tells an older reader it cannot read the new dictionary's values
+    "6": "",  # the same: an older reader would take a packed step for damage (or fail on its bytes)
 }
 
 

@@ -7,7 +7,11 @@ them; a single run's rows and records are untouched, so its traces stay byte-ide
   (`fork_step`) and the edits made there.
 - `world_steps`: one row per step (`ROUND:AGENT`), numbered from 1 along the branch's lineage:
   the step's trace lines, exactly as the trace file gets them (so `sessions export` of a world
-  is the §13 trace, byte for byte).
+  is the §13 trace, byte for byte). Since schema 6 they are packed (store/codec.py): deflated
+  against the store's first step's lines, then, from the first step whose agent is
+  STEADY_CYCLE cycles in, against that step's (a row ~7 KB of JSON -> ~0.7 KB; inserting the
+  row was the largest cost a world step had over a single run's cycle). Its checksum covers
+  the key and the packed bytes (`step_crc`). A row written before is text, read as it is.
 - `world_states`: saved states for rewinds, in parts: `world` (clock, ledger, artifacts,
   escrow, loops, every agent's read versions and rate windows: world/state.py; and
   `agent_parts`, the step of each agent's newest part) and one part per agent, written only
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import zlib
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -39,6 +44,7 @@ import orjson
 
 from ..config import served_process
 from ..errors import InputError, StoreDamaged
+from .codec import STEADY_CYCLE, WINDOW, inflate, pack
 from .session import SessionStore, row_crc
 from .trace import dumps, redact_line
 
@@ -58,6 +64,23 @@ AGENT_PARTS = "agent_parts"  # in a world part: the step of each agent's newest 
 RECORD_AT = "step"  # an agent part's last record {RECORD_AT: n}: its cycle record in step n's lines
 WORLD_KEYS = ("agent", "round", "clock", "state")  # what a world's cycle record adds to the agent's (world.py)
 INF = 1 << 62
+STEP_KIND = "world.step"  # the codec's dictionary kinds for steps' lines: the store's first step's,
+STEADY_STEP_KIND = "world.step.steady"  # then a steady-state step's (schema 6)
+PACKED = "\x00deflated"  # in a packed step's checksum in place of the text: a text row whose type
+# was flipped to blob (the same bytes) does not match it
+
+
+def step_crc(branch: int, step: int, rnd: int, agent: str | None, lines: str | bytes) -> int:
+    """A step row's checksum: over its key and its text (a row written before schema 6), or
+    over its key and its packed bytes (zlib's running CRC, without copying them)."""
+    if isinstance(lines, str):
+        return row_crc(branch, step, rnd, agent, lines)
+    return zlib.crc32(lines, row_crc(branch, step, rnd, agent, PACKED))
+
+
+# a step row as read: its text or packed bytes as bytes (`typeof` says which), so that a
+# damaged text (a flipped byte: not UTF-8) is named by its step instead of failing the fetch
+STEP_COLUMNS = "branch, step, round, agent, typeof(lines) = 'text', CAST(lines AS BLOB), crc"
 
 
 @dataclass(frozen=True)
@@ -84,6 +107,8 @@ class StepRow:
 
 class WorldStore:
     """The world tables of one SessionStore (its connection, transactions and read-only mode)."""
+
+    STEADY_CYCLE = STEADY_CYCLE  # the first step whose record is this far in becomes the steady dictionary
 
     def __init__(self, store: SessionStore) -> None:
         self.store = store
@@ -220,7 +245,7 @@ class WorldStore:
              lambda r: (f"world w{r[0]}: its header", None)),
             ("world_branches", "SELECT id, world, name, parent, fork_step, edits, crc FROM world_branches",
              lambda r: (f"world w{r[1]}: branch row {r[0]} ({r[2]!r})", None)),
-            ("world_steps", "SELECT branch, step, round, agent, lines, crc FROM world_steps",
+            ("world_steps", f"SELECT {STEP_COLUMNS} FROM world_steps",
              lambda r: (f"{names.get(r[0], f'world branch {r[0]}')}: steps", r[1])),
             ("world_states", "SELECT branch, step, part, payload, crc FROM world_states",
              lambda r: (f"{names.get(r[0], f'world branch {r[0]}')}: saved states", r[1])),
@@ -235,7 +260,7 @@ class WorldStore:
                         unchecked += 1
                         continue
                     checked += 1
-                    if row_crc(*row[:-1]) != row[-1]:
+                    if not (_step_whole(row) if table == "world_steps" else row_crc(*row[:-1]) == row[-1]):
                         where, step = label(row)
                         damaged.setdefault(where, [])
                         if step is not None and step not in damaged[where]:
@@ -290,16 +315,51 @@ class WorldStore:
 
     # ---- steps -------------------------------------------------------------------------------
     def add_step(self, branch: int, step: int, rnd: int, agent: str | None, lines: list[str],
-                 states: dict[str, dict[str, Any]] | None = None) -> None:
-        """One step, and the state saved after it if any: one transaction."""
+                 states: dict[str, dict[str, Any]] | None = None, cycle: int | None = None) -> None:
+        """One step, and the state saved after it if any: one transaction. `cycle`: the cycle
+        of the agent's record in `lines` (None: it holds none), which says whether the step
+        is steady enough to become the store's dictionary for steps (see _pack_step)."""
         text = "\n".join(redact_line(x) for x in lines)  # masked already by the world's writer: a substring check
-        # a step without a state is one statement, its own transaction (BEGIN and COMMIT were
-        # two more statements on every step)
-        with self.store._tx(single=not states):
+        # a step that writes no state and no dictionary is one statement, its own transaction
+        # (BEGIN and COMMIT were two more statements on every step)
+        with self.store._tx(single=not states and self._dictionary_kept(cycle)):
+            blob = self._pack_step(text, cycle)
             self.db.execute("INSERT INTO world_steps (branch, step, round, agent, lines, crc) VALUES (?, ?, ?, ?, ?, ?)",
-                            (branch, step, rnd, agent, text, row_crc(branch, step, rnd, agent, text)))
+                            (branch, step, rnd, agent, blob, step_crc(branch, step, rnd, agent, blob)))
             if states:
                 self._put_states(branch, step, states)
+
+    def _pack_step(self, text: str, cycle: int | None) -> bytes:
+        """A step's lines packed against the store's steady-state step once it has one: the
+        first step whose agent's record is STEADY_CYCLE cycles in or more (a first turn holds
+        little: empty working memory, no history; later steps took ~1.1 KB against the first
+        step, ~0.7 KB against the 100th turn's); before that, against the store's first step."""
+        st = self.store
+        steady = st._zdict(STEADY_STEP_KIND)
+        if steady is None and cycle is not None and cycle >= self.STEADY_CYCLE:
+            st._set_meta(f"zdict.{STEADY_STEP_KIND}", text)
+            st._zdicts[STEADY_STEP_KIND] = steady = text.encode("utf-8")[-WINDOW:]
+        if steady is not None:
+            return pack(text, steady, STEADY_STEP_KIND)[0]
+        first = st._zdict(STEP_KIND)
+        if first is None:
+            st._set_meta(f"zdict.{STEP_KIND}", text)
+            st._zdicts[STEP_KIND] = first = text.encode("utf-8")[-WINDOW:]
+        return pack(text, first, STEP_KIND)[0]
+
+    def _dictionary_kept(self, cycle: int | None) -> bool:
+        """Whether packing a step of `cycle` writes no dictionary into meta (see _pack_step)."""
+        st = self.store
+        if st._zdict(STEADY_STEP_KIND) is not None:
+            return True
+        return (cycle is None or cycle < self.STEADY_CYCLE) and st._zdict(STEP_KIND) is not None
+
+    def _lines(self, b: int, step: int, is_text: int, raw: bytes) -> str:
+        """A step row's lines (its checksum verified by the caller)."""
+        try:
+            return raw.decode("utf-8") if is_text else inflate(raw, self.store._dicts(raw))
+        except (UnicodeDecodeError, ValueError):
+            raise self._bad(f"step {step} of world branch {b}") from None
 
     def save_states(self, branch: int, step: int, states: dict[str, dict[str, Any]]) -> None:
         with self.store._tx():
@@ -332,11 +392,13 @@ class WorldStore:
             lo, hi = max(start, seg.lo), min(end, seg.hi)
             if lo > hi:
                 continue
-            for b, step, rnd, agent, text, crc in self.db.execute(
-                    "SELECT branch, step, round, agent, lines, crc FROM world_steps WHERE branch=? AND step>=? AND step<=? "
-                    "ORDER BY step", (seg.branch, lo, hi)):
-                if crc is not None and row_crc(b, step, rnd, agent, text) != crc:
+            for row in self.db.execute(
+                    f"SELECT {STEP_COLUMNS} FROM world_steps WHERE branch=? AND step>=? AND step<=? ORDER BY step",
+                    (seg.branch, lo, hi)):
+                b, step, rnd, agent, is_text, raw, crc = row
+                if crc is not None and not _step_whole(row):
                     raise self._bad(f"step {step} of world branch {b}")
+                text = self._lines(b, step, is_text, raw)
                 yield StepRow(step, rnd, agent, text.split("\n") if text else [])
 
     def find_step(self, branch: int, rnd: int, agent: str | None) -> int:
@@ -489,3 +551,14 @@ class WorldStore:
         except orjson.JSONDecodeError:
             out = json.loads(text)
         return out
+
+
+def _step_whole(row: tuple[Any, ...]) -> bool:
+    """Whether a step row as STEP_COLUMNS reads it matches its checksum."""
+    b, step, rnd, agent, is_text, raw, crc = row
+    if not is_text:
+        return bool(step_crc(b, step, rnd, agent, raw) == crc)
+    try:
+        return bool(step_crc(b, step, rnd, agent, raw.decode("utf-8")) == crc)
+    except UnicodeDecodeError:
+        return False

@@ -409,16 +409,18 @@ class WorldRun:
                 return None
             rnd, agent = name
             n = self.last_step + 1
+            cycle: int | None = None  # of the cycle record in this step's lines
             if agent is not None:
                 self._dirty.add(agent)
                 rec = w.agents[agent].last_record
                 if rec is not None and self._record_at.get(agent, (0, None))[1] is not rec:
                     self._record_at[agent] = (n, rec)  # its turn's cycle record: in this step's lines
+                    cycle = rec.get("cycle")
             self._since_save += 1
             states = self._states(n, False) if self._since_save >= self.save_every else None
             lines = list(self._lines)
             self._lines.clear()
-            self.ws.add_step(self.branch, n, rnd, agent, lines, states)
+            self.ws.add_step(self.branch, n, rnd, agent, lines, states, cycle)
             self.last_step = n
             self._write_trace_lines(lines)
             summary = summaries[0] if summaries else None

@@ -13,9 +13,13 @@ from pathlib import Path
 
 from akh_tui.bench.main import demo_agent
 from akh_tui.engine.runs.run import Run
-from akh_tui.engine.store.schema import SCHEMA_VERSION, SEARCH_NAMES, migration_steps
+from akh_tui.engine.store.schema import SCHEMA_VERSION, SEARCH_NAMES, migration_steps, row_crc
 from akh_tui.engine.store.session import SessionStore
 from akh_tui.engine.store.trace import TraceWriter
+from akh_tui.engine.store.worldstore import WorldStore
+from akh_tui.engine.paths import Locations
+from akh_tui.engine.world import load_world
+from akh_tui.engine.world.worldrun import WorldRun
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 
@@ -43,7 +47,7 @@ def test_a_schema_4_store_reads_as_it_was_and_its_writer_packs_against_a_steady_
     # the bold branch ends at cycle 17: cycles 18-22 are written now, 19 on against the new dictionary
     monkeypatch.setattr(SessionStore, "STEADY_CYCLE", 19)
     cli("agent", "resume", "--max-cycles", "5")
-    assert _rows(db, "SELECT value FROM meta WHERE key='schema'") == [(SCHEMA_VERSION,)] == [("5",)]
+    assert _rows(db, "SELECT value FROM meta WHERE key='schema'") == [(SCHEMA_VERSION,)] == [("6",)]
     tags = dict(_rows(db, "SELECT cycle, substr(record, 1, 1) FROM cycles WHERE branch=2 AND cycle > 12"))
     assert sorted(tags) == list(range(13, 23))
     assert {c for c, tag in tags.items() if tag == b"\x04"} == set(range(19, 23))  # the steady dictionary's
@@ -116,3 +120,82 @@ def test_a_cycle_that_writes_only_its_record_is_one_statement_and_any_other_one_
     store = SessionStore(tmp_path / "s.db", readonly=True)
     assert store.last_cycle(store.current()) == last  # every cycle recorded, whichever way
     store.close()
+
+
+def _schema5_world(tmp_path: Path) -> Path:
+    """The schema-5 store of a market world (main: 6 rounds; `calm`: forked at 3:bold, bold
+    without `reason`, run 2 rounds more), its world file named where this checkout has it."""
+    data = tmp_path / "data"
+    data.mkdir()
+    db = data / "session.db"
+    db.write_bytes(gzip.decompress((DATA / "schema5_world.db.gz").read_bytes()))
+    con = sqlite3.connect(db)
+    try:
+        meta = json.loads(con.execute("SELECT meta FROM worlds WHERE id=1").fetchone()[0])
+        meta["file"] = str(load_world("market").path)
+        text = json.dumps(meta, sort_keys=True)
+        con.execute("UPDATE worlds SET meta=?, crc=? WHERE id=1", (text, row_crc(1, text)))
+        con.commit()
+    finally:
+        con.close()
+    return db
+
+
+def test_a_schema_5_world_reads_as_it_was_and_its_writer_packs_the_steps_it_adds(cli, tmp_path, monkeypatch):
+    db = _schema5_world(tmp_path)
+    old_main = gzip.decompress((DATA / "schema5_world_main.jsonl.gz").read_bytes()).decode()
+    old_calm = gzip.decompress((DATA / "schema5_world_calm.jsonl.gz").read_bytes()).decode()
+    before = db.read_bytes()
+    assert cli("sessions", "export", "w1", "--branch", "main").stdout == old_main
+    assert cli("sessions", "export", "w1", "--branch", "calm").stdout == old_calm
+    assert "the store is whole" in cli("sessions", "check").stdout
+    assert db.read_bytes() == before  # read-only commands migrate nothing
+    # calm ends at step 8 (round 4, each trader 4 cycles in): its next steps are packed, those
+    # of cycle 6 on against a steady step's lines
+    monkeypatch.setattr(WorldStore, "STEADY_CYCLE", 6)
+    cli("world", "run", "market", "--rounds", "3", "--trace", str(tmp_path / "calm.jsonl"))
+    assert _rows(db, "SELECT value FROM meta WHERE key='schema'") == [(SCHEMA_VERSION,)] == [("6",)]
+    rows = _rows(db, "SELECT step, typeof(lines), substr(lines, 1, 1) FROM world_steps WHERE branch=2 ORDER BY step")
+    assert [s for s, kind, _ in rows if kind == "text"] == [6, 7, 8]  # written before: as they were
+    tags = {s: tag for s, kind, tag in rows if kind == "blob"}
+    assert sorted(tags) == list(range(9, 15)) and set(tags.values()) == {b"\x05", b"\x06"}
+    steady = min(s for s, tag in tags.items() if tag == b"\x06")
+    assert all((tag == b"\x06") == (s >= steady) for s, tag in tags.items())
+    calm = cli("sessions", "export", "w1", "--branch", "calm").stdout
+    assert calm.startswith(old_calm) and calm == (tmp_path / "calm.jsonl").read_text(encoding="utf-8")
+    assert len(calm.splitlines()) > len(old_calm.splitlines())
+    assert cli("sessions", "export", "w1", "--branch", "main").stdout == old_main
+    # a fork among the packed steps rewinds through text and packed rows alike (each replayed
+    # step is checked against its record), and shares calm's lines up to it
+    reader = WorldRun.open_readonly(Locations(tmp_path / "data", tmp_path / "config.toml"), branch="calm")
+    try:
+        at = next(reader.steps(10, 10)).name
+        upto = 1 + sum(len(row.lines) for row in reader.steps(1, 10))  # the header and steps 1-10
+    finally:
+        reader.close()
+    cli("world", "fork", "--at", at, "--agent", "cautious", "--disable", "bid", "--name", "late")
+    cli("world", "run", "market", "--rounds", "1")
+    late = cli("sessions", "export", "w1", "--branch", "late").stdout.splitlines()
+    assert late[:upto] == calm.splitlines()[:upto] and len(late) > upto
+    assert "the store is whole" in cli("sessions", "check").stdout
+
+
+def test_a_worlds_steps_are_stored_packed_smaller_and_read_back_as_the_trace_wrote_them(tmp_path, monkeypatch):
+    monkeypatch.setattr(WorldStore, "STEADY_CYCLE", 12)
+    loc = Locations(tmp_path / "data", tmp_path / "config.toml")
+    r = WorldRun.start(loc, "market", trace=tmp_path / "t.jsonl")
+    r.run(24)  # two traders: cycles 12 on (steps 23 on) against the steady step
+    r.close()
+    rows = _rows(loc.session_db, "SELECT step, length(lines), substr(lines, 1, 1) FROM world_steps ORDER BY step")
+    reader = WorldRun.open_readonly(loc)
+    try:
+        text = {row.step: len("\n".join(row.lines).encode()) for row in reader.steps()}
+        assert list(reader.trace_lines()) == (tmp_path / "t.jsonl").read_text(encoding="utf-8").splitlines()
+    finally:
+        reader.close()
+    assert {tag for _, _, tag in rows} == {b"\x05", b"\x06"} and len(rows) == len(text) >= 46
+    early = [size / text[s] for s, size, tag in rows if tag == b"\x05" and s > 1]
+    late = [size / text[s] for s, size, tag in rows if tag == b"\x06"]
+    assert max(early) < 0.3 and sum(late) / len(late) < 0.9 * sum(early) / len(early), (early, late)
+    assert _rows(loc.session_db, "SELECT key FROM meta WHERE key LIKE 'zdict.world.%' ORDER BY key") == [
+        ("zdict.world.step",), ("zdict.world.step.steady",)]

@@ -17,6 +17,8 @@ import pytest
 from akh_tui.engine.errors import InputError
 from akh_tui.engine.paths import Locations, bundled_data_dir
 from akh_tui.engine.psyche.model import Psyche
+from akh_tui.engine.store.session import SessionStore
+from akh_tui.engine.store.worldstore import StepRow, WorldStore
 from akh_tui.engine.world.edits import DisableTool, SetOrder, SetPsyche
 from akh_tui.engine.world.worldrun import WorldRun
 from akh_tui.engine.world import InvariantViolation, World, load_world
@@ -35,6 +37,15 @@ def memory_trace(file: str, steps: int) -> list[str]:
         if w.step() is None:
             break
     return lines
+
+
+def _step_row(tmp: Path, step: int, branch: int = 1) -> StepRow:
+    """Step `step` of a recorded world's branch as the store reads it (its lines are packed)."""
+    store = SessionStore(locs(tmp).session_db, readonly=True)
+    try:
+        return next(WorldStore(store).steps(branch, step, step))
+    finally:
+        store.close()
 
 
 def big_market(tmp: Path, agents: int = 6, rounds: int = 4000) -> Path:
@@ -481,7 +492,9 @@ def test_sessions_check_checks_the_world_tables_and_reports_a_damaged_world_neve
         rows = sum(db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
                    for t in ("worlds", "world_branches", "world_steps", "world_states"))
         assert whole["ok"] and whole["checked"] >= rows
-        db.execute("UPDATE world_steps SET lines = replace(lines, '\"round\":', '\"round\": ') WHERE step=3")
+        packed = db.execute("SELECT lines FROM world_steps WHERE step=3").fetchone()[0]
+        damaged = packed[:9] + bytes([packed[9] ^ 0x10]) + packed[10:]  # a bit flipped inside the packed lines
+        db.execute("UPDATE world_steps SET lines=? WHERE step=3", (damaged,))
         db.execute("UPDATE world_states SET payload = payload || ' ' WHERE part='world' AND step=0")
     proc = cli("sessions", "check", check_rc=2)
     assert "damaged: world w1 branch 'main': steps: step(s) 3" in proc.stderr
@@ -491,7 +504,7 @@ def test_sessions_check_checks_the_world_tables_and_reports_a_damaged_world_neve
     assert got["damaged"] == {"world w1 branch 'main': steps": [3], "world w1 branch 'main': saved states": [0]}
     assert "damaged" in cli("sessions", "export", "w1", check_rc=2).stderr  # readers refuse it too
     with sqlite3.connect(locs(tmp_path).session_db) as db:  # reported, not replaced
-        assert db.execute("SELECT lines FROM world_steps WHERE step=3").fetchone()[0].count('"round": ') >= 1
+        assert db.execute("SELECT lines FROM world_steps WHERE step=3").fetchone()[0] == damaged
 
 
 def test_world_show_ledger_and_artifacts_take_any_recorded_world(cli):
@@ -639,11 +652,9 @@ def test_an_agents_saved_part_appends_its_provenance_episodes_and_evidence_since
     assert all(p["agent"]["provenance"] is None and "episodes" not in p["agent"] and p["evidence"] is None
                for p in agent_parts)
     # its last cycle record is in the lines of the step it names (its turn), not a second time here
-    with sqlite3.connect(locs(tmp_path).session_db) as db:
-        for p in agent_parts[1:]:
-            step = p["agent"]["last_record"]["step"]
-            agent, lines = db.execute("SELECT agent, lines FROM world_steps WHERE step=?", (step,)).fetchone()
-            assert agent == "a0" and f'"cycle":{p["agent"]["cycle"]},"agent":"a0"' in lines
+    for p in agent_parts[1:]:
+        row = _step_row(tmp_path, p["agent"]["last_record"]["step"])
+        assert row.agent == "a0" and f'"cycle":{p["agent"]["cycle"]},"agent":"a0"' in "\n".join(row.lines)
     whole = [p for p in parts if p["prev"] is None]
     deltas = [p for p in parts if p["prev"] is not None]
     assert len(whole[-1]["provenance"]) > 40 and whole[-1]["episodes"]["episodes"]
