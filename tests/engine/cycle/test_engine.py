@@ -1214,3 +1214,17 @@ def test_first_distinct_learnings_are_those_of_the_whole_list_cut():
     groups = [(5, 3, 5), (), (3, 9, 1, 2), (7, 8, 6, 4, 0, 11, 12)]
     for n in (1, 3, 10, 50):
         assert _first_distinct(groups, n) == list(dict.fromkeys(s for g in groups for s in g))[:n]
+
+
+def test_a_goals_saved_dict_holds_copies_and_every_field_but_the_parsed_criteria():
+    g = make_goal(3, "Find mammals", "mammal", 100)
+    g.parsed  # the parsed criteria, cached in the goal's one private field
+    g.history, g.queried, g.tool_uses, g.seen = ["reason"], [4, 5], {"reason": 1}, {9, 2}
+    d = g.to_dict()
+    assert list(d) == [k for k in g.__dict__ if not k.startswith("_")] and d["seen"] == [2, 9]
+    g.history.append("kg_query")
+    g.queried.append(6)
+    g.tool_uses["kg_query"] = 1
+    assert d["history"] == ["reason"] and d["queried"] == [4, 5] and d["tool_uses"] == {"reason": 1}
+    assert g.to_dict(seen=False)["seen"] is None
+    assert make_goal(3, "x").__class__.from_dict(d).to_dict() == d

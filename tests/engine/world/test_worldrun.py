@@ -736,3 +736,56 @@ def test_a_resumed_world_saves_again_only_the_agents_its_replay_touched(tmp_path
         whole.step()
     assert dumps(world_state(r.world_at(15))) == dumps(world_state(whole))
     r.close()
+
+
+def test_saving_a_state_runs_no_garbage_collection_and_leaves_the_collector_as_it_was(tmp_path, monkeypatch):
+    """A saved state is a tree of new containers freed by their reference counts: the collector
+    is off while it is built and written (it found nothing there, and promoting it brought on
+    passes over the whole world), and back on after, whether the write succeeded or not."""
+    import gc
+
+    from akh_tui.engine.errors import StoreWriteError
+    from akh_tui.engine.store.worldstore import WorldStore as Store
+
+    r = WorldRun.start(locs(tmp_path), _bench_world(tmp_path, 4))
+    r.save_every = 3
+    saving = []
+    during: list[int] = []
+    states = WorldRun._states
+
+    def watched(self, step, full):
+        saving.append(step)
+        return states(self, step, full)
+
+    def on_gc(phase: str, info: dict) -> None:
+        if phase == "start" and saving and saving[-1] == r.last_step + 1:
+            during.append(info["generation"])
+
+    monkeypatch.setattr(WorldRun, "_states", watched)
+    gc.callbacks.append(on_gc)
+    try:
+        for _ in range(60):
+            r.step()
+            assert gc.isenabled()
+            saving.append(-1)  # the step is over
+    finally:
+        gc.callbacks.remove(on_gc)
+    assert len([s for s in saving if s > 0]) == 20 and during == []
+
+    def refused(*a, **kw):
+        raise StoreWriteError("disk full")
+
+    monkeypatch.setattr(Store, "_put_states", refused)
+    r._since_save = r.save_every - 1  # the next step saves, and its write is refused
+    with pytest.raises(StoreWriteError):
+        r.step()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        r._since_save = r.save_every - 1
+        with pytest.raises(StoreWriteError):
+            r.step()
+        assert not gc.isenabled()  # a caller's collector stays off
+    finally:
+        gc.enable()
+    r.close()
