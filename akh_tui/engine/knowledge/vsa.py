@@ -21,6 +21,10 @@ DEFAULT_DIM = 4096
 
 # (seed, dimension, lower-cased words) -> keyword_vector: a pure function of them
 _KEYWORD_VECTORS: dict[tuple[int, int, tuple[str, ...]], np.ndarray] = {}
+# ~22 an agent (one seed each): a 100-agent world's ~2,200 and a sweep's worlds beside them; at
+# 512 bytes a vector, ~10 MB when full. It was 4,096 and emptied when full: a world of ~190
+# agents, or a few large worlds in one process, built every agent's vectors again (~0.9 ms each)
+KEYWORD_VECTORS_KEPT = 16_384
 
 
 class VSA:
@@ -106,8 +110,8 @@ class VSA:
         if v is None:
             v = self.bundle([self.vector(w) for w in ws], tiebreak=self.tiebreak)
             v.flags.writeable = False
-            if len(_KEYWORD_VECTORS) >= 4096:  # bounded: seeds of a sweep come and go
-                _KEYWORD_VECTORS.clear()
+            if len(_KEYWORD_VECTORS) >= KEYWORD_VECTORS_KEPT:  # bounded: seeds of a sweep come and go
+                del _KEYWORD_VECTORS[next(iter(_KEYWORD_VECTORS))]  # the oldest: a world's agents stay
             _KEYWORD_VECTORS[key] = v
         return v
 

@@ -1228,3 +1228,18 @@ def test_a_goals_saved_dict_holds_copies_and_every_field_but_the_parsed_criteria
     assert d["history"] == ["reason"] and d["queried"] == [4, 5] and d["tool_uses"] == {"reason": 1}
     assert g.to_dict(seen=False)["seen"] is None
     assert make_goal(3, "x").__class__.from_dict(d).to_dict() == d
+
+
+def test_keyword_vectors_are_kept_process_wide_and_only_the_oldest_make_room(monkeypatch):
+    from akh_tui.engine.knowledge import vsa as vsa_mod
+
+    monkeypatch.setattr(vsa_mod, "_KEYWORD_VECTORS", {})
+    monkeypatch.setattr(vsa_mod, "KEYWORD_VECTORS_KEPT", 3)
+    spaces = [vsa_mod.VSA(seed=s, dim=256) for s in range(5)]
+    first = [v.keyword_vector(["reason", "derive"]) for v in spaces[:3]]
+    assert spaces[0].keyword_vector(["Reason", "derive"]) is first[0]  # made once, words lower-cased
+    spaces[3].keyword_vector(["reason", "derive"])  # full: the oldest (seed 0) makes room, the rest stay
+    assert [k[0] for k in vsa_mod._KEYWORD_VECTORS] == [1, 2, 3]
+    assert spaces[1].keyword_vector(["reason", "derive"]) is first[1]
+    again = spaces[0].keyword_vector(["reason", "derive"])
+    assert again is not first[0] and (again == first[0]).all()  # made again: the same vector
