@@ -44,7 +44,7 @@ import orjson
 
 from ..config import served_process
 from ..errors import InputError, StoreDamaged
-from .codec import STEADY_CYCLE, WINDOW, inflate, pack
+from .codec import STEADY_CYCLE, TAG_KIND, WINDOW, inflate, pack
 from .session import SessionStore, row_crc
 from .trace import dumps, redact_line
 
@@ -337,15 +337,26 @@ class WorldStore:
         st = self.store
         steady = st._zdict(STEADY_STEP_KIND)
         if steady is None and cycle is not None and cycle >= self.STEADY_CYCLE:
-            st._set_meta(f"zdict.{STEADY_STEP_KIND}", text)
-            st._zdicts[STEADY_STEP_KIND] = steady = text.encode("utf-8")[-WINDOW:]
+            steady = self._set_dictionary(STEADY_STEP_KIND, text)
         if steady is not None:
             return pack(text, steady, STEADY_STEP_KIND)[0]
         first = st._zdict(STEP_KIND)
         if first is None:
-            st._set_meta(f"zdict.{STEP_KIND}", text)
-            st._zdicts[STEP_KIND] = first = text.encode("utf-8")[-WINDOW:]
+            first = self._set_dictionary(STEP_KIND, text)
         return pack(text, first, STEP_KIND)[0]
+
+    def _set_dictionary(self, kind: str, text: str) -> bytes:
+        """The store's dictionary of `kind`, `text` made it unless it has one: read again first,
+        inside this write transaction (not a single statement: see _dictionary_kept), since
+        another process may have set it meanwhile, driving another world of this store; a
+        dictionary once set is never replaced (the rows packed against it would not read)."""
+        st = self.store
+        st._zdicts.pop(kind, None)
+        got = st._zdict(kind)
+        if got is None:
+            st._set_meta(f"zdict.{kind}", text)
+            st._zdicts[kind] = got = text.encode("utf-8")[-WINDOW:]
+        return got
 
     def _dictionary_kept(self, cycle: int | None) -> bool:
         """Whether packing a step of `cycle` writes no dictionary into meta (see _pack_step)."""
@@ -356,10 +367,14 @@ class WorldStore:
 
     def _lines(self, b: int, step: int, is_text: int, raw: bytes) -> str:
         """A step row's lines (its checksum verified by the caller)."""
+        kind = TAG_KIND.get(raw[0]) if raw and not is_text else None
+        if kind is not None and kind in self.store._zdicts and self.store._zdicts[kind] is None:
+            del self.store._zdicts[kind]  # looked for before another process's writer set it
         try:
             return raw.decode("utf-8") if is_text else inflate(raw, self.store._dicts(raw))
-        except (UnicodeDecodeError, ValueError):
-            raise self._bad(f"step {step} of world branch {b}") from None
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise StoreDamaged(f"the session store's step {step} of world branch {b} cannot be read ({exc}); "
+                               f"restore the store from a copy", file=self.store.where) from None
 
     def save_states(self, branch: int, step: int, states: dict[str, dict[str, Any]]) -> None:
         with self.store._tx():

@@ -199,3 +199,39 @@ def test_a_worlds_steps_are_stored_packed_smaller_and_read_back_as_the_trace_wro
     assert max(early) < 0.3 and sum(late) / len(late) < 0.9 * sum(early) / len(early), (early, late)
     assert _rows(loc.session_db, "SELECT key FROM meta WHERE key LIKE 'zdict.world.%' ORDER BY key") == [
         ("zdict.world.step",), ("zdict.world.step.steady",)]
+
+
+def test_two_writers_of_one_store_share_its_step_dictionaries_and_never_replace_one(tmp_path, monkeypatch):
+    """Two processes may drive two worlds of one store at once (each world has its own lock):
+    the first to need a dictionary sets it, the other packs against that one, and a reader that
+    looked for one before it was set finds it when a row needs it."""
+    monkeypatch.setattr(WorldStore, "STEADY_CYCLE", 3)
+    a, b, c = (SessionStore(tmp_path / "s.db") for _ in range(3))
+    wa, wb, wc = WorldStore(a), WorldStore(b), WorldStore(c)
+    ba, bb = wa.start({"name": "a"}), wb.start({"name": "b"})
+
+    def lines(who: str, cycle: int) -> list[str]:
+        return [json.dumps({"type": "cycle", "cycle": cycle, "agent": who, "note": f"{who} turn {cycle} " * 20})]
+
+    written: dict[int, list[list[str]]] = {ba: [], bb: []}
+
+    def add(ws: WorldStore, branch: int, cycle: int) -> None:
+        written[branch].append(lines(str(branch), cycle))
+        ws.add_step(branch, len(written[branch]), cycle, "x", written[branch][-1], None, cycle)
+
+    add(wa, ba, 1)  # a sets the first dictionary
+    add(wb, bb, 1)  # b packs against a's
+    add(wa, ba, 2)  # a looks for the steady one: none yet
+    assert c._zdict("world.step.steady") is None  # so does the reader
+    add(wb, bb, 3)  # b sets it
+    add(wa, ba, 4)  # a packs against b's, never setting its own
+    add(wb, bb, 5)
+    assert [json.loads(v)["agent"] for v, in _rows(tmp_path / "s.db", "SELECT value FROM meta WHERE key LIKE "
+                                                  "'zdict.world.step%' ORDER BY key")] == [str(ba), str(bb)]
+    for ws in (wa, wb, wc):
+        for branch in (ba, bb):
+            assert [row.lines for row in ws.steps(branch)] == written[branch]
+    tags = [t for t, in _rows(tmp_path / "s.db", "SELECT substr(lines, 1, 1) FROM world_steps ORDER BY branch, step")]
+    assert tags == [b"\x05", b"\x05", b"\x06", b"\x05", b"\x06", b"\x06"]
+    for s in (a, b, c):
+        s.close()
