@@ -1953,15 +1953,29 @@ def test_a_soar_agent_cannot_carry_a_secret_to_the_output_or_the_trace(tmp_path:
 # ---- issue 25, worlds recorded: a secret in a world file or an artifact never reaches the store or the trace ----
 
 def _every_value(db: Path) -> str:
-    """Every value of every table of a session store file (world tables included), as text."""
+    """Every value of every table of a session store file (world tables included), as text: a
+    packed value (a world's step lines, schema 6) inflated with the store's own dictionaries."""
     import sqlite3
 
+    from akh_tui.engine.store.codec import WINDOW, inflate
+
     con = sqlite3.connect(db)
+
+    def text(v: object) -> str:
+        if not isinstance(v, bytes):
+            return str(v)
+        try:
+            return inflate(v, dicts)
+        except ValueError:
+            return v.decode("utf-8", "replace")
+
     try:
+        dicts: dict[str, bytes | None] = {k[len("zdict."):]: v.encode("utf-8")[-WINDOW:] for k, v in
+                                          con.execute("SELECT key, value FROM meta WHERE key LIKE 'zdict.%'")}
         out: list[str] = []
         for (table,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'"):
             for row in con.execute(f"SELECT * FROM {table}"):
-                out.extend(v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v) for v in row)
+                out.extend(text(v) for v in row)
         return "\n".join(out)
     finally:
         con.close()
