@@ -571,7 +571,9 @@ class MemoryList(OptionList):
         super().notify_style_update()
 
     def show(self, entries: list[dict]) -> None:
-        ids = tuple((e["id"], e["refs"]) for e in entries)
+        # ids count from 1 in each agent's memory: the world workbench shows one agent's list,
+        # then another's with the same ids, so what is shown (the content) is part of the key
+        ids = tuple((e["id"], e["refs"], e["content"]) for e in entries)
         if ids == self._ids:
             return
         self._ids = ids

@@ -3,9 +3,10 @@ time, its records kept so any step can be shown again read-only, and what the wo
 panes draw (the roster, the swimlanes, artifacts, the ledger, the mint, rate windows) read
 from it under one lock (the engine thread steps while the UI thread reads).
 
-This is the workbench's own door to a world until worlds are recorded in the session store:
-records are kept in memory (each cycle record compressed: 10,000 steps of a two-agent world
-hold about 15 MB), so a world in the workbench has no rewind or fork yet.
+It holds the door's `WorldRun`: every step is recorded in the data dir's session store (as
+`world run` records it), a fork (`fork`, a live psyche edit) is a branch there and the
+workbench reads the new branch's steps back; the cycle records the panes draw are also kept
+here, compressed (10,000 steps of a two-agent world hold about 15 MB).
 
 World breakpoints (`parse_world_break`) stop a running world after the turn whose records
 match; they are checked against the records the turn wrote, never by re-running anything.
@@ -271,6 +272,21 @@ class WorldWatch:
             rest = [a for a in w.order[w.pos:] if w.loops[a].state != PAUSED]
             return rest[0] if rest else None
 
+    def rest_of_round(self, at_step: int | None = None) -> list[str]:
+        """The agents still to act in the round of lane step `at_step` (None: the newest) after
+        it: the steps recorded after it in that round, then, if that round is the one under way,
+        those still to come. Empty after a round's last step (a fork's `order=` needs some)."""
+        with self.lock:
+            i = len(self.steps) - 1 if at_step is None else at_step
+            if not 0 <= i < len(self.steps):
+                return []
+            r = self.steps[i].round
+            rest = [s.agent for s in self.steps[i + 1:] if s.round == r]
+            w = self.world
+            if w.round == r and w.order is not None and i + len(rest) == len(self.steps) - 1:
+                rest += [a for a in w.order[w.pos:] if w.loops[a].state != PAUSED]
+            return rest
+
     def step_agent(self) -> LaneStep | None:
         """The next agent's turn, recorded (a round begun, or ended with its mint, on the way);
         None when every agent is STOPPED or a turn broke the invariant."""
@@ -322,7 +338,9 @@ class WorldWatch:
         else:
             act = turn["act"]
             kind = "veto" if act["vetoed"] else ("act" if act["success"] else "fail")
-            tool, result, number = turn["decide"]["tool"], str(act["progress"]), int(turn["cycle"])
+            # a veto's progress is "failed": the roster says which failure it was, as its lane's "!" does
+            tool, number = turn["decide"]["tool"], int(turn["cycle"])
+            result = "vetoed" if act["vetoed"] else str(act["progress"])
             self.answers[aid] = turn["decide"].get("user")
             if act["vetoed"]:
                 self.vetoes_fired[aid] += 1

@@ -42,7 +42,7 @@ from ..dialogs import HelpScreen, guarded, show_error
 from ..panes import agent_panes, GoalsPane, MemoryPane, PlanPane, PsychePane, ScoreTable, WhyPane
 from ..themes import load_themes
 from .dialogs import AgentSearchScreen, WorldBreaksScreen, WorldForkScreen
-from .lanes import LEGEND, Swimlanes
+from .lanes import LEGEND, LEGEND_NARROW, Swimlanes
 from .roster import Roster
 
 Job = Literal["agent", "round", "run", "wake"] | Callable[[], None]
@@ -58,6 +58,7 @@ FAST_FRAME_EVERY = 6  # at most every 6th tick (5 frames a second)
 FRAME_SHARE = 0.03
 FRAME_WAIT = 0.2  # the engine waits at most this long for a frame being drawn
 NARROW = 100
+SHORT = 30  # under 30 rows (80×24) the agent's panes give up rows so the roster and lanes stay on screen
 
 
 class WorldBench(App[None]):
@@ -65,14 +66,14 @@ class WorldBench(App[None]):
     CSS_PATH = Path(__file__).with_name("world.tcss")  # absolute: a subclass elsewhere finds it too
     BINDINGS = [
         Binding("f1", "help", "Help", id="world.help", tooltip="this help"),
-        Binding("space", "step_agent", "Agent", id="world.step_agent", tooltip="step one agent's turn (the next in the round's order)"),
+        Binding("space", "step_agent", "Turn", id="world.step_agent", tooltip="step one agent's turn (the next in the round's order)"),
         Binding("n", "step_round", "Round", id="world.step_round", tooltip="step the rest of this round (or one whole round)"),
-        Binding("r", "toggle_run", "Run/Pause", id="world.run_pause", tooltip="run / pause the world"),
+        Binding("r", "toggle_run", "Run", id="world.run_pause", tooltip="run / pause the world"),
         Binding("plus,equals_sign", "faster", "Faster", id="world.faster", tooltip="run faster", key_display="+", show=False),
         Binding("minus", "slower", "Slower", id="world.slower", tooltip="run slower", key_display="-", show=False),
         *[Binding(str(i), f"show_agent({i - 1})", f"Agent {i}", id=f"world.agent{i}", show=False,
                   tooltip=f"show the roster's agent {i} and follow it") for i in range(1, 10)],
-        Binding("slash", "search", "Find agent", id="world.search", key_display="/",
+        Binding("slash", "search", "Find", id="world.search", key_display="/",
                 tooltip="find an agent by part of its id (fuzzy) and follow it"),
         Binding("f", "follow", "Follow", id="world.follow",
                 tooltip="follow: pin the panes to the agent shown (off: they show whoever acted last)"),
@@ -81,7 +82,7 @@ class WorldBench(App[None]):
                 tooltip="the shared world: artifacts and their diffs, the ledger, the mint, rate windows"),
         Binding("e", "edit_psyche", "Psyche", id="world.edit_psyche",
                 tooltip="edit the shown agent's psyche (live: it takes effect at its next turn)"),
-        Binding("k", "breakpoints", "Breaks", id="world.breakpoints",
+        Binding("k", "breakpoints", "Break", id="world.breakpoints",
                 tooltip="world breakpoints: a transfer above N, a write, a mint, backoff, PAUSED, an agent's action"),
         Binding("F", "fork", "Fork", id="world.fork", key_display="F",
                 tooltip="fork the world after the step shown: the rest of the round's order, a tool disabled"),
@@ -105,7 +106,7 @@ class WorldBench(App[None]):
         Binding("greater_than_sign", "move(10)", "Fwd 10", id="world.forward10", key_display=">", show=False,
                 tooltip="swimlanes: ten steps forward"),
         Binding("l", "live", "Live", id="world.live", show=False, tooltip="leave the replay: back to the live world"),
-        Binding("q", "quit", "Quit", id="world.quit", tooltip="quit"),
+        Binding("q", "quit", "Quit", id="world.quit", tooltip="quit", show=False),
     ]
 
     def __init__(self, file: str | None = None, seed: int | None = None, *, sync: bool = False,
@@ -130,6 +131,9 @@ class WorldBench(App[None]):
         self.speed_index = 3
         self.note = ""
         self.breaks: list[str] = []
+        # a psyche edited live, by agent: the number of steps then; it is pending until that
+        # agent's next step (the status line says so until then, and no longer)
+        self.edited: dict[str, int] = {}
         self.stopped_at_rounds = False
         self._commands: queue.Queue[Job | None] = queue.Queue()
         self._stop = threading.Event()
@@ -153,7 +157,7 @@ class WorldBench(App[None]):
         with Vertical(id="lanes-box", classes="box"):
             yield Swimlanes(self.ids, self.world.steps, id="lanes")
         yield from agent_panes(partner_scores=True)
-        yield Footer()
+        yield Footer(compact=True)  # every key fits 120 columns
 
     def on_mount(self) -> None:
         self.status_bar = self.query_one("#status", Static)
@@ -188,6 +192,8 @@ class WorldBench(App[None]):
             return
         narrow = width < NARROW
         self.screen.set_class(narrow, "-narrow")
+        self.screen.set_class(self.size.height < SHORT, "-short")
+        self.query_one("#lanes-box").border_subtitle = LEGEND_NARROW if narrow else LEGEND
         self.roster.set_narrow(narrow)
         self.score_table.set_narrow(narrow or self.split)
         self.score_table2.set_narrow(True)
@@ -414,9 +420,12 @@ class WorldBench(App[None]):
 
     def _render_status(self, aid: str) -> None:
         w = self.world
+        # under 100 columns the status line has two rows: the short words leave the second
+        # for the note (a breakpoint's reason, a fork's name), which must not be cut off
+        narrow = self.size.width < NARROW
         t = Text()
         t.append(f" {w.name} ", style="bold reverse")
-        t.append(f" round {w.round} · clock {w.clock:g} s · ")
+        t.append(f" r{w.round} · {w.clock:g} s · " if narrow else f" round {w.round} · clock {w.clock:g} s · ")
         if self.cursor is not None and self.cursor < len(w.steps):
             s = w.steps[self.cursor]
             t.append(f" step {s.index + 1} of {len(w.steps)} ", style="bold reverse yellow")
@@ -425,11 +434,13 @@ class WorldBench(App[None]):
         else:
             speed = SPEEDS[self.speed_index]
             t.append("▶ running" if self.running else "■ paused", style="bold green" if self.running else "bold yellow")
-            t.append(f" · {'max' if speed == 0 else speed}/s · {len(w.steps)} steps")
+            if self.running or not narrow:
+                t.append(f" · {'max' if speed == 0 else speed}/s")
+            t.append(f" · {len(w.steps)} steps")
             nxt = w.next_agent()
             if nxt is not None:
                 t.append(f" · next {nxt}")
-        t.append(" · showing ")
+        t.append(" · " if narrow else " · showing ")
         t.append(aid, style="bold")
         if self.pinned:
             t.append(" (following)", style="dim")
@@ -439,7 +450,13 @@ class WorldBench(App[None]):
         if waiting is not None:
             t.append(f" · {waiting.agent} waits for your answer", style="bold yellow")
         if self.breaks:
-            t.append(f" · {len(self.breaks)} breakpoint(s)")
+            t.append(f" · {len(self.breaks)} break" if narrow else f" · {len(self.breaks)} breakpoint(s)")
+        for edited, at in list(self.edited.items()):
+            last = w.last.get(edited)
+            if last is not None and last.index >= at:
+                del self.edited[edited]  # its next step has come: the edit is in effect
+            else:
+                t.append(f" · {edited}'s psyche edited: it takes effect at {edited}'s next turn", style="dim")
         if self.note:
             t.append(f" · {self.note}", style="dim")
         self.status_bar.update(t)
@@ -460,11 +477,13 @@ class WorldBench(App[None]):
     @guarded
     def action_step_agent(self) -> None:
         self.cursor = None
+        self.note = ""  # what the last command said is about the world before this step
         self._submit("agent")
 
     @guarded
     def action_step_round(self) -> None:
         self.cursor = None
+        self.note = ""
         self._submit("round")
 
     @guarded
@@ -543,7 +562,7 @@ class WorldBench(App[None]):
 
         def apply(psyche: Psyche) -> None:
             self.world.replace_psyche(aid, psyche)
-            self.note = f"{aid}'s psyche edited: it takes effect at {aid}'s next turn"
+            self.edited[aid] = len(self.world.steps)  # the status line says it is pending until its turn
             self._drawn_key = None
             self._dirty = True
 
@@ -567,11 +586,25 @@ class WorldBench(App[None]):
         at = self.cursor
         shown = w.steps[at if at is not None else -1]
         where = f"step {shown.index + 1} (round {shown.round}, {shown.agent})" + ("" if at is not None else ", the newest")
+        rest = w.rest_of_round(at)
+        to_come = (f"still to act in round {shown.round}: {', '.join(rest)}" if rest else
+                   f"round {shown.round} ends there: order= needs an earlier step of a round (, moves back)")
 
         def fork(text: str) -> str:
             edits = parse_world_edits(text, self.ids)
             self.running = False
-            name = w.fork(at, edits)
+            try:
+                name = w.fork(at, edits)
+            except InputError as exc:  # the engine names the CLI's flags; here the edits are typed
+                if exc.field not in ("--order", "--disable", "--agent"):
+                    raise
+                typed = {"--order": "order=", "--disable": "disable=", "--agent": "agent"}
+                message = exc.message
+                for flag, word in typed.items():
+                    message = message.replace(flag, word)
+                raise InputError(message, field=typed[exc.field]) from exc
+            if at is not None:  # forked at an earlier step: psyche edits after it are the left branch's
+                self.edited.clear()
             self.cursor = None
             self.note = f"forked {name} after {where}: b compares it with the branch it left"
             self._drawn_key = None
@@ -580,7 +613,7 @@ class WorldBench(App[None]):
                 self._drain()
             return name
 
-        self.push_screen(WorldForkScreen(where, fork))
+        self.push_screen(WorldForkScreen(where, fork, to_come))
 
     @guarded
     def action_who_moved(self) -> None:

@@ -138,14 +138,17 @@ class WorldForkScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape", "dismiss(None)", "Close", id="world.fork.close")]
     DEFAULT_CSS = DIALOG_CSS.format(name="WorldForkScreen")
 
-    def __init__(self, where: str, fork: Callable[[str], str]) -> None:
+    def __init__(self, where: str, fork: Callable[[str], str], to_come: str = "") -> None:
         super().__init__()
         self.where = where
         self._fork = fork
+        self.to_come = to_come  # who is still to act in that round: what `order=` may name
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(Text(f"Fork the world after {self.where}", style="bold"))
+            if self.to_come:
+                yield Static(Text(self.to_come), id="fork-rest")
             yield Static(Text(FORK_EDIT_HELP, style="dim"))
             yield Input(placeholder="e.g. order=cautious,bold", id="fork-edits")
             yield Static("", id="fork-error", classes="error")
