@@ -212,7 +212,9 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     seed = _count(args.seed, "--seed", 0)
     as_json = bool(args.json)
     # the gate's flags are checked (agents named, a terminal to ask on) before the world opens
-    gated, answer = worldgate.plan(args, load_world(args.file), err)
+    spec = load_world(args.file)
+    gated, answer = worldgate.plan(args, spec, err)
+    width = max([12, *(len(a.id) for a in spec.agents)])  # the agent column fits the longest id
 
     def line(step: dict[str, Any]) -> None:
         if as_json:
@@ -221,7 +223,7 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
             user = step.get("user")
             said = "" if user is None else f"  ({user['decision']}" + (
                 f" {user['tool']}" if user["decision"] == "choose" else "") + f" by {user['by']})"
-            out.print(Text(f"r{step['round']:<3} {step['agent']:<12} {step['action']:<22} {step['result']:<10} "
+            out.print(Text(f"r{step['round']:<3} {step['agent']:<{width}} {step['action']:<22} {step['result']:<10} "
                            f"balance {step['balance']}{said}"))
 
     r = WorldRun.continue_or_start(_locations(args), args.file, seed, fresh=bool(args.fresh), trace=args.trace)

@@ -373,12 +373,14 @@ class WhyPane(Pane):
     cursor did not (what it would have taken)."""
 
     question_at = 0  # the line the why-not of the selected tool starts on (0: none shown)
+    # before the first cycle; a workbench where space steps something else says so
+    EMPTY = "Press space to step one cycle, r to run.\nMove the score table's cursor to ask why not that tool."
 
     def show(self, record: CycleRecord | PendingCycle | None, selected: str | None = None,
              vetoes: dict[str, int] | None = None, call: dict | None = None) -> None:
         """`vetoes`: how often each tool was vetoed on the record's goal so far (Run.vetoes_on_goal)."""
         if record is None:
-            self.show_text(Text("Press space to step one cycle, r to run.\nMove the score table's cursor to ask why not that tool.", style="dim"))
+            self.show_text(Text(self.EMPTY, style="dim"))
             return
         t = Text()
         soar = soar_why(dict(record), selected)  # a Soar world agent: its operators and preferences

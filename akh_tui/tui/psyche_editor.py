@@ -132,6 +132,7 @@ class PsycheEditorScreen(Screen[str | None]):
         save: Callable[..., Path] | None = None,
         name: str | None = None,
         id: str | None = None,
+        owner: str | None = None,
     ) -> None:
         """
         Args:
@@ -144,6 +145,8 @@ class PsycheEditorScreen(Screen[str | None]):
             save: writes the psyche to ``path`` (the run's door: creates folders, and refuses
                 with PsycheFileChanged when the file changed on disk since the run read or
                 wrote it unless called with ``force=True``). Defaults to ``Psyche.save``.
+            owner: whose psyche it is, where several agents have one (a world's): the title
+                names it, and the edit applies at its next turn rather than "the next cycle".
         """
         super().__init__(name=name, id=id)
         self.path = Path(path) if path is not None else None
@@ -159,6 +162,8 @@ class PsycheEditorScreen(Screen[str | None]):
         self._text_area = _make_text_area(text)
         self._save = save
         self._overwrite_asked = False  # the file changed on disk: the next ctrl+w overwrites it
+        self.owner = owner
+        self.applies_at = f"{owner}'s next turn" if owner else "the next cycle"
 
     # -- layout ------------------------------------------------------------------------
 
@@ -178,7 +183,7 @@ class PsycheEditorScreen(Screen[str | None]):
 
     def _title_text(self) -> Text:
         where = str(self.path) if self.path is not None else "no file: save disabled"
-        title = f"Psyche — {where}"
+        title = f"Psyche of {self.owner} — {where}" if self.owner else f"Psyche — {where}"
         if self.has_unapplied_changes:
             title += "  (modified, not applied)"
         return Text(title)
@@ -231,7 +236,8 @@ class PsycheEditorScreen(Screen[str | None]):
         except NoMatches:  # not composed yet; on_mount checks again
             return
         if self.error is None:
-            status.update(Text(VALID_HINT.format(key=self._key_for("psyche.apply", "ctrl+s"))))
+            hint = VALID_HINT.format(key=self._key_for("psyche.apply", "ctrl+s"))
+            status.update(Text(hint.replace("the next cycle", self.applies_at)))
             status.set_class(True, "-valid")
             status.set_class(False, "-invalid")
             self._text_area.set_error_line(None)
@@ -266,7 +272,7 @@ class PsycheEditorScreen(Screen[str | None]):
             return
         self.live_text = text
         self.query_one("#psyche-title", Static).update(self._title_text())
-        self._say("Psyche applied: takes effect at the next cycle")
+        self._say(f"Psyche applied: takes effect at {self.applies_at}")
 
     def action_save(self) -> None:
         if self.path is None:

@@ -169,6 +169,8 @@ class WorldBench(App[None]):
         self.score_table = self.query_one("#scores", ScoreTable)
         self.score_table2 = self.query_one("#scores2", ScoreTable)
         self.why_pane = self.query_one(WhyPane)
+        self.why_pane.EMPTY = ("This agent has not acted yet. Space steps the next agent's turn, n a round, r runs.\n"
+                               "Move the score table's cursor to ask why not that tool.")
         self.memory_pane = self.query_one(MemoryPane)
         for theme in load_themes():
             self.register_theme(theme)
@@ -451,14 +453,14 @@ class WorldBench(App[None]):
             t.append(f" · {waiting.agent} waits for your answer", style="bold yellow")
         if self.breaks:
             t.append(f" · {len(self.breaks)} break" if narrow else f" · {len(self.breaks)} breakpoint(s)")
+        if self.note:  # first: a breakpoint's reason must not be the part cut off
+            t.append(f" · {self.note}", style="dim")
         for edited, at in list(self.edited.items()):
             last = w.last.get(edited)
             if last is not None and last.index >= at:
                 del self.edited[edited]  # its next step has come: the edit is in effect
             else:
                 t.append(f" · {edited}'s psyche edited: it takes effect at {edited}'s next turn", style="dim")
-        if self.note:
-            t.append(f" · {self.note}", style="dim")
         self.status_bar.update(t)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -563,10 +565,12 @@ class WorldBench(App[None]):
         def apply(psyche: Psyche) -> None:
             self.world.replace_psyche(aid, psyche)
             self.edited[aid] = len(self.world.steps)  # the status line says it is pending until its turn
+            self.note = ""  # the last command's note is older than this edit
             self._drawn_key = None
             self._dirty = True
 
-        self.push_screen(PsycheEditorScreen(self.world.psyche_text(aid), None, apply, name=f"psyche of {aid}"))
+        self.push_screen(PsycheEditorScreen(self.world.psyche_text(aid), None, apply, name=f"psyche of {aid}",
+                                           owner=aid))
 
     @guarded
     def action_breakpoints(self) -> None:
@@ -575,7 +579,7 @@ class WorldBench(App[None]):
             self.breaks = list(texts)
             self._dirty = True
 
-        self.push_screen(WorldBreaksScreen(self.breaks, replace))
+        self.push_screen(WorldBreaksScreen(self.breaks, replace, self.shown_agent()))
 
     @guarded
     def action_fork(self) -> None:
@@ -606,14 +610,16 @@ class WorldBench(App[None]):
             if at is not None:  # forked at an earlier step: psyche edits after it are the left branch's
                 self.edited.clear()
             self.cursor = None
-            self.note = f"forked {name} after {where}: b compares it with the branch it left"
+            self.note = f"forked {name} after step {shown.index + 1}: b compares it with the branch it left"
             self._drawn_key = None
             self._dirty = True
             if self.sync:
                 self._drain()
             return name
 
-        self.push_screen(WorldForkScreen(where, fork, to_come))
+        example = (f"order={','.join(reversed(rest))}" if len(rest) > 1
+                   else f"disable={shown.agent}:{shown.tool or 'noop'}")
+        self.push_screen(WorldForkScreen(where, fork, to_come, example))
 
     @guarded
     def action_who_moved(self) -> None:

@@ -81,17 +81,18 @@ class WorldBreaksScreen(ModalScreen[None]):
                 Binding("delete", "remove", "Remove", id="world.breaks.remove")]
     DEFAULT_CSS = DIALOG_CSS.format(name="WorldBreaksScreen")
 
-    def __init__(self, current: list[str], replace: Callable[[list[str]], None]) -> None:
+    def __init__(self, current: list[str], replace: Callable[[list[str]], None], agent: str = "bold") -> None:
         super().__init__()
         self.current = list(current)
         self._replace = replace
+        self.agent = agent  # the example names an agent of this world
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(Text("World breakpoints: the run pauses after the turn that matches", style="bold"))
             yield Static(Text(WORLD_BREAK_HELP, style="dim"))
             yield OptionList(*self._options(), id="breaks")
-            yield Input(placeholder="e.g. transfer>5, write:bold-g2, paused, agent:bold:bid", id="break-text")
+            yield Input(placeholder=f"e.g. transfer>5, write, paused, agent:{self.agent}:bid", id="break-text")
             yield Static("", id="break-error", classes="error")
 
     def _options(self) -> list[Option]:
@@ -138,8 +139,10 @@ class WorldForkScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape", "dismiss(None)", "Close", id="world.fork.close")]
     DEFAULT_CSS = DIALOG_CSS.format(name="WorldForkScreen")
 
-    def __init__(self, where: str, fork: Callable[[str], str], to_come: str = "") -> None:
+    def __init__(self, where: str, fork: Callable[[str], str], to_come: str = "",
+                 example: str = "order=cautious,bold") -> None:
         super().__init__()
+        self.example = example  # an edit this world would take there
         self.where = where
         self._fork = fork
         self.to_come = to_come  # who is still to act in that round: what `order=` may name
@@ -150,7 +153,7 @@ class WorldForkScreen(ModalScreen[None]):
             if self.to_come:
                 yield Static(Text(self.to_come), id="fork-rest")
             yield Static(Text(FORK_EDIT_HELP, style="dim"))
-            yield Input(placeholder="e.g. order=cautious,bold", id="fork-edits")
+            yield Input(placeholder=f"e.g. {self.example}", id="fork-edits")
             yield Static("", id="fork-error", classes="error")
 
     def on_mount(self) -> None:

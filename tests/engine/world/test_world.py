@@ -473,3 +473,18 @@ def test_artifact_indexes_follow_writes_versions_and_rollbacks():
     arts.rollback()
     assert arts.sharing({"aurora"}) == {"logs": 1} and arts.owned_by("bob") == []
     assert arts.with_tool == {"tides"} and [a.id for a in arts.owned_by("alice")] == ["logs"]
+
+
+def test_harbour_crew_s_deckhand_tips_the_pilot_by_a_workflow_transfer(cli, tmp_path):
+    # the bundled world that transfers (docs/worlds.md): the deckhand's workflow `tip` pays the
+    # pilot 4 scrip, above every price in it; the step lines keep their columns with a 13-letter id
+    out = cli("world", "run", "harbour-crew", "--rounds", "4", "--trace", "t.jsonl").stdout
+    recs = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    tips = [(r["round"], r["from"], r["to"], r["amount"]) for r in recs
+            if r["type"] == "ledger" and r["why"].startswith("transfer")]
+    assert tips == [(1, "deckhand", "pilot", 4), (4, "deckhand", "pilot", 4)]
+    prices = [r["amount"] for r in recs if r["type"] == "ledger" and not r["why"].startswith("transfer")]
+    assert prices and max(prices) <= 3
+    lines = [ln for ln in out.splitlines() if ln.startswith("r1 ")]
+    assert len({ln.index(" balance") for ln in lines}) == 1  # harbourmaster's line is not pushed right
+    assert "r1   harbourmaster kg_query" in out
