@@ -133,6 +133,14 @@ class GoalsPane(Tree, inherit_bindings=False):
                 if label != node.label:
                     node.set_label(label)
 
+    def scroll_to_focus(self, focus: int | None) -> None:
+        """Keep the focus goal in view: a pane of one or two rows (the world workbench at
+        80×24) shows it rather than the first goals. Not while the pane has focus: the person
+        scrolls it then."""
+        node = getattr(self, "_goal_nodes", {}).get(focus) if focus is not None else None
+        if node is not None and not self.has_focus:
+            self.call_after_refresh(lambda: self.scroll_to_node(node, animate=False))
+
     def _compact(self) -> bool:
         """Under 70 cells the label keeps status, id, coverage bar and error sparkline before the
         text; the priority and coverage figure are in the goal detail (enter)."""

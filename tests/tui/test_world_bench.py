@@ -372,3 +372,13 @@ async def test_at_80x24_three_agents_keep_the_status_roster_and_lanes_on_screen(
         # the status line's short words leave its second row for the breakpoint's reason, whole
         assert status(app).endswith("deckhand → pilot 4 scrip (transfer from deckhand)")
         assert len(status(app)) <= 2 * 78
+
+
+@sync
+async def test_at_80x24_the_goals_pane_keeps_the_focus_goal_in_view(tmp_path):
+    app = market(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press(*["n"] * 6, "1")  # bold's first goal is done: the focus is #2, below it
+        await until(pilot, lambda: "bold" in status(app))
+        goals = app.query_one("#goals")
+        await until(pilot, lambda: "▶" in "".join(goals.render_line(y).text for y in range(goals.size.height)))

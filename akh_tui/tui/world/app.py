@@ -157,7 +157,7 @@ class WorldBench(App[None]):
         with Vertical(id="lanes-box", classes="box"):
             yield Swimlanes(self.ids, self.world.steps, id="lanes")
         yield from agent_panes(partner_scores=True)
-        yield Footer(compact=True)  # every key fits 120 columns
+        yield Footer(compact=True)  # every key fits 120 columns (narrow: see _fit)
 
     def on_mount(self) -> None:
         self.status_bar = self.query_one("#status", Static)
@@ -196,6 +196,9 @@ class WorldBench(App[None]):
         self.screen.set_class(narrow, "-narrow")
         self.screen.set_class(self.size.height < SHORT, "-short")
         self.query_one("#lanes-box").border_subtitle = LEGEND_NARROW if narrow else LEGEND
+        # compact fits every key in 120 columns; cut off under the palette's label, a compact
+        # footer leaves a stray letter in the last column, so a narrow screen has the spaced one
+        self.query_one(Footer).compact = not narrow
         self.roster.set_narrow(narrow)
         self.score_table.set_narrow(narrow or self.split)
         self.score_table2.set_narrow(True)
@@ -406,6 +409,7 @@ class WorldBench(App[None]):
         self.query_one("#score-box").border_title = f"Score breakdown · {aid}{replay}"
         self.query_one("#goals-box").border_title = f"Goals · {aid}"
         self.goals_pane.show(view, {})
+        self.goals_pane.scroll_to_focus(view["focus"])
         self.plan_pane.show(view)
         self.psyche_pane.show(view)
         self.score_table.show(record)
