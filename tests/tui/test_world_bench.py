@@ -328,7 +328,7 @@ async def test_a_live_psyche_edit_is_named_until_that_agents_next_turn_and_its_v
         assert "applies at harbourmaster's next turn" in str(app.screen.query_one("#psyche-status").render())
         await pilot.press("ctrl+s", "escape")
         await until(pilot, lambda: not isinstance(app.screen, PsycheEditorScreen))
-        pending = "harbourmaster's psyche edited: it takes effect at harbourmaster's next turn"
+        pending = "harbourmaster's psyche edited: in effect at its next turn"
         assert pending in status(app)
         await pilot.press("space")  # the pilot's turn: still pending
         assert pending in status(app)

@@ -451,11 +451,11 @@ class WorldBench(App[None]):
         if self.pinned:
             t.append(" (following)", style="dim")
         elif self.cursor is None:
-            t.append(" (last to act)", style="dim")
+            t.append(" (last)" if narrow else " (last to act)", style="dim")
         waiting = w.waiting
         if waiting is not None:
             t.append(f" · {waiting.agent} waits for your answer", style="bold yellow")
-        if self.breaks:
+        if self.breaks and not (narrow and self.note):  # narrow, the note has the room
             t.append(f" · {len(self.breaks)} break" if narrow else f" · {len(self.breaks)} breakpoint(s)")
         if self.note:  # first: a breakpoint's reason must not be the part cut off
             t.append(f" · {self.note}", style="dim")
@@ -464,7 +464,7 @@ class WorldBench(App[None]):
             if last is not None and last.index >= at:
                 del self.edited[edited]  # its next step has come: the edit is in effect
             else:
-                t.append(f" · {edited}'s psyche edited: it takes effect at {edited}'s next turn", style="dim")
+                t.append(f" · {edited}'s psyche edited: in effect at its next turn", style="dim")
         self.status_bar.update(t)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
