@@ -250,7 +250,7 @@ def test_world_check_accepts_the_bundled_worlds(cli):
 
 # ---- the bundled worlds and the trace -------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["harbour", "market"])
+@pytest.mark.parametrize("name", ["harbour", "harbour-crew", "market"])
 def test_bundled_worlds_run_to_their_end_with_the_ledger_invariant_every_step(name):
     spec = load_world(name)
     recs: list[dict] = []
@@ -264,7 +264,9 @@ def test_bundled_worlds_run_to_their_end_with_the_ledger_invariant_every_step(na
     assert ended in ("every agent is STOPPED", f"{spec.rounds} rounds")
     tools = {r["decide"]["tool"] for r in recs if r["type"] == "cycle"}
     assert "read_artifact" in tools
-    if name == "harbour":
+    if name == "harbour-crew":
+        assert "transfer" in tools  # the deckhand's tip
+    elif name == "harbour":
         assert ended == "every agent is STOPPED"
         assert all(g["status"] == "completed" for a in w.summary()["agents"].values() for g in a["goals"])
     else:
