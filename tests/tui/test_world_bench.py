@@ -382,3 +382,16 @@ async def test_at_80x24_the_goals_pane_keeps_the_focus_goal_in_view(tmp_path):
         await until(pilot, lambda: "bold" in status(app))
         goals = app.query_one("#goals")
         await until(pilot, lambda: "▶" in "".join(goals.render_line(y).text for y in range(goals.size.height)))
+
+
+@sync
+async def test_while_the_panes_replay_a_step_the_roster_says_it_is_the_world_now(tmp_path):
+    app = market(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n", "n", "less_than_sign")
+        assert str(app.query_one("#roster-box").border_title) == "Roster · now (the panes replay step 1)"
+        await pilot.press("l")
+        assert not app.query_one("#roster-box").border_title
+        await pilot.press("k")
+        await until(pilot, lambda: bool(app.screen.query("#breaks")))
+        assert str(app.screen.query_one("#breaks").border_title).startswith("set")

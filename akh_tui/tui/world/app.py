@@ -387,6 +387,9 @@ class WorldBench(App[None]):
             aid = self.shown_agent()
             self._render_ticker()
             self.screen.set_class(self.cursor is not None, "-replay")
+            # the roster is the world now: while the panes replay a step, its title says so
+            self.query_one("#roster-box").border_title = (
+                f"Roster · now (the panes replay step {self.cursor + 1})" if self.cursor is not None else "")
             if self.world.waiting is not None and self.cursor is None:
                 # the engine thread is parked mid-turn at the gate: the agent's live state is half
                 # a cycle; its panes keep the last step's and are drawn again once the turn is over

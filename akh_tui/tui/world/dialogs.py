@@ -99,6 +99,8 @@ class WorldBreaksScreen(ModalScreen[None]):
         return [Option(b) for b in self.current] or [Option(Text("no breakpoints", style="dim"), disabled=True)]
 
     def on_mount(self) -> None:
+        # the list of those set has a title: without one it looks like a second text box
+        self.query_one("#breaks", OptionList).border_title = "set (delete removes the highlighted one)"
         self.query_one(Input).focus()
 
     def _show(self) -> None:
