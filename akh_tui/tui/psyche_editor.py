@@ -108,6 +108,10 @@ class PsycheEditorScreen(Screen[str | None]):
         Binding("ctrl+r", "revert", "Revert", id="psyche.revert", priority=True),
         Binding("f8", "goto_error", "Go to error", id="psyche.goto_error", priority=True),
         Binding("escape", "close", "Close", id="psyche.close", priority=True),
+        # TextArea has no document start and end keys; an editor of a 60-line file needs them
+        # (a new veto pattern is written at the end)
+        Binding("ctrl+home", "text_edge(True)", "Start of text", id="psyche.start", show=False),
+        Binding("ctrl+end", "text_edge(False)", "End of text", id="psyche.end", show=False),
     ]
 
     DEFAULT_CSS = """
@@ -324,6 +328,10 @@ class PsycheEditorScreen(Screen[str | None]):
         ta.move_cursor((0, 0))
         self.validate()
         self._say("Reverted to the live psyche (ctrl+z undoes the revert).")
+
+    def action_text_edge(self, start: bool) -> None:
+        ta = self._text_area
+        ta.move_cursor((0, 0) if start else ta.document.end)
 
     def action_goto_error(self) -> None:
         if self.error is None or self.error.line is None:
