@@ -24,6 +24,7 @@ from rich.table import Table
 
 from . import world_ui
 from . import recording
+from .clock import Clock
 from .rows import table_json, tables as registered_tables
 from .model import model_figures, model_rows
 from .stream import command_peak_mb, spread, stream_figures, stream_rows
@@ -587,59 +588,77 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
     soak_sizes = (1000, 3000) if quick else ((10_000, 100_000) if soak else (5_000, 30_000))
     big = 20_000 if quick else 100_000
     results: dict = {"quick": quick}
+    clock = Clock()
     if ui:
-        results["ui"] = ui_figures(1.5 if quick else 4.0)
-        results["world_ui"] = world_ui.figures(1.0, 300 if quick else 800)  # issue 26: the world workbench
-    results["hostile"] = hostile_figures(quick)
-    results["soar"] = __import__("akh_tui.bench.soar", fromlist=["soar_figures"]).soar_figures(quick)  # issue 30
+        with clock.part("workbench against headless, pauses"):
+            results["ui"] = ui_figures(1.5 if quick else 4.0)
+        with clock.part("world workbench against headless"):
+            results["world_ui"] = world_ui.figures(1.0, 300 if quick else 800)  # issue 26: the world workbench
+    with clock.part("hostile inputs"):
+        results["hostile"] = hostile_figures(quick)
+    with clock.part("soar adapter"):
+        results["soar"] = __import__("akh_tui.bench.soar", fromlist=["soar_figures"]).soar_figures(quick)  # issue 30
     with tempfile.TemporaryDirectory() as tmp:
-        results["history"] = history_figures(1000 if quick else 10_000, Path(tmp))
-        results["store"] = store_figures(quick, Path(tmp), soak)
-        results["recording"] = recording.figures(quick, Path(tmp) / "recording", demo_agent, generated_agent)
-        results["plots"] = plots_figures(Path(tmp) / "history.db")
-        results["rewind_big"] = rewind_big_figures(quick, Path(tmp))
+        with clock.part("history (restore a cycle)"):
+            results["history"] = history_figures(1000 if quick else 10_000, Path(tmp))
+        with clock.part("session store, soak"):
+            results["store"] = store_figures(quick, Path(tmp), soak)
+        with clock.part("recording against the engine alone"):
+            results["recording"] = recording.figures(quick, Path(tmp) / "recording", demo_agent, generated_agent)
+        with clock.part("plots screen"):
+            results["plots"] = plots_figures(Path(tmp) / "history.db")
+        with clock.part("rewind on a big graph"):
+            results["rewind_big"] = rewind_big_figures(quick, Path(tmp))
         # issue 23: streamed OTLP JSON and reports; 100,000 cycles take minutes (--soak)
         sizes = (200, 1000) if quick else (1000, 10_000) + ((100_000,) if soak else ())
-        results["stream"] = stream_figures(sizes, Path(tmp) / "stream", runs=1 if quick else 3)
-        results["world"] = world_figures(quick, Path(tmp) / "world", demo_agent, ENDLESS, rss_mb)
-        results["model"] = model_figures(quick)  # issue 27: the local language model
-        trace = Path(tmp) / "trace.jsonl"
-        demo = time_cycles(demo_agent(), n_timed, trace)
-        results["demo"] = {"cycles": len(demo), "median_ms": statistics.median(demo), "p99_ms": pct(demo, 99),
-                           "triples": None}
-        for label, n in (("kg_1k", 1000), ("kg_big", big)):
-            t0 = time.perf_counter()
-            agent = generated_agent(n)
-            build = time.perf_counter() - t0
-            size = agent.kg.non_meta_count
-            ts = time_cycles(agent, n_timed, trace)
-            results[label] = {"triples": size, "build_s": build, "cycles": len(ts),
-                              "median_ms": statistics.median(ts), "p99_ms": pct(ts, 99)}
-            if label == "kg_big":
-                results["look_closer"] = look_closer_figures(agent)
+        with clock.part("streamed export and report"):
+            results["stream"] = stream_figures(sizes, Path(tmp) / "stream", runs=1 if quick else 3)
+        with clock.part("worlds"):
+            results["world"] = world_figures(quick, Path(tmp) / "world", demo_agent, ENDLESS, rss_mb)
+        with clock.part("local model"):
+            results["model"] = model_figures(quick)  # issue 27: the local language model
+        with clock.part("cycle times: demo, 1k and big graph, look closer"):
+            trace = Path(tmp) / "trace.jsonl"
+            demo = time_cycles(demo_agent(), n_timed, trace)
+            results["demo"] = {"cycles": len(demo), "median_ms": statistics.median(demo), "p99_ms": pct(demo, 99),
+                               "triples": None}
+            for label, n in (("kg_1k", 1000), ("kg_big", big)):
+                t0 = time.perf_counter()
+                agent = generated_agent(n)
+                build = time.perf_counter() - t0
+                size = agent.kg.non_meta_count
+                ts = time_cycles(agent, n_timed, trace)
+                results[label] = {"triples": size, "build_s": build, "cycles": len(ts),
+                                  "median_ms": statistics.median(ts), "p99_ms": pct(ts, 99)}
+                if label == "kg_big":
+                    results["look_closer"] = look_closer_figures(agent)
         results["ratio_median"] = results["kg_big"]["median_ms"] / results["kg_1k"]["median_ms"]
         # RSS: one long run on the demo graph, its history recorded in a session store on disk
         # (as the CLI and the workbench do), trace to /dev/null
-        agent = demo_agent()
-        ctl = Run.over(agent, "soak", store=SessionStore(Path(tmp) / "soak.db"), trace=TraceWriter(os.devnull))
-        t0 = time.perf_counter()
-        rss = {}
-        done = 0
-        for target in soak_sizes:
-            while done < target:
-                if ctl.step() is None:
-                    raise RuntimeError("the soak agent ran out of goals")
-                done += 1
-            gc.collect()
-            rss[target] = rss_mb()
-        ctl.close()
-        results["soak"] = {"cycles": done, "seconds": time.perf_counter() - t0,
-                           "rss_mb": {str(k): v for k, v in rss.items()},
-                           "rss_ratio": rss[soak_sizes[1]] / rss[soak_sizes[0]], "kg_triples": len(agent.kg),
-                           "episodes_in_memory": len(agent.episodic)}
+        with clock.part("RSS over a long run"):
+            agent = demo_agent()
+            ctl = Run.over(agent, "soak", store=SessionStore(Path(tmp) / "soak.db"), trace=TraceWriter(os.devnull))
+            t0 = time.perf_counter()
+            rss = {}
+            done = 0
+            for target in soak_sizes:
+                while done < target:
+                    if ctl.step() is None:
+                        raise RuntimeError("the soak agent ran out of goals")
+                    done += 1
+                gc.collect()
+                rss[target] = rss_mb()
+            ctl.close()
+            results["soak"] = {"cycles": done, "seconds": time.perf_counter() - t0,
+                               "rss_mb": {str(k): v for k, v in rss.items()},
+                               "rss_ratio": rss[soak_sizes[1]] / rss[soak_sizes[0]], "kg_triples": len(agent.kg),
+                               "episodes_in_memory": len(agent.episodic)}
     if as_json:
-        results["engine"] = engine_figures(quick)
-        results["rows"] = [table_json(t) for t in registered_tables(quick, soak=soak)]
+        with clock.part("engine alone, 1M-triple load (fresh processes)"):
+            results["engine"] = engine_figures(quick)
+        results["rows"] = [table_json(t) for t in registered_tables(quick, soak=soak, clock=clock)]
+        results["bench_seconds"] = {"parts": [{"part": n, "wall_s": w, "cpu_s": c} for n, w, c in clock.parts],
+                                    "wall_s": clock.total()[0], "cpu_s": clock.total()[1]}
         print(json.dumps(results, indent=2))
         return 0
     t = Table(title="SPEC §12 benchmark" + (" (quick)" if quick else ""))
@@ -750,11 +769,13 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
         for row in world_ui.rows(results["world_ui"]):
             t.add_row(*row)
     console.print(t)
-    engine = engine_figures(quick)
+    with clock.part("engine alone, 1M-triple load (fresh processes)"):
+        engine = engine_figures(quick)
     console.print(engine_table(engine))
     console.print(speed_table(results, engine))
-    for table in registered_tables(quick, soak=soak):
+    for table in registered_tables(quick, soak=soak, clock=clock):
         console.print(table)
+    console.print(clock.table())
     return 0
 
 

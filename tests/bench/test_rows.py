@@ -45,7 +45,7 @@ def test_registering_a_name_twice_keeps_one_row_and_tables_pass_soak(monkeypatch
     register("a", plain)
     register("b", long)
     register("a", plain)
-    tables = rows.tables(True, soak=True)
+    tables = list(rows.tables(True, soak=True))
     assert [t.title for t in tables] == ["plain", "long"]
     assert seen == [("plain", True), ("long", True)]
     assert table_json(tables[1])["rows"][0]["figure"] == "y"
