@@ -183,10 +183,12 @@ class Workbench(EngineDriver, Frames, Timeline, LiveEdits, Views, Keys, PhaseSte
         self._frame_drawn.set()
         self._dirty = True
         self._ticks = 0
-        # the frame being drawn at full speed: the UI thread's CPU time and the wall time when it
-        # began, and whether it is a full one; the last full frame's start (wall) and its cost in
-        # CPU seconds (None until measured: it is measured again once Textual has drawn it)
-        self._frame: tuple[float, float, bool] = (0.0, 0.0, False)
+        # the frame being drawn at full speed: the UI thread's CPU time, the process's CPU time and
+        # the wall time when it began, and whether it is a full one; the last frame's start
+        # (process CPU) and the last ticker frame's cost (UI-thread CPU seconds); the last full
+        # frame's start and cost (None until measured: it is measured again once Textual has drawn it)
+        self._frame: tuple[float, float, float, bool] = (0.0, 0.0, 0.0, False)
+        self._last_frame: tuple[float, float] = (0.0, 0.0)
         self._last_full: tuple[float, float | None] = (0.0, 0.0)
         self._status_view: View | None = None  # the view of the last full frame, for ticker frames
         self._status_lines = 0  # the status line's height in lines when last laid out (0: never)
