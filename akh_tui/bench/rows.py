@@ -28,6 +28,8 @@ MODULES: tuple[str, ...] = (
     "akh_tui.bench.anchors",
     "akh_tui.bench.explain",
     "akh_tui.bench.startup",
+    "akh_tui.bench.plots_screen",
+    "akh_tui.bench.sweep",
 )
 
 TableFn = Callable[..., Table]
