@@ -45,7 +45,9 @@ def figures(cycles: int = 100_000, rounds: int = 3) -> list[Figure]:
     stall_ui = Figure("  the UI thread's own CPU in its longest stall", unit="ms")
     stall_wall = Figure("  the longest stall in wall time (a busy machine: mostly others' turns)", unit="ms",
                         aim=f"≤ {AIM_MS:.0f} ms on a quiet machine")
-    keys = Figure("a key's latency while it fills (← / →: the grid's cursor moved), worst (wall)", unit="ms")
+    keys = Figure("a key's latency while it fills (← / →: the grid's cursor moved), worst: the process's CPU",
+                  unit="ms", aim=f"≤ {AIM_MS:.0f} ms")
+    keys_wall = Figure("  the same key's latency in wall time", unit="ms")
     redraw = Figure("cursor moved: until the plots show it (figures built off the UI thread, wall)", unit="ms")
     read = Figure("cycles the screen read (the plots' samples and the grid's pages)", unit="")
     old_environ = os.environ.get("AKH_TUI_CONFIG")
@@ -83,7 +85,7 @@ def figures(cycles: int = 100_000, rounds: int = 3) -> list[Figure]:
                     last, last_cpu, last_ui = t0, c0, time.thread_time()
                     worst = (0.0, 0.0, 0.0)  # (process CPU, UI CPU, wall) of the longest stall by CPU
                     worst_wall = 0.0
-                    key_sent: tuple[float, int] | None = None
+                    key_sent: tuple[float, float, int] | None = None
                     next_key, direction, latencies = t0 + KEY_EVERY, 1, []
                     while not filled(screen):
                         await asyncio.sleep(0.005)
@@ -92,12 +94,12 @@ def figures(cycles: int = 100_000, rounds: int = 3) -> list[Figure]:
                             worst = (cpu - last_cpu, ui - last_ui, now - last)
                         worst_wall = max(worst_wall, now - last)
                         last, last_cpu, last_ui = now, cpu, ui
-                        if key_sent is not None and screen.grid.cursor != key_sent[1]:
-                            latencies.append(now - key_sent[0])
+                        if key_sent is not None and screen.grid.cursor != key_sent[2]:
+                            latencies.append((cpu - key_sent[1], now - key_sent[0]))
                             key_sent = None
                         if key_sent is None and now >= next_key:
                             direction = -direction
-                            key_sent = (now, screen.grid.cursor)
+                            key_sent = (now, cpu, screen.grid.cursor)
                             app.simulate_key("right" if direction > 0 else "left")
                             next_key = now + KEY_EVERY
                         if now - t0 > 600:
@@ -107,7 +109,9 @@ def figures(cycles: int = 100_000, rounds: int = 3) -> list[Figure]:
                     stall_cpu.samples.append(worst[0] * 1000)
                     stall_ui.samples.append(worst[1] * 1000)
                     stall_wall.samples.append(worst_wall * 1000)
-                    keys.samples.append(max(latencies, default=0.0) * 1000)
+                    worst_key = max(latencies, default=(0.0, 0.0))
+                    keys.samples.append(worst_key[0] * 1000)
+                    keys_wall.samples.append(worst_key[1] * 1000)
                     read.samples.append(float(counted[0]))
                     # the cursor moved by a key: until the figures showing it are swapped in
                     t1 = time.perf_counter()
@@ -127,7 +131,7 @@ def figures(cycles: int = 100_000, rounds: int = 3) -> list[Figure]:
                 os.environ.pop("AKH_TUI_CONFIG", None)
             else:
                 os.environ["AKH_TUI_CONFIG"] = old_environ
-    return [fill, fill_cpu, stall_cpu, stall_ui, stall_wall, keys, redraw, read]
+    return [fill, fill_cpu, stall_cpu, stall_ui, stall_wall, keys, keys_wall, redraw, read]
 
 
 def plots_table(quick: bool) -> Table:

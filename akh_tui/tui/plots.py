@@ -670,18 +670,27 @@ class PlotsScreen(Screen[None]):
 
     @work(thread=True, group="plots-build")
     def _build(self, job: PlotJob, sizes: dict[str, tuple[int, int]]) -> None:
+        """The three figures, each handed over as soon as it is built: the UI thread then draws
+        one plot a frame (all three in one frame stalled the event loop three times as long)."""
         width = sizes["arch"][0] or 40
-        figures = {pid: job.figure(pid, size, width) for pid, size in sizes.items()}
-        self.app.call_from_thread(self._built, job.serial, sizes, figures)
+        try:
+            for pid, size in sizes.items():
+                figure = job.figure(pid, size, width)
+                self.app.call_from_thread(self._built, pid, (*size, job.serial), figure)
+        finally:
+            self.app.call_from_thread(self._build_done, job.serial)
 
-    def _built(self, serial: int, sizes: dict[str, tuple[int, int]], figures: dict[str, Text]) -> None:
+    def _built(self, pid: str, key: tuple[int, int, int], figure: Text) -> None:
+        if not self.is_attached:
+            return
+        plot = self.query_one(f"#{pid}-plot", BuiltPlot)
+        plot.built = (key, figure)
+        plot.refresh()
+
+    def _build_done(self, serial: int) -> None:
         self._building = False
         if not self.is_attached:
             return
-        for pid, figure in figures.items():
-            plot = self.query_one(f"#{pid}-plot", BuiltPlot)
-            plot.built = ((*sizes[pid], serial), figure)
-            plot.refresh()
         if self._build_again or serial != self._serial:
             self._build_again = False
             self.request_figures()
