@@ -497,6 +497,8 @@ class PlotsScreen(Screen[None]):
         self.query_one("#grid-box").border_title = "Tools × cycles (shade: score · ● chosen · ✗ vetoed · · not offered)"
         self.grid.focus()
         self._title()
+        # a new theme: the figures are built again in its colours (PlotextPlot registers it with plotext)
+        self.app.theme_changed_signal.subscribe(self, lambda theme: self._changed())
         if self._sync:  # tests and snapshots: the same reads, on this thread
             self._events = self.ctl.branch_events()
             for cycles in self._chunks():

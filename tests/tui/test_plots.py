@@ -201,3 +201,22 @@ def test_the_samples_spread_over_the_branch_and_reach_its_end():
     assert len(picked) <= 2000 and picked[0] == 1 and picked[-1] == 100_000
     gaps = {b - a for a, b in zip(picked, picked[1:-1])}
     assert gaps == {51}
+
+
+def test_a_new_theme_draws_the_plots_again_in_its_colours(workbench):
+    async def script(app, pilot):
+        for _ in range(6):
+            await pilot.press("space")
+        await pilot.press("P")
+        screen = app.screen
+        assert isinstance(screen, plots.PlotsScreen)
+        await pilot.pause()
+        before = screen.query_one("#arch-plot", plots.BuiltPlot).built
+        assert before is not None and screen.job().theme.endswith(app.theme)
+        app.theme = "akh-light"
+        await pilot.pause()
+        after = screen.query_one("#arch-plot", plots.BuiltPlot).built
+        assert screen.job().theme == "textual-auto-akh-light"
+        assert after is not None and after[0][2] > before[0][2] and after[1] != before[1]
+
+    drive(workbench("zoo"), script)
