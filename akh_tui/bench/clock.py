@@ -9,12 +9,14 @@ the engine's figures in fresh interpreters).
 
 from __future__ import annotations
 
+import os
 import resource
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator
 
+from rich.console import Console
 from rich.table import Table
 
 
@@ -31,9 +33,13 @@ class Clock:
 
     parts: list[tuple[str, float, float]] = field(default_factory=list)
     started: tuple[float, float] = field(default_factory=lambda: (time.perf_counter(), cpu_seconds()))
+    console: Console | None = None  # a terminal: each part's name is shown as it starts
+    load: float = field(default_factory=lambda: os.getloadavg()[0])  # the machine's, at the start
 
     @contextmanager
     def part(self, name: str) -> Iterator[None]:
+        if self.console is not None and self.console.is_terminal:
+            self.console.print(f"[dim]{name} …[/dim]")
         t0, c0 = time.perf_counter(), cpu_seconds()
         try:
             yield
@@ -47,7 +53,8 @@ class Clock:
     def table(self) -> Table:
         wall, cpu = self.total()
         t = Table(title=f"this bench: {wall / 60:.1f} minutes wall, {cpu / 60:.1f} minutes of CPU "
-                        "(this process and its children)")
+                        f"(this process and its children); {os.cpu_count()} cores, load average "
+                        f"{self.load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
         for col in ("part", "wall s", "CPU s"):
             t.add_column(col)
         for name, w, c in self.parts:

@@ -536,7 +536,7 @@ def main(quick: bool = False, as_json: bool = False, console: Console | None = N
     n_timed = 300 if quick else 3000
     big = 20_000 if quick else 100_000
     results: dict = {"quick": quick}
-    clock = Clock()
+    clock = Clock(console=None if as_json else console)
     with clock.part("workbench against headless, pauses"):
         results["ui"] = ui_figures(300, 3, 100) if quick else ui_figures()
     with clock.part("world workbench against headless"):
