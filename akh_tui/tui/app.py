@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from __future__ import annotations
 
+import gc
 import queue
 import threading
 from pathlib import Path
@@ -262,6 +263,16 @@ class Workbench(EngineDriver, Frames, Timeline, LiveEdits, Views, Keys, PhaseSte
         if self.trace_file is not None:
             self.last_event = f"replaying {self.trace_file.name}: , . move, / searches (no engine)"
         self._render_all(None)
+        self.call_after_refresh(self._freeze_heap)
+
+    def _freeze_heap(self) -> None:
+        """Once the first frame is drawn, everything alive (Textual's widgets and styles, the
+        scenario's graph, the modules) is moved out of the cyclic collector's sight: a full
+        collection then walks only what came since. With a 100,000-triple graph loaded, each
+        full collection walked all of it, on whichever thread happened to allocate, and froze
+        the UI for a quarter of a second (the plots screen filling; issue 29). What reference
+        counting frees is freed as before; `on_unmount` hands the frozen objects back."""
+        gc.freeze()
 
     def on_resize(self, event: events.Resize) -> None:
         self._status_lines = 0  # the status line wraps anew
@@ -287,6 +298,7 @@ class Workbench(EngineDriver, Frames, Timeline, LiveEdits, Views, Keys, PhaseSte
             self.notify(f"could not save the theme choice: {exc}", severity="warning", markup=False)
 
     def on_unmount(self) -> None:
+        gc.unfreeze()  # cycles among what was alive at start-up can be collected again
         self._stop.set()
         self._commands.put(None)
         try:
