@@ -1,8 +1,12 @@
 """`akh-tui bench`: SPEC §12's figures (a benchmark command, not a timed test).
 
 Prints median and p99 cycle time on the bundled demo graph and on generated 1,000- and
-100,000-triple graphs (tracing to a file on), their ratio, and RSS after 10,000 and 100,000
-cycles; and the start-up times of the quick commands and of the workbench (startup.py). Long runs keep one goal whose criteria cannot be met and a stall threshold too high
+100,000-triple graphs (tracing to a file on), their ratio, and RSS a quarter into and at the
+end of the store's soak (20,000 cycles; 200,000 with --soak); the workbench at full speed
+against headless and its pause latency; the session store, rewinds, worlds, exports; then the
+registered tables (rows.py: anchors, explain, start-up, the plots screen, sweeps) and how long
+each part took (clock.py). The default bench keeps to about 10 minutes on a busy 2-core
+machine. Long runs keep one goal whose criteria cannot be met and a stall threshold too high
 to decompose it, so the agent keeps working instead of finishing.
 """
 
