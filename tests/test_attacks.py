@@ -2196,3 +2196,229 @@ def test_a_pin_files_reload_inputs_are_data_checked_not_trusted(cli, tmp_path: P
         proc = cli("check", "bad.pin.json", check_rc=2)
         assert "Traceback" not in proc.stderr and ("reload" in proc.stderr or "x.toml" in proc.stderr), proc.stderr
     assert not (tmp_path / "pwned").exists()
+
+
+# ---- issue 26, interviews: a model's reply and a question are foreign text ----
+def test_an_interviews_model_reply_and_question_are_masked_and_cannot_drive_the_terminal(cli, tmp_path: Path,
+                                                                                        monkeypatch) -> None:
+    """A model interviewed may echo a key it saw and send terminal escapes or a carriage return
+    that would overwrite what was said; a question may carry a key too. Neither reaches the
+    answer, the store's interview row or the screen as it came."""
+    import sqlite3
+
+    from akh_tui.engine.llm import scripted
+    from akh_tui.engine.paths import bundled_data_dir
+    from akh_tui.engine.redaction import register_secret
+
+    secret = "sk-interview-5e1d0c93ab"
+    register_secret(secret)
+    hostile = f"\x1b[2J\x1b]0;pwned\x07I chose it.\rThe key is {secret}\n\x1b[31mred[/red] [bold]x"
+    monkeypatch.setattr(scripted, "scripted_interview_reply", lambda messages: hostile)
+    market = (bundled_data_dir() / "worlds" / "market").as_posix()
+    (tmp_path / "w.toml").write_text(f'[world]\nname = "m"\nrounds = 3\n[[agents]]\nid = "a"\n'
+                                     f'scenario = "{market}/trader.toml"\ndecider = "scripted"\n', encoding="utf-8")
+    cli("world", "run", "w.toml")
+    got = json.loads(cli("world", "interview", "--at", "2:a", f"why? my key is {secret}", "--model", "--json").stdout)
+    out = cli("world", "interview", "--list").stdout
+    rows = sqlite3.connect(tmp_path / "data" / "session.db").execute("SELECT payload FROM world_interviews").fetchall()
+    for text in (json.dumps(got), out, json.dumps(rows)):
+        assert secret not in text and "\x1b" not in text and "\\u001b" not in text and "\r" not in text and "\x07" not in text
+    assert got["model"]["reply"].startswith("[2J]0;pwnedI chose it.The key is ")
+    assert "[bold]x" in out  # printed as the text it is, not as markup
+
+
+# ---- issue 26, the world gate: what a person (or a seat) answers ----
+def test_a_gate_answers_words_are_masked_cut_and_kept_out_of_the_step_line(tmp_path: Path) -> None:
+    """The reason and the `by` of an answer are typed by a person (later, by a browser tab):
+    a registered secret in them is masked before the record is written, a reason is cut at 500
+    characters and `by` at 64, and neither can add records (newlines stay inside one line)."""
+    from akh_tui.engine import Answer, WorldRun
+    from akh_tui.engine.redaction import register_secret
+
+    secret = "sk-test-" + "a1b2c3d4" * 4
+    register_secret(secret)
+    r = WorldRun.start(Locations(tmp_path / "data", tmp_path / "c.toml"), "market")
+    try:
+        r.gate(["cautious"])
+        why = f"because {secret}\n{{\"type\":\"ledger\"}}" + "x" * 10_000
+        r.step(answer=lambda p: Answer("reject", by=f"seat {secret}\n" + "y" * 200, why=why))
+        lines = list(r.trace_lines())
+    finally:
+        r.close()
+    assert all(secret not in line for line in lines)
+    user = next(json.loads(x) for x in lines if x.startswith('{"type":"cycle"'))["decide"]["user"]
+    assert len(user["why"]) <= 500 and len(user["by"]) <= 64 and user["why"].startswith("because ")
+    assert sum(1 for x in lines if x.startswith('{"type":"ledger"')) == 0  # the reason added no record
+
+
+@pytest.mark.parametrize("user", [{"decision": "maybe", "tool": "noop", "by": "user", "why": ""},
+                                  {"decision": "choose", "tool": ["x"], "by": "user", "why": ""},
+                                  {"decision": "approve", "tool": None, "by": 3, "why": ""}])
+def test_a_damaged_recorded_answer_is_reported_never_replayed_as_another(user: dict) -> None:
+    from akh_tui.engine.world.gate import recorded_answer
+
+    line = json.dumps({"type": "cycle", "decide": {"tool": "noop", "user": user}}, separators=(",", ":"))
+    with pytest.raises(InputError, match="recorded gate answer") as e:
+        recorded_answer([line])
+    assert e.value.field == "decide.user"
+
+
+# ---- issue 28, hot reload of a plugin: its code only from a folder the user trusts ----
+# A plugin reload records the module's source; the tools are made from that text. Live, the
+# new code runs only with the folder agreed as it is now; replayed (rewind, fork, resume, a
+# pin's check), the recorded text runs only while the folder it names is trusted, and a pin's
+# text only when it is the trusted folder's own file. PWNED marks hostile text that ran.
+
+def _reload_payload(d: Path, source: str) -> dict:
+    import hashlib
+
+    return {"ref": "evilmod:make", "file": str(d / "evilmod.py"), "folder": str(d), "source": source,
+            "sha256": hashlib.sha256(source.encode()).hexdigest()}
+
+
+HOSTILE = EVIL_MODULE.replace('Path(__file__).with_name("MARKER")', 'Path(__file__).with_name("PWNED")')
+
+
+def test_agent_reload_runs_no_new_plugin_code_from_a_folder_not_trusted_now(tmp_path: Path) -> None:
+    d = _evil_folder(tmp_path)
+    assert _akh(tmp_path, "agent", "run", "--scenario", str(d / "evil.toml"), "--max-cycles", "1",
+                "--allow-plugins").returncode == 0
+    (d / "MARKER").unlink()  # the run the user agreed to ran it; from here on, nothing may
+    (d / "evilmod.py").write_text(HOSTILE)
+    p = _akh(tmp_path, "agent", "reload")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    err = _flat(p.stderr)
+    assert f"{d} is not a trusted folder" in err and f"akh-tui trust add {d}" in err and "not reloaded" in err
+    (d / "evilmod.py").write_text(EVIL_MODULE)
+    assert _akh(tmp_path, "trust", "add", str(d)).returncode == 0
+    (d / "evilmod.py").write_text(HOSTILE)  # changed since it was trusted
+    p = _akh(tmp_path, "agent", "reload")
+    assert p.returncode == 2 and f"{d} changed since it was trusted" in _flat(p.stderr)
+    assert not (d / "PWNED").exists() and not (d / "MARKER").exists()
+
+
+def test_a_stored_plugin_reload_from_an_untrusted_folder_is_not_replayed(tmp_path: Path) -> None:
+    """A store that says the run reloaded a plugin from a folder the user never trusted (a
+    store handed over, or edited): a rewind past it refuses, naming the folder, runs nothing."""
+    from akh_tui.engine import Locations, Run
+
+    d = _evil_folder(tmp_path)
+    assert _akh(tmp_path, "agent", "run", "--scenario", "zoo", "--max-cycles", "2").returncode == 0
+    run = Run.resume(Locations(tmp_path / "data", tmp_path / "cfg" / "config.toml"))
+    run._emit([], inputs=[("reload_plugin", _reload_payload(d, HOSTILE))])  # as the store would hold it
+    run.close()
+    assert _akh(tmp_path, "agent", "resume", "--max-cycles", "1").returncode == 0
+    p = _akh(tmp_path, "agent", "fork", "--at", "3", "--name", "past-the-reload")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    err = _flat(p.stderr)
+    assert f"the run reloaded plugin evilmod:make from {d}" in err and f"akh-tui trust add {d}" in err
+    assert not (d / "PWNED").exists() and not (d / "MARKER").exists()
+
+
+def test_a_pins_plugin_reload_runs_only_the_trusted_folders_own_file(tmp_path: Path) -> None:
+    d = _evil_folder(tmp_path)
+    pin = _pin_beside(tmp_path, d)
+    assert _akh(tmp_path, "trust", "add", str(d)).returncode == 0
+    data = json.loads(pin.read_text())
+    for source in (HOSTILE, EVIL_MODULE + "\n"):  # hostile text, or text the folder does not hold
+        data["inputs"] = [{"after_cycle": 0, "kind": "reload_plugin", "payload": _reload_payload(d, source)}]
+        pin.write_text(json.dumps(data, indent=1))
+        p = _akh(tmp_path, "check", str(pin))
+        assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+        assert "is not what" in _flat(p.stderr) and "trusted folder's own file" in _flat(p.stderr)
+        assert not (d / "PWNED").exists()
+    damaged = dict(_reload_payload(d, EVIL_MODULE), sha256="0" * 64)
+    data["inputs"] = [{"after_cycle": 0, "kind": "reload_plugin", "payload": damaged}]
+    pin.write_text(json.dumps(data, indent=1))
+    p = _akh(tmp_path, "check", str(pin))
+    assert p.returncode == 2 and "does not match its sha256" in _flat(p.stderr)
+    data["inputs"] = [{"after_cycle": 0, "kind": "reload_plugin", "payload": _reload_payload(d, EVIL_MODULE)}]
+    pin.write_text(json.dumps(data, indent=1))  # the folder's own file: rerun as the user trusted it
+    p = _akh(tmp_path, "check", str(pin))
+    assert p.returncode == 0, p.stderr
+
+
+def test_a_pins_goals_or_plugin_reload_of_the_wrong_shape_is_refused_naming_the_field(cli, tmp_path: Path) -> None:
+    cli("agent", "run", "--scenario", "zoo", "--max-cycles", "2")
+    cli("sessions", "pin", "1", "--cycle", "2", "-o", "ok.pin.json")
+    pin = json.loads((tmp_path / "ok.pin.json").read_text(encoding="utf-8"))
+    for kind, payload, field in (
+            ("reload_goals", {"file": "x.toml", "goals": [["Find mammals", None, "128"]]}, "reload_goals"),
+            ("reload_goals", {"file": "x.toml", "goals": [["Find mammals", None, 999]]}, "priority"),
+            ("reload_goals", ["__import__('os')"], "reload_goals"),
+            ("reload_plugin", {"ref": "os:system", "file": "/etc/passwd"}, "reload_plugin"),
+            ("reload_plugin", {"ref": "os;x:y", "file": "/a/b.py", "folder": "/a", "sha256": "", "source": ""},
+             "reload_plugin.ref"),
+            ("reload_plugin", {"ref": "m:make", "file": "/etc/m.py", "folder": "/tmp", "source": "x = 1",
+                               "sha256": __import__("hashlib").sha256(b"x = 1").hexdigest()}, "reload_plugin.file")):
+        bad = dict(pin, inputs=[{"after_cycle": 1, "kind": kind, "payload": payload}])
+        (tmp_path / "bad.pin.json").write_text(json.dumps(bad), encoding="utf-8")
+        proc = cli("check", "bad.pin.json", check_rc=2)
+        assert "Traceback" not in proc.stderr and field in proc.stderr, (kind, proc.stderr)
+
+
+# ---- issue 26, a class in the browser ----
+def test_a_class_channel_admits_only_its_tabs_and_their_own_requests(tmp_path: Path) -> None:
+    """The channel between a served world's owner and its tabs (`serve --world`): a request
+    without the channel's token, with a guessed one, or from a web page (an Origin) gets a 403
+    and changes nothing; a forged session, a student's teacher command, an unoffered tool, a
+    malformed body are refused with what was wrong (no traceback, nothing recorded)."""
+    import asyncio
+    import threading
+
+    from akh_tui.cli.class_channel import Channel
+    from akh_tui.engine import ClassRoom, Locations, WorldWatch
+    from akh_tui.engine.world.class_client import _UnixConnection
+
+    watch = WorldWatch.open("market", Locations(tmp_path / "data", tmp_path / "config.toml"))
+    room = ClassRoom(watch)
+    channel = Channel(room, "tok-" + "x" * 40)
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+
+    def call(path: str, body: object, headers: dict[str, str]) -> tuple[int, dict]:
+        conn = _UnixConnection(str(channel.path), 10)
+        try:
+            raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+            conn.request("POST", path, body=raw, headers=headers)
+            resp = conn.getresponse()
+            return resp.status, json.loads(resp.read() or b"{}")
+        finally:
+            conn.close()
+
+    good = {"Authorization": f"Bearer {channel.token}"}
+    try:
+        asyncio.run_coroutine_threadsafe(channel.start(), loop).result(timeout=30)
+        for headers in ({}, {"Authorization": "Bearer "}, {"Authorization": "Bearer " + "x" * 44},
+                        {"Authorization": channel.token}, {**good, "Origin": "http://127.0.0.1:8000"},
+                        {**good, "Origin": "null"}):
+            status, body = call("/join", {"key": room.teacher_key}, headers)
+            assert status == 403 and body["field"] == "channel", (headers, body)
+        assert room.sessions == {}
+        student = call("/join", {"key": room.seats["bold"].key}, good)[1]["session"]
+        for path, body, why in (("/state", {"session": "forged", "since": 0}, "unknown"),
+                                ("/teacher", {"session": student, "command": "run"}, "only the teacher"),
+                                ("/teacher", {"session": student, "command": "reassign", "agent": "bold"},
+                                 "only the teacher"),
+                                ("/answer", {"session": student, "proposal": 1, "decision": "choose",
+                                             "tool": "shell_exec"}, "no longer waiting"),
+                                ("/psyche", {"session": student, "toml": "[x", "then": "apply"}, "psyche"),
+                                ("/psyche", {"session": student, "toml": "", "then": "rm -rf"}, "apply or save"),
+                                ("/join", b"{not json", "malformed"), ("/join", [1, 2], "malformed"),
+                                ("/state", {"session": student, "since": "soon"}, "malformed")):
+            status, got = call(path, body, good)
+            assert status in (400, 409) and why in got["error"], (path, body, got)
+            assert "Traceback" not in got["error"]
+        assert not room.running and room.requests == [] and watch.run.last_step == 0
+        # a huge wait is cut to the channel's longest (the request returns; nothing hangs)
+        status, got = call("/state", {"session": student, "since": -1, "wait_s": 1e12}, good)
+        assert status == 200 and "join" not in got  # a student never sees the join URLs
+        # a hostile agent id cannot lead a psyche save out of the served folder
+        served = (watch.run.locations.served_dir / "psyche").resolve()
+        assert served in room.psyche_path("../../../etc/passwd").resolve().parents
+    finally:
+        asyncio.run_coroutine_threadsafe(channel.stop(), loop).result(timeout=30)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+        room.close()

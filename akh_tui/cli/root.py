@@ -116,6 +116,12 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
         # the sub-command was not the one expected (an option's value read as the command):
         # parse again with every module loaded
         return build_parser().parse_args(argv)
+    more = getattr(args, "more_words", None)
+    if extra and more:
+        # words after an option (`world interview w1 --at 3:a "why?"`): argparse takes a
+        # positional's words from one run of them only; the command takes the rest as well
+        setattr(args, more, [*getattr(args, more), *(x for x in extra if not x.startswith("-"))])
+        extra = [x for x in extra if x.startswith("-")]
     if extra:  # what parse_args says
         p.error("unrecognized arguments: %s" % " ".join(extra))
     return args

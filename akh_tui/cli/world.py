@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..engine import InputError
+from . import worldgate
 from .argtypes import Subcommands
 
 EXIT_INVARIANT = 1
@@ -39,6 +40,7 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
 
     # --json (one JSON object per step, then the summary) comes with `common`
     run.add_argument("--fresh", action="store_true", help="start a new world even if the current one can continue")
+    worldgate.add_flags(run)
     exp = wsub.add_parser("export", help="a world trace as OpenTelemetry spans: a span per round and per agent step")
     exp.add_argument("trace", metavar="TRACE", help="a world trace file (from `world run --trace`)")
     exp.add_argument("--format", choices=("otlp", "otlp-json"), default="otlp-json",
@@ -69,6 +71,18 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     moved.add_argument("--prove", action="store_true", help="for each mover, replay the world with its action replaced "
                                                             "by noop (in memory: nothing is written) and say whether "
                                                             "the decision changed")
+    ask = wsub.add_parser("interview", parents=[common],
+                          help="ask an agent of a recorded world why it did what it did at a step (its record and "
+                               "explainer answer, or its model with --model); kept on a side branch")
+    ask.add_argument("words", nargs="*", metavar="[WORLD] QUESTION",
+                     help="the question (quote it); first, optionally, the world: wN or wN:BRANCH (default: the "
+                          "current world, its current branch)")
+    ask.add_argument("--at", metavar="ROUND:AGENT", help="the agent's step to ask about")
+    ask.add_argument("--branch", metavar="NAME", help="a branch of the world (default: its current one, or main)")
+    ask.add_argument("--model", action="store_true", help="ask the agent's model too, on a copy of its state then "
+                                                          "(a model agent; answered from the recorded calls if asked before)")
+    ask.set_defaults(more_words="words")
+    ask.add_argument("--list", action="store_true", help="list the world's past interviews (with --at: of that step)")
     fork = wsub.add_parser("fork", parents=[common], help="a new branch of the current world after a step, with edits; "
                                                           "`world run FILE` continues it")
     fork.add_argument("--at", metavar="ROUND:AGENT", required=True, help="the step the branch follows")
@@ -114,6 +128,8 @@ def dispatch(args: argparse.Namespace, out: Console, err: Console) -> int:
         return _fork(args, out)
     if args.world_command == "why-moved":
         return _why_moved(args, out)
+    if args.world_command == "interview":
+        return _interview(args, out)
     return _read(args, out)
 
 
@@ -134,6 +150,55 @@ def _why_moved(args: argparse.Namespace, out: Console) -> int:
     return 0
 
 
+def _interview(args: argparse.Namespace, out: Console) -> int:
+    """`world interview [WORLD] --at ROUND:AGENT "question" [--model]` and `--list`
+    (engine/world/interview.py)."""
+    from ..engine import WorldRun, interview, interview_lines, is_world_ref, list_interviews, parse_world_ref
+
+    words = list(args.words)
+    # the first word is the world when it reads wN[:BRANCH] and something follows (or --list)
+    ref = words.pop(0) if words and is_world_ref(words[0]) and (len(words) > 1 or args.list) else None
+    world, branch = None, args.branch
+    if ref is not None:
+        world, named = parse_world_ref(ref, field="WORLD")
+        if ":" in ref:
+            if branch is not None and branch != named:
+                raise InputError(f"{ref} names branch {named!r} and --branch {branch!r}", field="--branch")
+            branch = named
+    if args.list:
+        if words:
+            raise InputError("--list takes no question", field="QUESTION")
+        got = list_interviews(_locations(args), world, args.at)
+        rows = [x for x in got["interviews"] if branch is None or x["parent"] == branch]
+        if args.json:
+            print(json.dumps({"world": f"w{got['world']}", "interviews": rows}), file=out.file)
+            return 0
+        for x in rows:
+            out.print(Text(f"w{got['world']}:{x['branch']} #{x['n']}  {x['at']} asked on {x['parent']}"
+                           + (" (its model too)" if x["source"] == "model" else ""), style="bold"))
+            for line in interview_lines(x)[:-1]:
+                out.print(Text("  " + line))
+        if not rows:
+            out.print(Text(f"no interviews in world w{got['world']}" + (f" at {args.at}" if args.at else "")))
+        return 0
+    if not args.at:
+        raise InputError("name the agent's step: --at ROUND:AGENT (like 3:alice)", field="--at")
+    if not words:
+        raise InputError('ask a question, like: akh-tui world interview --at 3:alice "why did you choose that?"',
+                         field="QUESTION")
+    r = WorldRun.open_readonly(_locations(args), branch=branch, world=world)
+    try:
+        got = interview(r, args.at, " ".join(words), model=bool(args.model))
+    finally:
+        r.close()
+    if args.json:
+        print(json.dumps(got), file=out.file)
+        return 0
+    for line in interview_lines(got):
+        out.print(Text(line))
+    return 0
+
+
 def _locations(args: argparse.Namespace) -> Any:
     from ..engine import Locations
 
@@ -141,25 +206,36 @@ def _locations(args: argparse.Namespace) -> Any:
 
 
 def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ..engine import InvariantViolation, WorldRun
+    from ..engine import GateClosed, InvariantViolation, WorldRun, load_world
 
     rounds = _count(args.rounds, "--rounds", 1)
     seed = _count(args.seed, "--seed", 0)
     as_json = bool(args.json)
+    # the gate's flags are checked (agents named, a terminal to ask on) before the world opens
+    gated, answer = worldgate.plan(args, load_world(args.file), err)
 
     def line(step: dict[str, Any]) -> None:
         if as_json:
             print(json.dumps({"type": "step", **step}), file=out.file)
         else:
+            user = step.get("user")
+            said = "" if user is None else f"  ({user['decision']}" + (
+                f" {user['tool']}" if user["decision"] == "choose" else "") + f" by {user['by']})"
             out.print(Text(f"r{step['round']:<3} {step['agent']:<12} {step['action']:<22} {step['result']:<10} "
-                           f"balance {step['balance']}"))
+                           f"balance {step['balance']}{said}"))
 
     r = WorldRun.continue_or_start(_locations(args), args.file, seed, fresh=bool(args.fresh), trace=args.trace)
     try:
         if r.note and not as_json:
             err.print(Text(r.note, style="dim"))
+        if gated is not None:
+            r.gate(gated)
         try:
-            ended = r.run(rounds, on_step=line)
+            ended = r.run(rounds, on_step=line, answer=answer)
+        except GateClosed as exc:
+            err.print(Text(f"stopped at the gate: {exc}; nothing of that step was committed "
+                           f"(`akh-tui world run {args.file}` goes on from there)", style="yellow"))
+            return 0
         except InvariantViolation as exc:
             if as_json:
                 print(json.dumps({"error": str(exc), "round": r.world.round}), file=err.file)
@@ -247,6 +323,8 @@ def _read(args: argparse.Namespace, out: Console) -> int:
 
 
 def _edit_words(e: dict[str, Any]) -> str:
+    if e["edit"] == "interview":
+        return f"an interview of {e['agent']} at {e['at']}"
     if e["edit"] == "psyche":
         return f"{e['agent']}'s psyche from {e['source']}"
     if e["edit"] == "disable":

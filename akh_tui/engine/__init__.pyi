@@ -47,6 +47,7 @@ from .errors import parse_toml as parse_toml
 from .cycle.agent import PHASES as PHASES
 from .runs import pin as pins
 from .runs.run import plugin_needs as plugin_needs
+from .tools.hotload import PluginNotTrusted as PluginNotTrusted
 from .psyche.model import Psyche as Psyche
 from .runs.psyche_file import PsycheFileChanged as PsycheFileChanged
 from .errors import read_user_file as read_user_file
@@ -117,6 +118,10 @@ from .world.edits import SetOrder as SetOrder
 from .world.edits import NoopTurn as NoopTurn
 from .world.moved import who_moved as who_moved
 from .world.moved import moved_lines as moved_lines
+from .world.interview import interview as interview
+from .world.interview import interview_lines as interview_lines
+from .world.interview import interviews_of as interviews_of
+from .world.interview import list_interviews as list_interviews
 from .world.watch import WorldWatch as WorldWatch
 from .world.watch import LaneStep as LaneStep
 from .world.watch import parse_world_break as parse_world_break
@@ -124,6 +129,16 @@ from .world.watch import WORLD_BREAK_HELP as WORLD_BREAK_HELP
 from .world.watch import LANE_GLYPHS as LANE_GLYPHS
 from .world.watch import LANE_STATE as LANE_STATE
 from .world.watch import parse_world_edits as parse_world_edits
+from .world.classroom import ClassRoom as ClassRoom
+from .world.classroom import ClassRefusal as ClassRefusal
+from .world.classroom import CHANNEL_ENV as CHANNEL_ENV
+from .world.classroom import TOKEN_ENV as TOKEN_ENV
+from .world.classroom import KEY_ENV as KEY_ENV
+from .world.class_client import ClassClient as ClassClient
 from .world.watch import FORK_EDIT_HELP as FORK_EDIT_HELP
+from .world.gate import Proposal as Proposal
+from .world.gate import Answer as Answer
+from .world.gate import Answerer as Answerer
+from .world.gate import GateClosed as GateClosed
 
-__all__ = ['AddGoal', 'AddTriple', 'EditGoal', 'EditMemory', 'StateEditError', 'parse_state_edit', 'from_state_payload', 'STATE_EDIT_HELP', 'answer_lines', 'Breakpoint', 'bundled_themes_dir', 'check_goal', 'check_pin', 'check_psyche', 'check_scheduler', 'check_url', 'CycleRecord', 'DANGEROUS_CAPABILITIES', 'decider_rows', 'DEFAULT_KI', 'DEFAULT_KP', 'DEFAULT_MAX_ITERATIONS', 'DEFAULT_PROMOTION_THRESHOLD', 'DEFAULT_RULES', 'DEFAULT_STALL_PATIENCE', 'DEFAULT_THRESHOLD', 'event_words', 'first_hit', 'ForkEditError', 'GraphOracle', 'InputError', 'InputWarning', 'InvariantViolation', 'load_scenario', 'load_sweep', 'load_world', 'Locations', 'otel', 'otel_world', 'OUTCOMES', 'parse_breakpoint', 'parse_rules', 'parse_search', 'parse_toml', 'PHASES', 'pins', 'plugin_needs', 'Psyche', 'PsycheFileChanged', 'read_user_file', 'redact', 'redact_obj', 'register_secret', 'rerun', 'Run', 'run_sweep', 'SAFE_ENV', 'scenario_decider', 'scenario_tool_rows', 'SERVED_ENV', 'served_process', 'Sessions', 'find_soar', 'parse_soar_break', 'SoarBreak', 'check_soar_breaks', 'soar_why', 'compare_architectures', 'check_compare_names', 'compare_stored', 'SoarRun', 'replay_soar_trace', 'StoredSoarRun', 'current_architecture', 'stop_phases', 'StoreBusy', 'StoreDamaged', 'StoreLost', 'StoreWriteError', 'sweep_report', 'SweepStore', 'ThinkConfig', 'ThinkLoop', 'tokens', 'TOOL_NAMES', 'tool_rows', 'TraceWriter', 'trust', 'UserConfig', 'why_chosen', 'why_not_text', 'World', 'world_trace_records', 'WorldRun', 'WorldStep', 'parse_step_name', 'open_run', 'open_world', 'cycle_row', 'cycle_rows', 'world_cycle_rows', 'ledger_rows', 'is_world_ref', 'list_worlds', 'export_world', 'show_world', 'world_items', 'parse_world_ref', 'delete_world', 'compare_worlds', 'SetPsyche', 'DisableTool', 'SetOrder', 'NoopTurn', 'who_moved', 'moved_lines', 'WorldWatch', 'LaneStep', 'parse_world_break', 'WORLD_BREAK_HELP', 'LANE_GLYPHS', 'LANE_STATE', 'parse_world_edits', 'FORK_EDIT_HELP']
+__all__ = ['AddGoal', 'AddTriple', 'EditGoal', 'EditMemory', 'StateEditError', 'parse_state_edit', 'from_state_payload', 'STATE_EDIT_HELP', 'answer_lines', 'Breakpoint', 'bundled_themes_dir', 'check_goal', 'check_pin', 'check_psyche', 'check_scheduler', 'check_url', 'CycleRecord', 'DANGEROUS_CAPABILITIES', 'decider_rows', 'DEFAULT_KI', 'DEFAULT_KP', 'DEFAULT_MAX_ITERATIONS', 'DEFAULT_PROMOTION_THRESHOLD', 'DEFAULT_RULES', 'DEFAULT_STALL_PATIENCE', 'DEFAULT_THRESHOLD', 'event_words', 'first_hit', 'ForkEditError', 'GraphOracle', 'InputError', 'InputWarning', 'InvariantViolation', 'load_scenario', 'load_sweep', 'load_world', 'Locations', 'otel', 'otel_world', 'OUTCOMES', 'parse_breakpoint', 'parse_rules', 'parse_search', 'parse_toml', 'PHASES', 'pins', 'plugin_needs', 'PluginNotTrusted', 'Psyche', 'PsycheFileChanged', 'read_user_file', 'redact', 'redact_obj', 'register_secret', 'rerun', 'Run', 'run_sweep', 'SAFE_ENV', 'scenario_decider', 'scenario_tool_rows', 'SERVED_ENV', 'served_process', 'Sessions', 'find_soar', 'parse_soar_break', 'SoarBreak', 'check_soar_breaks', 'soar_why', 'compare_architectures', 'check_compare_names', 'compare_stored', 'SoarRun', 'replay_soar_trace', 'StoredSoarRun', 'current_architecture', 'stop_phases', 'StoreBusy', 'StoreDamaged', 'StoreLost', 'StoreWriteError', 'sweep_report', 'SweepStore', 'ThinkConfig', 'ThinkLoop', 'tokens', 'TOOL_NAMES', 'tool_rows', 'TraceWriter', 'trust', 'UserConfig', 'why_chosen', 'why_not_text', 'World', 'world_trace_records', 'WorldRun', 'WorldStep', 'parse_step_name', 'open_run', 'open_world', 'cycle_row', 'cycle_rows', 'world_cycle_rows', 'ledger_rows', 'is_world_ref', 'list_worlds', 'export_world', 'show_world', 'world_items', 'parse_world_ref', 'delete_world', 'compare_worlds', 'SetPsyche', 'DisableTool', 'SetOrder', 'NoopTurn', 'who_moved', 'moved_lines', 'interview', 'interview_lines', 'interviews_of', 'list_interviews', 'WorldWatch', 'LaneStep', 'parse_world_break', 'WORLD_BREAK_HELP', 'LANE_GLYPHS', 'LANE_STATE', 'parse_world_edits', 'FORK_EDIT_HELP', 'Proposal', 'Answer', 'Answerer', 'GateClosed', 'ClassRoom', 'ClassRefusal', 'CHANNEL_ENV', 'TOKEN_ENV', 'KEY_ENV', 'ClassClient']

@@ -40,6 +40,15 @@ class CandidateRow(TypedDict):
     plan: float
 
 
+class GateAnswer(TypedDict, total=False):
+    """A world gate's answer, as `decide.user` records it (world/gate.py)."""
+    decision: Literal["approve", "reject", "choose"]
+    tool: str
+    by: str  # user, timeout, auto or a seat's name
+    why: str
+    proposed: str  # a choose: the tool the decider had picked
+
+
 class Decide(TypedDict, total=False):
     tool: str
     input: str
@@ -48,6 +57,9 @@ class Decide(TypedDict, total=False):
     candidates: list[CandidateRow]
     decider: str
     llm: dict[str, Any]
+    workflow: dict[str, Any]
+    soar: dict[str, Any]
+    user: GateAnswer  # only in a world step a gate stopped (world/gate.py)
 
 
 class Act(TypedDict, total=False):

@@ -116,7 +116,8 @@ class Workbench(EngineDriver, Frames, Timeline, LiveEdits, Views, Keys, PhaseSte
         Binding("R", "rules", "Rules", id="rules", key_display="R", show=False,
                 tooltip="the rule browser: bindings left after each premise, why a rule did not fire, the agenda"),
         Binding("f5", "reload", "Reload", id="reload", show=False,
-                tooltip="read the scenario's rule, triple and psyche files again: in force from the next cycle"),
+                tooltip="read the scenario's goals, rule, triple, plugin and psyche files again: in force from the "
+                        "next cycle"),
         Binding("ctrl+r", "reset", "Reset", id="reset", tooltip="reset the scenario", show=False),
         Binding("q", "quit", "Quit", id="quit", tooltip="quit"),
     ]

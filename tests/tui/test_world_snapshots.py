@@ -65,3 +65,61 @@ def test_shared_world_ledger(snap_compare, tmp_path):
         await pilot.pause()
 
     assert snap_compare(market(tmp_path), run_before=open_ledger, terminal_size=WIDE)
+
+
+def _gate_dialog(tmp: Path, size: tuple[int, int]):
+    """The market on the engine thread (a gate waits on it), bold gated, at its first turn."""
+    import time
+
+    from akh_tui.tui.world.gate import GateScreen
+
+    app = WorldBench("market", locations=Locations(tmp / "data", tmp / "config.toml"))
+
+    async def until(pilot, check) -> None:
+        deadline = time.monotonic() + 30
+        while not check():
+            assert time.monotonic() < deadline, "the screen never showed it"
+            await pilot.pause(0.02)
+
+    async def drawn(pilot) -> None:
+        # the panes drawn at the size laid out (a frame, not a race with the engine thread: the
+        # panes are not drawn while a turn waits at the gate)
+        await pilot.pause()
+        app._drawn_key, app._dirty = None, True
+        await until(pilot, lambda: app._drawn_key is not None)
+
+    async def reach_the_gate(pilot) -> None:
+        await drawn(pilot)
+        await pilot.press("1", "g", "space")
+        await until(pilot, lambda: len(app.world.steps) == 1)
+        await drawn(pilot)
+        await pilot.press("space")
+        await until(pilot, lambda: isinstance(app.screen, GateScreen) and "waits for your answer" in
+                    str(app.status_bar.render()))
+        await pilot.pause()
+
+    async def answered(pilot) -> None:
+        await reach_the_gate(pilot)
+        await pilot.press("3")  # bid, the third offered tool
+        await until(pilot, lambda: app.world.waiting is None and len(app.world.steps) == 2
+                    and not isinstance(app.screen, GateScreen))
+        await drawn(pilot)
+
+    app.answered = answered  # type: ignore[attr-defined]
+    return app, reach_the_gate
+
+
+def test_world_gate_dialog(snap_compare, tmp_path):
+    app, before = _gate_dialog(tmp_path, WIDE)
+    assert snap_compare(app, run_before=before, terminal_size=WIDE)
+
+
+def test_world_gate_dialog_at_80x24(snap_compare, tmp_path):
+    app, before = _gate_dialog(tmp_path, SMALL)
+    assert snap_compare(app, run_before=before, terminal_size=SMALL)
+
+
+def test_world_gate_answered_at_80x24(snap_compare, tmp_path):
+    """The answer in the narrow roster (no result column: `chosen bid` leads the action cell)."""
+    app, _ = _gate_dialog(tmp_path, SMALL)
+    assert snap_compare(app, run_before=app.answered, terminal_size=SMALL)

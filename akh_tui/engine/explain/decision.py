@@ -100,13 +100,13 @@ def _effective_raw(c: dict) -> float:
 
 
 def _spec_of(tool: str):
-    """A built-in's declaration, else a plugin's this process loaded (registry.py)."""
+    """A built-in's declaration, else a plugin's this process loaded, else a world action's
+    (registry.py)."""
     spec = SPEC_BY_NAME.get(tool)
     if spec is None:
-        from ..tools.registry import seen_entry
+        from ..tools.registry import declared_spec
 
-        e = seen_entry(tool)
-        spec = e.spec if e is not None else None
+        spec = declared_spec(tool)
     return spec
 
 
@@ -183,6 +183,23 @@ def _factor_line(factor: str, a: dict, b: dict) -> str:
     return f"  {factor} {_signed(a[factor])} vs {_signed(b[factor])} ({why})"
 
 
+def _chooser(record: dict) -> str:
+    """Who chose against the table, from the record's own marks (SPEC §13: a world's gate
+    answer, a model's assessment, a workflow step, Soar's selection)."""
+    decide = record["decide"]
+    user = decide.get("user")
+    if isinstance(user, dict) and user.get("decision") == "choose":
+        by = str(user.get("by") or "user")
+        return "the user" if by == "user" else f"the user ({by})"
+    if decide.get("llm"):
+        return "the model"
+    if decide.get("workflow"):
+        return "its workflow"
+    if decide.get("soar"):
+        return "Soar"
+    return "its decider"
+
+
 def why_chosen(record: dict) -> list[str]:
     """Plain lines: the breakdown, how the chosen tool beat the runner-up, and a veto if any."""
     decide = record["decide"]
@@ -195,9 +212,15 @@ def why_chosen(record: dict) -> list[str]:
         margin = chosen["score"] - other["score"]
         if margin > 0:
             lines.append(f"{chosen['tool']} beat {other['tool']} by {_amount(margin)}:")
-        else:
+        elif margin == 0 and _chosen_index(record) < _index_of(record, other["tool"]):
             lines.append(f"{chosen['tool']} tied {other['tool']} at {chosen['score']:.2f} and won the tie"
                          f" (earlier in the tool order):")
+        else:
+            # a model, a workflow, Soar or a person chose against the table: never say it won
+            gap = (f"{other['tool']} scored {_amount(-margin)} more ({other['score']:.2f} vs {chosen['score']:.2f})"
+                   if margin < 0 else f"{other['tool']} tied it at {chosen['score']:.2f} and comes first in the tool order")
+            lines.append(f"{chosen['tool']} was not the utility table's choice: {gap}; "
+                         f"{_chooser(record)} chose {chosen['tool']}. Where they differ:")
         diffs = [(f, _contribution(f, chosen, other)) for f in FACTORS if abs(chosen[f] - other[f]) > TOL]
         diffs.sort(key=lambda fc: (-fc[1], FACTORS.index(fc[0])))
         if diffs:

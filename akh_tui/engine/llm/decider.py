@@ -30,6 +30,7 @@ from ..errors import InputError
 from ..redaction import redact, redact_obj
 from .cassette import CASSETTE_NAME, Cassette, prompt_hash
 from .config import LLMConfig
+from .dialect import TEXT_REPLY
 from .memory import StructuredMemory
 from .prompt import PROMPT_FAILURES, build_prompt
 from .reply import IntentRejected, parse_reply, reply_schema
@@ -73,6 +74,7 @@ class LLMDecider(ModelDecider):
         # cycle -> how its model call went (replayed or live, latency, prompt hash): outside the
         # record, so the trace's bytes do not depend on it; the latest CALLS_KEPT cycles
         self.calls: dict[int, dict[str, Any]] = {}
+        self.last_call: dict[str, Any] = {}  # the latest call's note, whatever its cycle
 
     def decide(self, context: Mapping[str, Any]) -> dict[str, Any]:
         with self._lock:
@@ -164,7 +166,19 @@ class LLMDecider(ModelDecider):
                                           "wall_latency_s": call["wall_latency_s"]}))
         return text, tokens
 
+    def ask(self, messages: list[dict], key: str) -> tuple[str, dict[str, Any]]:
+        """A free-text question to this decider's model (an interview, world/interview.py),
+        through its cassette as a decision is: a prompt the cassette holds is answered from
+        it, the model is never asked then. Returns the reply and how it was got (replayed or
+        live, prompt hash, tokens). LLMError when the model cannot be reached (offline and the
+        cassette lacks the prompt, a network error)."""
+        with self._lock:
+            self.last_call = {}
+            text, _tokens = self._ask(messages, TEXT_REPLY, key)
+            return text, dict(self.last_call)
+
     def _keep(self, cycle: Any, call: dict[str, Any]) -> None:
+        self.last_call = call
         if isinstance(cycle, int):
             self.calls[cycle] = call
             while len(self.calls) > CALLS_KEPT:

@@ -20,6 +20,9 @@ from typing import Any
 from .config import LLMConfig
 
 SCHEMA_NAME = "decision"
+# the "schema" of a free-text answer (an interview, llm/interview.py): no reply format is asked for,
+# and it is part of the prompt's hash as any schema is
+TEXT_REPLY: dict[str, Any] = {"reply": "text"}
 
 
 def structured_fields(preset: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -41,7 +44,9 @@ def request_body(config: LLMConfig, messages: list[dict], schema: dict[str, Any]
         "temperature": config.temperature,
         "seed": config.seed,
     }
-    if schema is not None and config.structured:
+    if schema == TEXT_REPLY:
+        pass
+    elif schema is not None and config.structured:
         body.update(structured_fields(config.preset, schema))
     else:
         body["response_format"] = {"type": "json_object"}

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections import deque
 from typing import Any, Callable
 
+from .interview import is_interview, scripted_interview_reply
 from .text import estimate_tokens, messages_text
 
 
@@ -20,7 +22,11 @@ _TOOL_INPUT_LINE = re.compile(r"^- (\w+): offered; input: (\".*\")$", re.M)
 
 class ScriptedProvider:
     """Deterministic offline provider: returns `replies` in turn, cycling. Tokens = len/4 of
-    prompt plus reply. `calls` keeps every messages list it was given."""
+    prompt plus reply. `calls` and `schemas` keep the last KEPT messages lists and reply schemas
+    it was given (a long scripted world asks thousands of times: all of them would grow without
+    limit)."""
+
+    KEPT = 64
 
     def __init__(self, replies: list[str] | None = None,
                  responder: Callable[[list[dict]], str] | None = None) -> None:
@@ -30,8 +36,8 @@ class ScriptedProvider:
         self._responder = responder
         self._i = 0
         self.rotation: dict[str, str | None] | None = None  # for_tools(rotate=True)'s last pick (a world saves it)
-        self.calls: list[list[dict]] = []
-        self.schemas: list[dict[str, Any] | None] = []  # the reply schema each call was given
+        self.calls: deque[list[dict]] = deque(maxlen=self.KEPT)
+        self.schemas: deque[dict[str, Any] | None] = deque(maxlen=self.KEPT)  # the reply schema of each
 
     def complete(self, messages: list[dict], schema: dict[str, Any] | None = None) -> tuple[str, int]:
         self.calls.append(messages)
@@ -67,6 +73,8 @@ class ScriptedProvider:
         state: dict[str, str | None] = {"last": None}
 
         def respond(messages: list[dict]) -> str:
+            if is_interview(messages):  # asked why, not what next: the rotation is not moved
+                return scripted_interview_reply(messages)
             names, inputs = cls.offered_in(messages)
             order = pref
             if rotate and state["last"] in pref:

@@ -11,6 +11,7 @@ import zlib
 from typing import Any, Iterable
 
 import numpy as np
+from isal import isal_zlib
 
 from .trace import dumps, redact_line
 
@@ -45,14 +46,19 @@ TAG_KIND = {v: k for k, v in DICT_TAG.items()}
 WINDOW = 32768  # deflate sees at most the dictionary's last 32 KB
 
 
+# Written with ISA-L's deflate (python-isal) at its level 0, read back with zlib: the same
+# format (a raw deflate stream against the same preset dictionary, or a zlib stream), so a
+# store written before reads as ever and one written now reads with zlib alone. On a demo
+# record it took 5 µs where zlib's level 1 took 19 µs (zlib was a fifth of recording a cycle),
+# for ~470 bytes instead of ~380.
 def pack(text: str, zdict: bytes | None = None, kind: str = "cycle") -> tuple[bytes, int]:
-    """A JSON text as stored (zlib level 1: a few tens of microseconds) and the CRC-32 of the
+    """A JSON text as stored (deflated by ISA-L: a few microseconds) and the CRC-32 of the
     stored bytes."""
     raw = text.encode("utf-8")
     if zdict is None:
-        blob = zlib.compress(raw, 1)
+        blob = isal_zlib.compress(raw, 0)
     else:
-        c = zlib.compressobj(1, zlib.DEFLATED, -15, zdict=zdict)
+        c = isal_zlib.compressobj(0, isal_zlib.DEFLATED, -15, zdict=zdict)
         blob = bytes([DICT_TAG[kind]]) + c.compress(raw) + c.flush()
     return blob, zlib.crc32(blob)
 

@@ -32,6 +32,7 @@ from typing import Any, Iterator
 
 import orjson
 
+from ..config import served_process
 from ..errors import InputError, StoreDamaged
 from .session import SessionStore, row_crc
 from .trace import dumps, redact_line
@@ -123,7 +124,10 @@ class WorldStore:
         return b
 
     def _set_current(self, branch: int) -> None:
-        self.db.execute("INSERT OR REPLACE INTO world_current (key, branch) VALUES (0, ?)", (branch,))
+        # a served world (`serve --world`: its owner is a served process) never becomes the
+        # world that `world run` continues, as a served tab's run never becomes the current run
+        if not served_process():
+            self.db.execute("INSERT OR REPLACE INTO world_current (key, branch) VALUES (0, ?)", (branch,))
 
     def use(self, branch: int) -> None:
         self.branch_info(branch)  # it exists
@@ -213,6 +217,9 @@ class WorldStore:
             ("world_states", "SELECT branch, step, part, payload, crc FROM world_states",
              lambda r: (f"{names.get(r[0], f'world branch {r[0]}')}: saved states", r[1])),
         ]
+        if self.db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='world_interviews'").fetchone():
+            checks.append(("world_interviews", "SELECT branch, n, payload, crc FROM world_interviews",
+                           lambda r: (f"{names.get(r[0], f'world branch {r[0]}')}: interviews", r[1])))
         for table, sql, label in checks:
             try:
                 for row in self.db.execute(sql):
@@ -236,7 +243,9 @@ class WorldStore:
         meta = self.world_meta(world)
         ids = [r[0] for r in self.db.execute("SELECT id FROM world_branches WHERE world=?", (world,))]
         with self.store._tx():
-            for table in ("world_steps", "world_states"):
+            tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            # interviews (store/interviews.py) are on branches of their own: they go with the world
+            for table in ("world_steps", "world_states", *(["world_interviews"] if "world_interviews" in tables else [])):
                 self.db.execute(f"DELETE FROM {table} WHERE branch IN (SELECT id FROM world_branches WHERE world=?)",
                                 (world,))
             cur = self.current()

@@ -239,6 +239,7 @@ def run_cell(world: str, template: str | None, seed: int, rounds: int | None,
 
     spec = cell_spec(load_world(world), seed, settings, psyches, template)
     w = World(spec, lines=line)
+    w.gated = set()  # a sweep asks nobody: an agent's `approve = true` is a session's gate, not the world's
     steps = refused = failed = 0
 
     def count(step: dict[str, Any]) -> None:

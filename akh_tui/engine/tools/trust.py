@@ -110,11 +110,21 @@ def _names(files: list[str] | tuple[str, ...]) -> str:
 
 # ---- the trusted-folders list -------------------------------------------------------------------
 
+AGREED_KEPT = 1000  # sha256s of earlier trusted file texts a folder's entry keeps (oldest dropped)
+
+
 @dataclass
 class TrustedFolder:
     folder: str
     hash: str
     files: dict[str, str]
+    # the sha256 of every file text the user trusted in this folder before its current state:
+    # a recorded plugin reload (hotload.py) runs again only as a text the user agreed to, never
+    # one that a handed-over store merely attributes to a trusted folder
+    agreed: list[str] = field(default_factory=list)
+
+    def agreed_text(self, digest: str) -> bool:
+        return digest in self.files.values() or digest in self.agreed
 
 
 class TrustList:
@@ -149,13 +159,14 @@ class TrustList:
             return
         for i, e in enumerate(folders):
             ok = (isinstance(e, dict) and isinstance(e.get("folder"), str) and isinstance(e.get("hash"), str)
-                  and isinstance(e.get("files"), dict) and all(isinstance(v, str) for v in e["files"].values()))
+                  and isinstance(e.get("files"), dict) and all(isinstance(v, str) for v in e["files"].values())
+                  and isinstance(e.get("agreed", []), list) and all(isinstance(v, str) for v in e.get("agreed", [])))
             if not ok:
                 self.error = InputError("must be an object with folder, hash and files; nothing in the list is trusted: "
                                         "fix or remove the file", file=file, field=f"folders[{i}]")
                 self.entries = {}
                 return
-            self.entries[e["folder"]] = TrustedFolder(e["folder"], e["hash"], dict(e["files"]))
+            self.entries[e["folder"]] = TrustedFolder(e["folder"], e["hash"], dict(e["files"]), list(e.get("agreed", [])))
 
     def _writable(self) -> None:
         if self.error is not None:
@@ -166,7 +177,8 @@ class TrustList:
         """Written whole to a temporary file beside it, then moved over it (atomic)."""
         self._writable()
         body = {"akh_trust": TRUST_VERSION, "folders": [
-            {"folder": e.folder, "hash": e.hash, "files": dict(sorted(e.files.items()))}
+            {"folder": e.folder, "hash": e.hash, "files": dict(sorted(e.files.items())),
+             **({"agreed": e.agreed} if e.agreed else {})}
             for e in sorted(self.entries.values(), key=lambda e: e.folder)]}
         tmp = self.path.with_name(self.path.name + f".{os.getpid()}.tmp")
         try:
@@ -192,7 +204,11 @@ class TrustList:
             digests = folder_digests(folder)
         except NotTrusted as exc:
             raise InputError(str(exc), file=str(folder), field="folder") from None
-        entry = TrustedFolder(str(folder), combined(digests), digests)
+        old = self.entries.get(str(folder))
+        agreed: list[str] = []
+        if old is not None:  # what was trusted before stays agreed (a recorded reload of it replays)
+            agreed = [d for d in dict.fromkeys([*old.agreed, *old.files.values()]) if d not in digests.values()]
+        entry = TrustedFolder(str(folder), combined(digests), digests, agreed[-AGREED_KEPT:])
         self.entries[entry.folder] = entry
         self.save()
         return entry
@@ -242,6 +258,18 @@ class Consent:
     served: bool = False
     checking: bool = False
     remembered: list[Path] = field(default_factory=list)  # folders --trust added, for the front end to say
+    texts: set[str] = field(default_factory=set)  # sha256s of plugin texts this process ran live (hotload.py)
+
+    def agreed_text(self, folder: Path, digest: str, now: str | None) -> bool:
+        """Whether a recorded plugin text (its sha256) is one the user agreed to: the folder's
+        file as it is now (`now`), a text this process ran live, or one the trusted-folders list
+        kept for the folder. Not whether the folder is agreed: `admit` says that."""
+        if digest == now or digest in self.texts:
+            return True
+        if self.trust_file is None:
+            return False
+        entry = TrustList(self.trust_file).entries.get(str(resolved_path(folder)))
+        return entry is not None and entry.agreed_text(digest)
 
     def admit(self, origin: Origin) -> None:
         """Return when every folder `origin` would load from is agreed; else NotTrusted with

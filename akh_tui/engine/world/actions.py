@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..knowledge.kg import is_metadata_label
 from ..text import STOP_WORDS, normalised_words
 from ..tools.api import Offer, Tool, ToolContext, ToolResult
+from ..tools.registry import declare
 from ..tools.specs import ToolSpec
 from .artifacts import Artifact, Artifacts
 from .ledger import Ledger, Refusal
@@ -51,6 +52,7 @@ ACTION_SPECS: tuple[ToolSpec, ...] = (
              base_values=(0.2,), base_rule="0.2 when a mint is coming, the agent owns an artifact and has no pending bid"),
 )
 ACTION_NAMES = tuple(s.name for s in ACTION_SPECS)
+declare(ACTION_SPECS)  # so a recorded world cycle's why-not knows their archetypes and bases
 
 
 class WorldPort(Protocol):

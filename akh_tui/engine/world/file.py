@@ -30,7 +30,7 @@ from .workflow import MODEL_STEPS, ON_ERROR, Step, Transition, WorkflowSpec
 WORLD_KEYS = ("name", "seed", "rounds", "schedule", "step_s", "mint_every", "starting_scrip", "limits")
 LIMIT_KEYS = ("window_s", "actions", "llm_calls", "llm_tokens", "writes", "policy")
 RESOURCES = ("actions", "llm_calls", "llm_tokens", "writes")  # SPEC §13's order of checking
-AGENT_KEYS = ("id", "scenario", "psyche", "decider", "seed", "workflow")
+AGENT_KEYS = ("id", "scenario", "psyche", "decider", "seed", "workflow", "approve")
 STEP_KEYS = ("name", "action", "tool", "llm", "on_error", "max_retries", "input")
 TRANSITION_KEYS = ("on", "match", "to")
 ARTIFACT_KEYS = ("id", "owner", "triples", "text", "price", "tool")
@@ -57,6 +57,7 @@ class AgentSpec:
     seed: int
     seed_given: bool
     workflow: WorkflowSpec | None = None
+    approve: bool = False  # its turns stop at the gate for a person's answer (world/gate.py)
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ class WorldSpec:
     def with_seed(self, seed: int) -> "WorldSpec":
         """`--seed` replaces the world seed and so every default agent seed (SPEC §13)."""
         agents = [AgentSpec(a.id, a.scenario_name, a.scenario, a.psyche_name, a.psyche, a.decider,
-                            a.seed if a.seed_given else seed + i, a.seed_given, a.workflow)
+                            a.seed if a.seed_given else seed + i, a.seed_given, a.workflow, a.approve)
                   for i, a in enumerate(self.agents)]
         return WorldSpec(self.path, self.name, seed, self.rounds, self.schedule, self.step_ms, self.mint_every,
                          self.starting_scrip, self.limits, agents, self.artifacts, self.raw_limits)
@@ -103,6 +104,7 @@ class WorldSpec:
                       "starting_scrip": self.starting_scrip, "limits": limits},
             "agents": [{"id": a.id, "scenario": a.scenario_name, "psyche": a.psyche_name, "decider": a.decider,
                         "seed": a.seed} | ({"workflow": _workflow_dict(a.workflow)} if a.workflow else {})
+                       | ({"approve": True} if a.approve else {})
                        for a in self.agents],
             "artifacts": [{"id": x.id, "owner": x.owner, "triples": x.triples_name, "text": x.text, "price": x.price,
                            "tool": x.tool} for x in self.artifacts],
@@ -251,8 +253,11 @@ def load_world(name_or_path: str) -> WorldSpec:
         aseed = a.get("seed")
         if aseed is not None and not _int(aseed):
             raise err(f"must be a non-negative integer, got {aseed!r}", f"{pre}.seed")
+        approve = a.get("approve", False)
+        if not isinstance(approve, bool):
+            raise err(f"must be true or false, got {approve!r}", f"{pre}.approve")
         agents.append(AgentSpec(aid, sc_name, scenario, psyche_name, psyche, decider,
-                                aseed if aseed is not None else seed + i, aseed is not None, workflow))
+                                aseed if aseed is not None else seed + i, aseed is not None, workflow, approve))
 
     artifacts: list[ArtifactSpec] = []
     arts_raw = data.get("artifacts", [])

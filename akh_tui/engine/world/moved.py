@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from ..errors import InputError
 from .edits import NoopTurn, apply_edits
+from .gate import Answerer, Recorded
 
 if TYPE_CHECKING:
     from ..store.worldstore import StepRow
@@ -119,7 +120,7 @@ def read_set(run: "WorldRun", step: int) -> ReadSet:
 
     plain_turn = w.turn
 
-    def turn(aid: str) -> dict[str, Any] | None:
+    def turn(aid: str, answer: "Answerer | None" = None) -> dict[str, Any] | None:
         # only the turn's own reads: a new round's wake-ups and the mint after the round's last
         # turn are the world's, read in the same step
         base = arts.by_id
@@ -127,7 +128,7 @@ def read_set(run: "WorldRun", step: int) -> ReadSet:
         ledger.balance = balance  # type: ignore[method-assign]
         arts.sharing = sharing  # type: ignore[method-assign]
         try:
-            return plain_turn(aid)
+            return plain_turn(aid, answer)
         finally:
             base.clear()
             base.update(dict(arts.by_id))
@@ -136,7 +137,7 @@ def read_set(run: "WorldRun", step: int) -> ReadSet:
     w.turn = turn  # type: ignore[method-assign]
     got: list[str] = []
     w.lines = got.append
-    name = w.step()
+    name = w.step(answer=Recorded.from_rows([row]))
     run._check_replay(row, name, got)
     return seen
 
@@ -216,13 +217,13 @@ def _hid(run: "WorldRun", key: Effect, words: list[str], asked: set[str]) -> boo
     return False
 
 
-def _replay_to(w: "World", target: "StepRow") -> Iterator[tuple[tuple[int, str | None], list[str]]]:
+def _replay_to(w: "World", target: "StepRow", answers: Recorded) -> Iterator[tuple[tuple[int, str | None], list[str]]]:
     """Steps of `w` (a rewound world) until the target's round is over or its agent has taken
-    its turn in it."""
+    its turn in it; a step the branch recorded a gate's answer for is given that answer."""
     while True:
         got: list[str] = []
         w.lines = got.append
-        name = w.step()
+        name = w.step(answer=answers)
         if name is None:
             return
         yield name, got
@@ -241,7 +242,8 @@ def prove_mover(run: "WorldRun", mover_step: int, target: "StepRow") -> dict[str
     fork_decision: dict[str, Any] | None = None
     replaced: dict[str, Any] | None = None
     took = False
-    for name, lines in _replay_to(w, target):
+    answers = Recorded.from_rows(run.steps(mover_step, target.step))
+    for name, lines in _replay_to(w, target, answers):
         from ..store.worldstore import StepRow as Row
 
         got = Row(0, name[0], name[1], lines)

@@ -19,7 +19,7 @@ import threading
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Callable, Mapping
+from typing import IO, TYPE_CHECKING, Any, Callable, Mapping
 
 from ..errors import InputError
 from ..knowledge.memory import KIND_RELEVANCE
@@ -33,7 +33,11 @@ from .loop import PAUSED, SLEEPING, STOPPED
 from ..paths import Locations
 from .world import World
 from .edits import DisableTool, SetOrder, SetPsyche, WorldEdit
+from .gate import Answer, Answerer, GateClosed, Proposal, check_answer
 from .worldrun import WorldRun, compare_worlds
+
+if TYPE_CHECKING:
+    from .gate import Answerer
 
 # one glyph per step on a swimlane, and what an agent's lane shows where another agent acts
 LANE_GLYPHS = {"act": "●", "fail": "✗", "veto": "!", "limited": "⊘"}
@@ -198,6 +202,17 @@ class WorldWatch:
         # per agent, (from door step, vetoes, biases) configured: a replayed step's psyche pane
         # counts the patterns in force then (a record names only the one that fired)
         self._patterns: dict[str, list[tuple[int, int, int]]] = {aid: [(0, *self._counts(aid))] for aid in self.ids}
+        # the gate (gate.py): the proposal the engine thread waits on, and the UI's answer to it.
+        # The wait lets go of the lock (every level of it: a Condition over the RLock), so the UI
+        # thread draws and answers while the engine thread is parked mid-turn
+        self.waiting: Proposal | None = None
+        self._gate = threading.Condition(self.lock)
+        self._answer: Answer | None = None
+        self._closed: str | None = None
+        self._left = threading.Event()  # set once the engine thread has the lock again after a wait
+        self._left.set()
+        self.ask: Answerer = self._wait_for_answer  # a front end that cannot wait (tests on one thread) replaces it
+        self.answers: dict[str, dict[str, Any] | None] = {}  # per agent, its last turn's recorded answer
         self._reset()
 
     @classmethod
@@ -259,16 +274,17 @@ class WorldWatch:
             rest = [a for a in w.order[w.pos:] if w.loops[a].state != PAUSED]
             return rest[0] if rest else None
 
-    def step_agent(self) -> LaneStep | None:
+    def step_agent(self, answer: "Answerer | None" = None) -> LaneStep | None:
         """The next agent's turn, recorded (a round begun, or ended with its mint, on the way);
-        None when every agent is STOPPED or a turn broke the invariant."""
+        None when every agent is STOPPED or a turn broke the invariant. `answer`: the world
+        gate's answerer, for a turn that stops at the gate (gate.py)."""
         with self.lock:
             for _ in range(8):  # steps in which no agent acted (all stopped, none eligible): on to the next
                 if self.broken is not None:
                     return None
                 self._records = []
                 try:
-                    done = self.run.step()
+                    done = self.run.step(answer=answer if answer is not None else self.ask)
                 except InvariantViolation as exc:
                     self.broken = f"round {self.world.round}: {exc}; nothing of that step was committed"
                     self.hit = f"invariant: {self.broken}"
@@ -311,6 +327,7 @@ class WorldWatch:
             act = turn["act"]
             kind = "veto" if act["vetoed"] else ("act" if act["success"] else "fail")
             tool, result, number = turn["decide"]["tool"], str(act["progress"]), int(turn["cycle"])
+            self.answers[aid] = turn["decide"].get("user")
             if act["vetoed"]:
                 self.vetoes_fired[aid] += 1
             self._last_cycle[aid] = number
@@ -356,6 +373,7 @@ class WorldWatch:
         self.ledger_log, self.artifact_log, self.mints, self.state_log = [], [], [], []
         self.vetoes_fired = {a: 0 for a in self.ids}
         self.last = {}
+        self.answers = {}
         self._prev_record = {}
         self._state_letters = {a: STATE_LETTER["STARTING"] for a in self.ids}
         self._balances = {**{a: self.spec.starting_scrip for a in self.ids}, WORLD: 0, ESCROW: 0}
@@ -388,6 +406,7 @@ class WorldWatch:
         """A new branch after lane step `at_step` (None: the newest) with the edits (SetPsyche,
         DisableTool, SetOrder); it is current and live from then on. Returns its name."""
         with self.lock:
+            self._not_at_gate("fork")
             at = self.run.last_step if at_step is None else self.steps[at_step].step
             self.run.fork(at, edits, name)
             for aid, history in self._patterns.items():
@@ -541,10 +560,12 @@ class WorldWatch:
 
     def roster(self) -> list[dict[str, Any]]:
         """One row per agent: state, last action and result, errors and backoff, scrip, rate
-        headroom (the least left of its limited resources, None with no limits), goals done."""
+        headroom (the least left of its limited resources, None with no limits), goals done,
+        whether it is gated and the gate's answer on its last turn."""
         with self.lock:
             out = []
             now = self.world.clock
+            gated = set(self.run.gated)
             for aid in self.ids:
                 loop, agent = self.world.loops[aid], self.world.agents[aid]
                 last = self.last.get(aid)
@@ -565,6 +586,8 @@ class WorldWatch:
                     "headroom": headroom,
                     "goals_done": sum(1 for g in top if g.status == "completed"), "goals": len(top),
                     "crash_reason": loop.crash_reason,
+                    "gated": aid in gated,
+                    "answer": self.answers.get(aid),  # the gate's answer on its last turn (None: no gate fired)
                 })
             return out
 
@@ -652,14 +675,78 @@ class WorldWatch:
             a = self.world.agents[aid]
             return (a.pending_psyche or a.psyche).to_toml()
 
-    def replace_psyche(self, aid: str, psyche: Psyche) -> None:
+    def replace_psyche(self, aid: str, psyche: Psyche, source: str = "workbench") -> str:
         """The agent's new psyche, taking effect at its next turn: a fork here with the edit (the
         door records a psyche edit as state of a new branch, so rewind and resume replay it)."""
         with self.lock:
             if aid not in self.world.agents:
                 raise InputError(f"no agent {aid!r} in this world", field="agent")
+            self._not_at_gate("edit a psyche")
             n = sum(1 for b in self.run.branches() if str(b.get("name", "")).startswith(f"{aid}-psyche"))
-            self.fork(None, [SetPsyche(aid, psyche.to_toml(), source="workbench")], name=f"{aid}-psyche-{n + 1}")
+            return self.fork(None, [SetPsyche(aid, psyche.to_toml(), source=source)], name=f"{aid}-psyche-{n + 1}")
+
+    # ---- the gate ----------------------------------------------------------------------------
+    @property
+    def gated(self) -> list[str]:
+        """The agents whose turns stop for an answer, in the world's order."""
+        return self.run.gated
+
+    def gate(self, aid: str, on: bool) -> list[str]:
+        """Gate `aid` (its next turns stop after decide for an answer) or not; the gated ids."""
+        with self.lock:
+            self._not_at_gate("change who is gated")
+            ids = set(self.run.gated)
+            if on:
+                ids.add(aid)
+            else:
+                ids.discard(aid)
+            return self.run.gate([a for a in self.ids if a in ids])
+
+    def _not_at_gate(self, what: str) -> None:
+        if self.waiting is not None:
+            raise InputError(f"{self.waiting.agent}'s proposal waits for an answer: answer it before you {what}",
+                             field="gate")
+
+    def _wait_for_answer(self, p: Proposal) -> Answer:
+        """The engine thread's side of the gate: `p` is shown (`waiting`) until the UI answers
+        (`answer_gate`) or closes it (`close_gate`: GateClosed, and the door drops the turn)."""
+        with self._gate:
+            self.waiting, self._answer, self._closed = p, None, None
+            self._left.clear()
+            try:
+                while self._answer is None and self._closed is None:
+                    self._gate.wait(0.5)
+                if self._answer is None:
+                    raise GateClosed(self._closed or "closed")
+                return self._answer
+            finally:
+                self.waiting = None
+                self._left.set()
+
+    def answer_gate(self, answer: Answer) -> None:
+        """The UI's answer to the waiting proposal; InputError (the proposal still waits) for
+        one the gate would refuse, or when nothing waits."""
+        with self._gate:
+            p = self.waiting
+            if p is None or self._answer is not None or self._closed is not None:
+                raise InputError("no proposal is waiting for an answer", field="answer")
+            check_answer(p, answer)
+            self._answer = answer
+            self._gate.notify_all()
+
+    def close_gate(self, why: str, wait: float = 0.0) -> bool:
+        """Close the waiting proposal unanswered (the person quit or said not now): the turn is
+        dropped, nothing of it recorded. False when nothing waited. `wait`: seconds to wait for
+        the engine thread to take the lock back (quitting closes the store next, which must not
+        race it for the lock)."""
+        with self._gate:
+            if self.waiting is None or self._answer is not None:
+                return False
+            self._closed = why
+            self._gate.notify_all()
+        if wait:
+            self._left.wait(wait)
+        return True
 
 
 __all__ = ["parse_world_edits", "FORK_EDIT_HELP", "WorldWatch", "LaneStep", "WorldBreak", "parse_world_break", "LANE_GLYPHS", "LANE_STATE", "STATE_LETTER", "WORLD",

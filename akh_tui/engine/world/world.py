@@ -8,6 +8,9 @@ A turn's changes to the ledger and artifacts are a transaction: the ledger invar
 checked after it, and a turn that breaks it is rolled back and stops the world
 (InvariantViolation), nothing of it written.
 
+A gated agent's turn (`gated`; gate.py) stops after decide for an answerer's approve, reject
+or choose, recorded as the cycle record's `decide.user`: one of the inputs below.
+
 The world is a pure function of (world file, the files it names, seed, inputs): the clock is
 virtual, the schedule's only randomness is `random.Random(f"{seed}:{round}")`, and records
 hold no wall time and no path but the ones the world file wrote.
@@ -35,6 +38,8 @@ from .actions import DeciderFailed, make_actions
 from .artifacts import Artifact, Artifacts
 from .clock import earliest_wake, round_order, seconds
 from .file import WorldSpec
+from . import gate
+from .gate import Answerer, Recorded
 from .ledger import ESCROW, MINT, InvariantViolation, Ledger
 from .limits import RateWindows
 from .loop import EVALUATE_EVERY, PAUSED, RUNNING, SLEEPING, STARTING, STOPPED, AgentLoop
@@ -137,6 +142,9 @@ class World:
         self.pos = 0  # the next entry of `order` to take its turn
         self.mints: list[dict[str, Any]] = []
         self.loops = {aid: AgentLoop(aid, scrip_at_evaluation=spec.starting_scrip) for aid in self.ids}
+        # the agents whose turns stop at the gate (gate.py): the world file's `approve = true`
+        # ones until the door's `gate()` says otherwise; not part of the state (the answers are)
+        self.gated: set[str] = {a.id for a in spec.agents if a.approve}
         self.agents: dict[str, Agent] = {}
         self._turn_agent: str | None = None
         self._turn_events: list[dict[str, Any]] = []
@@ -226,13 +234,15 @@ class World:
     def over(self) -> bool:
         return all(self.loops[a].state == STOPPED for a in self.ids)
 
-    def run(self, rounds: int | None = None, on_step: Callable[[dict[str, Any]], None] | None = None) -> str:
+    def run(self, rounds: int | None = None, on_step: Callable[[dict[str, Any]], None] | None = None,
+            answer: Answerer | None = None) -> str:
         """Run `rounds` rounds (default: the world file's) or until every agent is STOPPED;
         returns why it ended. A round under way (a world resumed mid-round) is finished first
-        and counts as one of them. InvariantViolation stops it with the failed step uncommitted."""
+        and counts as one of them. InvariantViolation stops it with the failed step uncommitted.
+        `answer` answers the gated agents' proposals (gate.py)."""
         target = self.rounds_done + (rounds if rounds is not None else self.spec.rounds)
         while self.order is not None or self.round < target:
-            if self.step(on_step) is None:
+            if self.step(on_step, answer) is None:
                 break
         return "every agent is STOPPED" if self.over and self.order is None else f"{self.round} rounds"
 
@@ -241,19 +251,22 @@ class World:
         """Rounds finished: the one under way (its order not yet run out) does not count."""
         return self.round - 1 if self.order is not None else self.round
 
-    def step_round(self, on_step: Callable[[dict[str, Any]], None] | None = None) -> None:
+    def step_round(self, on_step: Callable[[dict[str, Any]], None] | None = None,
+                   answer: Answerer | None = None) -> None:
         """The rest of the round under way, or a whole new one."""
-        if self.step(on_step) is None:
+        if self.step(on_step, answer) is None:
             return
         while self.order is not None:
-            self.step(on_step)
+            self.step(on_step, answer)
 
-    def step(self, on_step: Callable[[dict[str, Any]], None] | None = None) -> tuple[int, str | None] | None:
+    def step(self, on_step: Callable[[dict[str, Any]], None] | None = None,
+             answer: Answerer | None = None) -> tuple[int, str | None] | None:
         """One step (SPEC §13's `ROUND:AGENT`): the next agent's turn in the round's recorded
         order; a new round is begun first when none is under way (its `round` record and
         wake-ups belong to its first step), and the mint follows the round's last turn in the
         same step. Returns the step's name (round, agent; agent None for a round in which no
-        agent was eligible), or None when the world is over and no step was taken."""
+        agent was eligible), or None when the world is over and no step was taken. A gated
+        agent's turn asks `answer` (a `gate.Recorded` replays the record's answers instead)."""
         if self.order is None:
             if self.over:
                 return None
@@ -265,7 +278,7 @@ class World:
             aid = self.order[self.pos]
             self.pos += 1
             name = (self.round, aid)
-            summary = self.turn(aid)
+            summary = self.turn(aid, answer)
             if summary is not None and on_step is not None:
                 on_step(summary)
             self._skip_paused()
@@ -309,9 +322,16 @@ class World:
                 out.append(ev)
         return out
 
-    def turn(self, aid: str) -> dict[str, Any] | None:
+    def turn(self, aid: str, answer: Answerer | None = None) -> dict[str, Any] | None:
         """One turn of one agent at the current clock; the step's summary line, or None when
-        the agent had no active goal (it is STOPPED, and no turn was taken)."""
+        the agent had no active goal (it is STOPPED, and no turn was taken). A gated agent's
+        turn stops after decide for `answer` (gate.py); with no answerer it is an error before
+        anything of the turn is done."""
+        fires = answer.fires(self.round, aid) if isinstance(answer, Recorded) else aid in self.gated
+        if fires and answer is None:
+            raise InputError(f"agent {aid}'s turn stops at the gate, and nobody was given to answer it "
+                             f"(approve it on the terminal, use --auto-approve/--auto-reject, or ungate it)",
+                             field="approve")
         loop, agent, c = self.loops[aid], self.agents[aid], self.clock
         self._turn_agent, self._turn_events = aid, []
         self.ledger.begin()
@@ -338,16 +358,21 @@ class World:
             ev = self._state(loop, RUNNING, "first turn")
             if ev is not None:
                 state_events.append(ev)
+        inner = getattr(agent.decider, "inner", None)
+        user: dict[str, Any] | None = None
         while cycle.next_phase is not None:
+            if fires and answer is not None and cycle.next_phase == "act":
+                user = self._gate(aid, cycle, answer, inner)
             cycle.run_phase()
         record = cycle.finish()
-        inner = getattr(agent.decider, "inner", None)
         if isinstance(inner, WorkflowDecider) and inner.last is not None:
             record["decide"]["workflow"] = inner.last  # the step it ran, beside the table's choice
         elif getattr(inner, "kind", None) == "soar":
             soar = getattr(inner, "last", None)
             if isinstance(soar, dict):
                 record["decide"]["soar"] = soar  # its decisions in its own terms: operators, values, rules
+        if user is not None:  # only when a gate fired: every other record keeps its bytes
+            record["decide"]["user"] = user
         tool, act = record["decide"]["tool"], record["act"]
         self._learn_evidence(aid, cycle)
         self.limits.use(aid, "actions", c)
@@ -387,8 +412,27 @@ class World:
         for rec in [*entries, *self._turn_events, *state_events, *after]:
             self._write(rec)
         self.clock = c + self.step_ms
-        return {"round": self.round, "clock": seconds(c), "agent": aid, "action": tool,
+        line = {"round": self.round, "clock": seconds(c), "agent": aid, "action": tool,
                 "result": act["progress"], "balance": self.ledger.balance(aid), "state": loop.state}
+        if user is not None:
+            line["user"] = user  # the gate's answer, for the step's line (world run, the lanes)
+        return line
+
+    def _gate(self, aid: str, cycle: Cycle, answer: Answerer, inner: Any) -> dict[str, Any]:
+        """Stop `aid`'s turn before act: its proposal asked, the answer checked and taken;
+        what `decide.user` records. Anything raised (a bad answer, GateClosed) leaves the turn
+        undone: the ledger and artifacts are rolled back, and the door goes back to its last
+        committed step."""
+        workflow = inner.last if isinstance(inner, WorkflowDecider) else None
+        kind = str(getattr(inner, "kind", "plugin"))
+        p = gate.proposal(self.round, aid, cycle, kind, workflow)
+        try:
+            got = gate.check_answer(p, answer(p))
+        except BaseException:
+            self.ledger.rollback()
+            self.artifacts.rollback()
+            raise
+        return gate.apply(p, got, cycle)
 
     def _learn_evidence(self, aid: str, cycle: Cycle) -> None:
         """The triples a goal's tool calls returned (SPEC §8's evidence; hypotheses excluded):

@@ -11,6 +11,9 @@ API (what front ends use; all through `akh_tui.engine`):
 - `WorldRun.open_readonly(locations, branch=None)`: read a recorded world (nothing written).
 - `run.step() -> WorldStep | None`: one agent's turn (None: the world is over);
   `run.step_round()`; `run.run(rounds, on_step)`: N rounds or until every agent is STOPPED.
+- `run.gate(agent_ids)`: whose turns stop after decide for an answer (None: nobody; at the
+  start, the world file's `approve = true` agents); `step`/`step_round`/`run` take `answer`,
+  the `gate.Answerer` asked (gate.py). A rewind, fork or resume replays recorded answers.
 - `run.world`: the live `World` (ledger, artifacts, loops, agents; `summary()`).
 - `run.steps()`: the recorded steps (`StepRow`: step, round, agent, lines) of the branch;
   `run.trace_lines()`: the §13 trace of the branch, as `world run --trace` writes it.
@@ -34,7 +37,7 @@ import json
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator, Mapping
+from typing import IO, Any, Callable, Collection, Iterator, Mapping
 
 from ..errors import InputError
 from ..paths import Locations
@@ -43,6 +46,7 @@ from ..store.session import SessionStore
 from ..store.trace import TraceWriter
 from ..store.worldstore import GRAPH_PART, WORLD_PART, StepRow, WorldStore
 from .file import WorldSpec, load_world
+from .gate import Answerer, Recorded
 from .ledger import InvariantViolation
 from .state import agent_graph, agent_state, load_world_state, world_state
 from .world import World
@@ -129,9 +133,11 @@ class WorldRun:
         self._kg_saved: dict[str, tuple[int, int, int, int]] = {}
         self._lock_file: Path | None = None
         self.save_every = SAVE_EVERY
+        self._gated = frozenset(a.id for a in spec.agents if a.approve)  # gate(): whose turns stop for an answer
         if world is not None:
             self.world = world
             world.lines = self._lines.append
+            world.gated = set(self._gated)
         else:
             self._goto(self.ws.last_step(branch))
         if _asks_a_live_model(self.world):
@@ -298,7 +304,7 @@ class WorldRun:
             for row in self.ws.steps(self.branch, at + 1, step):
                 got: list[str] = []
                 w.lines = got.append
-                name = w.step()
+                name = w.step(answer=Recorded.from_rows([row]))
                 self._check_replay(row, name, got)
             w.lines = None
             return w
@@ -315,6 +321,7 @@ class WorldRun:
         """The live world is the branch's state after `step` (resume, after a failed write)."""
         self.world = self.world_at(step)
         self.world.lines = self._lines.append
+        self.world.gated = set(self._gated)
         self.last_step = step
         self._dirty = set(self.world.ids)  # replayed since the saved state: saved again at the next save
         self._kg_saved.clear()  # (whole, each: the states this branch saved last may be ahead of `step`)
@@ -326,16 +333,38 @@ class WorldRun:
         return self.ws.find_step(self.branch, rnd, agent)
 
     # ---- driving -----------------------------------------------------------------------------
-    def step(self, on_step: Callable[[dict[str, Any]], None] | None = None) -> WorldStep | None:
-        """One agent's turn, recorded; None when the world is over. InvariantViolation: the
-        step is not recorded and the world is back at the last recorded step."""
+    def gate(self, agent_ids: "Collection[str] | None") -> list[str]:
+        """Whose turns stop at the gate from the next step on (None or none: nobody); an id
+        not in the world is refused naming it, and nothing changes. Returns the gated ids in
+        the world's order."""
+        ids = list(agent_ids or [])
+        for aid in ids:
+            self._agent_id(aid)
+        with self.lock:
+            self._gated = frozenset(ids)
+            self.world.gated = set(ids)
+        return self.gated
+
+    @property
+    def gated(self) -> list[str]:
+        """The agents whose turns stop at the gate, in the world's order."""
+        return [a for a in self.world.ids if a in self._gated]
+
+    def step(self, on_step: Callable[[dict[str, Any]], None] | None = None,
+             answer: Answerer | None = None) -> WorldStep | None:
+        """One agent's turn, recorded; None when the world is over. A gated agent's turn asks
+        `answer` (gate.py); with none it is an error. InvariantViolation, a refused answer, or
+        anything the answerer raises (GateClosed): the step is not recorded and the world is
+        back at the last recorded step."""
         with self.lock:
             w = self.world
             self._lines.clear()
             summaries: list[dict[str, Any]] = []
             try:
-                name = w.step(summaries.append)
-            except InvariantViolation:
+                name = w.step(summaries.append, answer)
+            except BaseException:
+                # the turn may have stopped anywhere (at the gate: after decide): nothing of
+                # it is kept, and the live world is the store's again
                 self._lines.clear()
                 self._goto(self.last_step)
                 raise
@@ -357,24 +386,26 @@ class WorldRun:
                 on_step(summary)
             return WorldStep(n, rnd, agent, summary)
 
-    def step_round(self, on_step: Callable[[dict[str, Any]], None] | None = None) -> list[WorldStep]:
+    def step_round(self, on_step: Callable[[dict[str, Any]], None] | None = None,
+                   answer: Answerer | None = None) -> list[WorldStep]:
         """The rest of the round under way, or a whole new round."""
         out: list[WorldStep] = []
-        s = self.step(on_step)
+        s = self.step(on_step, answer)
         while s is not None:
             out.append(s)
             if self.world.order is None:
                 break
-            s = self.step(on_step)
+            s = self.step(on_step, answer)
         return out
 
-    def run(self, rounds: int | None = None, on_step: Callable[[dict[str, Any]], None] | None = None) -> str:
+    def run(self, rounds: int | None = None, on_step: Callable[[dict[str, Any]], None] | None = None,
+            answer: Answerer | None = None) -> str:
         """`rounds` rounds (default: the world file's), a round under way finished first and
         counted, or until every agent is STOPPED; why it ended."""
         w = self.world
         target = w.rounds_done + (rounds if rounds is not None else self.spec.rounds)
         while w.order is not None or w.round < target:
-            if self.step(on_step) is None:
+            if self.step(on_step, answer) is None:
                 break
             w = self.world
         return "every agent is STOPPED" if w.over and w.order is None else f"{w.round} rounds"
@@ -402,6 +433,7 @@ class WorldRun:
             self.branch = b
             self.last_step = at
             w.lines = self._lines.append
+            w.gated = set(self._gated)
             return b
 
     # ---- reading -----------------------------------------------------------------------------

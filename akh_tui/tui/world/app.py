@@ -10,7 +10,9 @@ round, `r` runs and pauses; `,` `.` `<` `>` move along the swimlanes (the step s
 read-only, from its record), `l` goes back to live; `w` opens the shared world (artifacts,
 ledger, mint, rate windows), `e` the shown agent's psyche (live: it takes effect at its
 next turn), `k` the world breakpoints, `m` who moved the shown step's decision (`p` in it: the
-proof).
+proof), `i` the interview of the shown agent at the step shown, `g` gates the shown agent:
+its turns stop after decide, and a dialog (gate.py) asks the person to approve, reject or
+choose another offered tool while the world waits.
 
 Data flows one way, as in the single-agent workbench: an engine thread steps the world
 (WorldWatch, the engine's face) and a timer on the UI thread draws at most 30 times a second,
@@ -34,7 +36,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Static
 
-from ...engine import InputError, Locations, Psyche, WorldWatch, parse_world_edits
+from ...engine import Answer, GateClosed, InputError, Locations, Proposal, Psyche, WorldWatch, parse_world_edits
 from ...engine.records import CycleRecord, View
 from ..dialogs import HelpScreen, guarded, show_error
 from ..panes import agent_panes, GoalsPane, MemoryPane, PlanPane, PsychePane, ScoreTable, WhyPane
@@ -83,9 +85,15 @@ class WorldBench(App[None]):
                 tooltip="world breakpoints: a transfer above N, a write, a mint, backoff, PAUSED, an agent's action"),
         Binding("F", "fork", "Fork", id="world.fork", key_display="F",
                 tooltip="fork the world after the step shown: the rest of the round's order, a tool disabled"),
+        Binding("g", "gate", "Gate", id="world.gate",
+                tooltip="gate the shown agent (or ungate it): its turns stop for your answer (approve, reject, "
+                        "choose another offered tool)"),
         Binding("m", "who_moved", "Moved", id="world.who_moved",
                 tooltip="who moved the shown step's decision: other agents' actions since its last step that changed "
                         "what it read; p in it proves each by a noop replay"),
+        Binding("i", "interview", "Ask", id="world.interview", show=False,
+                tooltip="interview the shown agent about the step shown: why it did what it did (its record, or its "
+                        "model with ctrl+o); kept on a side branch"),
         Binding("b", "compare", "Compare", id="world.compare", show=False,
                 tooltip="compare this branch with the one it forked from: the first step they differ at"),
         Binding("comma", "move(-1)", "Back", id="world.back", key_display=",", show=False,
@@ -111,6 +119,9 @@ class WorldBench(App[None]):
                 raise InputError("no world file given", field="--world")
             watch = WorldWatch.open(file, locations or Locations.resolve(), seed)
         self.world = watch
+        if sync:  # the engine runs on the UI thread: it cannot wait for a dialog that thread would draw
+            watch.ask = self._cannot_wait
+        self._gate_screen: Any = None  # the gate's dialog while one is open
         self.ids = list(watch.ids)
         self.pinned: str | None = None  # follow: the agent the panes stay on
         self.cursor: int | None = None  # the step shown read-only; None: live
@@ -186,6 +197,8 @@ class WorldBench(App[None]):
     def on_unmount(self) -> None:
         self._stop.set()
         self._commands.put(None)
+        # a turn waiting at the gate is dropped first: the engine thread lets go of the door
+        self.world.close_gate("the workbench quit", wait=5.0)
         try:
             with self.world.lock:  # after the step in flight: the door saves its state and closes
                 self.world.close()
@@ -223,6 +236,9 @@ class WorldBench(App[None]):
                 self._after_step(bool(steps))
             elif callable(cmd):
                 cmd()
+        except GateClosed as exc:  # not now, or quitting: nothing of the turn was recorded
+            self.running = False
+            self.note = f"{exc}: that turn was not taken, nothing recorded (space asks again)"
         except Exception as exc:  # an engine bug is shown, never a crash
             self.running = False
             title = f"The engine raised {type(exc).__name__}; the world is paused."
@@ -260,6 +276,7 @@ class WorldBench(App[None]):
     @guarded
     def _drain(self) -> None:
         self._ticks += 1
+        self._follow_gate()
         full_speed = self.running and SPEEDS[self.speed_index] == 0
         full = True
         if full_speed:
@@ -283,6 +300,50 @@ class WorldBench(App[None]):
             self._render_all()
         else:
             self._render_ticker()
+
+    # ---- the gate ----------------------------------------------------------------------------
+    def _cannot_wait(self, p: Proposal) -> Answer:
+        raise GateClosed(f"{p.agent}'s turn stops at the gate, and this workbench runs its engine on the UI thread "
+                         f"(sync): nothing can wait for the dialog")
+
+    def _follow_gate(self) -> None:
+        """Open the gate's dialog when the engine thread waits at the gate; close it when that
+        wait is over (answered, or closed elsewhere)."""
+        from .gate import GateScreen
+
+        waiting = self.world.waiting
+        shown = self._gate_screen
+        if shown is not None and (waiting is None or shown.proposal is not waiting):
+            self._gate_screen = None
+            if shown.is_attached and shown in self.screen_stack:
+                shown.dismiss(None)
+            shown = None
+        if waiting is not None and shown is None:
+            self._gate_screen = GateScreen(waiting, self.world.answer_gate, self._not_now, self._pause_at_gate,
+                                           self.exit)
+            self.push_screen(self._gate_screen)
+            self._dirty = True
+
+    def _not_now(self) -> None:
+        self.running = False
+        self.world.close_gate("not now")
+
+    def _pause_at_gate(self) -> str:
+        self.running = not self.running
+        self._dirty = True
+        return "running: the world goes on after this answer" if self.running else \
+            "paused: the world stops after this answer"
+
+    @guarded
+    def action_gate(self) -> None:
+        aid = self.shown_agent()
+        on = aid not in self.world.gated
+        gated = self.world.gate(aid, on)
+        self.note = (f"{aid} is gated: its turns wait for your answer" if on else f"{aid} is no longer gated") + \
+            (f" (gated: {', '.join(gated)})" if gated else "")
+        self._dirty = True
+        if self.sync:
+            self._drain()
 
     def _frame_finished(self) -> None:
         """After the screen refresh of a full-speed frame: what it cost, compositor included."""
@@ -315,6 +376,11 @@ class WorldBench(App[None]):
             aid = self.shown_agent()
             self._render_ticker()
             self.screen.set_class(self.cursor is not None, "-replay")
+            if self.world.waiting is not None and self.cursor is None:
+                # the engine thread is parked mid-turn at the gate: the agent's live state is half
+                # a cycle; its panes keep the last step's and are drawn again once the turn is over
+                self._drawn_key = None
+                return
             view = self.world.view(aid, self.cursor)
             key = (aid, self.cursor, view["cycle"], self.split, view["psyche"]["pending"])
             if key != self._drawn_key:
@@ -369,6 +435,9 @@ class WorldBench(App[None]):
             t.append(" (following)", style="dim")
         elif self.cursor is None:
             t.append(" (last to act)", style="dim")
+        waiting = w.waiting
+        if waiting is not None:
+            t.append(f" · {waiting.agent} waits for your answer", style="bold yellow")
         if self.breaks:
             t.append(f" · {len(self.breaks)} breakpoint(s)")
         if self.note:
@@ -533,6 +602,16 @@ class WorldBench(App[None]):
                                         answer))
 
     @guarded
+    def action_interview(self) -> None:
+        from .interview import interview_screen
+
+        got = interview_screen(self.world, self.shown_agent(), self.cursor, self.sync)
+        if isinstance(got, str):
+            self.notify(got, markup=False)
+        else:
+            self.push_screen(got)
+
+    @guarded
     def action_compare(self) -> None:
         c = self.world.compare_with_parent()
         first = c["first_divergence"]
@@ -581,6 +660,7 @@ class WorldBench(App[None]):
     @guarded
     def action_help(self) -> None:
         from ..psyche_editor import PsycheEditorScreen
+        from .gate import GateScreen
         from .shared import SharedWorldScreen
 
         def rows(bindings: Iterable[BindingType]) -> list[tuple[str, str, str]]:
@@ -590,7 +670,9 @@ class WorldBench(App[None]):
         sections = [("in the shared world (w)", rows(SharedWorldScreen.BINDINGS)),
                     ("in the world breakpoints (k)", rows(WorldBreaksScreen.BINDINGS)
                      + [("enter", "add the breakpoint typed", "")]),
-                    ("in the agent search (/)", rows(AgentSearchScreen.BINDINGS))]
+                    ("in the agent search (/)", rows(AgentSearchScreen.BINDINGS)),
+                    ("in the gate's dialog (a gated agent's turn, g)", rows(GateScreen.BINDINGS)
+                     + [("enter", "in the reason box: reject with it; on a tool: choose it", "")])]
         self.push_screen(HelpScreen(rows(self.BINDINGS), "The world workbench: docs/worlds.md says what each view shows.",
                                     rows(PsycheEditorScreen.BINDINGS), sections))
 

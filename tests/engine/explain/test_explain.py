@@ -371,3 +371,20 @@ def test_real_closers_really_close_the_gap(scenario):
                 elif c[f] == 0:  # a fixed bonus it lacks, and gaining it is not enough
                     assert not wins(rec, c["tool"], f, {"novelty": 0.15, "plan": 0.1}.get(f, 0.2)), (c["tool"], x)
             assert why_not_text(rec, c["tool"])
+
+
+def test_a_choice_against_the_table_is_never_said_to_have_won():
+    """A model (or workflow, Soar, a person) may choose a tool the table scored lower: the Why
+    says so and who chose, instead of 'tied … and won the tie'."""
+    rec = record("kg_query", cand("kg_query", base=0.4, novelty=0.15, archetype=SAGE),  # 0.58
+                 cand("reason", base=0.5, novelty=0.15, archetype=SAGE))  # 0.68
+    rec["decide"]["llm"] = {"tool": "kg_query", "utility_tool": "reason"}
+    lines = why_chosen(rec)
+    assert lines[1] == ("kg_query was not the utility table's choice: reason scored 0.10 more (0.68 vs 0.58); "
+                        "the model chose kg_query. Where they differ:")
+    assert not any("won" in line or "beat" in line for line in lines)
+    tie = record("reason", cand("kg_query", base=0.5, novelty=0.15, archetype=SAGE),
+                 cand("reason", base=0.5, novelty=0.15, archetype=SAGE))
+    tie["decide"]["workflow"] = {"step": 1}
+    assert why_chosen(tie)[1] == ("reason was not the utility table's choice: kg_query tied it at 0.68 and comes "
+                                  "first in the tool order; its workflow chose reason. Where they differ:")

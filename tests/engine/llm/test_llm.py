@@ -525,3 +525,13 @@ def test_config_from_dict():
         with pytest.raises(InputError) as e:
             LLMConfig.from_dict(d, file="config.toml")
         assert e.value.field == fld and e.value.file == "config.toml", (d, e.value)
+
+
+def test_a_scripted_model_keeps_only_its_last_calls():
+    """A long scripted world asks thousands of times: the provider keeps the last KEPT
+    prompts (what a test inspects), not every one."""
+    p = ScriptedProvider(["a", "b"])
+    for i in range(ScriptedProvider.KEPT * 3):
+        assert p.complete([{"role": "user", "content": f"q{i}"}])[0] == "ab"[i % 2]
+    assert len(p.calls) == ScriptedProvider.KEPT == len(p.schemas)
+    assert p.calls[-1][0]["content"] == f"q{ScriptedProvider.KEPT * 3 - 1}"
