@@ -17,6 +17,9 @@ world's, never an agent's, and are not movers.
 The proof: the world rebuilt right before the mover's step, the `NoopTurn` fork edit applied
 to the mover, and the steps up to the moved agent's replayed in memory (nothing is written to
 the store): the decision (the chosen tool and its input) is compared with the recorded one.
+In a gated world the noop turn asks nobody, and each step's recorded gate answer is given
+only to the proposal it was given to (gate.Counterfactual): a step whose proposal is another
+one there (the mover changed it) has it approved as proposed, and the proof's words say so.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from ..errors import InputError
 from .edits import NoopTurn, apply_edits
-from .gate import Answerer, Recorded
+from .gate import Answerer, Counterfactual, Recorded
 
 if TYPE_CHECKING:
     from ..store.worldstore import StepRow
@@ -242,7 +245,9 @@ def prove_mover(run: "WorldRun", mover_step: int, target: "StepRow") -> dict[str
     fork_decision: dict[str, Any] | None = None
     replaced: dict[str, Any] | None = None
     took = False
-    answers = Recorded.from_rows(run.steps(mover_step, target.step))
+    # the branch's answers, each given only to the proposal it was given to; the noop turn is
+    # asked nothing (nobody answered a noop)
+    answers = Counterfactual.of_rows(run.steps(mover_step, target.step), ungated=[(mover.round, mover.agent)])
     for name, lines in _replay_to(w, target, answers):
         from ..store.worldstore import StepRow as Row
 
@@ -260,8 +265,22 @@ def prove_mover(run: "WorldRun", mover_step: int, target: "StepRow") -> dict[str
                  f"{_words(fork_decision)} instead of {_words(recorded)}: it moved the decision")
     else:
         words = f"without {mover.name}'s action, {target.name} still chooses {_words(recorded)}: it did not move the decision"
+    unreplayed = [{"step": f"{u['round']}:{u['agent']}", **{k: v for k, v in u.items() if k not in ("round", "agent")}}
+                  for u in answers.unreplayed]
+    if unreplayed:
+        words += "; " + "; ".join(_unreplayed_words(u) for u in unreplayed)
     return {"mover": mover.name, "replaced_with": (replaced or {}).get("tool"), "recorded": recorded,
-            "fork": fork_decision, "took_step": took, "changed": changed, "words": words}
+            "fork": fork_decision, "took_step": took, "changed": changed, "unreplayed": unreplayed, "words": words}
+
+
+def _unreplayed_words(u: dict[str, Any]) -> str:
+    """Why a recorded gate answer was not given in the proof, and what was done instead."""
+    what = f"chose {u['recorded_tool']} over" if u["recorded"] == "choose" else \
+        {"approve": "approved", "reject": "rejected"}[u["recorded"]]
+    head = f"{u['step']}'s gate answer ({u['by']} {what} {u['recorded_proposal'] or 'a proposal not recorded'}) was not given"
+    if u["why"] == "not offered":
+        return f"{head}: {u['recorded_tool']} is not offered there, so the proof approves {u['proposal']} as proposed"
+    return f"{head}: the proposal there is {u['proposal']}, which nobody was asked about, so the proof approves it as proposed"
 
 
 def _words(d: dict[str, Any] | None) -> str:
