@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator
 
 from ..errors import InputError
+from ..explain.decision import answered_by, gate_answer
 from .edits import NoopTurn, apply_edits
 from .gate import Answerer, Counterfactual, Recorded
 
@@ -82,6 +83,14 @@ def _decision(row: "StepRow") -> dict[str, Any] | None:
             return {"tool": rec["decide"]["tool"], "input": rec["decide"].get("input", "")}
         if line.startswith('{"type":"rate_limited"'):
             return None
+    return None
+
+
+def _user(row: "StepRow") -> dict[str, Any] | None:
+    """The step's recorded gate answer (`decide.user`), or None (no gate fired)."""
+    for line in row.lines:
+        if line.startswith('{"type":"cycle"') and '"user":{"decision":' in line:
+            return gate_answer(json.loads(line))
     return None
 
 
@@ -192,6 +201,9 @@ def who_moved(run: "WorldRun", at: str | int, prove: bool = False) -> dict[str, 
                        "seen": [f"{k[0]} {k[1]}" for k in hit],
                        "why": [w for k in hit for w in eff[k]],
                        "mover": bool(hit)})
+    user = _user(row)
+    if user is not None:
+        decision = {**decision, "user": user}  # a gated step: the agent proposed, the gate's answer decided
     out: dict[str, Any] = {"at": row.name, "step": step, "agent": row.agent, "decision": decision,
                            "since_step": since, "read_set": seen.as_dict(), "actions": others,
                            "movers": [a["name"] for a in others if a["mover"]]}
@@ -289,12 +301,24 @@ def _words(d: dict[str, Any] | None) -> str:
     return d["tool"] + (f"({d['input']})" if d.get("input") else "")
 
 
+def _told(agent: str, d: dict[str, Any]) -> str:
+    """Who decided the step, in words: the agent, or at a gate the agent's proposal and the answer."""
+    tool = _words(d)
+    user = d.get("user")
+    if user is None:
+        return f"{agent} chose {tool}"
+    by = answered_by(user.get("by"))
+    if user.get("decision") == "choose":
+        return f"{agent} proposed {user.get('proposed')}; {by} chose {tool} instead"
+    return f"{agent} proposed {tool}; {by} {'rejected' if user.get('decision') == 'reject' else 'approved'} it"
+
+
 def moved_lines(got: dict[str, Any]) -> list[str]:
     """who_moved's answer as lines (the CLI's and the workbench's words)."""
     d = got["decision"]
     rs = got["read_set"]
     since = f"since its step {got['since_step']}" if got["since_step"] else "since the world began"
-    lines = [f"{got['at']} (step {got['step']}): {got['agent']} chose {d['tool']}" + (f"({d['input']})" if d["input"] else ""),
+    lines = [f"{got['at']} (step {got['step']}): {_told(got['agent'], d)}",
              "read: " + ", ".join([f"balance {b}" for b in rs["balances"]]
                                   + [f"{a['id']}@{a['version']}" for a in rs["artifacts"]]) if rs["balances"] or rs["artifacts"]
              else "read: nothing of the shared world"]
