@@ -14,6 +14,7 @@ from akh_tui.engine.errors import InputError
 from akh_tui.engine.paths import Locations
 from akh_tui.engine.store.worldstore import StepRow
 from akh_tui.engine.world.edits import NoopTurn
+from akh_tui.engine.world.gate import Answerer
 from akh_tui.engine.world.moved import effects, prove_mover, read_set, who_moved
 from akh_tui.engine.world.worldrun import WorldRun
 
@@ -174,7 +175,7 @@ def test_the_previous_step_is_found_across_windows_of_the_branch():
 
 # ---- a gated world (every agent gated): the proof gives a recorded answer only to its proposal ----
 
-def _gated_market(tmp: Path, answer) -> WorldRun:  # type: ignore[no-untyped-def]
+def _gated_market(tmp: Path, answer: Answerer) -> WorldRun:
     r = WorldRun.start(Locations(tmp / "data", tmp / "config.toml"), "market")
     r.gate(list(r.world.ids))
     r.run(8, answer=answer)
