@@ -2261,3 +2261,164 @@ def test_a_damaged_recorded_answer_is_reported_never_replayed_as_another(user: d
     with pytest.raises(InputError, match="recorded gate answer") as e:
         recorded_answer([line])
     assert e.value.field == "decide.user"
+
+
+# ---- issue 28, hot reload of a plugin: its code only from a folder the user trusts ----
+# A plugin reload records the module's source; the tools are made from that text. Live, the
+# new code runs only with the folder agreed as it is now; replayed (rewind, fork, resume, a
+# pin's check), the recorded text runs only while the folder it names is trusted, and a pin's
+# text only when it is the trusted folder's own file. PWNED marks hostile text that ran.
+
+def _reload_payload(d: Path, source: str) -> dict:
+    import hashlib
+
+    return {"ref": "evilmod:make", "file": str(d / "evilmod.py"), "folder": str(d), "source": source,
+            "sha256": hashlib.sha256(source.encode()).hexdigest()}
+
+
+HOSTILE = EVIL_MODULE.replace('Path(__file__).with_name("MARKER")', 'Path(__file__).with_name("PWNED")')
+
+
+def test_agent_reload_runs_no_new_plugin_code_from_a_folder_not_trusted_now(tmp_path: Path) -> None:
+    d = _evil_folder(tmp_path)
+    assert _akh(tmp_path, "agent", "run", "--scenario", str(d / "evil.toml"), "--max-cycles", "1",
+                "--allow-plugins").returncode == 0
+    (d / "MARKER").unlink()  # the run the user agreed to ran it; from here on, nothing may
+    (d / "evilmod.py").write_text(HOSTILE)
+    p = _akh(tmp_path, "agent", "reload")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    err = _flat(p.stderr)
+    assert f"{d} is not a trusted folder" in err and f"akh-tui trust add {d}" in err and "not reloaded" in err
+    (d / "evilmod.py").write_text(EVIL_MODULE)
+    assert _akh(tmp_path, "trust", "add", str(d)).returncode == 0
+    (d / "evilmod.py").write_text(HOSTILE)  # changed since it was trusted
+    p = _akh(tmp_path, "agent", "reload")
+    assert p.returncode == 2 and f"{d} changed since it was trusted" in _flat(p.stderr)
+    assert not (d / "PWNED").exists() and not (d / "MARKER").exists()
+
+
+def test_a_stored_plugin_reload_from_an_untrusted_folder_is_not_replayed(tmp_path: Path) -> None:
+    """A store that says the run reloaded a plugin from a folder the user never trusted (a
+    store handed over, or edited): a rewind past it refuses, naming the folder, runs nothing."""
+    from akh_tui.engine import Locations, Run
+
+    d = _evil_folder(tmp_path)
+    assert _akh(tmp_path, "agent", "run", "--scenario", "zoo", "--max-cycles", "2").returncode == 0
+    run = Run.resume(Locations(tmp_path / "data", tmp_path / "cfg" / "config.toml"))
+    run._emit([], inputs=[("reload_plugin", _reload_payload(d, HOSTILE))])  # as the store would hold it
+    run.close()
+    assert _akh(tmp_path, "agent", "resume", "--max-cycles", "1").returncode == 0
+    p = _akh(tmp_path, "agent", "fork", "--at", "3", "--name", "past-the-reload")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    err = _flat(p.stderr)
+    assert f"the run reloaded plugin evilmod:make from {d}" in err and f"akh-tui trust add {d}" in err
+    assert not (d / "PWNED").exists() and not (d / "MARKER").exists()
+
+
+def test_a_pins_plugin_reload_runs_only_the_trusted_folders_own_file(tmp_path: Path) -> None:
+    d = _evil_folder(tmp_path)
+    pin = _pin_beside(tmp_path, d)
+    assert _akh(tmp_path, "trust", "add", str(d)).returncode == 0
+    data = json.loads(pin.read_text())
+    for source in (HOSTILE, EVIL_MODULE + "\n"):  # hostile text, or text the folder does not hold
+        data["inputs"] = [{"after_cycle": 0, "kind": "reload_plugin", "payload": _reload_payload(d, source)}]
+        pin.write_text(json.dumps(data, indent=1))
+        p = _akh(tmp_path, "check", str(pin))
+        assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+        assert "is not what" in _flat(p.stderr) and "trusted folder's own file" in _flat(p.stderr)
+        assert not (d / "PWNED").exists()
+    damaged = dict(_reload_payload(d, EVIL_MODULE), sha256="0" * 64)
+    data["inputs"] = [{"after_cycle": 0, "kind": "reload_plugin", "payload": damaged}]
+    pin.write_text(json.dumps(data, indent=1))
+    p = _akh(tmp_path, "check", str(pin))
+    assert p.returncode == 2 and "does not match its sha256" in _flat(p.stderr)
+    data["inputs"] = [{"after_cycle": 0, "kind": "reload_plugin", "payload": _reload_payload(d, EVIL_MODULE)}]
+    pin.write_text(json.dumps(data, indent=1))  # the folder's own file: rerun as the user trusted it
+    p = _akh(tmp_path, "check", str(pin))
+    assert p.returncode == 0, p.stderr
+
+
+def test_a_pins_goals_or_plugin_reload_of_the_wrong_shape_is_refused_naming_the_field(cli, tmp_path: Path) -> None:
+    cli("agent", "run", "--scenario", "zoo", "--max-cycles", "2")
+    cli("sessions", "pin", "1", "--cycle", "2", "-o", "ok.pin.json")
+    pin = json.loads((tmp_path / "ok.pin.json").read_text(encoding="utf-8"))
+    for kind, payload, field in (
+            ("reload_goals", {"file": "x.toml", "goals": [["Find mammals", None, "128"]]}, "reload_goals"),
+            ("reload_goals", {"file": "x.toml", "goals": [["Find mammals", None, 999]]}, "priority"),
+            ("reload_goals", ["__import__('os')"], "reload_goals"),
+            ("reload_plugin", {"ref": "os:system", "file": "/etc/passwd"}, "reload_plugin"),
+            ("reload_plugin", {"ref": "os;x:y", "file": "/a/b.py", "folder": "/a", "sha256": "", "source": ""},
+             "reload_plugin.ref"),
+            ("reload_plugin", {"ref": "m:make", "file": "/etc/m.py", "folder": "/tmp", "source": "x = 1",
+                               "sha256": __import__("hashlib").sha256(b"x = 1").hexdigest()}, "reload_plugin.file")):
+        bad = dict(pin, inputs=[{"after_cycle": 1, "kind": kind, "payload": payload}])
+        (tmp_path / "bad.pin.json").write_text(json.dumps(bad), encoding="utf-8")
+        proc = cli("check", "bad.pin.json", check_rc=2)
+        assert "Traceback" not in proc.stderr and field in proc.stderr, (kind, proc.stderr)
+
+
+# ---- issue 26, a class in the browser ----
+def test_a_class_channel_admits_only_its_tabs_and_their_own_requests(tmp_path: Path) -> None:
+    """The channel between a served world's owner and its tabs (`serve --world`): a request
+    without the channel's token, with a guessed one, or from a web page (an Origin) gets a 403
+    and changes nothing; a forged session, a student's teacher command, an unoffered tool, a
+    malformed body are refused with what was wrong (no traceback, nothing recorded)."""
+    import asyncio
+    import threading
+
+    from akh_tui.cli.class_channel import Channel
+    from akh_tui.engine import ClassRoom, Locations, WorldWatch
+    from akh_tui.engine.world.class_client import _UnixConnection
+
+    watch = WorldWatch.open("market", Locations(tmp_path / "data", tmp_path / "config.toml"))
+    room = ClassRoom(watch)
+    channel = Channel(room, "tok-" + "x" * 40)
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+
+    def call(path: str, body: object, headers: dict[str, str]) -> tuple[int, dict]:
+        conn = _UnixConnection(str(channel.path), 10)
+        try:
+            raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+            conn.request("POST", path, body=raw, headers=headers)
+            resp = conn.getresponse()
+            return resp.status, json.loads(resp.read() or b"{}")
+        finally:
+            conn.close()
+
+    good = {"Authorization": f"Bearer {channel.token}"}
+    try:
+        asyncio.run_coroutine_threadsafe(channel.start(), loop).result(timeout=30)
+        for headers in ({}, {"Authorization": "Bearer "}, {"Authorization": "Bearer " + "x" * 44},
+                        {"Authorization": channel.token}, {**good, "Origin": "http://127.0.0.1:8000"},
+                        {**good, "Origin": "null"}):
+            status, body = call("/join", {"key": room.teacher_key}, headers)
+            assert status == 403 and body["field"] == "channel", (headers, body)
+        assert room.sessions == {}
+        student = call("/join", {"key": room.seats["bold"].key}, good)[1]["session"]
+        for path, body, why in (("/state", {"session": "forged", "since": 0}, "unknown"),
+                                ("/teacher", {"session": student, "command": "run"}, "only the teacher"),
+                                ("/teacher", {"session": student, "command": "reassign", "agent": "bold"},
+                                 "only the teacher"),
+                                ("/answer", {"session": student, "proposal": 1, "decision": "choose",
+                                             "tool": "shell_exec"}, "no longer waiting"),
+                                ("/psyche", {"session": student, "toml": "[x", "then": "apply"}, "psyche"),
+                                ("/psyche", {"session": student, "toml": "", "then": "rm -rf"}, "apply or save"),
+                                ("/join", b"{not json", "malformed"), ("/join", [1, 2], "malformed"),
+                                ("/state", {"session": student, "since": "soon"}, "malformed")):
+            status, got = call(path, body, good)
+            assert status in (400, 409) and why in got["error"], (path, body, got)
+            assert "Traceback" not in got["error"]
+        assert not room.running and room.requests == [] and watch.run.last_step == 0
+        # a huge wait is cut to the channel's longest (the request returns; nothing hangs)
+        status, got = call("/state", {"session": student, "since": -1, "wait_s": 1e12}, good)
+        assert status == 200 and "join" not in got  # a student never sees the join URLs
+        # a hostile agent id cannot lead a psyche save out of the served folder
+        served = (watch.run.locations.served_dir / "psyche").resolve()
+        assert served in room.psyche_path("../../../etc/passwd").resolve().parents
+    finally:
+        asyncio.run_coroutine_threadsafe(channel.stop(), loop).result(timeout=30)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+        room.close()

@@ -88,8 +88,9 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     asub.add_parser("reflect", parents=[common], help="reflect now: priorities, tool rates, psyche evolution")
     asub.add_parser("consolidate", parents=[common], help="consolidate working memory into episodes now")
     rel = asub.add_parser("reload", parents=[common],
-                          help="read the scenario's rule and triple files again (and with --psyche its psyche file): "
-                               "in force from the next cycle, recorded so a rewind replays it")
+                          help="read the scenario's goals, rule and triple files and plugin modules again (and with "
+                               "--psyche its psyche file): in force from the next cycle, recorded so a rewind replays "
+                               "it; a plugin's new code only from a trusted folder (--allow-plugins, --trust)")
     rel.add_argument("--psyche", action="store_true",
                      help="take the psyche file too (replaces what reflection has evolved since)")
     rec = asub.add_parser("recall", parents=[common], help="recall episodes by the symbols of a query")
@@ -495,7 +496,9 @@ def cmd_reflect(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def cmd_reload(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Hot reload of the current run's files (Run.reload): a broken file is an InputError
-    naming its file, line and field (exit 2) and nothing changes."""
+    naming its file, line and field (exit 2) and nothing changes. The rule files are recorded
+    whatever they hold (this process cannot know what the run had); a plugin module when it
+    differs from the code the run uses (its start's recorded hash says)."""
     run = engine.Run.resume(locations(args))
     try:
         words = run.reload(rules_files=True, psyche_file=bool(args.psyche))

@@ -69,9 +69,16 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     srv.add_argument("--allow-remote", action="store_true",
                      help="allow listening on an address other machines can reach (with --public-url: whoever has "
                           "the printed URL, token included, gets a workbench on this machine)")
-    srv.add_argument("--max-tabs", type=positive, default=DEFAULT_MAX_TABS, metavar="N",
+    srv.add_argument("--max-tabs", type=positive, metavar="N",
                      help=f"at most N tabs (app processes) at once; the next one is asked to wait "
-                          f"(default: {DEFAULT_MAX_TABS})")
+                          f"(default: {DEFAULT_MAX_TABS}; with --world, one per agent and 5 more)")
+    srv.add_argument("--world", metavar="FILE",
+                     help="serve a class on a world (a bundled name or a .toml path): the printed URL is the "
+                          "teacher's, whose tab hands out one join URL per agent; a student's tab approves or "
+                          "chooses its agent's actions")
+    srv.add_argument("--decision-timeout", type=float, default=60.0, metavar="SECONDS",
+                     help="with --world: how long a decision waits for its seat's answer before the table's "
+                          "choice is taken, recorded as by=timeout (default: 60)")
     srv.add_argument("--allow-dangerous", action="store_true",
                      help="let scenarios turn on file, network and process access in served sessions (off otherwise)")
     chk = sub.add_parser("check", help="rerun a pin file's scenario headless: exit 0 if every pinned cycle is the same, 1 if not")
@@ -427,6 +434,17 @@ def cmd_serve(args, out: Console, err: Console) -> int:
         os.environ.pop(SAFE_ENV, None)
     else:
         os.environ[SAFE_ENV] = "1"  # read by engine/config.served_config in every tab's process
+    if args.world:
+        from .class_serve import serve_world
+
+        if args.allow_dangerous:
+            raise InputError("a served world keeps the dangerous capabilities off (its agents run in this "
+                             "process, for whoever holds a join URL)", field="--allow-dangerous")
+        if not is_loopback(args.host):
+            err.print(Text(f"warning: serving a class on {args.host}:{args.port}: every machine that can reach it "
+                           f"and has the teacher's URL runs the class; a join URL drives its agent.",
+                           style="bold yellow"))
+        return serve_world(args, public, err)
     dangerous = ", ".join(DANGEROUS_CAPABILITIES)
     if not is_loopback(args.host):
         err.print(Text(f"warning: serving on {args.host}:{args.port}: every machine that can reach it and has the "
@@ -443,7 +461,7 @@ def cmd_serve(args, out: Console, err: Console) -> int:
     for need in trust.scenario_needs(sc.path):  # SERVED_ENV is set above: no tab imports them (trust.py)
         err.print(Text(f"warning: served sessions never import a scenario's own Python plugins: {need.folder} "
                        f"({', '.join(need.refs)}) is left out of every tab", style="yellow"))
-    admission = Admission.for_address(args.host, args.port, public, args.max_tabs)
+    admission = Admission.for_address(args.host, args.port, public, args.max_tabs or DEFAULT_MAX_TABS)
     server = GuardedServer(serve_command(args), admission, host=args.host, port=args.port, title="akh-tui",
                            public_url=args.public_url)
     try:

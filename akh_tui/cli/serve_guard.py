@@ -138,6 +138,10 @@ class TabProcess(AppService):
     """One tab's app process, whose `stop` returns once the process has exited."""
 
     process: Process | None = None
+    extra_env: dict[str, str] = {}  # this tab's own variables (a class tab's join key)
+
+    def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
+        return {**super()._build_environment(width, height), **self.extra_env}
 
     async def _open_app_process(self, width: int = 80, height: int = 24) -> Process:
         self.process = await super()._open_app_process(width, height)
@@ -244,7 +248,7 @@ class GuardedServer(Server):
         finally:
             self.tabs.release()
 
-    async def _serve_tab(self, request: web.Request) -> web.WebSocketResponse:
+    async def _serve_tab(self, request: web.Request, env: dict[str, str] | None = None) -> web.WebSocketResponse:
         """textual-serve's `handle_websocket`, with a `TabProcess`: it returns once the tab's app
         process has exited (textual-serve's returns when the app's output ends, while the process
         may still be saving), so the cap counts processes."""
@@ -257,6 +261,7 @@ class GuardedServer(Server):
             tab = TabProcess(self.command, write_bytes=websocket.send_bytes, write_str=websocket.send_str,
                              close=websocket.close,  # type: ignore[arg-type]  # as textual-serve passes it
                              download_manager=self.download_manager, debug=self.debug)
+            tab.extra_env = env or {}
             await tab.start(width, height)
             await self._process_messages(websocket, tab)
         except asyncio.CancelledError:

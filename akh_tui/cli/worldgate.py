@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from rich.console import Console
 from rich.text import Text
 
-from ..engine import Answer, GateClosed, InputError, Proposal, redact
+if TYPE_CHECKING:  # the engine is loaded by the commands, not by building the parser (`--help`)
+    from ..engine import Answer, Proposal
 
 FLAGS = ("--approve", "--auto-approve", "--auto-reject")
 
@@ -40,6 +41,8 @@ def add_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _ids(text: str, flag: str, known: list[str], name: str) -> list[str]:
+    from ..engine import InputError
+
     ids = [x.strip() for x in text.split(",") if x.strip()]
     if not ids:
         raise InputError(f"names no agent (one or more of: {', '.join(known)}, comma-separated)", field=flag)
@@ -53,6 +56,8 @@ def plan(args: argparse.Namespace, spec: Any, err: Console,
          stdin_is_tty: Callable[[], bool] | None = None) -> tuple[list[str] | None, Callable[[Proposal], Answer] | None]:
     """(the agents to gate, None: the world file's; the answerer, None: none needed) for
     `world run`'s flags; InputError (exit 2) for an unknown agent or --approve with no terminal."""
+    from ..engine import Answer, InputError
+
     known = [a.id for a in spec.agents]
     in_file = [a.id for a in spec.agents if a.approve]
     tty = (stdin_is_tty or _stdin_is_tty)()
@@ -88,6 +93,8 @@ def _stdin_is_tty() -> bool:
 
 def proposal_lines(p: Proposal) -> list[str]:
     """The question's words: the proposal, its reason, the offered tools numbered."""
+    from ..engine import redact
+
     call = f"{p.tool}({p.input})" if p.input else p.tool
     out = [f"round {p.round}: {p.agent} proposes {call}", f"  why: {p.why}"]
     for n, c in enumerate(p.candidates, start=1):
@@ -98,6 +105,8 @@ def proposal_lines(p: Proposal) -> list[str]:
 
 def parse(p: Proposal, text: str) -> Answer | str:
     """A typed answer: `a`, `r [WHY]`, or a number (`c N` too); else what to type instead."""
+    from ..engine import Answer
+
     t = text.strip()
     word, _, rest = t.partition(" ")
     w = word.lower()
@@ -118,6 +127,8 @@ def parse(p: Proposal, text: str) -> Answer | str:
 
 def ask(p: Proposal, err: Console) -> Answer:
     """The question on the terminal (stderr), until an answer is read; end of input closes the gate."""
+    from ..engine import Answer, GateClosed
+
     lines = proposal_lines(p)
     err.print(Text(lines[0], style="bold yellow"))
     for line in lines[1:]:

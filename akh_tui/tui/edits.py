@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..engine import AddGoal, InputError, Psyche, from_state_payload
+from ..engine import AddGoal, InputError, PluginNotTrusted, Psyche, from_state_payload
 from .dialogs import AddGoalScreen, ErrorScreen, guarded
 from .host import WorkbenchHost
 from .state_edit import Staged
 
 
 WATCH_S = 1.0  # how often the workbench looks at the files a reload reads
+REFUSED = "Reload refused: the running goals, rules, graph, psyche and plugin code are kept"
 
 
 class LiveEdits(WorkbenchHost):
@@ -51,13 +52,37 @@ class LiveEdits(WorkbenchHost):
     @guarded
     def action_reload(self) -> None:
         """Hot reload (f5): the files the designer edits, in force from the next cycle and
-        recorded; a broken file is shown with its file, line and field, and nothing changes."""
+        recorded; a broken file is shown with its file, line and field, and nothing changes.
+        A plugin's new code from a folder not agreed now: the trust dialog asks first (trust,
+        allow once, or reload the rest without it), as when the run was opened."""
         if self._read_only():
             return
+        self._reload(None)
+
+    def _reload(self, plugins: bool | None) -> None:
         try:
-            words = self.ctl.reload()
+            words = self.ctl.reload(plugins=plugins)
+        except PluginNotTrusted as exc:
+            needs = self.ctl.reload_needs() if plugins is not False else []
+            if not needs:
+                self.push_screen(ErrorScreen(REFUSED, str(exc)))
+                return
+            from .trust_prompt import WITHOUT, TrustScreen, apply
+
+            def answered(answer: str | None) -> None:
+                if answer is None:
+                    return  # quit the dialog: nothing reloaded
+                try:
+                    apply(answer, needs, self.locations, None)
+                except InputError as err:
+                    self.push_screen(ErrorScreen(REFUSED, str(err)))
+                    return
+                self._reload(False if answer == WITHOUT else None)
+
+            self.push_screen(TrustScreen(needs, reloading=True), callback=answered)
+            return
         except InputError as exc:
-            self.push_screen(ErrorScreen("Reload refused: the running rules, graph and psyche are kept", str(exc)))
+            self.push_screen(ErrorScreen(REFUSED, str(exc)))
             return
         self._dirty = True
         self.last_event = "; ".join(words)

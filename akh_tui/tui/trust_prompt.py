@@ -35,13 +35,15 @@ class TrustScreen(ModalScreen["str | None"]):
     TrustScreen Button { margin-right: 1; }
     """
 
-    def __init__(self, needs: list[trust.PluginNeed]) -> None:
+    def __init__(self, needs: list[trust.PluginNeed], reloading: bool = False) -> None:
         super().__init__()
         self.needs = needs
+        self.reloading = reloading  # asked by f5 (a plugin's new code), not before opening the run
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Text("This scenario runs Python code from a folder you have not trusted", style="bold"))
+            yield Label(Text("A plugin's new code, from a folder not trusted as it is now" if self.reloading
+                             else "This scenario runs Python code from a folder you have not trusted", style="bold"))
             body = Text()
             for n in self.needs:
                 body.append(f"\n{n.folder}\n", style="bold")
@@ -49,14 +51,15 @@ class TrustScreen(ModalScreen["str | None"]):
                 body.append(f"  files: {', '.join(n.files) or 'none'}\n")
                 if n.why:  # the reason alone (not trusted, or what changed): the buttons are how to agree
                     body.append(f"  {n.why.removeprefix('not imported: ').removesuffix('; ' + trust.HOW)}\n", style="dim")
-            body.append("\nOpening it imports these files: they run as you, with your files and network. "
-                        "Nothing has been imported yet.")
+            body.append(("\nReloading imports their new code" if self.reloading else "\nOpening it imports these files")
+                        + ": they run as you, with your files and network. Nothing has been imported yet.")
             with VerticalScroll():
                 yield Static(body, id="trust-folders")
             with Horizontal():
                 yield Button("Trust and remember", id=TRUST, variant="warning")
                 yield Button("Allow once", id=ONCE)
-                yield Button("Open without them", id=WITHOUT, variant="primary")
+                yield Button("Reload without them" if self.reloading else "Open without them", id=WITHOUT,
+                             variant="primary")
                 yield Button("Quit", id="quit")
 
     def on_mount(self) -> None:

@@ -76,7 +76,11 @@ def test_the_world_rows_measure_each_figure_on_small_worlds(tmp_path):
     lo, mid, hi = f["ratio10_blocks"]
     assert 0 < lo <= mid <= hi
     assert 0 < f["rewind_ms_min"] <= f["rewind_ms_median"] <= f["rewind_ms_max"]
+    assert 0 < f["rewind_loaded_ms_min"] <= f["rewind_loaded_ms_median"] <= f["rewind_loaded_ms_max"]
+    assert f["world10_step_mean_ms"] > 0 and f["single_cycle_mean_ms"] > 0 and f["world100_step_mean_ms"] > 0
     assert f["mb_per_agent_built"] < 30  # nothing held but the worlds
     text = "\n".join(" | ".join(r) for r in world_rows(f))
     assert "world, 2 agents on the demo graph" in text and "≤ 1.2×" in text
+    assert "world, 2 agents: the same, mean CPU" in text and "world, 4 agents: recorded step, mean" in text
     assert "world, 4 agents: rewind of a 40-step world, min / median / max" in text and "≤ 100 ms" in text
+    assert "world, 4 agents: the same rewind with every agent loaded" in text

@@ -13,7 +13,7 @@ import copy
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from ..confine import policy as confine
 from ..config import DEFAULT_CAPABILITIES, AgentConfig, served_process
@@ -85,6 +85,20 @@ class Agent:
         # effect at the next cycle, and the files' text in force since (None: the scenario's)
         self.pending_rules: tuple[RuleSet, list[list[str]]] | None = None
         self.rules_files: list[list[str]] | None = None
+        # the scenario file's goals a reload manages (issue 28 §2): description -> (goal id,
+        # criteria, priority) as the file had them when the run last took it (None: the run's
+        # goals were given instead, --goals); `goals_reloaded` once a reload changed it (a
+        # snapshot then holds it, else a restore takes the run's first one)
+        self.scenario_goals: dict[str, tuple[int, str | None, int]] | None = None
+        self.goals_reloaded = False
+        # plugin modules reloaded from their recorded source (tools/hotload.py): ref -> the
+        # source's payload in force, and those taking effect at the next cycle (ref -> (tools, payload))
+        self.plugin_sources: dict[str, dict] = {}
+        self.pending_plugins: dict[str, tuple[list[Any], dict]] = {}
+        # the scenario's decider module reloaded: its recorded source's payload in force (None:
+        # the decider the run opened with), and the one taking effect at the next cycle
+        self.decider_source: dict | None = None
+        self.pending_decider: tuple[Any, dict] | None = None
         self.psyche = psyche
         self.workspace = workspace
         # programs shell_exec may run without bubblewrap: the user's config says (the run sets it)
@@ -127,6 +141,9 @@ class Agent:
         self._sims: dict[tuple[int, str], float] = {}
         self._plan_roles = self.tools.plan_roles()
         self._goal_symbols: dict[int, tuple[int, list[int]]] = {}
+        self._goal_symbol_sets: dict[int, tuple[list[int], frozenset[int]]] = {}  # by the list they were made of
+        # what the config leaves out, by the config's capabilities and disabled tools (see _closed_tools)
+        self._gates: tuple[tuple, dict[str, str]] | None = None
         self._orient_cache: dict[int, tuple[int, GoalContext]] = {}
         # a person's decisions for a coming cycle, keyed by its number (recorded inputs:
         # commands.Verdict and commands.Answer put them here, the cycle's act phase takes them)
@@ -197,6 +214,14 @@ class Agent:
         out.sort()
         self._goal_symbols[g.id] = (self.kg.symbol_version, out)
         return out
+
+    def _goal_symbol_set(self, g: Goal) -> frozenset[int]:
+        """goal_symbols(g) as a set, made again only when they change."""
+        syms = self.goal_symbols(g)
+        cached = self._goal_symbol_sets.get(g.id)
+        if cached is None or cached[0] is not syms:
+            cached = self._goal_symbol_sets[g.id] = (syms, frozenset(syms))
+        return cached[1]
 
     def profile_similarity(self, g: Goal, tool: str) -> float:
         key = (g.id, tool)
@@ -300,7 +325,7 @@ class Agent:
         cycle = self.begin_cycle()
         if cycle is None:
             return None
-        while cycle.next_phase is not None:
+        for _ in PHASES:  # a new cycle has all of them to run, in order
             cycle.run_phase()
         return cycle.finish()
 
@@ -314,6 +339,12 @@ class Agent:
             ruleset, files = self.pending_rules
             self.pending_rules = None
             self.use_rules(ruleset, files)
+        if self.pending_decider is not None:
+            (self.decider, self.decider_source), self.pending_decider = self.pending_decider, None
+        if self.pending_plugins:
+            pending, self.pending_plugins = self.pending_plugins, {}
+            for ref, (tools, source) in pending.items():
+                self.use_plugin(ref, tools, source)
         focus = self.focus_goal()
         if focus is None:
             return None
@@ -346,22 +377,26 @@ class Agent:
     def phase_orient(self, c: "Cycle") -> dict:
         """Orient: each active goal's adjacent triples and spreading activation."""
         wm, kg, focus, episodes = self.wm, self.kg, c.focus, c.episodes
-        contexts = {g.id: self.orient_goal(g, [ep for ep in episodes if set(ep.learnings).intersection(self.goal_symbols(g))]) for g in c.active}
+        contexts = {}
+        for g in c.active:
+            mine = self._goal_symbol_set(g)  # an episode is the goal's when it learned one of its symbols
+            contexts[g.id] = self.orient_goal(g, [ep for ep in episodes if not mine.isdisjoint(ep.learnings)])
         ctx = contexts[focus.id]
-        learnings = list(dict.fromkeys(s for ep in ctx.episodes for s in ep.learnings))[:10]
+        learnings = _first_distinct((ep.learnings for ep in ctx.episodes), 10)
         pressure = wm.pressure
+        top = ctx.top
         orient = {
             "adjacent": {str(gid): c.adjacent for gid, c in contexts.items()},
-            "activated": [{"symbol": kg.label(s), "activation": a} for s, a in ctx.top],
+            "activated": [{"symbol": kg.label(s), "activation": a} for s, a in top],
             "learnings": [kg.label(s) for s in learnings],
             "pressure": pressure,
             "K": ctx.K, "I": ctx.I, "E": ctx.E,
         }
-        if ctx.adjacent or ctx.top or learnings:
-            act_text = ", ".join(f"{kg.label(s)} {a:.2f}" for s, a in ctx.top)
+        if ctx.adjacent or top or learnings:
+            act_text = ", ".join(f"{kg.label(s)} {a:.2f}" for s, a in top)
             wm.push(
                 f"Orient: {ctx.adjacent} adjacent triple(s) for #{focus.id}; activated: {act_text or 'none'}",
-                "inference", c.number, [s for s, _ in ctx.top], focus.id,
+                "inference", c.number, [s for s, _ in top], focus.id,
             )
         c.ctx, c.pressure = ctx, pressure
         return orient
@@ -570,34 +605,62 @@ class Agent:
         out = []
         tc = self.tool_context
         registry = self.tools
+        closed = self._closed_tools(caps)
+        # the recency penalty of every tool at once (Goal.recency_penalty's rule: 0.4 / 0.2 /
+        # 0.1 for 1 / 2 / 3 cycles ago, the largest applying: the most recent is set last)
+        recency: dict[str, float] = {}
+        history = g.history
+        for back, penalty in ((3, 0.1), (2, 0.2), (1, 0.4)):
+            if len(history) >= back:
+                recency[history[-back]] = penalty
+        uses = g.tool_uses
+        psyche = self.psyche
+        bonuses: dict[str, float] = {}
         for name, entry in registry.entries.items():
             spec = entry.spec
-            gated = [c for c in spec.capabilities if not caps.get(c, False)]
-            why: str | None
-            if name in self.config.disabled_tools:
-                offer_ok, base, text, why, arg = False, 0.0, "", "not offered: disabled for this run", None
-            elif gated:
-                offer_ok, base, text, why, arg = False, 0.0, "", f"not offered: capability {', '.join(gated)} disabled", None
+            why: str | None = closed.get(name)
+            if why is not None:
+                offer_ok, base, text, arg = False, 0.0, "", None
             else:
                 # a plugin's offer is guarded: raising, a wrong type or a slow call = not offered
                 o = registry.guarded_offer(entry, tc, ctx) if entry.plugin else entry.tool.offer(tc, ctx)
                 offer_ok, base, text, arg = o.offered, o.base, o.input, o.arg
                 why = None if o.offered else f"not offered: {o.why_not}"
-            c = Candidate(
+            archetype = bonuses.get(spec.archetype)
+            if archetype is None:
+                archetype = bonuses[spec.archetype] = psyche.archetype_bonus(spec.archetype)
+            out.append(Candidate(
                 name, offer_ok, why, base,
-                recency=g.recency_penalty(name),
-                novelty=0.15 if g.tool_uses.get(name, 0) == 0 else 0.0,
-                episodic=0.2 if name in named else 0.0,
-                pressure=0.2 if name == "memory_recall" and pressure > 0.7 else 0.0,
-                archetype=self.psyche.archetype_bonus(spec.archetype),
-                plan=0.10 if step is not None and step.tool == name else 0.0,
-                input=text,
-                arg=arg,
-            )
-            out.append(c)
+                recency.get(name, 0.0),
+                0.15 if uses.get(name, 0) == 0 else 0.0,
+                0.2 if name in named else 0.0,
+                0.2 if name == "memory_recall" and pressure > 0.7 else 0.0,
+                archetype,
+                0.10 if step is not None and step.tool == name else 0.0,
+                text,
+                arg,
+            ))
         if self.psyche.shadow.anticipate:
             self._anticipate_vetoes(out)
         return out
+
+    def _closed_tools(self, caps: dict[str, bool]) -> dict[str, str]:
+        """Why each tool the config leaves out is not offered (disabled for the run, or a
+        capability switched off), by tool; made again only when the capabilities or the
+        disabled tools change (a fork's edits, a test's), not every cycle."""
+        disabled = self.config.disabled_tools
+        key = (tuple(caps.items()), tuple(disabled), tuple([e.spec for e in self.tools.entries.values()]))
+        if self._gates is not None and self._gates[0] == key:
+            return self._gates[1]
+        closed: dict[str, str] = {}
+        for name, entry in self.tools.entries.items():
+            gated = [c for c in entry.spec.capabilities if not caps.get(c, False)]
+            if name in disabled:
+                closed[name] = "not offered: disabled for this run"
+            elif gated:
+                closed[name] = f"not offered: capability {', '.join(gated)} disabled"
+        self._gates = (key, closed)
+        return closed
 
     def _anticipate_vetoes(self, candidates: list[Candidate]) -> None:
         """`[shadow] anticipate` (SPEC §9): a tool a veto pattern would block at act is not
@@ -756,6 +819,29 @@ class Agent:
         self.rules = RuleEngine(self.kg, ruleset)
         self.rules_files = [list(f) for f in files]
 
+    def reload_plugin(self, ref: str, tools: list[Any], source: dict) -> None:
+        """A plugin module's tools made again from its recorded source (`source`: the
+        recorded payload, tools/hotload.py); they take the place of the reference's tools at
+        the next cycle."""
+        self.pending_plugins[ref] = (list(tools), dict(source))
+
+    def use_plugin(self, ref: str, tools: list[Any], source: dict) -> None:
+        """These tools for the reference `ref` from now on (PluginError when they clash with
+        another tool's name: nothing changed). What the agent derived from its tools (names,
+        profiles, plan roles, capability gates) is derived again."""
+        self.tools.replace_reference(ref, tools)
+        self.plugin_sources[ref] = dict(source)
+        self.tool_names = self.tools.names
+        self._profiles = {name: self.vsa.keyword_vector(e.spec.profile) for name, e in self.tools.entries.items()}
+        self._plan_roles = self.tools.plan_roles()
+        self._sims.clear()
+        self._add_plugin_gates()
+
+    def abandon_goal(self, g: Goal, reason: str) -> None:
+        """A goal no longer wanted (a reload found it gone from the scenario's file): failed
+        with `reason`, its sub-goals with it; its history stays."""
+        self._fail(g, reason)
+
     def confinement(self) -> confine.Confinement:
         if self.workspace is None:
             raise confine.Refused("no workspace folder is configured for this session")
@@ -782,6 +868,20 @@ class Agent:
 
 
 PHASES = ("observe", "orient", "decide", "act", "learn")
+PHASE_METHODS = {p: f"phase_{p}" for p in PHASES}  # the Agent method that runs each
+
+
+def _first_distinct(groups: Iterable[Iterable[int]], n: int) -> list[int]:
+    """The first `n` distinct ids of the groups, in order: what list(dict.fromkeys(all))[:n]
+    gives, without walking the rest once `n` are found."""
+    out: dict[int, None] = {}
+    for group in groups:
+        for s in group:
+            if s not in out:
+                out[s] = None
+                if len(out) == n:
+                    return list(out)
+    return list(out)
 
 
 class Cycle:
@@ -814,7 +914,7 @@ class Cycle:
         phase = self.next_phase
         if phase is None:
             raise RuntimeError("every phase of this cycle has run: finish() it")
-        out = getattr(self.agent, f"phase_{phase}")(self)
+        out = getattr(self.agent, PHASE_METHODS[phase])(self)
         self.results[phase] = out
         return out
 

@@ -44,9 +44,12 @@ class Candidate:
         )
 
     def to_dict(self) -> dict:
-        # spelled out (FACTORS' order) rather than getattr over FACTORS: eleven of these per cycle
+        # spelled out (FACTORS' order) rather than getattr over FACTORS: eleven of these per cycle;
+        # the score as `score` computes it (the same sum in the same order), without two calls
+        score = max(0.0, self.base - self.recency + self.novelty + self.episodic + self.pressure + self.archetype
+                    + self.plan) if self.offered else 0.0
         return {
-            "tool": self.tool, "offered": self.offered, "why_not": self.why_not, "score": self.score,
+            "tool": self.tool, "offered": self.offered, "why_not": self.why_not, "score": score,
             "base": self.base, "recency": self.recency, "novelty": self.novelty, "episodic": self.episodic,
             "pressure": self.pressure, "archetype": self.archetype, "plan": self.plan, "input": self.input,
         }
@@ -55,9 +58,12 @@ class Candidate:
 def choose(candidates: list[Candidate]) -> Candidate:
     """Highest score among offered candidates; ties go to the earlier tool in SPEC §5's table."""
     best: Candidate | None = None
+    top = 0.0
     for c in candidates:
-        if c.offered and (best is None or c.score > best.score):
-            best = c
+        if c.offered:
+            score = c.score
+            if best is None or score > top:
+                best, top = c, score
     if best is None:  # kg_query is always offered unless it or read_kg is switched off
         # the user's settings left the agent nothing to do: theirs to change, not an engine fault
         raise InputError("no tool is offered this cycle: the run's disabled tools and capabilities leave none "

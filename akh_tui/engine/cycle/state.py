@@ -15,6 +15,7 @@ from ..knowledge.memory import EpisodicMemory, WorkingMemory
 from .plan import Plan
 from ..psyche.model import Psyche
 from ..knowledge.rules import parse_rule_files
+from ..tools.hotload import PluginSource, make_decider, make_tools
 
 STATE_VERSION = 2
 
@@ -75,12 +76,23 @@ def core_state(agent: Agent, provenance: bool = True, goal_seen: bool = True) ->
 
 
 def _with_reloaded_rules(state: dict, agent: Agent) -> dict:
-    """The reloaded rules' text (issue 28 §2), only when there are some: a snapshot of a run
-    that never reloaded keeps its bytes."""
+    """The reloaded rules' text, the goals a reload manages and the reloaded plugins' source
+    (issue 28 §2), only when there are some: a snapshot of a run that never reloaded keeps its
+    bytes."""
     if agent.rules_files is not None:
         state["rules_files"] = agent.rules_files
     if agent.pending_rules is not None:
         state["pending_rules"] = agent.pending_rules[1]
+    if agent.goals_reloaded and agent.scenario_goals is not None:
+        state["scenario_goals"] = [[d, gid, c, p] for d, (gid, c, p) in agent.scenario_goals.items()]
+    if agent.plugin_sources:
+        state["plugin_sources"] = list(agent.plugin_sources.values())
+    if agent.pending_plugins:
+        state["pending_plugins"] = [source for _, source in agent.pending_plugins.values()]
+    if agent.decider_source is not None:
+        state["decider_source"] = agent.decider_source
+    if agent.pending_decider is not None:
+        state["pending_decider"] = agent.pending_decider[1]
     return state
 
 
@@ -129,6 +141,21 @@ def restore(agent: Agent, state: dict, episodes: EpisodicMemory | None = None) -
     if state.get("pending_rules") is not None:
         agent.reload_rules(parse_rule_files(state["pending_rules"]), state["pending_rules"])
     agent.rules.resume(state["rules_cursor"], state.get("rules_join"))
+    if state.get("scenario_goals") is not None:  # goals reloaded before this state
+        agent.scenario_goals = {d: (gid, c, p) for d, gid, c, p in state["scenario_goals"]}
+        agent.goals_reloaded = True
+    for source in state.get("plugin_sources") or ():  # made again from the recorded text, if still trusted
+        src = PluginSource.from_payload(source)
+        agent.use_plugin(src.ref, make_tools(src, replaying=True), source)
+    for source in state.get("pending_plugins") or ():
+        src = PluginSource.from_payload(source)
+        agent.reload_plugin(src.ref, make_tools(src, replaying=True), source)
+    if state.get("decider_source") is not None:  # the decider reloaded before this state
+        agent.decider = make_decider(PluginSource.from_payload(state["decider_source"]), replaying=True)
+        agent.decider_source = state["decider_source"]
+    if state.get("pending_decider") is not None:
+        src = PluginSource.from_payload(state["pending_decider"])
+        agent.pending_decider = (make_decider(src, replaying=True), state["pending_decider"])
     if "disabled_tools" in state:  # states saved before 0.2 hold none: the scenario's list stays
         agent.config.disabled_tools = list(state["disabled_tools"])
     agent.provenance.clear()

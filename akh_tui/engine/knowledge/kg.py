@@ -789,6 +789,87 @@ class KnowledgeGraph:
             self.non_meta_count += non_meta
         return n
 
+    def add_saved(self, rows: Iterable[Sequence[Any]]) -> int:
+        """Add saved triples, as `cycle/state.triple_row` writes them: (subject, predicate,
+        object ids, confidence, provenance, cycle, derivation or None), in order: what a restore
+        adds back (`add` of each, its derivation set when it was new). The number that were new.
+
+        `add`, `_store` and `_index` inlined, copy-on-write kept (a world's agents restore into
+        copies of one base graph, kg.copy): a rewind of a world adds back every agent it loads
+        (tests/engine/knowledge/test_kg.py checks it builds what `add` builds)."""
+        n = 0
+        sp, po, by_p, log, derivations = self._sp, self._po, self._by_p, self.log, self.derivations
+        out, inn, meta, nbrs, listeners = self._out, self._in, self._meta_ids, self._nbrs, self.listeners
+        own_out, own_in, own_sp = self._own_out, self._own_in, self._own_sp
+        shift, small, store = _SHIFT, _SMALL, self._store
+        for s, p, o, conf, prov, cyc, deriv in rows:
+            k = (s << shift) | p
+            cur = sp.get(k)
+            if cur is None:
+                t = sp[k] = _new_triple(Triple, (s, p, o, float(conf), prov, cyc, len(log)))
+                self._count += 1
+            else:
+                if _find(cur, o) is not None:
+                    continue
+                t = _new_triple(Triple, (s, p, o, float(conf), prov, cyc, len(log)))
+                if cur.__class__ is list and len(cur) < small and (own_sp is None or k in own_sp):
+                    cur.append(t)  # (the common case of `_store`, a list of its own)
+                    self._count += 1
+                else:
+                    store(k, cur, t)
+            pk = (p << shift) | o
+            ids = po.get(pk)
+            if ids is None:
+                po[pk] = s
+            elif ids.__class__ is list:
+                ids.append(s)
+            else:
+                po[pk] = [ids, s]
+            lst = by_p[p]
+            if lst is None:
+                by_p[p] = [t]
+            else:
+                lst.append(t)
+            log.append(t)
+            if meta and (s in meta or p in meta or o in meta):
+                self._meta_out.setdefault(s, []).append(t)
+                self._meta_in.setdefault(o, []).append(t)
+            else:
+                self.non_meta_count += 1
+                lst = out[s]
+                if lst is None:
+                    out[s] = [t]
+                    if own_out is not None:
+                        own_out[s] = 1
+                elif own_out is None or own_out[s]:
+                    lst.append(t)
+                else:  # shared with a copy: ours is a new list
+                    out[s] = lst + [t]
+                    own_out[s] = 1
+                lst = inn[o]
+                if lst is None:
+                    inn[o] = [t]
+                    if own_in is not None:
+                        own_in[o] = 1
+                elif own_in is None or own_in[o]:
+                    lst.append(t)
+                else:
+                    inn[o] = lst + [t]
+                    own_in[o] = 1
+            if nbrs:
+                nb = nbrs.get(s)
+                if nb is not None:
+                    nb.add(o)
+                nb = nbrs.get(o)
+                if nb is not None:
+                    nb.add(s)
+            for fn in listeners:
+                fn(t)
+            if deriv:
+                derivations[(s, p, o)] = (deriv[0], tuple(tuple(x) for x in deriv[1]))
+            n += 1
+        return n
+
     def load_files(self, paths: Iterable[Path]) -> int:
         """Load triple files all-or-nothing: every file is parsed before any triple is added."""
         return self.load_parsed(read_triple_files(paths))

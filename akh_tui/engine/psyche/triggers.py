@@ -30,6 +30,7 @@ class Pattern(Protocol):
 P = TypeVar("P", bound=Pattern)
 
 _NONE = 1 << 62  # "no pattern": larger than any index
+MEMO_SIZE = 4096  # answers kept per index (PatternIndex): emptied when full
 
 
 class TriggerAutomaton:
@@ -141,6 +142,13 @@ class PatternIndex(Generic[P]):
         self.key = list_key(patterns)
         self.automaton = TriggerAutomaton([p.triggers for p in self.patterns])
         self._clauses: dict[tuple[tuple[str, ...], str], list[int]] = {}
+        # Answers by (description, capabilities, danger): a cycle checks its chosen action
+        # (and, anticipating, every offered one) and the descriptions repeat ("tool=reason
+        # input=ocean" cycle after cycle), so most checks are one dict lookup instead of a walk
+        # of the automaton character by character. The answer is a function of the key alone
+        # (the patterns are this index's own copy); bounded, as inputs may vary without end.
+        self._first: dict[tuple[str, tuple[str, ...], str], P | None] = {}
+        self._every: dict[tuple[str, tuple[str, ...], str], tuple[P, ...]] = {}
 
     def clauses(self, caps: tuple[str, ...], danger: str) -> list[int]:
         got = self._clauses.get((caps, danger))
@@ -150,11 +158,27 @@ class PatternIndex(Generic[P]):
         return got
 
     def first(self, desc: str, caps: tuple[str, ...], danger: str) -> P | None:
+        key = (desc, caps, danger)
+        try:
+            return self._first[key]
+        except KeyError:
+            pass
         clauses = self.clauses(caps, danger)
         i = min(self.automaton.first(desc), clauses[0] if clauses else _NONE)
-        return self.patterns[i] if i < len(self.patterns) else None
+        got = self.patterns[i] if i < len(self.patterns) else None
+        if len(self._first) >= MEMO_SIZE:
+            self._first.clear()
+        self._first[key] = got
+        return got
 
     def every(self, desc: str, caps: tuple[str, ...], danger: str) -> list[P]:
-        hits = self.automaton.all(desc)
-        hits.update(self.clauses(caps, danger))
-        return [self.patterns[i] for i in sorted(hits)]
+        key = (desc, caps, danger)
+        got = self._every.get(key)
+        if got is None:
+            hits = self.automaton.all(desc)
+            hits.update(self.clauses(caps, danger))
+            got = tuple(self.patterns[i] for i in sorted(hits))
+            if len(self._every) >= MEMO_SIZE:
+                self._every.clear()
+            self._every[key] = got
+        return list(got)

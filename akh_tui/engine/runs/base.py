@@ -43,6 +43,8 @@ class RunBase:
     latest: CycleRecord | None
     _listeners: list[Listener]
     _psyche_disk: dict[Path, str | None]
+    _plugin_disk: dict[str, str]
+    start_changed: list[str]
     _psyche_file: Path | None
     _patterns: list[tuple[int, int, int]]
     _vetoes_fired: int
@@ -74,6 +76,7 @@ class RunBase:
         def _base_graph(self) -> BaseGraph | None: ...
         def _adopt(self, agent: Agent) -> None: ...
         def _after_open(self) -> None: ...
+        def _live_decider(self) -> Any: ...
         def _record(self, record: Mapping[str, Any] | None, events: list[dict], inputs: list | tuple = (),
                     input_events: bool = False, text: str | None = None, inputs_before: bool = False) -> None: ...
         # view.py

@@ -13,12 +13,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Union
 
 from ..errors import InputError
-from ..goals.goal import STATUSES, parse_criteria
+from ..goals.goal import STATUSES, make_goal, parse_criteria
 from ..knowledge.kg import is_metadata_label
 from ..knowledge.rules import RuleSet, parse_rule_files
 from ..psyche.model import Psyche
 from ..psyche.parts import ARCHETYPES
 from ..tools.builtins import TOOL_NAMES
+from ..tools.hotload import PluginSource, make_decider, make_tools
+from ..tools.registry import PluginError
+from ..text import default_criteria
 
 if TYPE_CHECKING:
     from ..cycle.agent import Agent
@@ -100,6 +103,132 @@ class ReloadTriples:
     def apply(self, agent: "Agent") -> list[str]:
         added = sum(agent.kg.add(s, p, o, float(c), "asserted", agent.cycle) is not None for s, p, o, c in self.triples)
         return [f"{added} new triple(s) from the triple files"]
+
+
+@dataclass(frozen=True)
+class ReloadGoals:
+    """The scenario file's [[goals]] read again (issue 28 §2), in force from the next cycle.
+    The goals' content (description, criteria, priority) is the recorded input; what changes
+    is worked out against the run's own goals when it is applied, so a rewind, a fork or an
+    export replays it without the file. A reload tells goals apart by their description, and
+    manages only the goals the scenario gave (agent.scenario_goals), never one the user added:
+    - a description the run does not have: a new goal;
+    - one gone from the file: abandoned (failed, "removed from the scenario file"), with its
+      sub-goals; a goal already completed or failed stays as it is;
+    - a priority changed in the file: the goal's, and its open sub-goals' (what reflection
+      or an edit made of it since is replaced; a priority the file did not change is kept);
+    - criteria changed in the file: the goal's, its evidence counted again from nothing (a
+      completed or failed goal is active again); a goal split into sub-goals by the old
+      criteria is abandoned with them and a new goal of the file's text added.
+    Changes are against the file as the run last took it (agent.scenario_goals)."""
+
+    file: str
+    goals: tuple[tuple[str, str | None, int], ...]  # (description, criteria, priority) in file order
+    kind: ClassVar[str] = "reload_goals"
+
+    def payload(self) -> Any:
+        return {"file": self.file, "goals": [[d, c, p] for d, c, p in self.goals]}
+
+    def changes(self, agent: "Agent") -> bool:
+        """Whether the file's goals differ from those it had when the run last took it."""
+        known = agent.scenario_goals
+        if known is None:
+            return False
+        return {d: (c, p) for d, c, p in self.goals} != {d: (c, p) for d, (_, c, p) in known.items()}
+
+    def apply(self, agent: "Agent") -> list[str]:
+        known = agent.scenario_goals
+        if known is None:
+            raise InputError("this run's goals were given when it started (--goals), not taken from the scenario "
+                             "file: its goals are not reloaded", field="goals")
+        for d, c, p in self.goals:  # a recorded payload is checked as the file was
+            make_goal(0, d, c, p)
+        name = Path(self.file).name
+        words: list[str] = []
+        now: dict[str, tuple[int, str | None, int]] = {}
+        wanted = {d for d, _, _ in self.goals}
+        for d, (gid, _, _) in known.items():
+            g = agent.goals.get(gid)
+            if d not in wanted and g is not None:
+                if g.status in ("active", "suspended"):
+                    agent.abandon_goal(g, f"abandoned: removed from {name} (goals reloaded after cycle {agent.cycle})")
+                    words.append(f"goal #{g.id} abandoned: no longer in {name}")
+                else:
+                    words.append(f"goal #{g.id} ({g.status}) no longer in {name}: kept as it is")
+        for d, c, p in self.goals:
+            g = agent.goals.get(known[d][0]) if d in known else None
+            was_c, was_p = known[d][1:] if d in known else (c, p)
+            crit = c if c is not None else default_criteria(d)
+            if g is not None and c != was_c and g.children:
+                agent.abandon_goal(g, f"abandoned: its criteria changed in {name} after it was split into sub-goals")
+                words.append(f"goal #{g.id} abandoned: its criteria changed in {name} and it had been split")
+                g = None
+            if g is None:
+                g = agent.add_goal(d, c, p)
+                words.append(f"goal #{g.id} added")
+                now[d] = (g.id, c, p)
+                continue
+            if c != was_c:  # the file's criteria changed (an edit of the goal's since is overridden)
+                g.criteria, g._criteria = crit, None
+                g.found, g.found_patterns, g.coverage, g.since_progress = [], [], 0.0, 0
+                if g.status in ("completed", "failed"):
+                    g.fail_reason = None
+                    agent.set_goal_status(g, "active")
+                words.append(f"goal #{g.id} criteria {crit!r}")
+            if p != was_p:  # the file's priority changed (reflection's changes since are replaced)
+                g.priority = p
+                todo = list(g.children)
+                while todo:  # its open sub-goals were made with its priority: they follow it
+                    k = agent.goals[todo.pop()]
+                    if k.status in ("active", "suspended"):
+                        k.priority = p
+                    todo.extend(k.children)
+                words.append(f"goal #{g.id} priority {p}")
+            now[d] = (g.id, c, p)
+        agent.scenario_goals = now
+        agent.goals_reloaded = True
+        return words
+
+
+@dataclass(frozen=True)
+class ReloadPlugin:
+    """A scenario's plugin module read again (issue 28 §2): its source text and sha256 are the
+    recorded input, and its tools are made from that text (tools/hotload.py), in force from the
+    next cycle. Made again on a rewind, fork or resume only while its folder is trusted."""
+
+    source: PluginSource
+    kind: ClassVar[str] = "reload_plugin"
+
+    def payload(self) -> Any:
+        return self.source.payload()
+
+    def apply(self, agent: "Agent", replaying: bool = True) -> list[str]:
+        tools = make_tools(self.source, replaying)
+        try:
+            agent.tools.check_replacement(self.source.ref, tools)
+        except PluginError as exc:
+            raise InputError(f"plugin {self.source.ref} not reloaded: {exc}; the run keeps its old code",
+                             file=self.source.file, field="tools") from None
+        agent.reload_plugin(self.source.ref, tools, self.payload())
+        names = ", ".join(t.spec.name for t in tools) or "none"
+        return [f"plugin {Path(self.source.file).name} reloaded (tools: {names}): in force from cycle {agent.cycle + 1}"]
+
+
+@dataclass(frozen=True)
+class ReloadDecider:
+    """The scenario's decider module read again (`decider = "module:attr"`), as ReloadPlugin:
+    its source text and sha256 recorded, the decider made from the text, in force from the
+    next cycle; made again on a rewind, fork or resume only while its folder is trusted."""
+
+    source: PluginSource
+    kind: ClassVar[str] = "reload_decider"
+
+    def payload(self) -> Any:
+        return self.source.payload()
+
+    def apply(self, agent: "Agent", replaying: bool = True) -> list[str]:
+        agent.pending_decider = (make_decider(self.source, replaying), self.payload())
+        return [f"decider {Path(self.source.file).name} reloaded: in force from cycle {agent.cycle + 1}"]
 
 
 @dataclass(frozen=True)
@@ -432,8 +561,8 @@ class Answer:
         return [f"answer for cycle {self.cycle}"]
 
 
-Command = Union[AddGoal, EditPsyche, ReloadRules, ReloadTriples, Reflect, Consolidate, MakePlan, ForkEdits, Verdict, Answer, AddTriple, EditGoal,
-                EditMemory]
+Command = Union[AddGoal, EditPsyche, ReloadRules, ReloadTriples, ReloadGoals, ReloadPlugin, ReloadDecider, Reflect,
+                Consolidate, MakePlan, ForkEdits, Verdict, Answer, AddTriple, EditGoal, EditMemory]
 
 
 def from_input(kind: str, payload: Any) -> Command:
@@ -455,6 +584,18 @@ def from_input(kind: str, payload: Any) -> Command:
                 and isinstance(t[3], (int, float)) and not isinstance(t[3], bool) for t in payload):
             raise InputError(f"a recorded triples reload is malformed: {str(payload)[:80]!r}", field="reload_triples")
         return ReloadTriples(tuple((t[0], t[1], t[2], float(t[3])) for t in payload))
+    if kind == "reload_goals":
+        goals = payload.get("goals") if isinstance(payload, dict) else None
+        if not isinstance(payload, dict) or not isinstance(payload.get("file"), str) or not isinstance(goals, list) \
+                or not all(isinstance(g, list) and len(g) == 3 and isinstance(g[0], str)
+                           and (g[1] is None or isinstance(g[1], str))
+                           and isinstance(g[2], int) and not isinstance(g[2], bool) for g in goals):
+            raise InputError(f"a recorded goals reload is malformed: {str(payload)[:80]!r}", field="reload_goals")
+        return ReloadGoals(payload["file"], tuple((g[0], g[1], g[2]) for g in goals))
+    if kind == "reload_plugin":
+        return ReloadPlugin(PluginSource.from_payload(payload))
+    if kind == "reload_decider":
+        return ReloadDecider(PluginSource.from_payload(payload))
     if kind == "reflect":
         return Reflect()
     if kind == "consolidate":

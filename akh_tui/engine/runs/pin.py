@@ -24,7 +24,8 @@ from ..errors import InputError
 from ..cycle.scoring import FACTORS
 
 PIN_VERSION = 1
-REPLAYABLE = ("goal", "psyche", "edits", "reflect", "consolidate", "plan", "reload_rules", "reload_triples")  # from_input kinds: a reload holds what it read
+REPLAYABLE = ("goal", "psyche", "edits", "reflect", "consolidate", "plan", "reload_rules", "reload_triples",
+              "reload_goals", "reload_plugin")  # from_input kinds: a reload holds what it read
 DECIDERS = ("utility", "scripted")  # deterministic offline: a rerun asks no model
 EPS = 1e-9  # factors are compared exactly but for float noise
 

@@ -48,7 +48,7 @@ from ..paths import Locations
 from ..psyche.model import Psyche
 from ..records import CycleRecord
 from ..knowledge.rules import RuleSet
-from .scenario import Scenario, build_agent, build_kg, build_rules, load_psyche, load_recorded_scenario, load_scenario
+from .scenario import Scenario, build_agent, built_from, changed_since_start, build_kg, build_rules, load_psyche, load_recorded_scenario, load_scenario
 from ..store.session import SessionStore
 from ..tools.registry import BUILTIN_DECIDERS, PluginError, load_decider
 from ..tools.builtins import check_goal_url
@@ -148,6 +148,7 @@ class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel, Inspecting)
         self.latest: CycleRecord | None = cast("CycleRecord | None", agent.last_record) if agent is not None else None
         self._listeners: list[Listener] = []
         self._psyche_disk: dict[Path, str | None] = {}  # a file's text when this run last read or wrote it
+        self._plugin_disk: dict[str, str] = {}  # a scenario plugin's file (sha256) as this run opened it
         self._psyche_file: Path | None = None
         self._patterns: list[tuple[int, int, int]] = []  # (from cycle, vetoes, biases) configured
         self._vetoes_fired = 0
@@ -170,7 +171,13 @@ class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel, Inspecting)
         self.ask_user = False  # user_interact asks the person (workbench, --ask)
         self.asker: Callable[[dict], list[str] | None] | None = None  # headless --ask
         self._unconfined: tuple[str, ...] | None = None  # shell_unconfined, read once
+        if agent is not None:
+            self._decider_cache = agent.decider  # the decider it opened with (_live_decider)
+        # files the run's start was built from that hold something else now (a resume rebuilds
+        # the start from them as they are: the warnings say so)
+        self.start_changed: list[str] = []
         self._note_psyche_source()
+        self._note_plugin_sources()
         self._after_open()
 
     def _note_psyche_source(self) -> None:
@@ -216,7 +223,7 @@ class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel, Inspecting)
             parse_breakpoint(bp.spec, tools=agent.tool_names)
         st = _open_store(locations, store)
         meta = {"scenario": str(sc.path), "name": sc.name, "seed": agent.seed, "goals": goals, "decider": decider,
-                "config": agent.config.to_dict(), "psyche": _psyche_header(agent.psyche)}
+                "config": agent.config.to_dict(), "psyche": _psyche_header(agent.psyche), "built_from": built_from(sc)}
         if workbench:
             meta["workbench"] = True
         if disk is not None:
@@ -251,6 +258,7 @@ class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel, Inspecting)
                 writer = TraceWriter(trace) if trace is not None else None
                 r = cls(locations, st, sc, None, meta, writer, config)
                 r._lock_file = lock
+                r.start_changed = changed_since_start(sc, (meta.get("built_from") or {}).get("files"))
                 bid = st.find_branch(meta["id"], branch) if branch is not None else None
                 if fork_at is None:
                     r._adopt(history.resume(st, r._rebuild, bid))
@@ -283,6 +291,7 @@ class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel, Inspecting)
         try:
             meta = _drivable_meta(st, locations, "no session")
             r = cls(locations, st, load_recorded_scenario(meta["scenario"]), None, meta, None, config)
+            r.start_changed = changed_since_start(r.scenario, (meta.get("built_from") or {}).get("files"))  # type: ignore[arg-type]
             if branch is not None:  # current for this reader only: the store's own choice is not written
                 st.branch = st.find_branch(meta["id"], branch)
                 r._after_open()
@@ -397,9 +406,23 @@ class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel, Inspecting)
                                 caches=graphs.caches(kg, seed, sc.config.vsa_dim))
             agent.workspace = self.workspace
             agent.shell_unconfined = self.shell_unconfined
+            agent.scenario_goals = self._first_scenario_goals()
         assert graphs.base is not None  # set by the first graph lent
         agent.base_symbols, agent.base_triples = graphs.base  # the scenario's, not the lent graph's size
         return agent
+
+    def _first_scenario_goals(self) -> dict[str, tuple[int, str | None, int]] | None:
+        """The goals the run took from its scenario file when it started, by description -> id
+        (what a goals reload manages until one changes it; None: goals given with --goals). The
+        goals recorded at the start, else (a run started before they were) the file's."""
+        if self.meta.get("goals") is not None:
+            return None
+        first = (self.meta.get("built_from") or {}).get("goals")
+        if isinstance(first, list):
+            return {d: (i, c, p) for i, (d, c, p) in enumerate(first, 1)}
+        if self.scenario is None:
+            return None
+        return {g.description: (i, g.criteria, g.priority) for i, g in enumerate(self.scenario.goals, 1)}
 
     def _base_graph(self) -> BaseGraph | None:
         """The scenario's parsed files and base graph, kept for the run's rewinds (None for a
@@ -432,9 +455,9 @@ class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel, Inspecting)
         return Psyche.default() if self.meta.get("psyche_file") else load_psyche(self.scenario)  # type: ignore[arg-type]
 
     def _live_decider(self):
-        if self.agent is not None:
-            return self.agent.decider
-        if not hasattr(self, "_decider_cache"):
+        """The decider the run opened with: one object for all its rewinds (a state whose
+        decider was reloaded gets the reloaded one when it is restored, cycle/state.py)."""
+        if getattr(self, "_decider_cache", None) is None:
             base = self.scenario.path.parent if self.scenario is not None else None
             self._decider_cache = _decider(self.meta.get("decider", "utility"), self.user_config, base,
                                            self.locations.data_dir)
@@ -474,8 +497,8 @@ class Run(Viewing, PhaseStepping, Driving, PsycheOnDisk, TimeTravel, Inspecting)
     def _adopt(self, agent: Agent) -> None:
         """`agent` is the run's live state from now on (after resume, fork, switch)."""
         old = self.agent
-        if old is not None:
-            agent.decider = old.decider
+        if old is not None and agent.decider_source is None:  # a reloaded decider is the state's own
+            agent.decider = self._live_decider()
         agent.workspace = self.workspace
         self.agent = agent
         if old is not None and old is not agent and self._graphs is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from ..cycle.agent import Agent
 from ..config import DEFAULT_CAPABILITIES, AgentConfig, served_config
@@ -157,32 +158,7 @@ def load_scenario(name_or_path: str) -> Scenario:
         return out
 
     kg_files, rule_files = paths("kg"), paths("rules")
-    goals_raw = data["goals"]
-    if not isinstance(goals_raw, list) or not goals_raw:
-        raise err("must be a non-empty array of [[goals]] tables", "goals")
-    goals = []
-    for i, g in enumerate(goals_raw):
-        gf = f"goals[{i}]"
-        if not isinstance(g, dict):
-            raise err("must be a table with description (and optional criteria, priority)", gf)
-        for k in g:
-            if k not in GOAL_KEYS:
-                raise err(f"unknown key '{k}' (known: {', '.join(GOAL_KEYS)})", f"{gf}.{k}")
-        desc = g.get("description")
-        if not isinstance(desc, str) or not desc.strip():
-            raise err("missing or empty description", f"{gf}.description")
-        crit = g.get("criteria")
-        if crit is not None and not isinstance(crit, str):
-            raise err("must be a string", f"{gf}.criteria")
-        prio = g.get("priority", 128)
-        if not isinstance(prio, int) or isinstance(prio, bool) or not 0 <= prio <= 255:
-            raise err(f"must be an integer 0..255, got {prio!r}", f"{gf}.priority")
-        try:
-            make_goal(0, desc, crit, prio)  # exactly what adding the goal will check
-            check_goal_url(desc, "description")  # http_fetch's URL: a malformed one is refused here
-        except InputError as exc:
-            raise err(exc.message, f"{gf}.{exc.field or 'criteria'}") from None
-        goals.append(GoalSpec(desc.strip(), crit, prio))
+    goals = parse_goals(data["goals"], err)
     psyche_file = None
     ps = data.get("psyche", {})
     if not isinstance(ps, dict):
@@ -234,6 +210,117 @@ def load_scenario(name_or_path: str) -> Scenario:
                     list(refs), decider, registry)
 
 
+def parse_goals(goals_raw: object, err: Callable[[str, str], InputError]) -> list[GoalSpec]:
+    """The scenario's [[goals]], each checked as adding it will check it; `err(message,
+    field)` makes the InputError naming the file, line and field."""
+    if not isinstance(goals_raw, list) or not goals_raw:
+        raise err("must be a non-empty array of [[goals]] tables", "goals")
+    goals = []
+    for i, g in enumerate(goals_raw):
+        gf = f"goals[{i}]"
+        if not isinstance(g, dict):
+            raise err("must be a table with description (and optional criteria, priority)", gf)
+        for k in g:
+            if k not in GOAL_KEYS:
+                raise err(f"unknown key '{k}' (known: {', '.join(GOAL_KEYS)})", f"{gf}.{k}")
+        desc = g.get("description")
+        if not isinstance(desc, str) or not desc.strip():
+            raise err("missing or empty description", f"{gf}.description")
+        crit = g.get("criteria")
+        if crit is not None and not isinstance(crit, str):
+            raise err("must be a string", f"{gf}.criteria")
+        prio = g.get("priority", 128)
+        if not isinstance(prio, int) or isinstance(prio, bool) or not 0 <= prio <= 255:
+            raise err(f"must be an integer 0..255, got {prio!r}", f"{gf}.priority")
+        try:
+            make_goal(0, desc, crit, prio)  # exactly what adding the goal will check
+            check_goal_url(desc, "description")  # http_fetch's URL: a malformed one is refused here
+        except InputError as exc:
+            raise err(exc.message, f"{gf}.{exc.field or 'criteria'}") from None
+        goals.append(GoalSpec(desc.strip(), crit, prio))
+    return goals
+
+
+def read_goals(path: Path) -> tuple[str, list[GoalSpec]]:
+    """The scenario file's text and its [[goals]] read again (a hot reload, issue 28 §2): only
+    the goals are read, so nothing else the file names (plugins, graph files) is loaded. A
+    reload tells goals apart by their description, so two goals of one description are
+    refused here; InputError names the file, line and field."""
+    file = str(path)
+    text = read_user_file(path, "scenario file")
+    data = parse_toml(text, file)
+    where = TomlLocator(text)
+
+    def err(msg: str, fld: str) -> InputError:
+        return InputError(msg, file=file, line=where.line(fld), field=fld)
+
+    if "goals" not in data:
+        raise InputError("missing required key 'goals'", file=file, field="goals")
+    goals = parse_goals(data["goals"], err)
+    seen: dict[str, int] = {}
+    for i, g in enumerate(goals):
+        if g.description in seen:
+            raise err(f"the same description as goals[{seen[g.description]}]: a reload tells goals apart by their "
+                      "description", f"goals[{i}].description")
+        seen[g.description] = i
+    return text, goals
+
+
+def built_from(scenario: Scenario) -> dict:
+    """What a run's start is built from, recorded with the run: the scenario's goals (a goals
+    reload tells the run's first goals by them, whatever the file holds by then) and the
+    sha256 of each file a resume builds the start from again (`start_files`)."""
+    return {"goals": [[g.description, g.criteria, g.priority] for g in scenario.goals],
+            "files": [[str(p), digest] for p, digest in start_files(scenario).items()]}
+
+
+def start_files(scenario: Scenario) -> dict[Path, str]:
+    """The files a run's start is built from, each with the sha256 of what it holds now: the
+    scenario file (its config, answers), its graph and rule files and its plugin modules, the
+    decider's included (the
+    psyche is in every saved state, so not its file). A file that cannot be read is left out."""
+    from ..tools.hotload import read_source
+
+    files = [scenario.path, *scenario.kg, *scenario.rules]
+    for ref in [*scenario.tools, *([scenario.decider] if scenario.decider and ":" in scenario.decider else [])]:
+        try:
+            src = read_source(ref, scenario.path.parent)
+        except InputError:
+            continue
+        if src is not None:
+            files.append(Path(src.file))
+    out: dict[Path, str] = {}
+    for p in files:
+        digest = file_sha256(p)
+        if digest is not None:
+            out[p] = digest
+    return out
+
+
+def file_sha256(path: Path | str) -> str | None:
+    """The sha256 of a file's bytes, read in blocks (a graph file may be large); None when it
+    cannot be read."""
+    from hashlib import sha256
+
+    h = sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def changed_since_start(scenario: Scenario, recorded: object) -> list[str]:
+    """The files of `recorded` (a run's `built_from.files`) that hold something else now or are
+    gone, by name; [] when none is, or nothing was recorded (a run started before they were)."""
+    if not isinstance(recorded, list):
+        return []
+    now = {str(p): d for p, d in start_files(scenario).items()}
+    return [Path(f).name for f, d in (r for r in recorded if isinstance(r, list) and len(r) == 2) if now.get(f) != d]
+
+
 def load_psyche(scenario: Scenario) -> Psyche:
     if scenario.psyche_file is not None:
         return Psyche.load(scenario.psyche_file)
@@ -279,6 +366,8 @@ def build_agent(
         tools=tools if tools is not None else scenario.tool_registry() if scenario.tools else None,
         vsa=caches[0] if caches is not None else None, symbol_vectors=caches[1] if caches is not None else None,
     )
+    if goals is None:  # the scenario's goals, ids 1..N in file order: a reload manages them by description
+        agent.scenario_goals = {gs.description: (i, gs.criteria, gs.priority) for i, gs in enumerate(scenario.goals, 1)}
     if add_goals:
         specs = [GoalSpec(d) for d in goals] if goals is not None else scenario.goals
         for gs in specs:

@@ -82,7 +82,7 @@ class TimeTravel(RunBase):
             fresh = type(self).start(self.locations, self.scenario, self.meta["seed"], self.meta.get("goals"),  # type: ignore[arg-type]
                                      self.meta.get("decider", "utility"), store=self.store,
                                      config=self.user_config, workbench=bool(self.meta.get("workbench")))
-            fresh.agent.decider = a.decider  # type: ignore[union-attr]
+            fresh.agent.decider = self._live_decider()  # type: ignore[union-attr]  # the one it opened with
             writelock.release(self._lock_file)
             self._lock_file, fresh._lock_file = fresh._lock_file, None
             self.meta, self.agent, self.latest = fresh.meta, fresh.agent, fresh.latest

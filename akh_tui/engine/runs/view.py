@@ -36,6 +36,10 @@ class Viewing(RunBase):
             out.append(f"served in a browser tab: {', '.join(off)} {verb} off though the scenario turns {them} on, so "
                        f"{', '.join(tools)} are never offered (the shadow scenario's veto demo needs shell_exec); "
                        f"`akh-tui serve --allow-dangerous` lets a scenario turn {them} on")
+        if self.start_changed:
+            out.append(f"{', '.join(self.start_changed)} changed since this run started: its start is rebuilt from "
+                       "the files as they are now (what a reload recorded replays as it was read), so its cycles may "
+                       "replay differently from the record")
         if self.replay_divergence:
             out.append(self.replay_divergence)
         # bad plugins (left out, turned off, a decider that failed): named, the run goes on

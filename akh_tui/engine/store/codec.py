@@ -8,12 +8,25 @@ import base64
 import binascii
 import json
 import zlib
+from types import ModuleType
 from typing import Any, Iterable
 
 import numpy as np
 
 from .trace import dumps, redact_line
 
+
+def _fast_deflate() -> tuple[ModuleType, int]:
+    """ISA-L's deflate at its fastest level; zlib at its fastest (its 0 stores uncompressed)
+    where no isal wheel installs: the same format, about 4x slower."""
+    try:
+        from isal import isal_zlib
+    except ImportError:
+        return zlib, 1
+    return isal_zlib, 0
+
+
+_deflate, LEVEL = _fast_deflate()
 
 def store_json(obj: Any) -> str:
     """The trace's encoder (a stored record is the trace's line, byte for byte), a registered
@@ -45,14 +58,19 @@ TAG_KIND = {v: k for k, v in DICT_TAG.items()}
 WINDOW = 32768  # deflate sees at most the dictionary's last 32 KB
 
 
+# Written with ISA-L's deflate (python-isal) at its level 0, read back with zlib: the same
+# format (a raw deflate stream against the same preset dictionary, or a zlib stream), so a
+# store written before reads as ever and one written now reads with zlib alone. On a demo
+# record it took 5 µs where zlib's level 1 took 19 µs (zlib was a fifth of recording a cycle),
+# for ~470 bytes instead of ~380.
 def pack(text: str, zdict: bytes | None = None, kind: str = "cycle") -> tuple[bytes, int]:
-    """A JSON text as stored (zlib level 1: a few tens of microseconds) and the CRC-32 of the
+    """A JSON text as stored (deflated by ISA-L: a few microseconds) and the CRC-32 of the
     stored bytes."""
     raw = text.encode("utf-8")
     if zdict is None:
-        blob = zlib.compress(raw, 1)
+        blob = _deflate.compress(raw, LEVEL)
     else:
-        c = zlib.compressobj(1, zlib.DEFLATED, -15, zdict=zdict)
+        c = _deflate.compressobj(LEVEL, zlib.DEFLATED, -15, zdict=zdict)
         blob = bytes([DICT_TAG[kind]]) + c.compress(raw) + c.flush()
     return blob, zlib.crc32(blob)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator, Mapping
@@ -32,23 +31,44 @@ RECORD_TYPES = ("run", "cycle", "reflection", "psyche_edit", "goal_added", "cons
 # - NaN and the infinities, which JSON does not have: orjson writes null, and so does the
 #   standard path (`_finite`), so that a line is JSON whichever encoder wrote it.
 # Strings are escaped alike (every code point checked), and keys keep their order.
+# Keys that are not strings (json.dumps writes an int key as a string) are rare in what we
+# write, and orjson's option for them made every dict slower (a third of encoding a cycle
+# record): a value with one is encoded again with the option, as before.
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False, allow_nan=False)
-_OPTIONS = (orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS
-            | orjson.OPT_PASSTHROUGH_DATETIME)
-_SHORT_EXPONENT = re.compile(rb"e-[0-9](?![0-9])")  # orjson's 1e-7 (Python's 1e-07)
+_STR_KEYS = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+_OPTIONS = orjson.OPT_NON_STR_KEYS | _STR_KEYS
+_DIGITS = b"0123456789"
 
 
 def dumps(obj: Any) -> str:
     """A value as one line of JSON, the same bytes whichever encoder made them."""
     try:
-        out = orjson.dumps(obj, option=_OPTIONS)
-    except TypeError:  # (orjson.JSONEncodeError is one)
-        return _standard(obj)
-    # (two substring searches first: a regular expression scanning a 5 KB record took longer
-    # than orjson took to write it)
-    if b"0.0000" in out or (b"e-" in out and _SHORT_EXPONENT.search(out) is not None):
+        out = orjson.dumps(obj, option=_STR_KEYS)
+    except TypeError:  # (orjson.JSONEncodeError is one) a key that is not a string, or worse
+        try:
+            out = orjson.dumps(obj, option=_OPTIONS)
+        except TypeError:
+            return _standard(obj)
+    if b"0.0000" in out or _short_exponent(out):
         return _standard(obj)
     return out.decode("utf-8")
+
+
+def _short_exponent(out: bytes) -> bool:
+    """Whether orjson wrote a number like 1e-7 or 2.5e-8 (Python writes 1e-07): a digit,
+    "e-", one digit and no other. Each "e-" is looked at (a record has one or two, in words
+    like "explore-first"): a regular expression over a 5 KB record took longer than orjson
+    took to write it, and the old `e-[0-9](?![0-9])` search, run whenever a record held
+    "e-", was a third of encoding one. Anything that is not a number's exponent may match
+    too: that only sends the value to the standard encoder, which writes the same bytes."""
+    digits, n = _DIGITS, len(out)
+    i = out.find(b"e-")
+    while i != -1:
+        if (i > 0 and out[i - 1] in digits and i + 2 < n and out[i + 2] in digits
+                and (i + 3 == n or out[i + 3] not in digits)):
+            return True
+        i = out.find(b"e-", i + 2)
+    return False
 
 
 def _standard(obj: Any) -> str:

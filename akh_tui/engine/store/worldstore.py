@@ -9,12 +9,17 @@ them; a single run's rows and records are untouched, so its traces stay byte-ide
   the step's trace lines, exactly as the trace file gets them (so `sessions export` of a world
   is the §13 trace, byte for byte).
 - `world_states`: saved states for rewinds, in parts: `world` (clock, ledger, artifacts,
-  escrow, rate windows, loops: world/state.py) and one part per agent, written only for the
-  agents that took a turn since the branch's last saved state, and beside it, `kg:AGENT`, its
-  graph additions: all of them, or those since its `kg:` part `prev` (step, symbols, triples)
-  on the same branch, at most KG_CHAIN (worldrun.py) in a chain (a part from before these had
-  its additions in the agent's part, and still reads). A state at step s is the newest
-  `world` part at or before s, with each agent's newest part at or before that.
+  escrow, loops, every agent's read versions and rate windows: world/state.py; and
+  `agent_parts`, the step of each agent's newest part) and one part per agent, written only
+  for the agents that took a turn since the branch's last saved state; its last cycle record
+  is named by the step whose lines hold it (`{"step": n}`). Beside it, `kg:AGENT`, what the
+  agent only appends to (its graph additions, provenance entries, episodes and the evidence of
+  its goals): all of it, or what came since its `kg:` part `prev` (step, symbols, triples) on
+  the same branch, at most KG_CHAIN (worldrun.py) in a chain. A state at step s is the newest
+  `world` part at or before s, with each agent's newest part at or before that (named by
+  `agent_parts`; searched for in a part saved before it). Parts saved before these (the
+  agent's provenance, episodes, evidence and last record in its part, or its whole graph)
+  still read.
 - `world_current`: the data dir's current world branch.
 
 A step and the state saved after it are one transaction (the SessionStore's), so a kill loses
@@ -32,6 +37,7 @@ from typing import Any, Iterator
 
 import orjson
 
+from ..config import served_process
 from ..errors import InputError, StoreDamaged
 from .session import SessionStore, row_crc
 from .trace import dumps, redact_line
@@ -48,6 +54,9 @@ CREATE TABLE IF NOT EXISTS world_current (key INTEGER PRIMARY KEY CHECK (key = 0
 """
 WORLD_PART = "world"
 GRAPH_PART = "kg:"  # + an agent id (which has no colon): its graph additions
+AGENT_PARTS = "agent_parts"  # in a world part: the step of each agent's newest part (state_refs)
+RECORD_AT = "step"  # an agent part's last record {RECORD_AT: n}: its cycle record in step n's lines
+WORLD_KEYS = ("agent", "round", "clock", "state")  # what a world's cycle record adds to the agent's (world.py)
 INF = 1 << 62
 
 
@@ -123,7 +132,10 @@ class WorldStore:
         return b
 
     def _set_current(self, branch: int) -> None:
-        self.db.execute("INSERT OR REPLACE INTO world_current (key, branch) VALUES (0, ?)", (branch,))
+        # a served world (`serve --world`: its owner is a served process) never becomes the
+        # world that `world run` continues, as a served tab's run never becomes the current run
+        if not served_process():
+            self.db.execute("INSERT OR REPLACE INTO world_current (key, branch) VALUES (0, ?)", (branch,))
 
     def use(self, branch: int) -> None:
         self.branch_info(branch)  # it exists
@@ -339,8 +351,17 @@ class WorldStore:
     # ---- states ------------------------------------------------------------------------------
     def state_at(self, branch: int, step: int) -> tuple[int, dict[str, Any], dict[str, dict[str, Any]]]:
         """The newest saved state at or before `step`: (its step, the world part, each agent's part)."""
+        at, world, refs = self.state_refs(branch, step)
+        return at, world, {aid: self.agent_part(b, s, aid) for aid, (b, s) in refs.items()}
+
+    def state_refs(self, branch: int, step: int) -> tuple[int, dict[str, Any], dict[str, tuple[int, int]]]:
+        """The newest saved state at or before `step`: (its step, the world part, and where
+        each agent's part is: (branch, step), for `agent_part`). A world part saved with
+        `agent_parts` (the step of each agent's newest part) names them; one saved before is
+        followed by a search of the parts."""
         found: tuple[int, int] | None = None  # (segment branch, step)
-        for seg in reversed(self.lineage(branch)):
+        lineage = self.lineage(branch)
+        for seg in reversed(lineage):
             hi = min(seg.state_hi, step)
             if hi < seg.state_lo:
                 continue
@@ -353,21 +374,51 @@ class WorldStore:
             raise InputError("this world branch has no saved state to rewind to", file=self.store.where)
         at = found[1]
         world = self._state(found[0], at, WORLD_PART)
-        agents: dict[str, dict[str, Any]] = {}
-        for seg in reversed(self.lineage(branch)):
+        named = world.pop(AGENT_PARTS, None)
+        if isinstance(named, dict):
+            refs: dict[str, tuple[int, int]] = {}
+            for aid, s in named.items():
+                holder = next((g for g in lineage if g.state_lo <= s <= min(g.state_hi, at)), None)
+                if holder is None:
+                    raise self._bad(f"saved state of step {at} (it names a part of {aid!r} at step {s})")
+                refs[aid] = (holder.branch, s)
+            return at, world, refs
+        refs = {}
+        for seg in reversed(lineage):
             hi = min(seg.state_hi, at)
             if hi < seg.state_lo:
                 continue
             for part, s in self.db.execute(
                     "SELECT part, MAX(step) FROM world_states WHERE branch=? AND part<>? AND part NOT LIKE 'kg:%' "
                     "AND step>=? AND step<=? GROUP BY part", (seg.branch, WORLD_PART, seg.state_lo, hi)).fetchall():
-                if part not in agents:
-                    agents[part] = self._agent_state(seg.branch, int(s), part)
-        return at, world, agents
+                if part not in refs:
+                    refs[part] = (seg.branch, int(s))
+        return at, world, refs
+
+    def agent_part(self, branch: int, step: int, aid: str) -> dict[str, Any]:
+        """Agent `aid`'s part saved at `step` of `branch`, with its whole graph (see state_refs)."""
+        d = self._agent_state(branch, step, aid)
+        last = d["agent"].get("last_record")
+        if isinstance(last, dict) and "type" not in last and RECORD_AT in last:
+            d["agent"]["last_record"] = self._last_record(branch, int(last[RECORD_AT]), aid, d["agent"]["cycle"])
+        return d
+
+    def _last_record(self, branch: int, step: int, aid: str, cycle: int) -> dict[str, Any]:
+        """Agent `aid`'s cycle record `cycle` as its agent held it: the record in step `step`'s
+        lines (on `branch`'s lineage) without what the world added to it."""
+        row = next(self.steps(branch, step, step), None)
+        line = None if row is None or row.agent != aid else next(
+            (x for x in row.lines if x.startswith('{"type":"cycle"')), None)
+        rec: dict[str, Any] | None = orjson.loads(line) if line is not None else None
+        if rec is None or rec.get("cycle") != cycle or rec.get("agent") != aid:
+            raise StoreDamaged(f"the session store's record of {aid!r}'s cycle {cycle} (step {step}) is missing; "
+                               f"restore the store from a copy", file=self.store.where)
+        return {k: v for k, v in rec.items() if k not in WORLD_KEYS}
 
     def _agent_state(self, branch: int, step: int, part: str) -> dict[str, Any]:
-        """An agent's saved state with its whole graph: its `kg:` parts joined, newest first
-        back to the one that holds all the additions (worldrun.py saves them so)."""
+        """An agent's saved state with its whole graph, provenance and episodes: its `kg:` parts
+        joined, newest first back to the one that holds all of them (worldrun.py saves them so;
+        an agent part whose provenance is None has them there, one saved before in itself)."""
         d = self._state(branch, step, part)
         if "kg_additions" in d["agent"]:
             return d  # saved before the graph had parts of its own
@@ -400,7 +451,27 @@ class WorldStore:
                 raise self._bad(f"saved graph of {part!r} at step {g['prev'][0]}")
             symbols += g["symbols"]
             triples += g["triples"]
-        d["agent"]["kg_additions"] = {"symbols": symbols, "triples": triples}
+        agent = d["agent"]
+        agent["kg_additions"] = {"symbols": symbols, "triples": triples}
+        if agent.get("provenance", []) is None:  # the provenance and episodes are in the chain too
+            if "provenance" not in whole or any("provenance" not in g for g in chain):
+                raise self._bad(f"saved state of {part!r} at step {step} (its provenance and episodes are not saved)")
+            # the agent keeps the newest PROVENANCE_KEEP entries and `capacity` episodes: the
+            # restore drops the older ones as it did when they were added
+            agent["provenance"] = [*whole["provenance"], *(r for g in reversed(chain) for r in g["provenance"])]
+            episodes = [*whole["episodes"]["episodes"], *(e for g in reversed(chain) for e in g["episodes"])]
+            if any(b["id"] != a["id"] + 1 for a, b in zip(episodes, episodes[1:])):
+                raise self._bad(f"saved episodes of {part!r} (at step {step})")
+            agent["episodes"] = {"capacity": whole["episodes"]["capacity"], "next_id": agent["episodes_next_id"],
+                                 "episodes": episodes}
+        if d.get("evidence", []) is None:  # the world's evidence of its goals is in the chain too
+            if "evidence" not in whole or any("evidence" not in g for g in chain):
+                raise self._bad(f"saved state of {part!r} at step {step} (its evidence is not saved)")
+            evidence: dict[Any, list[Any]] = {}
+            for g in [whole, *reversed(chain)]:
+                for goal, triples in g["evidence"]:
+                    evidence.setdefault(goal, []).extend(triples)  # (a goal's first part holds it first)
+            d["evidence"] = [[goal, triples] for goal, triples in evidence.items()]
         return d
 
     def _state(self, branch: int, step: int, part: str) -> dict[str, Any]:

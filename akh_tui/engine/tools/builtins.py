@@ -40,7 +40,8 @@ _BACKQUOTED = re.compile(r"`([^`]+)`")
 
 
 def _labels(tc: ToolContext, ids) -> str:
-    return ", ".join(tc.kg.label(s) for s in ids)
+    label = tc.kg.label  # (tc.kg is a property: read once, not once a symbol)
+    return ", ".join([label(s) for s in ids])
 
 
 # ---- offers (SPEC §6 base table and §5 inputs) ----------------------------------------------
@@ -487,18 +488,18 @@ def run_recall(tc: ToolContext, ctx: GoalContext, arg) -> ToolResult:
     syms = list(dict.fromkeys(s for ep in eps for s in ep.learnings))[:50]
     # evidence is what the episodes learned (their symbols), not their summaries, which quote
     # working-memory text and so the goal's own description
-    return ToolResult("\n".join(lines), symbols=syms, evidence=" ".join(tc.kg.label(s) for s in syms))
+    label = tc.kg.label
+    return ToolResult("\n".join(lines), symbols=syms, evidence=" ".join([label(s) for s in syms]))
 
 
 def run_similarity(tc: ToolContext, ctx: GoalContext, arg) -> ToolResult:
-    kg, vsa, sv = tc.kg, tc.vsa, tc.symbol_vectors
+    kg, sv = tc.kg, tc.symbol_vectors
     seeds = list(arg) or [ctx.top[0][0]]
-    query = sv.vector(seeds[0]) if len(seeds) == 1 else vsa.bundle([sv.vector(s) for s in seeds], tiebreak=vsa.tiebreak)
     # candidates: the most activated symbols within 2 hops (orient's activation), never a scan
     # of the graph; capped so a hub's neighbourhood costs no more than a small one's
     cands = ctx.order[:SIMILARITY_CANDIDATES]
     others = [s for s in cands if s not in seeds]
-    sims = vsa.similarities(query, [sv.vector(s) for s in others])  # one numpy pass, not 64
+    sims = sv.similarities(seeds, others)  # one numpy pass, not 64 (and kept while the graph stands still)
     scored = sorted(zip(sims, others), key=lambda x: (-x[0], x[1]))
     top = scored[:5]
     if not top:

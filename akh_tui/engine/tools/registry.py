@@ -62,6 +62,7 @@ class Entry:
     spec: ToolSpec
     origin: str  # "built-in", "entry point <dist>: <module:attr>", "scenario <file>: <module:attr>"
     plugin: bool
+    ref: str | None = None  # the scenario's `module:attr` it came from (what a hot reload replaces)
 
     @property
     def name(self) -> str:
@@ -280,7 +281,7 @@ class ToolRegistry:
         """Tool objects made in code (a plugin's own tests), checked like loaded ones."""
         self._add(tools, origin)
 
-    def _add(self, tools: list[Any], origin: str) -> None:
+    def _add(self, tools: list[Any], origin: str, ref: str | None = None) -> None:
         for t in tools:
             why = _check_spec(getattr(t, "spec", None))
             if why is not None:
@@ -291,7 +292,7 @@ class ToolRegistry:
                 self.problems.append(f"plugin {origin}: tool name {name!r} clashes with the tool from "
                                      f"{self.entries[name].origin}; left out")
                 continue
-            self.entries[name] = Entry(t, t.spec, origin, True)
+            self.entries[name] = Entry(t, t.spec, origin, True, ref)
             _seen.setdefault(name, self.entries[name])
 
     def add_reference(self, ref: str, base: Path | None, origin: str) -> None:
@@ -305,7 +306,47 @@ class ToolRegistry:
         except PluginError as exc:
             self.problems.append(f"plugin {origin}: {exc}; left out")
             return
-        self._add(tools, origin)
+        self._add(tools, origin, ref)
+
+    def replace_reference(self, ref: str, tools: list[Any]) -> None:
+        """The tools of the scenario's reference `ref` replaced by `tools` (its module reloaded,
+        tools/hotload.py), in the place the old ones had in the table (at the end when it had
+        none: it had been left out). PluginError, and nothing changed, when a tool's spec is
+        invalid or its name clashes with another tool's. A tool turned off for its time budget
+        gets another chance with its new code."""
+        old = self.check_replacement(ref, tools)
+        origin = self.entries[old[0]].origin if old else f"scenario: {ref}"
+        new = {t.spec.name: Entry(t, t.spec, origin, True, ref) for t in tools}
+        out: dict[str, Entry] = {}
+        for n, e in self.entries.items():
+            if e.ref == ref:
+                if n == old[0]:
+                    out.update(new)
+                continue
+            out[n] = e
+        if not old:
+            out.update(new)
+        self.entries = out
+        for n in old:
+            self.off.pop(n, None)
+        if ref not in self.refs:
+            self.refs.append(ref)
+
+    def check_replacement(self, ref: str, tools: list[Any]) -> list[str]:
+        """PluginError when `tools` cannot take the place of `ref`'s (an invalid spec, a name
+        another tool has); else the names of the tools they replace."""
+        old = [n for n, e in self.entries.items() if e.ref == ref]
+        names: list[str] = []
+        for t in tools:
+            why = _check_spec(getattr(t, "spec", None))
+            if why is not None:
+                raise PluginError(why)
+            name = t.spec.name
+            if name in names or (name in self.entries and name not in old):
+                other = self.entries[name].origin if name in self.entries else ref
+                raise PluginError(f"tool name {name!r} clashes with the tool from {other}")
+            names.append(name)
+        return old
 
     def add_entry_points(self) -> None:
         for ep in entry_points(TOOL_GROUP):
@@ -543,6 +584,12 @@ def load_decider(ref: str, base: Path | None = None) -> GuardedDecider:
             obj = eps[0].load()
         except Exception as exc:
             raise PluginError(f"cannot load {eps[0].value}: {type(exc).__name__}: {exc}") from None
+    return decider_from(obj, origin)
+
+
+def decider_from(obj: Any, origin: str) -> GuardedDecider:
+    """The decider `obj` names (a Decider, or a factory making one), guarded; PluginError
+    when it is not one."""
     if not hasattr(obj, "choose") and callable(obj):
         try:
             obj = obj()

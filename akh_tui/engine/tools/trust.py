@@ -110,11 +110,21 @@ def _names(files: list[str] | tuple[str, ...]) -> str:
 
 # ---- the trusted-folders list -------------------------------------------------------------------
 
+AGREED_KEPT = 100  # sha256s of earlier trusted texts a folder's entry keeps per file (oldest dropped)
+
+
 @dataclass
 class TrustedFolder:
     folder: str
     hash: str
     files: dict[str, str]
+    # by file (relative, as `files`), the sha256 of every text of it the user trusted before its
+    # current state: a recorded plugin reload (hotload.py) runs again only as a text the user
+    # agreed to for that very file, never one a handed-over store merely attributes to it
+    agreed: dict[str, list[str]] = field(default_factory=dict)
+
+    def agreed_text(self, rel: str, digest: str) -> bool:
+        return self.files.get(rel) == digest or digest in self.agreed.get(rel, ())
 
 
 class TrustList:
@@ -149,13 +159,16 @@ class TrustList:
             return
         for i, e in enumerate(folders):
             ok = (isinstance(e, dict) and isinstance(e.get("folder"), str) and isinstance(e.get("hash"), str)
-                  and isinstance(e.get("files"), dict) and all(isinstance(v, str) for v in e["files"].values()))
+                  and isinstance(e.get("files"), dict) and all(isinstance(v, str) for v in e["files"].values())
+                  and isinstance(e.get("agreed", {}), dict)
+                  and all(isinstance(v, list) and all(isinstance(d, str) for d in v) for v in e.get("agreed", {}).values()))
             if not ok:
                 self.error = InputError("must be an object with folder, hash and files; nothing in the list is trusted: "
                                         "fix or remove the file", file=file, field=f"folders[{i}]")
                 self.entries = {}
                 return
-            self.entries[e["folder"]] = TrustedFolder(e["folder"], e["hash"], dict(e["files"]))
+            self.entries[e["folder"]] = TrustedFolder(e["folder"], e["hash"], dict(e["files"]),
+                                                      {k: list(v) for k, v in e.get("agreed", {}).items()})
 
     def _writable(self) -> None:
         if self.error is not None:
@@ -166,7 +179,8 @@ class TrustList:
         """Written whole to a temporary file beside it, then moved over it (atomic)."""
         self._writable()
         body = {"akh_trust": TRUST_VERSION, "folders": [
-            {"folder": e.folder, "hash": e.hash, "files": dict(sorted(e.files.items()))}
+            {"folder": e.folder, "hash": e.hash, "files": dict(sorted(e.files.items())),
+             **({"agreed": dict(sorted(e.agreed.items()))} if e.agreed else {})}
             for e in sorted(self.entries.values(), key=lambda e: e.folder)]}
         tmp = self.path.with_name(self.path.name + f".{os.getpid()}.tmp")
         try:
@@ -192,7 +206,15 @@ class TrustList:
             digests = folder_digests(folder)
         except NotTrusted as exc:
             raise InputError(str(exc), file=str(folder), field="folder") from None
-        entry = TrustedFolder(str(folder), combined(digests), digests)
+        old = self.entries.get(str(folder))
+        agreed: dict[str, list[str]] = {}
+        if old is not None:  # what was trusted before stays agreed (a recorded reload of it replays)
+            for rel in sorted({*old.agreed, *old.files}):
+                kept = [d for d in dict.fromkeys([*old.agreed.get(rel, []), *([old.files[rel]] if rel in old.files else [])])
+                        if d != digests.get(rel)]
+                if kept:
+                    agreed[rel] = kept[-AGREED_KEPT:]
+        entry = TrustedFolder(str(folder), combined(digests), digests, agreed)
         self.entries[entry.folder] = entry
         self.save()
         return entry
@@ -242,6 +264,23 @@ class Consent:
     served: bool = False
     checking: bool = False
     remembered: list[Path] = field(default_factory=list)  # folders --trust added, for the front end to say
+    texts: set[tuple[str, str]] = field(default_factory=set)  # (file, sha256) of plugin texts run live (hotload.py)
+
+    def agreed_text(self, folder: Path, file: Path, digest: str, now: str | None) -> bool:
+        """Whether a recorded text of plugin `file` (its sha256) is one the user agreed to: the
+        file as it is now (`now`), a text of it this process ran live, or one the
+        trusted-folders list kept for that file. Not whether the folder is agreed: `admit` says."""
+        if digest == now or (str(resolved_path(file)), digest) in self.texts:
+            return True
+        if self.trust_file is None:
+            return False
+        folder = resolved_path(folder)
+        entry = TrustList(self.trust_file).entries.get(str(folder))
+        try:
+            rel = resolved_path(file).relative_to(folder).as_posix()
+        except ValueError:  # a file outside the folder it names: nothing of the list agrees to it
+            return False
+        return entry is not None and entry.agreed_text(rel, digest)
 
     def admit(self, origin: Origin) -> None:
         """Return when every folder `origin` would load from is agreed; else NotTrusted with

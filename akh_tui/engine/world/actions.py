@@ -10,6 +10,7 @@ holds both. It still sees the agent only through the ToolContext and the world's
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..knowledge.kg import is_metadata_label
@@ -88,9 +89,15 @@ def _pair(arg: object) -> tuple[str, int]:
     raise Refusal(f"expected an artifact and a number, got {arg!r}")
 
 
-def goal_words(g: "Goal") -> set[str]:
-    text = g.description + " " + g.criteria.replace("(", " ").replace(")", " ")
-    return {w for w in normalised_words(text) if w not in STOP_WORDS}
+def goal_words(g: "Goal") -> frozenset[str]:
+    return _goal_words(g.description, g.criteria)
+
+
+@lru_cache(maxsize=1024)
+def _goal_words(description: str, criteria: str) -> frozenset[str]:
+    """(Kept: read_artifact's offer asks for the focus goal's words every turn of every agent.)"""
+    text = description + " " + criteria.replace("(", " ").replace(")", " ")
+    return frozenset(w for w in normalised_words(text) if w not in STOP_WORDS)
 
 
 class WorldAction(Tool):
@@ -162,13 +169,18 @@ class ReadArtifact(WorldAction):
 class WriteArtifact(WorldAction):
     def unpublished(self, g: "Goal") -> tuple[tuple[str, str, str], ...]:
         ev = self.world.evidence.get(self.agent_id, {}).get(g.id, {})
+        held = self._held()
+        return tuple(t for t in ev if t not in held)
+
+    def _held(self) -> set[tuple[str, str, str]]:
         held: set[tuple[str, str, str]] = set()
         for a in self.world.artifacts.owned_by(self.agent_id):
             held.update(a.current.triples)
-        return tuple(t for t in ev if t not in held)
+        return held
 
     def offer(self, tc: ToolContext, ctx: "GoalContext") -> Offer:
-        if not self.unpublished(ctx.goal):
+        ev = self.world.evidence.get(self.agent_id, {}).get(ctx.goal.id)
+        if not ev or ev.keys() <= self._held():  # (any unpublished: a set test, not a walk in Python)
             return Offer(False, why_not="the goal has no evidence triples outside the agent's artifacts")
         aid = f"{self.agent_id}-g{ctx.goal.id}"
         return Offer(True, 0.3, aid, arg=aid)
@@ -184,16 +196,21 @@ class WriteArtifact(WorldAction):
         return ToolResult(f"wrote {aid}@{a.version}: {len(triples)} triple(s), price {a.price}")
 
 
+_NO_TOOL = "no affordable artifact declares a tool the agent lacks"
+
+
 class InvokeArtifact(WorldAction):
     def lacks(self, tool: str) -> bool:
         agent = self.world.agent(self.agent_id)
         return tool not in agent.tools.entries or tool in agent.config.disabled_tools
 
     def offer(self, tc: ToolContext, ctx: "GoalContext") -> Offer:
+        arts = self.world.artifacts
+        if not arts.with_tool:
+            return Offer(False, why_not=_NO_TOOL)
         from ..tools.builtins import TOOLS
 
         caps = tc.config.capabilities
-        arts = self.world.artifacts
         for a in (arts.by_id[i] for i in sorted(arts.with_tool)):
             if a.tool is None or not self.lacks(a.tool) or not self.affordable(a):
                 continue
@@ -202,7 +219,7 @@ class InvokeArtifact(WorldAction):
                 continue
             symbols = ", ".join(tc.kg.label(s) for s in ctx.symbols[:5])
             return Offer(True, 0.5, f"{a.id}@{a.version} ({a.tool}): {symbols}", arg=(a.id, a.version))
-        return Offer(False, why_not="no affordable artifact declares a tool the agent lacks")
+        return Offer(False, why_not=_NO_TOOL)
 
     def run(self, tc: ToolContext, ctx: "GoalContext", arg: object) -> ToolResult:
         from ..tools.builtins import TOOLS

@@ -20,7 +20,7 @@ import threading
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Callable, Mapping
+from typing import IO, TYPE_CHECKING, Any, Callable, Mapping
 
 from ..errors import InputError
 from ..knowledge.memory import KIND_RELEVANCE
@@ -36,6 +36,9 @@ from .world import World
 from .edits import DisableTool, SetOrder, SetPsyche, WorldEdit
 from .gate import Answer, Answerer, GateClosed, Proposal, check_answer
 from .worldrun import WorldRun, compare_worlds
+
+if TYPE_CHECKING:
+    from .gate import Answerer
 
 # one glyph per step on a swimlane, and what an agent's lane shows where another agent acts
 LANE_GLYPHS = {"act": "●", "fail": "✗", "veto": "!", "limited": "⊘"}
@@ -287,16 +290,17 @@ class WorldWatch:
                 rest += [a for a in w.order[w.pos:] if w.loops[a].state != PAUSED]
             return rest
 
-    def step_agent(self) -> LaneStep | None:
+    def step_agent(self, answer: "Answerer | None" = None) -> LaneStep | None:
         """The next agent's turn, recorded (a round begun, or ended with its mint, on the way);
-        None when every agent is STOPPED or a turn broke the invariant."""
+        None when every agent is STOPPED or a turn broke the invariant. `answer`: the world
+        gate's answerer, for a turn that stops at the gate (gate.py)."""
         with self.lock:
             for _ in range(8):  # steps in which no agent acted (all stopped, none eligible): on to the next
                 if self.broken is not None:
                     return None
                 self._records = []
                 try:
-                    done = self.run.step(answer=self.ask)
+                    done = self.run.step(answer=answer if answer is not None else self.ask)
                 except InvariantViolation as exc:
                     self.broken = f"round {self.world.round}: {exc}; nothing of that step was committed"
                     self.hit = f"invariant: {self.broken}"
@@ -689,7 +693,7 @@ class WorldWatch:
             a = self.world.agents[aid]
             return (a.pending_psyche or a.psyche).to_toml()
 
-    def replace_psyche(self, aid: str, psyche: Psyche) -> None:
+    def replace_psyche(self, aid: str, psyche: Psyche, source: str = "workbench") -> str:
         """The agent's new psyche, taking effect at its next turn: a fork here with the edit (the
         door records a psyche edit as state of a new branch, so rewind and resume replay it)."""
         with self.lock:
@@ -697,7 +701,7 @@ class WorldWatch:
                 raise InputError(f"no agent {aid!r} in this world", field="agent")
             self._not_at_gate("edit a psyche")
             n = sum(1 for b in self.run.branches() if str(b.get("name", "")).startswith(f"{aid}-psyche"))
-            self.fork(None, [SetPsyche(aid, psyche.to_toml(), source="workbench")], name=f"{aid}-psyche-{n + 1}")
+            return self.fork(None, [SetPsyche(aid, psyche.to_toml(), source=source)], name=f"{aid}-psyche-{n + 1}")
 
     # ---- the gate ----------------------------------------------------------------------------
     @property

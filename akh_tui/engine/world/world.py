@@ -19,6 +19,7 @@ hold no wall time and no path but the ones the world file wrote.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
@@ -35,6 +36,7 @@ from ..knowledge.rules import RuleSet
 from ..psyche.model import Psyche
 from ..cycle.scoring import Candidate
 from .actions import DeciderFailed, make_actions
+from .agents import Agents
 from .artifacts import Artifact, Artifacts
 from .clock import earliest_wake, round_order, seconds
 from .file import WorldSpec
@@ -145,12 +147,14 @@ class World:
         # the agents whose turns stop at the gate (gate.py): the world file's `approve = true`
         # ones until the door's `gate()` says otherwise; not part of the state (the answers are)
         self.gated: set[str] = {a.id for a in spec.agents if a.approve}
-        self.agents: dict[str, Agent] = {}
+        self.agents = Agents()  # a rewound world's load on first touch (agents.py)
         self._turn_agent: str | None = None
         self._turn_events: list[dict[str, Any]] = []
         bases: dict[Any, tuple[KnowledgeGraph, RuleSet]] = {}
         psyches: dict[Any, Psyche] = {}
-        for i, a in enumerate(spec.agents):
+
+        def build(i: int) -> Agent:
+            a = spec.agents[i]
             dec = (deciders or {}).get(a.id) or self._decider(a.decider, i, llm)
             registry = a.scenario.tool_registry()
             for action in make_actions(self, a.id):
@@ -171,7 +175,14 @@ class World:
                                 add_goals=not restoring, kg=kg.copy(), rules=rules)
             for cap, on in WORLD_CAPABILITIES.items():
                 agent.config.capabilities.setdefault(cap, on)  # a scenario's [config] may have turned one off
-            self.agents[a.id] = agent
+            return agent
+
+        for i, a in enumerate(spec.agents):
+            if restoring:
+                # a rewind's: each built when first touched (agents.py), and most never are
+                self.agents.put_later(a.id, partial(build, i))
+            else:
+                self.agents.put(a.id, build(i))
         self._write({"type": "world", "v": 1, "name": spec.name, "seed": spec.seed,
                      "agents": [{"id": a.id, "scenario": a.scenario_name, "decider": a.decider, "seed": a.seed}
                                 for a in spec.agents], "config": spec.config()})

@@ -35,20 +35,22 @@ from __future__ import annotations
 import gc
 import json
 import threading
+import weakref
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import IO, Any, Callable, Collection, Iterator, Mapping
+from typing import IO, Any, Callable, Collection, Iterator, Mapping, cast
 
 from ..errors import InputError
 from ..paths import Locations
 from ..store import writelock
 from ..store.session import SessionStore
 from ..store.trace import TraceWriter
-from ..store.worldstore import GRAPH_PART, WORLD_PART, StepRow, WorldStore
+from ..store.worldstore import AGENT_PARTS, GRAPH_PART, RECORD_AT, WORLD_PART, StepRow, WorldStore
 from .file import WorldSpec, load_world
 from .gate import Answerer, Recorded
 from .ledger import InvariantViolation
-from .state import agent_graph, agent_state, load_world_state, world_state
+from .state import Appended, agent_appends, agent_state, appended, load_world_state, world_state
 from .world import World
 from .workflow import WorkflowDecider
 from ..llm.decider import LLMDecider, ScriptedProvider
@@ -59,8 +61,9 @@ __all__ = ["WorldRun", "WorldStep", "parse_step_name", "parse_world_ref", "is_wo
            "compare_worlds", "show_world", "delete_world", "world_items"]
 
 SAVE_EVERY = 32  # steps between saved states: a rewind replays at most this many
-KG_CHAIN = 8  # an agent's saved states holding only their graph additions since the one before, at most,
-# before one holds all of them again: a rewind reads at most this many more rows per agent
+KG_CHAIN = 16  # an agent's saved states holding only what it appended (graph, provenance, episodes, evidence)
+# since the one before, at most, before one holds all of it again: a rewind reads at most this many more rows
+# per agent it loads
 
 
 @dataclass(frozen=True)
@@ -89,8 +92,10 @@ def parse_step_name(text: str, field: str = "--at") -> tuple[int, str | None]:
 def _asks_a_live_model(w: World) -> bool:
     """Whether an agent's decider (or a workflow's model step) is a model other than the
     scripted one, whose answers a replay could not count on."""
-    for agent in w.agents.values():
-        inner = getattr(agent.decider, "inner", None)
+    for a in w.spec.agents:
+        if a.decider in ("utility", "scripted"):
+            continue  # (a rewound world builds an agent when first asked for: only those that may ask one)
+        inner = getattr(w.agents.built(a.id).decider, "inner", None)  # (its saved state need not be loaded)
         models = list(inner.models.values()) if isinstance(inner, WorkflowDecider) else [inner]
         if any(isinstance(m, LLMDecider) and not isinstance(m.provider, ScriptedProvider) for m in models):
             return True
@@ -128,9 +133,19 @@ class WorldRun:
         self._lines: list[str] = []
         self._dirty: set[str] = set()  # agents that took a turn since the branch's last saved state
         self._since_save = 0
-        # per agent, its newest saved state on this branch: (step, symbols, triples, how many
-        # states since one that held the whole graph); the next holds only the additions since
-        self._kg_saved: dict[str, tuple[int, int, int, int]] = {}
+        # per agent, what its newest saved state on this branch holds of what it only appends
+        # to (graph, provenance, episodes, evidence), and how many states since one that held all of it:
+        # the next holds only what was added since
+        self._kg_saved: dict[str, tuple[Appended, int]] = {}
+        # per agent, the step of its newest saved part on this branch's lineage: each world part
+        # names them all (worldstore.AGENT_PARTS), so a rewind finds them without a search
+        self._part_at: dict[str, int] = {}
+        # the Worlds this run handed out (the live one, rewinds) whose agents may still be read
+        # from the store on first touch (agents.py): read before the store closes
+        self._lazy: "weakref.WeakSet[World]" = weakref.WeakSet()
+        # per agent, the step whose lines hold its last cycle record, and that record: a saved
+        # part names the step instead of holding a second copy of it (worldstore.RECORD_AT)
+        self._record_at: dict[str, tuple[int, Any]] = {}
         self._lock_file: Path | None = None
         self.save_every = SAVE_EVERY
         self._gated = frozenset(a.id for a in spec.agents if a.approve)  # gate(): whose turns stop for an answer
@@ -273,23 +288,35 @@ class WorldRun:
         if full:
             self._kg_saved.clear()
         for aid in (w.ids if full else [a for a in w.ids if a in self._dirty]):
+            self._part_at[aid] = step
             prev = self._kg_saved.get(aid)
-            out[aid] = agent_state(w, aid, graph=False)
-            if prev is None or prev[0] >= step or prev[3] >= KG_CHAIN:
-                out[GRAPH_PART + aid] = agent_graph(w, aid)
-                chain = 0
-            else:
-                out[GRAPH_PART + aid] = agent_graph(w, aid, prev[:3])
-                chain = prev[3] + 1
-            kg = w.agents[aid].kg
-            self._kg_saved[aid] = (step, len(kg.symbols), len(kg.log), chain)
+            out[aid] = part = agent_state(w, aid, graph=False)
+            at = self._record_at.get(aid)
+            if at is not None and at[1] is part["agent"]["last_record"]:
+                part["agent"]["last_record"] = {RECORD_AT: at[0]}
+            add = None
+            if prev is not None and prev[0].step < step and prev[1] < KG_CHAIN:
+                add = agent_appends(w, aid, prev[0])  # (None: it cannot follow on from that part)
+            chain = prev[1] + 1 if add is not None and prev is not None else 0
+            out[GRAPH_PART + aid] = add if add is not None else cast(dict[str, Any], agent_appends(w, aid))
+            self._kg_saved[aid] = (appended(w, aid, step), chain)
+            # the episodes the session store would append (store/session.py) are in that part:
+            # a world's agents never go through it, and the list grew without end
+            w.agents[aid].episodic.new.clear()
+        out[WORLD_PART][AGENT_PARTS] = {aid: self._part_at[aid] for aid in w.ids}
         self._dirty.clear()
         self._since_save = 0
         return out
 
     def world_at(self, step: int) -> World:
         """A World in the exact state right after `step` of the branch (0: the start): the
-        newest saved state before it, and the recorded steps after that replayed."""
+        newest saved state before it, and the recorded steps after that replayed. Its agents
+        that the replay did not touch are read from the store when first touched (agents.py)."""
+        return self._world_at(step)[0]
+
+    def _world_at(self, step: int) -> tuple[World, dict[str, int], set[str]]:
+        """world_at's World, where each agent's newest saved part is (its step), and the
+        agents that took a turn in the steps replayed."""
         last = self.ws.last_step(self.branch)
         if not 0 <= step <= last:
             raise InputError(f"step {step} is outside the branch (0..{last})", field="--at")
@@ -298,19 +325,29 @@ class WorldRun:
         collecting = gc.isenabled()
         gc.disable()
         try:
-            at, wstate, agents = self.ws.state_at(self.branch, step)
+            at, wstate, refs = self.ws.state_refs(self.branch, step)
             w = self._new_world(restoring=True)
-            load_world_state(w, wstate, agents)
+            load_world_state(w, wstate, lazy={aid: partial(self._fetch, b, s, aid) for aid, (b, s) in refs.items()})
+            if w.agents.pending:
+                self._lazy.add(w)
+            replayed: set[str] = set()
             for row in self.ws.steps(self.branch, at + 1, step):
                 got: list[str] = []
                 w.lines = got.append
                 name = w.step(answer=Recorded.from_rows([row]))
                 self._check_replay(row, name, got)
+                if row.agent is not None:
+                    replayed.add(row.agent)
             w.lines = None
-            return w
+            return w, {aid: s for aid, (_, s) in refs.items()}, replayed
         finally:
             if collecting:
                 gc.enable()
+
+    def _fetch(self, branch: int, step: int, aid: str) -> dict[str, Any]:
+        """Agent `aid`'s saved part, read when a rewound World first touches it (agents.py)."""
+        with self.lock:
+            return self.ws.agent_part(branch, step, aid)
 
     def _check_replay(self, row: StepRow, name: tuple[int, str | None] | None, got: list[str]) -> None:
         if name != (row.round, row.agent) or got != row.lines:
@@ -319,12 +356,12 @@ class WorldRun:
 
     def _goto(self, step: int) -> None:
         """The live world is the branch's state after `step` (resume, after a failed write)."""
-        self.world = self.world_at(step)
+        self.world, self._part_at, self._dirty = self._world_at(step)  # the replayed are saved at the next save
         self.world.lines = self._lines.append
         self.world.gated = set(self._gated)
         self.last_step = step
-        self._dirty = set(self.world.ids)  # replayed since the saved state: saved again at the next save
         self._kg_saved.clear()  # (whole, each: the states this branch saved last may be ahead of `step`)
+        self._record_at.clear()  # (their records are saved whole until each one's next turn)
         self._since_save = self.save_every - 1 if step else 0
 
     def step_number(self, name: str) -> int:
@@ -371,9 +408,12 @@ class WorldRun:
             if name is None:
                 return None
             rnd, agent = name
+            n = self.last_step + 1
             if agent is not None:
                 self._dirty.add(agent)
-            n = self.last_step + 1
+                rec = w.agents[agent].last_record
+                if rec is not None and self._record_at.get(agent, (0, None))[1] is not rec:
+                    self._record_at[agent] = (n, rec)  # its turn's cycle record: in this step's lines
             self._since_save += 1
             states = self._states(n, False) if self._since_save >= self.save_every else None
             lines = list(self._lines)
@@ -521,7 +561,11 @@ class WorldRun:
                 if not self.store.readonly and (self._dirty or self._since_save):
                     self._save_states(self.last_step)
             finally:
-                self.store.close()
+                try:
+                    for w in list(self._lazy):  # what is still to read of them, read while the store is open
+                        w.agents.detach()
+                finally:
+                    self.store.close()
                 writelock.release(self._lock_file)
                 self._lock_file = None
 

@@ -1049,6 +1049,15 @@ def test_vsa_text_vector_ignores_case_and_bundles_words():
     assert 0.45 <= v.similarity(t, v.vector("zebra")) <= 0.55
 
 
+@pytest.mark.parametrize("dim", [4096, 72, 64])  # whole 64-bit words, and bytes that make none
+def test_vsa_similarities_in_one_pass_equal_one_call_per_vector(dim):
+    v = VSA(5, dim)
+    q = v.vector("ocean")
+    vectors = [v.vector(w) for w in ("whale", "ocean", "krill", "dolphin", "zebra")]
+    assert v.similarities(q, vectors) == [v.similarity(q, x) for x in vectors]
+    assert v.similarities(q, vectors)[1] == 1.0 and v.similarities(q, []) == []
+
+
 # ---- §5 infer_rules through the agent ------------------------------------------------------------
 
 def test_milk_rule_derives_whale_is_mammal_and_completes_the_goal():
@@ -1158,3 +1167,50 @@ def test_observe_orders_active_goals_by_priority_then_age():
     r = agent.step()
     assert r["observe"]["goals"] == [2, 1, 3]
     assert r["goal"]["id"] == 2
+
+
+def test_a_config_changed_in_place_between_cycles_changes_the_next_offers():
+    """What the config leaves out is kept between cycles (issue 29), and made again as soon as
+    the capabilities or the disabled tools change, even edited in place."""
+    agent = make_agent([("whale", "is-a", "mammal"), ("whale", "lives-in", "ocean")])
+    agent.add_goal("Explore whale", "plankton")
+    first = by_tool(agent.step())
+    assert first["reason"]["offered"] and first["file_io"]["why_not"] == "not offered: capability read_fs, write_fs disabled"
+    agent.config.disabled_tools.append("reason")
+    agent.config.capabilities["read_fs"] = True
+    second = by_tool(agent.step())
+    assert second["reason"]["why_not"] == "not offered: disabled for this run"
+    assert second["file_io"]["why_not"] == "not offered: capability write_fs disabled"
+    agent.config.disabled_tools.remove("reason")
+    assert by_tool(agent.step())["reason"]["offered"]
+
+
+def test_symbol_similarities_are_kept_while_the_graph_stands_still(monkeypatch):
+    from akh_tui.engine.knowledge.vsa import SymbolVectors
+
+    kg = KnowledgeGraph()
+    for s, p, o in [("whale", "is-a", "mammal"), ("dolphin", "is-a", "mammal"), ("shark", "lives-in", "ocean")]:
+        kg.add(s, p, o)
+    vsa = VSA(1, 4096)
+    sv = SymbolVectors(kg, vsa)
+    ids = [kg.lookup(w) for w in ("whale", "dolphin", "shark", "mammal")]
+    passes: list[int] = []
+    real = vsa.similarities
+    monkeypatch.setattr(vsa, "similarities", lambda q, vs: passes.append(len(vs)) or real(q, vs))
+    first = sv.similarities(ids[:1], ids[1:])
+    assert sv.similarities(ids[:1], ids[1:]) == first and len(passes) == 1  # kept: no second pass
+    assert first == real(sv.vector(ids[0]), [sv.vector(s) for s in ids[1:]])
+    kg.add("whale", "eats", "krill")  # the whale's vector changes: asked again, answered anew
+    again = sv.similarities(ids[:1], ids[1:])
+    assert len(passes) == 2 and again != first
+    fresh = SymbolVectors(kg, VSA(1, 4096))
+    assert again == fresh.similarities(ids[:1], ids[1:])
+    assert sv.similarities(ids[:2], ids[2:]) == fresh.similarities(ids[:2], ids[2:])  # two seeds: their bundle
+
+
+def test_first_distinct_learnings_are_those_of_the_whole_list_cut():
+    from akh_tui.engine.cycle.agent import _first_distinct
+
+    groups = [(5, 3, 5), (), (3, 9, 1, 2), (7, 8, 6, 4, 0, 11, 12)]
+    for n in (1, 3, 10, 50):
+        assert _first_distinct(groups, n) == list(dict.fromkeys(s for g in groups for s in g))[:n]

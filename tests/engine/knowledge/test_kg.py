@@ -208,3 +208,35 @@ def test_by_predicate_is_a_live_sequence():
     assert pairs[-1:] == [(kg.lookup("animal-4"), kg.lookup("whale"))]
     kg.add("orca", "eats", "seal")
     assert len(pairs) == 3 and pairs[2] == (kg.lookup("orca"), kg.lookup("seal"))
+
+
+def test_adding_saved_triples_in_bulk_builds_what_add_builds_also_into_a_copy():
+    """kg.add_saved (a world's rewind adds each agent's saved triples back with it) against
+    `add` of each: into a fresh graph, and into a copy of a graph sharing its lists (copy on
+    write), which the original must not see; duplicates skipped, derivations kept."""
+    from akh_tui.engine.cycle.state import triple_row
+
+    src = by_add()
+    src.add("orca", "eats", "whale", 0.8, "inferred:hunts", 3)
+    src.derivations[src.log[-1].key] = ("hunts", ((1, 2, 3),))
+    rows = [triple_row(src, t) for t in src.log[5:]] + [triple_row(src, src.log[7])]  # (the last: a duplicate)
+    base = KnowledgeGraph()
+    for s, p, o, c in ROWS[:5]:
+        base.add(s, p, o, c)
+    before = state(base)
+    one, two = base.copy(), base.copy()
+    for sym in src.symbols[len(base.symbols):]:
+        one.symbol(sym.label, sym.kind)
+        two.symbol(sym.label, sym.kind)
+    seen: list = []
+    two.listeners.append(seen.append)
+    for s, p, o, conf, prov, cyc, deriv in rows:
+        t = one.add(s, p, o, conf, prov, cyc)
+        if t is not None and deriv:
+            one.derivations[t.key] = (deriv[0], tuple(tuple(k) for k in deriv[1]))
+    assert two.add_saved(rows) == len(rows) - 1
+    assert state(two) == state(one) and two.derivations == one.derivations
+    assert [t.seq for t in two.log] == list(range(len(two.log))) and seen == two.log[5:]
+    assert state(base) == before  # the graph copied from saw nothing
+    two.add("zoo", "has", "animal-99")  # and the copy goes on as its own
+    assert state(base) == before and len(two) == len(one) + 1

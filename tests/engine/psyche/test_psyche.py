@@ -673,3 +673,64 @@ def test_anticipate_is_validated_and_saved_where_the_user_wrote_it():
     assert again.shadow.anticipate and again.to_dict() == d.to_dict()
     assert Psyche.from_dict(d.to_dict()).shadow.anticipate
     assert d.copy().shadow.anticipate
+
+
+def test_the_veto_tally_counts_live_cycles_without_reading_them_back(tmp_path, monkeypatch):
+    # issue 29: the workbench asks for its goal's vetoes every frame; the cycles run since are
+    # counted as they are recorded, not decoded again from the store
+    run = _solar_with_veto(tmp_path, anticipate=False)
+    recs = [run.step() for _ in range(5)]
+    goals = {r["goal"]["id"] for r in recs if r}
+    for goal in goals:
+        run.vetoes_on_goal(goal, run.last_cycle())  # as a frame does: the tally starts here
+    later = [run.step() for _ in range(32)]
+
+    def no_reads(*a, **kw):
+        raise AssertionError("the tally read the store")
+
+    monkeypatch.setattr(run.store, "records", no_reads)
+    monkeypatch.setattr(run.store, "goal_records", no_reads)
+    counted = {goal: run.vetoes_on_goal(goal, run.last_cycle()) for goal in goals}
+    monkeypatch.undo()
+    expected: dict[int, dict[str, int]] = {goal: {} for goal in goals}
+    for r in recs + later:
+        if r and r["act"]["vetoed"] and r["goal"]["id"] in goals:
+            by_tool = expected[r["goal"]["id"]]
+            by_tool[r["decide"]["tool"]] = by_tool.get(r["decide"]["tool"], 0) + 1
+    assert counted == expected and any(expected.values())
+    run.close()
+
+
+# -- a repeated check is one lookup (issue 29) --------------------------------------------------
+
+def test_a_repeated_check_walks_the_trigger_automaton_once_and_answers_alike(monkeypatch):
+    shadow = Psyche.default().shadow
+    vetoes, biases = shadow._index(shadow.veto_patterns), shadow._index(shadow.bias_patterns)
+    walks: list[str] = []
+    for index, method in ((vetoes, "first"), (biases, "all")):
+        real = getattr(index.automaton, method)
+        monkeypatch.setattr(index.automaton, method, lambda text, real=real: walks.append(text) or real(text))
+    cases = [(desc("shell_exec", "rm -rf /"), ("process_exec",), "critical"),
+             (desc("kg_query", "dog"), ("read_kg",), "safe"), (desc("reason", "ocean"), ("read_kg",), "safe")]
+    first = [(shadow.check_veto(*c), shadow.check_bias(*c)) for c in cases]
+    assert len(walks) == 2 * len(cases)
+    again = [(shadow.check_veto(*c), shadow.check_bias(*c)) for c in cases * 3]
+    assert len(walks) == 2 * len(cases)  # each answer was kept: no walk for the same description
+    assert again == first * 3
+    fresh = Psyche.default().shadow  # a fresh index (no memo) answers the same
+    assert [(fresh.check_veto(*c), fresh.check_bias(*c)) for c in cases] == first
+    assert first[0][0] is not None and first[1][0] is None  # the cases do tell vetoes apart
+
+
+def test_the_answers_kept_are_bounded(monkeypatch):
+    from akh_tui.engine.psyche import triggers
+
+    monkeypatch.setattr(triggers, "MEMO_SIZE", 8)
+    shadow = Psyche.default().shadow
+    for i in range(50):
+        shadow.check_veto(desc("kg_query", f"word{i}"), ("read_kg",), "safe")
+        shadow.check_bias(desc("kg_query", f"word{i}"), ("read_kg",), "safe")
+    assert len(shadow._index(shadow.veto_patterns)._first) <= 8
+    assert len(shadow._index(shadow.bias_patterns)._every) <= 8
+    # still right after the memo was emptied
+    assert shadow.check_veto(desc("shell_exec", "ls"), ("process_exec",), "critical") is not None

@@ -36,7 +36,7 @@ def test_a_reload_takes_effect_at_the_next_cycle(tmp_path, scenario):
         for _ in range(3):
             run.step()
         assert "sea-swimmer" not in rule_names(run)
-        assert run.reload() == ["nothing to reload: the rule, triple and psyche files are as the run has them"]
+        assert run.reload() == ["nothing to reload: the scenario's goals and its rule, triple, psyche and plugin files are as the run has them"]
         rules_file = scenario.parent.parent / "rules" / "biology.toml"
         rules_file.write_text(rules_file.read_text(encoding="utf-8") + SWIM, encoding="utf-8")
         assert run.reload() == ["rules reloaded from biology.toml: in force from cycle 4"]
@@ -112,7 +112,7 @@ def test_a_changed_psyche_file_is_reloaded_a_same_one_is_not(tmp_path, scenario)
         text = psyche_file.read_text(encoding="utf-8")
         psyche_file.write_text(text.replace("explorer = 0.5", "explorer = 0.95"), encoding="utf-8")
         assert run.reload() == ["psyche reloaded from default.toml: in force from cycle 2"]
-        assert run.reload() == ["nothing to reload: the rule, triple and psyche files are as the run has them"]
+        assert run.reload() == ["nothing to reload: the scenario's goals and its rule, triple, psyche and plugin files are as the run has them"]
         run.step()
         assert run.view()["psyche"]["archetypes"]["explorer"] == 0.95
     finally:

@@ -433,7 +433,7 @@ def test_a_store_saved_before_graphs_had_parts_of_their_own_still_rewinds(tmp_pa
     r.close()
     # the old layout: each agent's part holds its whole graph, and there is no `kg:` part
     r = WorldRun.open_readonly(locs(tmp_path))
-    old = {(step, part): WorldStore(r.store)._agent_state(1, step, part) for step, part in
+    old = {(step, part): WorldStore(r.store).agent_part(1, step, part) for step, part in
            r.store.db.execute("SELECT step, part FROM world_states WHERE part NOT IN ('world') AND part NOT LIKE 'kg:%'")}
     r.close()
     with sqlite3.connect(locs(tmp_path).session_db) as db:
@@ -557,3 +557,171 @@ def test_deleting_a_world_another_process_drives_is_refused_naming_it(tmp_path, 
         proc.stdin.flush()
         assert proc.wait(timeout=120) == 0
     assert json.loads(cli("sessions", "delete", "w1", "--json").stdout)["deleted"] == "w1"  # once it let go
+
+
+def _bench_world(tmp: Path, agents: int) -> str:
+    from akh_tui.bench.world import world_file
+
+    return str(world_file(tmp / "w", agents, "Explore the ocean and find plankton"))
+
+
+def _recorded(tmp: Path, agents: int, steps: int, save_every: int) -> list[str]:
+    """A bench world of `agents` recorded for `steps` steps, a state saved every `save_every`:
+    each step's whole state (world_state, every agent's with it), as the live world had it."""
+    from akh_tui.engine.store.trace import dumps
+    from akh_tui.engine.world.state import world_state
+
+    r = WorldRun.start(locs(tmp), _bench_world(tmp, agents))
+    r.save_every = save_every
+    want = [dumps(world_state(r.world))]
+    for _ in range(steps):
+        r.step()
+        want.append(dumps(world_state(r.world)))
+    r.close()
+    return want
+
+
+def test_a_rewind_loads_the_agents_its_replay_needs_and_the_rest_when_first_touched(tmp_path):
+    from akh_tui.engine.store.trace import dumps
+    from akh_tui.engine.world.state import world_state
+
+    want = _recorded(tmp_path, 8, 40, 8)
+    r = WorldRun.open_readonly(locs(tmp_path))
+    steps = {row.step: row.agent for row in r.steps()}
+    for n in (3, 17, 24, 40):
+        w = r.world_at(n)
+        replayed = {steps[s] for s in range(n - n % 8 + 1, n + 1)}
+        assert set(w.agents.pending) == set(w.ids) - replayed  # built and loaded: only the replayed turns' agents
+        aid = w.agents.pending[0]
+        assert list(w.agents) == w.ids and aid in w.agents and aid in w.agents.pending  # (asking loads nothing)
+        assert w.agents[aid] is not None and aid not in w.agents.pending  # the first touch loads it
+        assert dumps(world_state(w)) == want[n], n  # every agent touched: the world as it was
+    kept = r.world_at(21)
+    assert kept.agents.pending
+    r.close()  # a rewound world stays whole after its run closes the store
+    assert dumps(world_state(kept)) == want[21]
+
+
+def test_each_saved_world_part_names_its_agents_newest_parts_and_every_agents_read_versions(tmp_path):
+    r = WorldRun.start(locs(tmp_path), "harbour")
+    r.save_every = 3
+    r.run(3)
+    at = r.last_step
+    r.fork(at - 1, [], "again")
+    r.run(1)
+    r.close()
+    ids = [a.id for a in load_world("harbour").agents]
+    with sqlite3.connect(locs(tmp_path).session_db) as db:
+        rows = db.execute("SELECT branch, step, part, payload FROM world_states ORDER BY branch, step").fetchall()
+    worlds = [(b, s, json.loads(p)) for b, s, part, p in rows if part == "world"]
+    assert len(worlds) >= 4
+    for b, s, state in worlds:
+        named = state["agent_parts"]
+        assert list(named) == ids
+        for aid, at_step in named.items():  # the newest part of each agent at or before the world part's step
+            lineage = [1] if b == 1 else [1, b]
+            newest = max(s2 for b2, s2, part, _ in rows if part == aid and s2 <= s and b2 in lineage
+                         and (b2 == b or b == 1 or s2 < at - 1))
+            assert at_step == newest, (b, s, aid)
+        if b != 1 and s == at - 1:
+            assert set(named.values()) == {at - 1}  # a fork saves every agent at its step
+    read = [state["book"]["read_versions"] for _, _, state in worlds]
+    assert any(read)  # harbour's agents buy each other's artifacts: who read which version, for all of them
+
+
+def test_an_agents_saved_part_appends_its_provenance_episodes_and_evidence_since_the_one_before(tmp_path):
+    from akh_tui.engine.cycle.agent import PROVENANCE_KEEP
+
+    _recorded(tmp_path, 2, 240, 4)  # 120 turns each: episodes consolidated, provenance past its first saves
+    with sqlite3.connect(locs(tmp_path).session_db) as db:
+        agent_parts = [json.loads(p) for p, in db.execute("SELECT payload FROM world_states WHERE part='a0'")]
+        parts = [json.loads(p) for p, in db.execute("SELECT payload FROM world_states WHERE part='kg:a0' ORDER BY step")]
+    assert all(p["agent"]["provenance"] is None and "episodes" not in p["agent"] and p["evidence"] is None
+               for p in agent_parts)
+    # its last cycle record is in the lines of the step it names (its turn), not a second time here
+    with sqlite3.connect(locs(tmp_path).session_db) as db:
+        for p in agent_parts[1:]:
+            step = p["agent"]["last_record"]["step"]
+            agent, lines = db.execute("SELECT agent, lines FROM world_steps WHERE step=?", (step,)).fetchone()
+            assert agent == "a0" and f'"cycle":{p["agent"]["cycle"]},"agent":"a0"' in lines
+    whole = [p for p in parts if p["prev"] is None]
+    deltas = [p for p in parts if p["prev"] is not None]
+    assert len(whole[-1]["provenance"]) > 40 and whole[-1]["episodes"]["episodes"]
+    assert all(len(p["provenance"]) <= 6 for p in deltas)  # the two or so turns since the part before
+    assert any(p["episodes"] for p in deltas) and all(len(p["episodes"]) <= 4 for p in deltas)
+    learnt = sum(len(triples) for _, triples in whole[-1]["evidence"])  # the world's evidence of its goals
+    assert learnt > 10 and any(p["evidence"] for p in deltas)
+    assert all(sum(len(triples) for _, triples in p["evidence"]) < learnt // 2 for p in deltas)
+    assert len(whole[-1]["provenance"]) <= PROVENANCE_KEEP
+
+
+def test_a_store_whose_world_parts_name_no_agent_parts_and_whose_agents_hold_their_provenance_still_rewinds(tmp_path):
+    """The layout saved before: world parts without `agent_parts` and `book` (the rewind
+    searches for each agent's newest part and loads them all), agent parts holding their
+    provenance and episodes (their `kg:` parts only the graph)."""
+    from akh_tui.engine.store.schema import row_crc
+    from akh_tui.engine.store.trace import dumps
+    from akh_tui.engine.store.worldstore import WorldStore
+    from akh_tui.engine.world.state import world_state
+
+    want = _recorded(tmp_path, 3, 60, 4)
+    r = WorldRun.open_readonly(locs(tmp_path))
+    ws = WorldStore(r.store)
+    rows = r.store.db.execute("SELECT branch, step, part, payload FROM world_states").fetchall()
+    old: dict[tuple[int, str], str] = {}
+    for b, step, part, payload in rows:
+        d = json.loads(payload)
+        if part == "world":
+            d.pop("agent_parts"), d.pop("book")
+        elif part.startswith("kg:"):
+            d.pop("provenance"), d.pop("episodes"), d.pop("evidence")
+        else:
+            d = ws.agent_part(b, step, part)
+            del d["agent"]["kg_additions"]  # (in the `kg:` parts)
+        old[(step, part)] = dumps(d)
+    r.close()
+    with sqlite3.connect(locs(tmp_path).session_db) as db:
+        for (step, part), text in old.items():
+            db.execute("UPDATE world_states SET payload=?, crc=? WHERE branch=1 AND step=? AND part=?",
+                       (text, row_crc(1, step, part, text), step, part))
+    r = WorldRun.open_readonly(locs(tmp_path))
+    for n in range(0, 61, 3):
+        w = r.world_at(n)
+        assert not w.agents.pending  # (each agent's read versions and rate windows are in its own part)
+        assert dumps(world_state(w)) == want[n], n
+    r.close()
+    r = WorldRun.resume(locs(tmp_path))  # resumed, it saves the new layout from its next state on
+    r.run(2)
+    r.close()
+
+
+def test_a_resumed_world_saves_again_only_the_agents_its_replay_touched(tmp_path):
+    from akh_tui.engine.store.trace import dumps
+    from akh_tui.engine.world.state import world_state
+
+    r = WorldRun.start(locs(tmp_path), _bench_world(tmp_path, 6))
+    r.save_every = 10
+    r.run(2)
+    r.step()
+    r.step()  # 14 steps: saved at 10, and at 14 by close
+    replayed = {row.agent for row in r.steps(11, 14)}
+    r.close()
+    with sqlite3.connect(locs(tmp_path).session_db) as db:
+        db.execute("DELETE FROM world_states WHERE step=14")  # as after a kill: the last saved state is 10's
+    r = WorldRun.resume(locs(tmp_path))
+    assert r.last_step == 14 and set(r.world.agents.pending) == set(r.world.ids) - replayed
+    r.save_every = 1
+    r.step()  # the next save: the two replayed, this step's agent, and nobody else
+    took = next(r.steps(15, 15)).agent
+    r.close()
+    with sqlite3.connect(locs(tmp_path).session_db) as db:
+        saved = {p for p, in db.execute("SELECT part FROM world_states WHERE step=15") if p != "world" and ":" not in p}
+    assert saved == replayed | {took}
+    want = memory_trace(_bench_world(tmp_path, 6), 15)
+    r = WorldRun.open_readonly(locs(tmp_path))
+    assert list(r.trace_lines()) == want
+    whole = World(load_world(_bench_world(tmp_path, 6)))
+    for _ in range(15):
+        whole.step()
+    assert dumps(world_state(r.world_at(15))) == dumps(world_state(whole))
+    r.close()

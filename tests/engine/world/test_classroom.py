@@ -1,0 +1,233 @@
+"""The owner of a served world (engine/world/classroom.py, issue 26's class in the browser): a
+taken seat's agent stops at the world gate and its student's answer is recorded with the seat's
+name; an absent student's decision times out to the table's choice, recorded as such; a closed
+tab's seat is retaken with the same key; reassigning makes a new key; a served world never
+becomes the current world."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+
+from akh_tui.engine import SERVED_ENV, ClassRefusal, ClassRoom, InputError, Locations, WorldWatch
+
+DEADLINE_S = 60.0
+
+
+@pytest.fixture
+def locations(tmp_path):
+    return Locations(tmp_path / "data", tmp_path / "config.toml")
+
+
+@pytest.fixture
+def room(locations):
+    made: list[ClassRoom] = []
+
+    def make(timeout_s: float = 30.0) -> ClassRoom:
+        r = ClassRoom(WorldWatch.open("market", locations), timeout_s)
+        r.start()
+        made.append(r)
+        return r
+
+    yield make
+    for r in made:
+        r.close()
+
+
+def wait_for(what, why: str, timeout: float = DEADLINE_S) -> Any:
+    """Poll `what()` until it is truthy (a condition with a deadline, never a fixed sleep)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        got = what()
+        if got:
+            return got
+        time.sleep(0.01)
+    raise AssertionError(f"timed out waiting for {why}")
+
+
+def proposal(room: ClassRoom, session: str) -> dict[str, Any] | None:
+    return room.snapshot(session)["you"]["proposal"]
+
+
+def recorded_users(room: ClassRoom) -> list[tuple[str, dict[str, Any] | None]]:
+    """Every recorded cycle's (agent, decide.user) on the branch, from the store."""
+    with room.watch.lock:
+        rows = list(room.watch.run.steps())
+    out = []
+    for row in rows:
+        for line in row.lines:
+            rec = json.loads(line)
+            if rec["type"] == "cycle":
+                out.append((rec["agent"], rec["decide"].get("user")))
+    return out
+
+
+def test_a_students_answer_is_recorded_with_its_seat(room):
+    r = room()
+    teacher = r.join(r.teacher_key)["session"]
+    joined = r.join(r.seats["bold"].key)
+    assert joined["role"] == "student" and joined["agent"] == "bold"
+    bold = joined["session"]
+    r.command(teacher, "round")  # both agents act in round 1; bold's turn waits for its seat
+    p = wait_for(lambda: proposal(r, bold), "bold's proposal")
+    offered = [c["tool"] for c in p["candidates"]]
+    assert p["tool"] in offered and p["why"]
+    other = next(t for t in offered if t != p["tool"])
+    with pytest.raises(ClassRefusal, match="was not offered"):
+        r.answer(bold, p["number"], "choose", "no_such_tool")
+    assert r.answer(bold, p["number"], "choose", other) == {"ok": True, "by": "seat:bold"}
+    wait_for(lambda: r.snapshot(teacher)["steps"] >= 2, "round 1")
+    users = dict(recorded_users(r))
+    assert users["bold"] == {"decision": "choose", "tool": other, "by": "seat:bold", "why": "", "proposed": p["tool"]}
+    assert users["cautious"] is None  # an open seat: its decider decided alone, nothing asked
+    log = r.snapshot(teacher)["decisions"]
+    assert log[-1]["agent"] == "bold" and log[-1]["by"] == "seat:bold" and log[-1]["tool"] == other
+    with pytest.raises(ClassRefusal, match="no longer waiting"):  # answered already
+        r.answer(bold, p["number"], "approve")
+
+
+def test_an_absent_student_times_out_to_the_tables_choice(room):
+    r = room(timeout_s=0.3)
+    teacher = r.join(r.teacher_key)["session"]
+    r.join(r.seats["cautious"].key)  # a student joined, then went quiet
+    r.command(teacher, "round")
+    wait_for(lambda: r.snapshot(teacher)["steps"] >= 2, "round 1 without an answer")
+    users = dict(recorded_users(r))
+    user = users["cautious"]
+    assert user is not None and user["by"] == "timeout" and user["decision"] in ("approve", "choose")
+    assert "the table's choice" in user["why"]
+    assert r.snapshot(teacher)["decisions"][-1]["by"] == "timeout"
+
+
+def test_a_closed_tabs_seat_is_retaken_and_a_reassigned_one_is_not(room):
+    r = room()
+    teacher = r.join(r.teacher_key)["session"]
+    key = r.seats["bold"].key
+    first = r.join(key)["session"]
+    assert r.snapshot(teacher)["seats"]["bold"]["taken"]
+    second = r.join(key)["session"]  # the tab closed and the same URL opened again
+    assert r.snapshot(second)["you"]["holds"] and not r.snapshot(first)["you"]["holds"]
+    assert "another tab" in r.snapshot(first)["you"]["why_not"]
+    r.command(teacher, "agent")
+    r.command(teacher, "agent")
+    p = wait_for(lambda: proposal(r, second), "bold's proposal")
+    assert proposal(r, first) is None
+    with pytest.raises(ClassRefusal, match="no longer holds seat:bold"):
+        r.answer(first, p["number"], "approve")
+    r.answer(second, p["number"], "approve")
+    wait_for(lambda: dict(recorded_users(r)).get("bold"), "bold's recorded answer")
+    assert dict(recorded_users(r))["bold"]["by"] == "seat:bold"
+    # reassigned: a new key (the old one takes nothing), a new seat name in the record
+    got = r.command(teacher, "reassign", "bold")
+    new = r.seats["bold"].key
+    assert new != key and got["join"].endswith(new) and r.role_of(key) is None
+    assert "reassigned" in r.snapshot(second)["you"]["why_not"]
+    with pytest.raises(ClassRefusal, match="not \\(or no longer\\)"):
+        r.join(key)
+    assert r.join(new)["agent"] == "bold" and r.seats["bold"].name == "seat:bold#2"
+    # released: the agent's decider decides alone; the same key takes it again
+    r.command(teacher, "release", "bold")
+    assert not r.snapshot(teacher)["seats"]["bold"]["taken"]
+    assert r.join(new)["agent"] == "bold"
+    with pytest.raises(ClassRefusal, match="only the teacher"):
+        r.command(second, "run")
+
+
+def test_the_teacher_takes_the_tables_choice_for_a_waiting_seat(room):
+    r = room()
+    teacher = r.join(r.teacher_key)["session"]
+    with pytest.raises(ClassRefusal, match="no decision is waiting"):
+        r.command(teacher, "table")
+    r.join(r.seats["bold"].key)
+    r.join(r.seats["cautious"].key)
+    r.command(teacher, "agent")
+    wait_for(lambda: r.snapshot(teacher)["waiting"], "a proposal")
+    r.command(teacher, "table")
+    wait_for(lambda: r.snapshot(teacher)["steps"] == 1, "the step")
+    (agent, user), = recorded_users(r)
+    assert user is not None and user["by"] == "teacher" and "took the table's choice" in user["why"]
+
+
+def test_teacher_commands_are_checked(room):
+    r = room()
+    teacher = r.join(r.teacher_key)["session"]
+    with pytest.raises(ClassRefusal, match="no agent 'nobody'"):
+        r.command(teacher, "release", "nobody")
+    with pytest.raises(ClassRefusal, match="unknown command"):
+        r.command(teacher, "explode")
+    with pytest.raises(ClassRefusal, match="session is unknown"):
+        r.snapshot("forged")
+    assert r.role_of("") is None and r.role_of("guess") is None
+
+
+def test_a_served_world_never_becomes_the_current_one(locations, monkeypatch):
+    from akh_tui.engine import WorldRun
+
+    WorldRun.start(locations, "market").close()  # the user's own world: current
+    monkeypatch.setenv(SERVED_ENV, "1")
+    served = WorldWatch.open("market", locations)
+    served.step_agent()
+    served_id = served.run.world_id
+    served.close()
+    monkeypatch.delenv(SERVED_ENV)
+    again = WorldRun.resume(locations)
+    try:
+        assert again.world_id != served_id and again.world_id == 1
+    finally:
+        again.close()
+    watch = WorldWatch.open("market", locations)
+    try:
+        with pytest.raises(InputError):  # a ClassRefusal is an InputError: a tab shows its words
+            ClassRoom(watch).join("nope")
+    finally:
+        watch.close()
+
+
+def test_a_students_psyche_edit_is_live_and_its_save_goes_to_the_served_place(room, locations):
+    r = room()
+    teacher = r.join(r.teacher_key)["session"]
+    bold = r.join(r.seats["bold"].key)["session"]
+    cautious = r.join(r.seats["cautious"].key)["session"]
+    got = r.psyche(bold)
+    assert got["agent"] == "bold" and "[" in got["toml"]
+    assert got["save_to"] == str(locations.served_dir / "psyche" / "world-market" / "bold.toml")
+    with pytest.raises(InputError):  # a bad text is refused with what is wrong, nothing queued
+        r.set_psyche(bold, "this is = = not toml")
+    saved = r.save_psyche(bold, got["toml"])
+    assert saved["path"] == got["save_to"] and (locations.served_dir / "psyche" / "world-market" / "bold.toml").is_file()
+    assert not locations.psyche_dir.exists()  # the owner's own psyche folder is untouched
+    r.set_psyche(bold, got["toml"])
+    wait_for(lambda: "edited bold's psyche" in r.snapshot(teacher)["note"], "the live edit")
+    assert r.watch.run.branch_name == "bold-psyche-1"
+    with pytest.raises(ClassRefusal, match="only a seat's tab"):
+        r.psyche(teacher)
+    r.join(r.seats["cautious"].key)  # cautious's first tab no longer holds its seat
+    with pytest.raises(ClassRefusal, match="no longer holds"):
+        r.save_psyche(cautious, got["toml"])
+
+
+def test_closing_the_class_while_a_decision_waits_records_nothing_of_that_turn(locations):
+    r = ClassRoom(WorldWatch.open("market", locations), 300)
+    r.start()
+    teacher = r.join(r.teacher_key)["session"]
+    bold = r.join(r.seats["bold"].key)["session"]
+    cautious = r.join(r.seats["cautious"].key)["session"]
+    r.command(teacher, "agent")
+    first = wait_for(lambda: proposal(r, bold) or proposal(r, cautious), "the first proposal")
+    asker = bold if proposal(r, bold) else cautious
+    r.answer(asker, first["number"], "approve")
+    wait_for(lambda: r.snapshot(teacher)["steps"] == 1, "the first step")
+    r.command(teacher, "agent")
+    wait_for(lambda: r.snapshot(teacher)["waiting"], "the second proposal")
+    world = r.watch.run.world_id
+    r.close()  # the second turn waits for its student: dropped, nothing of it recorded
+    from akh_tui.engine import WorldRun
+
+    again = WorldRun.open_readonly(locations, world=world)
+    try:
+        assert [s.step for s in again.steps()] == [1]
+    finally:
+        again.close()
