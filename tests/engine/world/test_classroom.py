@@ -7,6 +7,7 @@ becomes the current world."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -46,6 +47,11 @@ def wait_for(what, why: str, timeout: float = DEADLINE_S) -> Any:
             return got
         time.sleep(0.01)
     raise AssertionError(f"timed out waiting for {why}")
+
+
+def changed(toml: str, guardian: str = "0.9") -> str:
+    """A psyche text with another guardian weight: a real edit."""
+    return re.sub(r"^guardian = [0-9.]+", f"guardian = {guardian}", toml, count=1, flags=re.M)
 
 
 def proposal(room: ClassRoom, session: str) -> dict[str, Any] | None:
@@ -124,16 +130,19 @@ def test_a_closed_tabs_seat_is_retaken_and_a_reassigned_one_is_not(room):
     got = r.command(teacher, "reassign", "bold")
     new = r.seats["bold"].key
     assert new != key and got["join"].endswith(new) and r.role_of(key) is None
-    assert "reassigned" in r.snapshot(second)["you"]["why_not"]
+    with pytest.raises(ClassRefusal, match="reassigned seat:bold: this join URL no longer") as gone:
+        r.snapshot(second)  # the old URL's tabs lose the class, not only the seat
+    assert gone.value.field == "session"
     with pytest.raises(ClassRefusal, match="not \\(or no longer\\)"):
         r.join(key)
     assert r.join(new)["agent"] == "bold" and r.seats["bold"].name == "seat:bold#2"
     # released: the agent's decider decides alone; the same key takes it again
     r.command(teacher, "release", "bold")
     assert not r.snapshot(teacher)["seats"]["bold"]["taken"]
-    assert r.join(new)["agent"] == "bold"
+    again = r.join(new)
+    assert again["agent"] == "bold"
     with pytest.raises(ClassRefusal, match="only the teacher"):
-        r.command(second, "run")
+        r.command(again["session"], "run")
 
 
 def test_the_teacher_takes_the_tables_choice_for_a_waiting_seat(room):
@@ -193,13 +202,17 @@ def test_a_students_psyche_edit_is_live_and_its_save_goes_to_the_served_place(ro
     cautious = r.join(r.seats["cautious"].key)["session"]
     got = r.psyche(bold)
     assert got["agent"] == "bold" and "[" in got["toml"]
-    assert got["save_to"] == str(locations.served_dir / "psyche" / "world-market" / "bold.toml")
+    assert got["save_to"] == "<data dir>/served/psyche/world-market/bold.toml"  # never the owner's own path
+    assert str(locations.data_dir) not in json.dumps(got)
     with pytest.raises(InputError):  # a bad text is refused with what is wrong, nothing queued
         r.set_psyche(bold, "this is = = not toml")
     saved = r.save_psyche(bold, got["toml"])
     assert saved["path"] == got["save_to"] and (locations.served_dir / "psyche" / "world-market" / "bold.toml").is_file()
+    assert str(locations.data_dir) not in json.dumps(saved)
     assert not locations.psyche_dir.exists()  # the owner's own psyche folder is untouched
-    r.set_psyche(bold, got["toml"])
+    bolder = changed(got["toml"])
+    assert bolder != got["toml"]
+    r.set_psyche(bold, bolder)
     wait_for(lambda: "edited bold's psyche" in r.snapshot(teacher)["note"], "the live edit")
     assert r.watch.run.branch_name == "bold-psyche-1"
     with pytest.raises(ClassRefusal, match="only a seat's tab"):
