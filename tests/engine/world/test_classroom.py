@@ -244,3 +244,118 @@ def test_closing_the_class_while_a_decision_waits_records_nothing_of_that_turn(l
         assert [s.step for s in again.steps()] == [1]
     finally:
         again.close()
+
+
+# ---- review fixes --------------------------------------------------------------------------------
+
+class Clock:
+    """A clock the test moves (the class's rate limit and idle pruning read it)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def still(locations):
+    """A class whose stepping thread is not started: what it queues stays queued."""
+    made: list[ClassRoom] = []
+
+    def make() -> tuple[ClassRoom, Clock]:
+        clock = Clock()
+        r = ClassRoom(WorldWatch.open("market", locations), 30.0, clock=clock)
+        made.append(r)
+        return r, clock
+
+    yield make
+    for r in made:
+        r.close()
+
+
+@pytest.mark.parametrize("key", ["é", "\udcff", "a" * 22 + "é", "\x00"])
+def test_a_join_key_of_any_text_opens_nothing_and_raises_no_type_error(still, key):
+    r, _ = still()
+    assert r.role_of(key) is None  # compare_digest on such a str raised TypeError
+    with pytest.raises(ClassRefusal, match="not \\(or no longer\\)") as refused:
+        r.join(key)
+    assert refused.value.field == "key" and r.sessions == {}
+
+
+def test_a_seats_psyche_edits_are_bounded_one_waiting_and_one_per_interval(still):
+    r, clock = still()
+    bold = r.join(r.seats["bold"].key)["session"]
+    text = r.psyche(bold)["toml"]
+    got = r.set_psyche(bold, text)  # the same psyche: no fork to make
+    assert got["applied"] is False and "nothing to apply" in got["note"] and r.requests == []
+    assert r.set_psyche(bold, changed(text, "0.9"))["applied"] is True
+    for n in range(50):  # a flood while it waits: each replaces it, none is added
+        got = r.set_psyche(bold, changed(text, f"0.{n % 9 + 1}1"))
+        assert got["applied"] is True and "replaces" in got["note"]
+    psyche_jobs = [arg for job, arg in r.requests if job == "psyche"]
+    assert len(psyche_jobs) == 1 and psyche_jobs[0].toml == changed(text, f"0.{49 % 9 + 1}1")  # the last
+    assert r.set_psyche(bold, text)["applied"] is False and r.requests == []  # back to the psyche now: dropped
+    with pytest.raises(ClassRefusal, match="one psyche edit at most every 5 s") as refused:
+        r.set_psyche(bold, changed(text, "0.8"))
+    assert refused.value.field == "psyche" and r.requests == []
+    clock.now += 5.1
+    r.set_psyche(bold, changed(text, "0.8"))
+    teacher = r.join(r.teacher_key)["session"]
+    r.command(teacher, "agent")  # the teacher's step waits behind one edit per seat, never a flood
+    assert [job for job, _ in r.requests] == ["psyche", "agent"]
+    r.start()
+    wait_for(lambda: r.snapshot(teacher)["steps"] == 1, "the teacher's step")
+    assert r.watch.run.branch_name == "bold-psyche-1"  # one fork, with the last text
+    assert "guardian = 0.8" in r.psyche(bold)["toml"]
+
+
+def test_sessions_are_pruned_and_a_reassigned_keys_sessions_lose_the_class(still):
+    from akh_tui.engine.world.classroom import SESSION_IDLE_S, SESSIONS_PER_KEY
+
+    r, clock = still()
+    teacher = r.join(r.teacher_key)["session"]
+    key = r.seats["bold"].key
+    tabs = [r.join(key)["session"] for _ in range(30)]  # reloads
+    kept = [sid for sid, s in r.sessions.items() if s.key == key]
+    assert kept == tabs[-SESSIONS_PER_KEY:] and len(r.sessions) == SESSIONS_PER_KEY + 1
+    assert "another tab" in r.snapshot(tabs[-2])["you"]["why_not"]  # the one before is told, as before
+    with pytest.raises(ClassRefusal, match="taken in another tab") as old:
+        r.snapshot(tabs[0])
+    assert old.value.field == "seat"  # the old tab does not join again (it would take the seat back)
+    # a session nobody asked with for a while goes at the next join; one that asked stays
+    clock.now += SESSION_IDLE_S - 1
+    r.seen(teacher)
+    clock.now += 2
+    r.join(r.seats["cautious"].key)
+    assert teacher in r.sessions and not any(s in r.sessions for s in tabs)
+    with pytest.raises(ClassRefusal, match="idle too long"):
+        r.snapshot(tabs[-1])
+    # reassigned: every session of the old key is gone, whatever it was doing
+    held = r.join(key)["session"]
+    r.command(teacher, "reassign", "bold")
+    assert not any(s.key == key for s in r.sessions.values())
+    for call in (lambda: r.snapshot(held), lambda: r.psyche(held), lambda: r.answer(held, 1, "approve")):
+        with pytest.raises(ClassRefusal, match="reassigned seat:bold"):
+            call()
+
+
+def test_a_failed_psyche_edits_note_is_masked_short_and_names_no_owner_path(still, locations, monkeypatch):
+    from akh_tui.engine import register_secret
+    from akh_tui.engine.world.classroom import NOTE_MAX
+    from akh_tui.engine.world.edits import SetPsyche
+
+    r, _ = still()
+    secret = "sk-classnote-" + "q" * 30
+    register_secret(secret)
+
+    def broken(*_: object, **__: object) -> str:
+        raise OSError(f"cannot write {locations.data_dir}/sessions.db with {secret}: " + "x" * 500 + "\nline two")
+
+    monkeypatch.setattr(r.watch, "replace_psyche", broken)
+    teacher = r.join(r.teacher_key)["session"]
+    r._edit_psyche(SetPsyche("bold", r._psyches["bold"], source="seat:bold"))
+    note = r.snapshot(teacher)["note"]
+    assert note.startswith("seat:bold's psyche edit was not applied: OSError: cannot write <data dir>/sessions.db")
+    assert secret not in note and str(locations.data_dir) not in note and "line two" not in note
+    assert len(note) <= len("seat:bold's psyche edit was not applied: ") + NOTE_MAX
