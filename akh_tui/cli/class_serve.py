@@ -87,13 +87,15 @@ class ClassServer(GuardedServer):
         if role is None:
             return self._unknown_key()
         teacher = role[0] == "teacher"
-        if not teacher and len(self.by_key.get(key, ())) >= SEAT_TABS:
+        mine = len(self.by_key.get(key, ()))
+        if not teacher and mine >= SEAT_TABS:
             return _page(503, "this join URL's tabs are still closing",
                          f"This seat's join URL has {SEAT_TABS} tabs open or closing (a newer tab closes the "
                          f"older ones). Reload this page in a moment.", headers={"Retry-After": "5"})
-        # the last free place is the teacher's while no teacher's tab is open: a join URL, or
-        # the students together, never lock the teacher out
-        kept = 0 if teacher or self.by_key.get(self.room.teacher_key) else 1
+        # the last free place is the teacher's while no teacher's tab is open, so that the
+        # students together never lock the teacher out; a seat's tab that replaces an older one
+        # (which closes) does not count against it
+        kept = 0 if teacher or mine or self.by_key.get(self.room.teacher_key) else 1
         if self.tabs.live + kept >= self.tabs.cap:
             return self._cap_page()
         return None
