@@ -22,6 +22,7 @@ stepping thread refreshes after each step: a tab never waits for a decision unde
 
 from __future__ import annotations
 
+import heapq
 import os
 import re
 import secrets
@@ -36,6 +37,7 @@ from ..redaction import redact, register_secret
 from .gate import Answer, GateClosed, Proposal
 from ..psyche.model import Psyche
 from .edits import SetPsyche
+from .ledger import MINT
 from .watch import WorldWatch
 
 KEY_BYTES = 16  # a seat's join key: token_urlsafe(16), 22 characters in the URL
@@ -152,6 +154,10 @@ class ClassRoom:
         self.closing = False
         self._stopped_at_rounds = False
         self._cache: dict[str, Any] = {}
+        self._marks: tuple[object, int, int, int, int] | None = None  # where the cache read the watch's logs to
+        self._drops: list[tuple[float, str]] = []  # (world ms, agent): when an agent's headroom changes by itself
+        self._gated: set[str] = set()  # the gate's agents as the cache has them
+        self._index = {aid: i for i, aid in enumerate(watch.ids)}  # an agent's roster row
         self._psyches: dict[str, str] = {}
         self._refresh(psyches=True)
         self._thread: threading.Thread | None = None
@@ -291,24 +297,103 @@ class ClassRoom:
 
     def _refresh(self, psyches: bool = False) -> None:
         """The world's part of the snapshot, read after a step (never while a turn waits);
-        `psyches`: the agents' psyche texts too (they change only by an edit, not by a turn)."""
+        `psyches`: the agents' psyche texts too (they change only by an edit, not by a turn).
+        After a step only what the step changed is read again (`_update`); after an edit (a
+        fork: another world) or anything the marks cannot follow, everything (`_rebuild`)."""
         w = self.watch
         with w.lock:
-            cache = {
-                "world": w.name, "round": w.round, "clock": w.clock, "steps": len(w.steps),
-                "over": w.over, "next": w.next_agent(), "rounds": w.spec.rounds,
-                "roster": w.roster(),
-                "artifacts": [{"id": a["id"], "owner": a["owner"], "version": a["version"], "price": a["price"],
-                               "by": a["versions"][-1]["by"], "at_round": a["versions"][-1]["round"],
-                               "size": a["size"]} for a in w.artifacts()],
-                "balances": w.balances(), "minted": w.minted(),
-            }
+            marks = self._marks_now()
+            before = self._marks
+            if psyches or before is None or before[0] is not marks[0] or any(
+                    now < then for now, then in zip(marks[1:], before[1:])):
+                cache = self._rebuild()
+                self._drops, self._gated = [], set(w.run.gated)
+                for aid in w.ids:
+                    self._watch_drops(aid)
+            else:
+                cache = self._update(before)
+            self._marks = marks
             texts = {aid: w.psyche_text(aid) for aid in w.ids} if psyches else None
         with self.cond:
             self._cache = cache
             if texts is not None:
                 self._psyches = texts
             self._changed()
+
+    def _marks_now(self) -> tuple[object, int, int, int, int]:
+        """Where the watch's logs end (with the world they are of): what a step added is past
+        them. Call with the watch's lock held."""
+        w = self.watch
+        return w.world, len(w.steps), len(w.ledger_log), len(w.artifact_log), len(w.state_log)
+
+    def _head(self) -> dict[str, Any]:
+        w = self.watch
+        return {"world": w.name, "round": w.round, "clock": w.clock, "steps": len(w.steps),
+                "over": w.over, "next": w.next_agent(), "rounds": w.spec.rounds, "minted": w.minted()}
+
+    @staticmethod
+    def _artifact_row(a: Any, written: dict[tuple[str, int], dict[str, Any]]) -> dict[str, Any]:
+        last = written.get((a.id, a.version))
+        return {"id": a.id, "owner": a.owner, "version": a.version, "price": a.price,
+                "by": last["agent"] if last is not None else "(world file)",
+                "at_round": last["round"] if last is not None else 0, "size": a.size}
+
+    def _watch_drops(self, aid: str) -> None:
+        """Note when `aid`'s headroom next changes by itself (the clock passing its oldest use)."""
+        at = self.watch.headroom_changes_at(aid)
+        if at is not None:
+            heapq.heappush(self._drops, (at, aid))
+
+    def _rebuild(self) -> dict[str, Any]:
+        """The world's part of the snapshot, all of it. Call with the watch's lock held."""
+        w = self.watch
+        written = {(e["id"], e["version"]): e for e in w.artifact_log}
+        return {**self._head(), "roster": w.roster(),
+                "artifacts": [self._artifact_row(a, written) for a in w.world.artifacts],
+                "balances": w.balances()}
+
+    def _update(self, before: tuple[object, int, int, int, int]) -> dict[str, Any]:
+        """The snapshot after a step, from the one before it: the rows of the agents the step
+        named (its turn, its state changes, its ledger entries), the artifacts it wrote and the
+        balances it moved are read again; and the rows whose rate headroom changed by itself
+        (the clock passed an agent's oldest use: `_drops`) or whose gate flag changed (a seat
+        taken or left). New containers throughout: a tab may be serialising the old snapshot.
+        Call with the watch's lock held."""
+        w = self.watch
+        old = self._cache
+        _, steps, ledger, artifacts, states = before
+        moves = w.ledger_log[ledger:]
+        named = {st.agent for st in w.steps[steps:]} | {r["agent"] for r in w.state_log[states:]}
+        named |= {acct for e in moves for acct in (e["from"], e["to"], e.get("agent"))}
+        gated = set(w.run.gated)
+        named |= gated ^ self._gated
+        self._gated = gated
+        now = w.world.clock
+        while self._drops and self._drops[0][0] <= now:  # an old entry only costs a row read again
+            named.add(heapq.heappop(self._drops)[1])
+        rows = w.roster(named) if named & self._index.keys() else []
+        roster = list(old["roster"])
+        for row in rows:
+            roster[self._index[row["id"]]] = row
+            self._watch_drops(row["id"])
+        wrote = w.artifact_log[artifacts:]
+        rows = old["artifacts"]
+        if wrote:
+            written = {(e["id"], e["version"]): e for e in wrote}
+            by_id = {row["id"]: row for row in rows}
+            for aid in {e["id"] for e in wrote}:
+                a = w.world.artifacts.get(aid)
+                if a is not None:
+                    by_id[aid] = self._artifact_row(a, written)
+            rows = [by_id[k] for k in sorted(by_id)] if len(by_id) != len(rows) else [by_id[r["id"]] for r in rows]
+        balances = old["balances"]
+        if moves:
+            accounts = {acct for e in moves for acct in (e["from"], e["to"])}
+            if accounts <= balances.keys() | {MINT}:
+                balances = {**balances, **{acct: w.world.ledger.balance(acct) for acct in accounts if acct != MINT}}
+            else:  # an account the snapshot did not have: all of them, in the ledger's order
+                balances = w.balances()
+        return {**self._head(), "roster": roster, "artifacts": rows, "balances": balances}
 
     # ---- tabs -------------------------------------------------------------------------------
     def role_of(self, key: str) -> tuple[Role, str | None] | None:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from akh_tui.engine import SERVED_ENV, ClassRefusal, ClassRoom, InputError, Locations, WorldWatch
+from akh_tui.engine.world.classroom import table_choice
 
 DEADLINE_S = 60.0
 
@@ -359,3 +360,37 @@ def test_a_failed_psyche_edits_note_is_masked_short_and_names_no_owner_path(stil
     assert note.startswith("seat:bold's psyche edit was not applied: OSError: cannot write <data dir>/sessions.db")
     assert secret not in note and str(locations.data_dir) not in note and "line two" not in note
     assert len(note) <= len("seat:bold's psyche edit was not applied: ") + NOTE_MAX
+
+
+def test_after_a_step_only_what_it_changed_is_read_again_and_the_snapshot_is_the_same(still, monkeypatch):
+    """The stepping path's refresh (`_update`) reads the rows of the agents a step named, the
+    artifacts it wrote and the balances it moved, never the whole roster or every artifact, and
+    gives the snapshot a full read gives, step after step (rate headroom moving with the clock, a
+    seat taken and left, a mint paying every agent included)."""
+    r, _ = still()
+    w = r.watch
+    asked: list[set[str] | None] = []
+    roster = w.roster
+
+    def counted(ids: Any = None) -> list[dict[str, Any]]:
+        asked.append(None if ids is None else set(ids))
+        return roster(ids)
+
+    monkeypatch.setattr(w, "roster", counted)
+    monkeypatch.setattr(w, "artifacts", lambda: pytest.fail("the class read every artifact after a step"))
+    for n in range(60):
+        if n == 10:
+            w.run.gate(["bold"])  # a seat taken: the gate's flag moves without a turn of bold's
+            w.ask = lambda p: table_choice(p, "auto", "test")
+        if n == 30:
+            w.run.gate([])
+        asked.clear()
+        stepped = w.step_agent()
+        r._refresh()
+        assert stepped is not None
+        with w.lock:
+            assert json.dumps(r._cache, sort_keys=True) == json.dumps(r._rebuild(), sort_keys=True), n
+        assert None not in asked[:1], n  # never the whole roster
+        if stepped.agent is not None:
+            assert asked and stepped.agent in asked[0]
+    assert r._cache["steps"] == 60 and any(row["headroom"] for row in r._cache["roster"])
