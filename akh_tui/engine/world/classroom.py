@@ -17,7 +17,8 @@ out), a name (`seat:AGENT`, `seat:AGENT#2` after a reassignment: what the record
   URL; the old one no longer takes it).
 
 Everything a tab is shown comes from `snapshot`, a JSON-able dict read from a cache that the
-stepping thread refreshes after each step: a tab never waits for a decision under way.
+stepping thread refreshes after each step (only what the step changed): a tab never waits for a
+decision under way.
 """
 
 from __future__ import annotations
