@@ -145,11 +145,13 @@ def test_a_class_page_needs_a_key_and_the_tab_cap_holds(tmp_path):
             await first.close()
             deadline = time.monotonic() + 60
             while True:
-                async with session.get(served.join["bold"]) as page:
+                async with session.get(served.url) as page:
                     if page.status == 200:
                         break
                 assert time.monotonic() < deadline, "closing the tab did not free its place"
                 await asyncio.sleep(0.2)
+            async with session.get(served.join["bold"]) as page:  # a cap of 1: the teacher's place only
+                assert page.status == 503
 
     try:
         asyncio.run(scenario())
