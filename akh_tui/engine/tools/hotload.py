@@ -136,14 +136,14 @@ def admit(src: PluginSource, replaying: bool) -> None:
         if consent.checking and now != src.sha256:
             why = (f"the recorded source of {src.ref} is not what {file or src.file} holds (a pin's source is "
                    "run only when it is the trusted folder's own file)")
-        elif not consent.checking and not consent.agreed_text(folder, src.sha256, now):
+        elif not consent.checking and (file is None or not consent.agreed_text(folder, file, src.sha256, now)):
             # a store is data: a text it attributes to a trusted folder runs only if the user once
             # agreed to exactly that text there (trust.TrustedFolder.agreed), or it is the file now
             why = (f"its recorded source is not {file or src.file} as it is now, nor a text of it you trusted "
                    "before (a store's text runs only as code you agreed to)")
     if why is None:
         if not replaying:
-            consent.texts.add(src.sha256)
+            consent.texts.add((str(resolved_path(Path(src.file))), src.sha256))
         return
     if replaying:
         words = (f"the run reloaded plugin {src.ref} from {folder}, and its recorded source is run again only "

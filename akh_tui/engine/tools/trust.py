@@ -110,7 +110,7 @@ def _names(files: list[str] | tuple[str, ...]) -> str:
 
 # ---- the trusted-folders list -------------------------------------------------------------------
 
-AGREED_KEPT = 1000  # sha256s of earlier trusted file texts a folder's entry keeps (oldest dropped)
+AGREED_KEPT = 100  # sha256s of earlier trusted texts a folder's entry keeps per file (oldest dropped)
 
 
 @dataclass
@@ -118,13 +118,13 @@ class TrustedFolder:
     folder: str
     hash: str
     files: dict[str, str]
-    # the sha256 of every file text the user trusted in this folder before its current state:
-    # a recorded plugin reload (hotload.py) runs again only as a text the user agreed to, never
-    # one that a handed-over store merely attributes to a trusted folder
-    agreed: list[str] = field(default_factory=list)
+    # by file (relative, as `files`), the sha256 of every text of it the user trusted before its
+    # current state: a recorded plugin reload (hotload.py) runs again only as a text the user
+    # agreed to for that very file, never one a handed-over store merely attributes to it
+    agreed: dict[str, list[str]] = field(default_factory=dict)
 
-    def agreed_text(self, digest: str) -> bool:
-        return digest in self.files.values() or digest in self.agreed
+    def agreed_text(self, rel: str, digest: str) -> bool:
+        return self.files.get(rel) == digest or digest in self.agreed.get(rel, ())
 
 
 class TrustList:
@@ -160,13 +160,15 @@ class TrustList:
         for i, e in enumerate(folders):
             ok = (isinstance(e, dict) and isinstance(e.get("folder"), str) and isinstance(e.get("hash"), str)
                   and isinstance(e.get("files"), dict) and all(isinstance(v, str) for v in e["files"].values())
-                  and isinstance(e.get("agreed", []), list) and all(isinstance(v, str) for v in e.get("agreed", [])))
+                  and isinstance(e.get("agreed", {}), dict)
+                  and all(isinstance(v, list) and all(isinstance(d, str) for d in v) for v in e.get("agreed", {}).values()))
             if not ok:
                 self.error = InputError("must be an object with folder, hash and files; nothing in the list is trusted: "
                                         "fix or remove the file", file=file, field=f"folders[{i}]")
                 self.entries = {}
                 return
-            self.entries[e["folder"]] = TrustedFolder(e["folder"], e["hash"], dict(e["files"]), list(e.get("agreed", [])))
+            self.entries[e["folder"]] = TrustedFolder(e["folder"], e["hash"], dict(e["files"]),
+                                                      {k: list(v) for k, v in e.get("agreed", {}).items()})
 
     def _writable(self) -> None:
         if self.error is not None:
@@ -178,7 +180,7 @@ class TrustList:
         self._writable()
         body = {"akh_trust": TRUST_VERSION, "folders": [
             {"folder": e.folder, "hash": e.hash, "files": dict(sorted(e.files.items())),
-             **({"agreed": e.agreed} if e.agreed else {})}
+             **({"agreed": dict(sorted(e.agreed.items()))} if e.agreed else {})}
             for e in sorted(self.entries.values(), key=lambda e: e.folder)]}
         tmp = self.path.with_name(self.path.name + f".{os.getpid()}.tmp")
         try:
@@ -205,10 +207,14 @@ class TrustList:
         except NotTrusted as exc:
             raise InputError(str(exc), file=str(folder), field="folder") from None
         old = self.entries.get(str(folder))
-        agreed: list[str] = []
+        agreed: dict[str, list[str]] = {}
         if old is not None:  # what was trusted before stays agreed (a recorded reload of it replays)
-            agreed = [d for d in dict.fromkeys([*old.agreed, *old.files.values()]) if d not in digests.values()]
-        entry = TrustedFolder(str(folder), combined(digests), digests, agreed[-AGREED_KEPT:])
+            for rel in sorted({*old.agreed, *old.files}):
+                kept = [d for d in dict.fromkeys([*old.agreed.get(rel, []), *([old.files[rel]] if rel in old.files else [])])
+                        if d != digests.get(rel)]
+                if kept:
+                    agreed[rel] = kept[-AGREED_KEPT:]
+        entry = TrustedFolder(str(folder), combined(digests), digests, agreed)
         self.entries[entry.folder] = entry
         self.save()
         return entry
@@ -258,18 +264,23 @@ class Consent:
     served: bool = False
     checking: bool = False
     remembered: list[Path] = field(default_factory=list)  # folders --trust added, for the front end to say
-    texts: set[str] = field(default_factory=set)  # sha256s of plugin texts this process ran live (hotload.py)
+    texts: set[tuple[str, str]] = field(default_factory=set)  # (file, sha256) of plugin texts run live (hotload.py)
 
-    def agreed_text(self, folder: Path, digest: str, now: str | None) -> bool:
-        """Whether a recorded plugin text (its sha256) is one the user agreed to: the folder's
-        file as it is now (`now`), a text this process ran live, or one the trusted-folders list
-        kept for the folder. Not whether the folder is agreed: `admit` says that."""
-        if digest == now or digest in self.texts:
+    def agreed_text(self, folder: Path, file: Path, digest: str, now: str | None) -> bool:
+        """Whether a recorded text of plugin `file` (its sha256) is one the user agreed to: the
+        file as it is now (`now`), a text of it this process ran live, or one the
+        trusted-folders list kept for that file. Not whether the folder is agreed: `admit` says."""
+        if digest == now or (str(resolved_path(file)), digest) in self.texts:
             return True
         if self.trust_file is None:
             return False
-        entry = TrustList(self.trust_file).entries.get(str(resolved_path(folder)))
-        return entry is not None and entry.agreed_text(digest)
+        folder = resolved_path(folder)
+        entry = TrustList(self.trust_file).entries.get(str(folder))
+        try:
+            rel = resolved_path(file).relative_to(folder).as_posix()
+        except ValueError:  # a file outside the folder it names: nothing of the list agrees to it
+            return False
+        return entry is not None and entry.agreed_text(rel, digest)
 
     def admit(self, origin: Origin) -> None:
         """Return when every folder `origin` would load from is agreed; else NotTrusted with

@@ -23,6 +23,7 @@ a small share of the time (FRAME_SHARE), else the status line, the roster and th
 
 from __future__ import annotations
 
+import gc
 import queue
 import threading
 import time
@@ -179,6 +180,9 @@ class WorldBench(App[None]):
         if not self.sync:
             self._engine_loop()
         self._render_all()
+        # as the single-agent workbench does (tui/app.py `_freeze_heap`): what is alive at the
+        # first frame (widgets, every agent's graph) is kept out of the cyclic collector's walks
+        self.call_after_refresh(gc.freeze)
 
     def on_resize(self, event: object) -> None:
         self._fit(self.size.width)
@@ -195,6 +199,7 @@ class WorldBench(App[None]):
         self._dirty = True
 
     def on_unmount(self) -> None:
+        gc.unfreeze()  # cycles among what was alive at start-up can be collected again
         self._stop.set()
         self._commands.put(None)
         # a turn waiting at the gate is dropped first: the engine thread lets go of the door

@@ -230,7 +230,7 @@ def test_a_stores_plugin_text_runs_again_only_as_a_text_the_user_agreed_to(tmp_p
     tool.write_text(plain.replace("Offer(True, 0.6,", "Offer(True, 0.7,"), encoding="utf-8")
     # the author edits on and trusts the folder again: the text the run reloaded stays agreed
     trust.TrustList(author).add(folder)
-    assert hashlib.sha256(text.encode()).hexdigest() in trust.TrustList(author).entries[str(folder)].agreed
+    assert hashlib.sha256(text.encode()).hexdigest() in trust.TrustList(author).entries[str(folder)].agreed["tidetool.py"]
     forget_code()
     with trust.agreed(trust.Consent(trust_file=author)):
         run = Run.resume(locs(tmp_path))
@@ -247,3 +247,21 @@ def test_a_stores_plugin_text_runs_again_only_as_a_text_the_user_agreed_to(tmp_p
             Run.resume(locs(tmp_path))
     assert "nor a text of it you trusted before" in exc.value.message and f"akh-tui trust add {folder}" in exc.value.message
     assert not marker.exists()
+
+
+def test_a_stores_text_agreed_for_another_file_of_the_folder_is_not_this_modules(tmp_path):
+    """Agreement is per file: a text the user trusted as the folder's other module is not
+    agreed as this module's source."""
+    sc = harbour(tmp_path, criteria="highwater neverfound")
+    folder = sc.parent.resolve()
+    other = sc.parent / "othermod.py"
+    other.write_text("X = 1\n", encoding="utf-8")
+    trust_file = tmp_path / "cfg" / "trusted-folders.json"
+    trust.TrustList(trust_file).add(folder)
+    consent = trust.Consent(trust_file=trust_file)
+    digest = hashlib.sha256(b"X = 1\n").hexdigest()
+    tool = sc.parent / "tidetool.py"
+    now = hashlib.sha256(tool.read_bytes()).hexdigest()
+    assert consent.agreed_text(folder, other, digest, None)
+    assert not consent.agreed_text(folder, tool, digest, now)
+    assert consent.agreed_text(folder, tool, now, now)

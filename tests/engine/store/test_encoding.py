@@ -107,3 +107,29 @@ def test_a_packed_value_is_deflate_that_zlib_reads_and_values_packed_by_zlib_sti
     assert unpack(old, zlib.crc32(old), {"cycle.steady": zdict}) == text
     z = zlib.compress(text.encode(), 1)
     assert unpack(z, zlib.crc32(z)) == text
+
+
+def test_without_isal_zlib_writes_what_every_reader_reads(monkeypatch):
+    """No isal wheel for a platform: the store still writes (zlib's fastest level, not its
+    level 0, which would store uncompressed) and reads back the same text."""
+    import builtins
+
+    from akh_tui.engine.store import codec
+
+    real = builtins.__import__
+
+    def no_isal(name, *a, **k):
+        if name.startswith("isal"):
+            raise ImportError(name)
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", no_isal)
+    deflate, level = codec._fast_deflate()
+    assert deflate.__name__ == "zlib" and level == 1
+    monkeypatch.setattr(codec, "_deflate", deflate)
+    monkeypatch.setattr(codec, "LEVEL", level)
+    text = '{"type": "cycle", "cycle": 1, "note": "' + "the same words again " * 20 + '"}'
+    for zdict in (None, b"the same words again"):
+        blob, crc = codec.pack(text, zdict)
+        assert len(blob) < len(text) // 3  # compressed, not stored
+        assert codec.unpack(blob, crc, {"cycle": zdict}) == text
