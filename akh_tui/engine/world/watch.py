@@ -20,7 +20,7 @@ import threading
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Callable, Mapping
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from ..errors import InputError
 from ..knowledge.memory import KIND_RELEVANCE
@@ -576,23 +576,40 @@ class WorldWatch:
             "replay": True,
         }
 
-    def roster(self) -> list[dict[str, Any]]:
-        """One row per agent: state, last action and result, errors and backoff, scrip, rate
-        headroom (the least left of its limited resources, None with no limits), goals done,
-        whether it is gated and the gate's answer on its last turn."""
+    def headroom(self, aid: str) -> tuple[str, int] | None:
+        """The least left now of the agent's limited resources (resource, left); None with no
+        limits. It changes as the world clock moves, whoever took the turn."""
+        with self.lock:
+            now = self.world.clock
+            headroom = None
+            for resource, limit in self.spec.limits.caps:
+                left = limit - self.world.limits.used(aid, resource, now)
+                if headroom is None or left < headroom[1]:
+                    headroom = (resource, left)
+            return headroom
+
+    def headroom_changes_at(self, aid: str) -> float | None:
+        """The world clock (ms) at which the agent's headroom next changes if it uses nothing
+        more (its oldest use leaves the window); None when it holds none."""
+        with self.lock:
+            return self.world.limits.next_drop(aid, self.world.clock)
+
+    def roster(self, ids: Iterable[str] | None = None) -> list[dict[str, Any]]:
+        """One row per agent (of `ids`, default all, in the world's order): state, last action
+        and result, errors and backoff, scrip, rate headroom (the least left of its limited
+        resources, None with no limits), goals done, whether it is gated and the gate's answer
+        on its last turn."""
         with self.lock:
             out = []
-            now = self.world.clock
             gated = set(self.run.gated)
+            wanted = None if ids is None else set(ids)
             for aid in self.ids:
+                if wanted is not None and aid not in wanted:
+                    continue
                 loop, agent = self.world.loops[aid], self.world.agents[aid]
                 last = self.last.get(aid)
                 top = [g for g in agent.goals.values() if g.parent is None]
-                headroom = None
-                for resource, limit in self.spec.limits.caps:
-                    left = limit - self.world.limits.used(aid, resource, now)
-                    if headroom is None or left < headroom[1]:
-                        headroom = (resource, left)
+                headroom = self.headroom(aid)
                 out.append({
                     "id": aid, "state": loop.state,
                     "action": (last.tool or "(refused)") if last else "",
