@@ -427,6 +427,7 @@ class WorldWatch:
             self._not_at_gate("fork")
             at = self.run.last_step if at_step is None else self.steps[at_step].step
             self.run.fork(at, edits, name)
+            self.spec = self.run.spec  # (a limit edit: the branch's limits are shown from now on)
             for aid, history in self._patterns.items():
                 history[:] = [h for h in history if h[0] <= at]  # the abandoned steps' edits are not this branch's
                 if any(isinstance(e, SetPsyche) and e.agent == aid for e in edits):
