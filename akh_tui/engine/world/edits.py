@@ -8,6 +8,7 @@ so they hold after resume and rewind.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Iterable, Union
 
@@ -265,6 +266,64 @@ class EditAgentGoal:
 
 
 WorldEdit = Union[SetPsyche, DisableTool, SetOrder, NoopTurn, SetDecider, SetLimit, AddAgentGoal, EditAgentGoal]
+
+GOAL_EDIT_HELP = ("new DESCRIPTION [priority=N] [criteria=TEXT] adds a goal; "
+                  "N [status=S] [priority=P] [criteria=TEXT] changes goal #N (quote values with spaces)")
+
+
+def parse_goal_edit(agent: str, text: str, field: str = "--goal") -> "AddAgentGoal | EditAgentGoal":
+    """`new DESCRIPTION [priority=N] [criteria=TEXT]` or `N [status=S] [priority=P]
+    [criteria=TEXT]`, words split as a shell would (quotes keep spaces). InputError naming `field`."""
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise InputError(f"{text!r}: {exc}", field=field) from None
+    if not words:
+        raise InputError(f"no goal edit given: {GOAL_EDIT_HELP}", field=field)
+    head, rest = words[0], words[1:]
+    pairs: dict[str, str] = {}
+    plain: list[str] = []
+    for w in rest:
+        key, eq, value = w.partition("=")
+        if eq and key in ("status", "priority", "criteria"):
+            if key in pairs:
+                raise InputError(f"{text!r}: {key} given twice", field=field)
+            pairs[key] = value
+        else:
+            plain.append(w)
+    priority: int | None = None
+    if "priority" in pairs:
+        try:
+            priority = int(pairs["priority"])
+        except ValueError:
+            raise InputError(f"{text!r}: priority must be an integer 0..255, got {pairs['priority']!r}",
+                             field=field) from None
+    if head == "new":
+        if "status" in pairs:
+            raise InputError(f"{text!r}: a new goal is active (status is for an existing goal #N)", field=field)
+        return AddAgentGoal(agent, " ".join(plain), pairs.get("criteria"), 128 if priority is None else priority)
+    if not head.lstrip("#").isdigit():
+        raise InputError(f"{text!r}: {GOAL_EDIT_HELP}", field=field)
+    if plain:
+        raise InputError(f"{text!r}: after the goal's number give status=, priority= or criteria= "
+                         f"(not {plain[0]!r})", field=field)
+    return EditAgentGoal(agent, int(head.lstrip("#")), pairs.get("status"), priority, pairs.get("criteria"))
+
+
+def parse_limit_edit(text: str, field: str = "--limit") -> SetLimit:
+    """`KEY=VALUE`: a limit and its new value (an integer; window_s may be a decimal)."""
+    key, eq, value = text.partition("=")
+    key, value = key.strip(), value.strip()
+    if not eq or not key:
+        raise InputError(f"{text!r}: write KEY=VALUE ({', '.join((*RESOURCES, 'window_s'))})", field=field)
+    try:
+        number: int | float = int(value)
+    except ValueError:
+        try:
+            number = float(value) if key == "window_s" else int(value)
+        except ValueError:
+            raise InputError(f"{text!r}: {key} must be a number, got {value!r}", field=f"{field} {key}") from None
+    return SetLimit(key, number)
 
 
 def apply_edits(w: "World", edits: "list[WorldEdit]", spec: "WorldSpec") -> list[dict[str, Any]]:
