@@ -160,6 +160,7 @@ _FACE: dict[str, str] = {
     'KEY_ENV': 'akh_tui.engine.world.classroom',
     'ClassClient': 'akh_tui.engine.world.class_client',
     'FORK_EDIT_HELP': 'akh_tui.engine.world.watch',
+    'FORK_EDIT_LINES': 'akh_tui.engine.world.watch',
     'Proposal': 'akh_tui.engine.world.gate',
     'Answer': 'akh_tui.engine.world.gate',
     'Answerer': 'akh_tui.engine.world.gate',

@@ -395,3 +395,27 @@ async def test_while_the_panes_replay_a_step_the_roster_says_it_is_the_world_now
         await pilot.press("k")
         await until(pilot, lambda: bool(app.screen.query("#breaks")))
         assert str(app.screen.query_one("#breaks").border_title).startswith("set")
+
+
+@sync
+async def test_the_fork_dialog_forks_with_a_decider_goal_and_limit_edit_and_refuses_a_bad_one_in_its_words(tmp_path):
+    app = market(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n", "n")
+        await pilot.press("F")
+        await until(pilot, lambda: bool(app.screen.query("#fork-edits")))
+        app.screen.query_one("#fork-edits", Input).value = "goal=bold:1 status=sleeping"
+        await pilot.press("enter")
+        error = str(app.screen.query_one("#fork-error").render())
+        assert "goal= status" in error and "--goal" not in error
+        app.screen.query_one("#fork-edits", Input).value = "limit=actions=-2"
+        await pilot.press("enter")
+        assert "must be an integer >= 0" in str(app.screen.query_one("#fork-error").render())
+        app.screen.query_one("#fork-edits", Input).value = (
+            'decider=bold:scripted; goal=cautious:new "watch bold" priority=201; limit=actions=0')
+        await pilot.press("enter")
+        await until(pilot, lambda: "forked fork-1" in status(app))
+        run = app.world.run
+        assert run.world.agents["bold"].decider.kind == "scripted" and dict(run.spec.limits.caps)["actions"] == 0
+        assert [g.priority for g in run.world.agents["cautious"].goals.values() if g.description == "watch bold"] == [201]
+        assert dict(app.world.spec.limits.caps)["actions"] == 0  # what the workbench shows of the limits

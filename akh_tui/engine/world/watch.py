@@ -33,7 +33,7 @@ from .ledger import ESCROW, WORLD, InvariantViolation
 from .loop import PAUSED, SLEEPING, STOPPED
 from ..paths import Locations
 from .world import World
-from .edits import DisableTool, SetOrder, SetPsyche, WorldEdit
+from .edits import DisableTool, SetDecider, SetOrder, SetPsyche, WorldEdit, parse_goal_edit, parse_limit_edit
 from .gate import Answer, Answerer, GateClosed, Proposal, check_answer
 from .worldrun import WorldRun, compare_worlds
 
@@ -111,11 +111,24 @@ def parse_world_break(text: str, agents: list[str], field_name: str = "breakpoin
     return WorldBreak(spec, "cycle", cycle_break=parse_breakpoint(spec, field=field_name, tools=None))
 
 
-FORK_EDIT_HELP = "order=AGENT,AGENT (the rest of the round) · disable=AGENT:TOOL · several separated by ;"
+FORK_EDIT_HELP = ("order=AGENT,AGENT · disable=AGENT:TOOL · decider=AGENT:KIND · goal=AGENT:EDIT · limit=KEY=VALUE "
+                  "(several separated by ;)")
+# the fork dialog's help: each edit and what it takes, one a line within its box (68 columns)
+FORK_EDIT_LINES = "\n".join((
+    "order=AGENT,AGENT      the rest of the round's order",
+    'disable=AGENT:TOOL     a tool the agent may not use',
+    'decider=AGENT:KIND     utility scripted llm local workflow mod:attr',
+    'goal=AGENT:new TEXT    adds a goal (then priority=N criteria=C)',
+    'goal=AGENT:N status=S  changes goal #N (or priority=P criteria=C)',
+    'limit=KEY=VALUE        actions llm_calls llm_tokens writes window_s',
+    'several edits separated by ;  ·  quote values with spaces',
+))
+FORK_EDIT_KEYS = ("order", "disable", "decider", "goal", "limit")
 
 
 def parse_world_edits(text: str, agents: list[str]) -> list[WorldEdit]:
     """A fork's edits as typed: `order=a,b` (the rest of the round's order), `disable=agent:tool`,
+    `decider=agent:kind`, `goal=agent:EDIT` (edits.parse_goal_edit's), `limit=key=value`,
     separated by `;`. InputError naming the edit that is wrong; the world checks the rest when
     the fork applies them (an order must name exactly the agents still to act)."""
     out: list[WorldEdit] = []
@@ -124,7 +137,7 @@ def parse_world_edits(text: str, agents: list[str]) -> list[WorldEdit]:
             continue
         key, eq, value = part.partition("=")
         key, value = key.strip(), value.strip()
-        if not eq or key not in ("order", "disable"):
+        if not eq or key not in FORK_EDIT_KEYS:
             raise InputError(f"{part!r}: write {FORK_EDIT_HELP}", field="fork edit")
         if key == "order":
             names = tuple(n.strip() for n in value.split(",") if n.strip())
@@ -132,11 +145,19 @@ def parse_world_edits(text: str, agents: list[str]) -> list[WorldEdit]:
             if not names or unknown:
                 raise InputError(f"{part!r}: name agents of this world ({', '.join(agents)})", field="fork edit")
             out.append(SetOrder(names))
+        elif key == "limit":
+            out.append(parse_limit_edit(value, field="fork edit"))
         else:
-            who, colon, tool = value.partition(":")
-            if not colon or who.strip() not in agents or not tool.strip():
-                raise InputError(f"{part!r}: write disable=AGENT:TOOL (agents: {', '.join(agents)})", field="fork edit")
-            out.append(DisableTool(who.strip(), tool.strip()))
+            who, colon, what = value.partition(":")
+            shape = {"disable": "disable=AGENT:TOOL", "decider": "decider=AGENT:KIND", "goal": "goal=AGENT:EDIT"}[key]
+            if not colon or who.strip() not in agents or not what.strip():
+                raise InputError(f"{part!r}: write {shape} (agents: {', '.join(agents)})", field="fork edit")
+            if key == "disable":
+                out.append(DisableTool(who.strip(), what.strip()))
+            elif key == "decider":
+                out.append(SetDecider(who.strip(), what.strip()))
+            else:
+                out.append(parse_goal_edit(who.strip(), what.strip(), field="fork edit"))
     if not out:
         raise InputError(f"no edit given: write {FORK_EDIT_HELP}", field="fork edit")
     return out
@@ -785,5 +806,5 @@ class WorldWatch:
         return True
 
 
-__all__ = ["parse_world_edits", "FORK_EDIT_HELP", "WorldWatch", "LaneStep", "WorldBreak", "parse_world_break", "LANE_GLYPHS", "LANE_STATE", "STATE_LETTER", "WORLD",
+__all__ = ["parse_world_edits", "FORK_EDIT_HELP", "FORK_EDIT_LINES", "WorldWatch", "LaneStep", "WorldBreak", "parse_world_break", "LANE_GLYPHS", "LANE_STATE", "STATE_LETTER", "WORLD",
            "ESCROW", "RESOURCES", "WORLD_BREAK_HELP"]

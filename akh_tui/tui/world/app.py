@@ -612,13 +612,15 @@ class WorldBench(App[None]):
             try:
                 name = w.fork(at, edits)
             except InputError as exc:  # the engine names the CLI's flags; here the edits are typed
-                if exc.field not in ("--order", "--disable", "--agent"):
+                typed = {"--order": "order=", "--disable": "disable=", "--agent": "agent", "--decider": "decider=",
+                         "--goal": "goal=", "--limit": "limit="}
+                flag, _, part = (exc.field or "").partition(" ")  # ("--goal status": the goal edit's status)
+                if flag not in typed:
                     raise
-                typed = {"--order": "order=", "--disable": "disable=", "--agent": "agent"}
                 message = exc.message
-                for flag, word in typed.items():
-                    message = message.replace(flag, word)
-                raise InputError(message, field=typed[exc.field]) from exc
+                for f, word in typed.items():
+                    message = message.replace(f, word)
+                raise InputError(message, field=typed[flag] + (f" {part}" if part else "")) from exc
             if at is not None:  # forked at an earlier step: psyche edits after it are the left branch's
                 self.edited.clear()
             self.cursor = None

@@ -15,7 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ...engine import FORK_EDIT_HELP, WORLD_BREAK_HELP, InputError
+from ...engine import FORK_EDIT_LINES, WORLD_BREAK_HELP, InputError
 
 DIALOG_CSS = """
 {name} {{ align: center middle; }}
@@ -135,7 +135,7 @@ class WorldBreaksScreen(ModalScreen[None]):
 
 class WorldForkScreen(ModalScreen[None]):
     """Fork the world after the step shown (or the newest) with edits: the order of the rest of
-    the round, a tool disabled for an agent. Enter forks; a bad edit is refused with the reason
+    the round, a tool disabled for an agent, an agent's decider or goals, the limits. Enter forks; a bad edit is refused with the reason
     and stays in the box to fix. (A psyche edit is `e`: it forks too.)"""
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Close", id="world.fork.close")]
@@ -154,7 +154,7 @@ class WorldForkScreen(ModalScreen[None]):
             yield Static(Text(f"Fork the world after {self.where}", style="bold"))
             if self.to_come:
                 yield Static(Text(self.to_come), id="fork-rest")
-            yield Static(Text(FORK_EDIT_HELP, style="dim"))
+            yield Static(Text(FORK_EDIT_LINES, style="dim"))
             yield Input(placeholder=f"e.g. {self.example}", id="fork-edits")
             yield Static("", id="fork-error", classes="error")
 
