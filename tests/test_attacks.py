@@ -2506,3 +2506,44 @@ def test_a_class_student_cannot_flood_forks_learn_the_owners_paths_or_outlive_a_
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
         room.close()
+
+
+# ---- issue 25, world fork edits: a plugin decider, goal and limit text ----
+
+def test_a_world_forks_plugin_decider_from_an_untrusted_folder_runs_nothing_and_forks_nothing(tmp_path, monkeypatch):
+    """A fork's `--decider module:attr` is the world folder's code: as in the world file, it is
+    imported only from a folder the user agreed to; refused, nothing ran and no branch exists."""
+    from akh_tui.engine import Locations, WorldRun
+    from akh_tui.engine.paths import bundled_data_dir
+    from akh_tui.engine.world.edits import SetDecider
+
+    monkeypatch.setenv("AKH_TUI_CONFIG", str(tmp_path / "config.toml"))
+    market = (bundled_data_dir() / "worlds" / "market").as_posix()
+    folder = tmp_path / "w"
+    folder.mkdir()
+    (folder / "w.toml").write_text(f'[world]\nname = "w"\nrounds = 3\n[[agents]]\nid = "a"\n'
+                                   f'scenario = "{market}/trader.toml"\n', encoding="utf-8")
+    marker = tmp_path / "pwned"
+    (folder / "evil.py").write_text(f"import pathlib\npathlib.Path({str(marker)!r}).write_text('x')\n"
+                                    "def make():\n    raise SystemExit('never')\n", encoding="utf-8")
+    r = WorldRun.start(Locations(tmp_path / "data", tmp_path / "config.toml"), str(folder / "w.toml"))
+    try:
+        r.run(1)
+        for ref in ("evil:make", "evil", "os:system", "../evil:make"):
+            with pytest.raises(InputError) as exc:
+                r.fork(1, [SetDecider("a", ref)])
+            assert exc.value.field == "--decider"
+        assert not marker.exists() and [b["name"] for b in r.branches()] == ["main"]
+    finally:
+        r.close()
+
+
+@pytest.mark.parametrize("text", ['new "$(touch pwned)" priority=1', "1 criteria='; rm -rf /'",
+                                  'new x priority=99999999999999999999', "new " + "x" * 5000])
+def test_fork_goal_and_limit_text_is_data_never_run_and_checked(cli, tmp_path, text):
+    cli("world", "run", "market", "--rounds", "1")
+    p = cli("world", "fork", "--at", "1:bold", "--agent", "bold", "--goal", text, "--limit", "writes=1", check_rc=None)
+    assert p.returncode in (0, 2) and "Traceback" not in p.stderr
+    assert not (tmp_path / "pwned").exists()
+    p = cli("world", "fork", "--at", "1:bold", "--limit", "actions=1e400", check_rc=2)
+    assert "--limit actions" in p.stderr
