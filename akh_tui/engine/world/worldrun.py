@@ -174,8 +174,12 @@ class WorldRun:
 
         applied: list[dict[str, Any]] = []
         for seg in self.ws.lineage(self.branch):
+            # a fork's edits are in its saved states from its fork step on: none on this lineage
+            # when a later branch of it forked at or before that step (its states end before it)
+            if seg.state_lo > min(seg.state_hi, step if step is not None else seg.state_hi):
+                continue
             info = self.ws.branch_info(seg.branch)
-            if info["fork_step"] is not None and (step is None or info["fork_step"] <= step):
+            if info["fork_step"] is not None:
                 applied += info["edits"]
         return spec_with(self.file_spec, applied)
 

@@ -141,3 +141,23 @@ def test_a_bad_edit_names_its_field_and_forks_nothing(tmp_path, edit, field):
     assert [b["name"] for b in r.branches()] == ["main"] and r.world is live
     assert dict(r.spec.limits.caps)["actions"] == 8
     r.close()
+
+
+def test_a_fork_of_a_fork_before_its_fork_step_has_none_of_its_edits(tmp_path):
+    r = WorldRun.start(locs(tmp_path), "market")
+    r.run(6)
+    late, early = r.step_number("4:bold"), r.step_number("2:bold")
+    r.fork(late, [SetLimit("actions", 0), SetDecider("bold", "scripted")], "late")
+    r.run(1)
+    r.fork(early, [SetLimit("writes", 3)], "early")  # off `late`, before late's own edits
+    r.run(4)  # past `late`'s fork step
+    r.close()
+    r = WorldRun.resume(locs(tmp_path))
+    try:
+        assert r.branch_name == "early" and r.last_step > late
+        caps = dict(r.spec.limits.caps)
+        assert caps == {"actions": 8, "writes": 3} and r.world.agents["bold"].decider.kind == "utility"
+        for step in range(early, r.last_step + 1):  # every step rebuilds with early's limits only
+            assert dict(r.world_at(step).spec.limits.caps) == caps
+    finally:
+        r.close()
