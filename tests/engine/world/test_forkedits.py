@@ -161,3 +161,26 @@ def test_a_fork_of_a_fork_before_its_fork_step_has_none_of_its_edits(tmp_path):
             assert dict(r.world_at(step).spec.limits.caps) == caps
     finally:
         r.close()
+
+
+def test_a_workflow_agent_may_be_forked_to_another_decider_and_back_to_its_workflow(tmp_path):
+    r = WorldRun.start(locs(tmp_path), "harbour-crew")
+    r.run(3)
+    with pytest.raises(InputError) as exc:
+        r.fork(r.step_number("1:pilot"), [SetDecider("pilot", "workflow")])  # the pilot has no workflow written
+    assert exc.value.field == "--decider" and "[agents.workflow]" in exc.value.message
+    r.fork(r.step_number("1:deckhand"), [SetDecider("deckhand", "utility")], "table")
+    r.run(2)
+    r.fork(r.step_number("2:deckhand"), [SetDecider("deckhand", "workflow")], "back")
+    r.run(1)
+    r.close()
+    r = WorldRun.resume(locs(tmp_path))
+    try:
+        at = next(b["fork_step"] for b in r.branches() if b["name"] == "back")
+        assert r.world.agents["deckhand"].decider.kind == "workflow"
+        assert r.world_at(at - 1).agents["deckhand"].decider.kind == "utility"
+        assert r.world_at(r.step_number("1:deckhand") - 1).agents["deckhand"].decider.kind == "workflow"
+        for step in range(1, r.last_step + 1):  # every step replays with its branch's decider
+            r.world_at(step)
+    finally:
+        r.close()
