@@ -48,6 +48,8 @@ def test_fork_with_a_limit_and_goals_holds_them_on_the_branch(cli, tmp_path):
     finally:
         r.close()
     assert after and not any(x.startswith('{"type":"cycle"') for x in after)  # no agent has capacity to act
+    got = json.loads(cli("sessions", "compare", "w1:main", "w1:slow", "--json").stdout)
+    assert got["first_divergence"] is not None and got["first_divergence"]["step"] == fork_step + 1
     shown = " ".join(cli("world", "show").stdout.split())
     assert "limit actions = 0" in shown and "cautious gets goal #" in shown
 
@@ -91,3 +93,16 @@ def test_a_plugin_decider_is_imported_only_from_a_folder_the_user_agreed_to(cli,
     assert [b["name"] for b in json.loads(cli("world", "show", "--json").stdout)["branches"]] == ["main"]
     cli("world", "fork", "--at", "1:a", "--agent", "a", "--decider", "mydec:make", "--allow-plugins", "--name", "p")
     assert marker.exists()
+
+
+def test_a_goal_edit_alone_replays_main_up_to_the_fork_and_diverges_after(cli, tmp_path):
+    cli("world", "run", "market", "--rounds", "4")
+    cli("world", "fork", "--at", "2:bold", "--agent", "bold", "--goal", "1 status=suspended", "--name", "idle")
+    cli("world", "run", "market", "--rounds", "2")
+    r = _reopen(tmp_path)
+    try:
+        fork_step = next(b["fork_step"] for b in r.branches() if b["name"] == "idle")
+    finally:
+        r.close()
+    first = json.loads(cli("sessions", "compare", "w1:main", "w1:idle", "--json").stdout)["first_divergence"]
+    assert first is not None and first["step"] > fork_step and "goals" in first["differs_in"]
