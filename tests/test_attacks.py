@@ -2436,3 +2436,128 @@ def test_a_class_channel_admits_only_its_tabs_and_their_own_requests(tmp_path: P
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
         room.close()
+
+
+# ---- issue 26, the class: review fixes ----
+def test_a_class_join_key_of_any_bytes_gets_a_403_never_a_traceback(tmp_path: Path) -> None:
+    """A join key is whatever a URL carries: a non-ASCII one (`?seat=%C3%A9`, `/T/ws/%C3%A9`)
+    or bytes that are not UTF-8 used to raise TypeError in compare_digest (an HTTP 500 and a
+    logged traceback). Now: the class's 403 page, before any app process starts."""
+    import asyncio
+
+    import aiohttp
+
+    from tests.cli.test_serve_world import ClassServed
+
+    served = ClassServed(tmp_path, "--world", "market")
+    token = served.page_token()
+
+    async def scenario() -> None:
+        async with aiohttp.ClientSession() as session:
+            origin = {"Origin": f"http://127.0.0.1:{served.port}"}
+            for key in ("%C3%A9", "%ED%B3%BF", "%FF%FE", "a%00b", "%E2%80%AE" * 30):
+                for kind in ("seat", "teacher"):
+                    async with session.get(f"{served.base}/?token={token}&{kind}={key}") as page:
+                        assert page.status == 403 and "join URL" in await page.text(), (kind, key)
+                with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                    await session.ws_connect(f"{served.base}/{token}/ws/{key}?width=80&height=24", headers=origin)
+                assert refused.value.status == 403, key
+            assert served.app_processes() == []
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        served.stop()
+    text = "".join(served.lines)
+    assert "Traceback" not in text and "TypeError" not in text and " 500 " not in text, text
+
+
+def test_a_class_student_cannot_flood_forks_learn_the_owners_paths_or_outlive_a_reassignment(tmp_path: Path) -> None:
+    """Over the channel, as a tab's process would: a hundred psyche applies leave at most one
+    edit waiting for the seat (the rest replace it, or are refused naming the field); the psyche
+    a student reads or saves names no path of the owner's machine; a reassigned seat's old
+    session is refused everything."""
+    import asyncio
+    import re as _re
+
+    from akh_tui.cli.class_channel import Channel
+    from akh_tui.engine import ClassClient, ClassRefusal, ClassRoom, Locations, WorldWatch
+
+    locations = Locations(tmp_path / "data", tmp_path / "config.toml")
+    watch = WorldWatch.open("market", locations)
+    room = ClassRoom(watch)  # not started: what is queued stays queued
+    channel = Channel(room, "tok-" + "y" * 40)
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        asyncio.run_coroutine_threadsafe(channel.start(), loop).result(timeout=30)
+        student = ClassClient(str(channel.path), channel.token, room.seats["bold"].key)
+        student.join()
+        got = student.psyche()
+        assert str(locations.data_dir) not in json.dumps(got) and not got["save_to"].startswith("/")
+        refused = 0
+        for n in range(100):
+            text = _re.sub(r"^guardian = [0-9.]+", f"guardian = 0.{n % 9 + 1}", got["toml"], count=1, flags=_re.M)
+            try:
+                student.set_psyche(text)
+            except ClassRefusal as exc:
+                assert exc.field == "psyche"
+                refused += 1
+        assert [job for job, _ in room.requests] == ["psyche"]  # one fork to make, whatever was sent
+        saved = student.save_psyche(got["toml"])
+        assert str(locations.data_dir) not in json.dumps(saved) and not saved["path"].startswith("/")
+        teacher = ClassClient(str(channel.path), channel.token, room.teacher_key)
+        teacher.join()
+        teacher.command("reassign", "bold")
+        for call in (lambda: student.state(-1, 0), student.psyche, lambda: student.set_psyche(got["toml"])):
+            with pytest.raises(ClassRefusal, match="reassigned seat:bold"):
+                call()
+        with pytest.raises(ClassRefusal, match="no longer"):  # its key takes nothing either
+            ClassClient(str(channel.path), channel.token, student.key).join()
+    finally:
+        asyncio.run_coroutine_threadsafe(channel.stop(), loop).result(timeout=30)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+        room.close()
+
+
+# ---- issue 25, world fork edits: a plugin decider, goal and limit text ----
+
+def test_a_world_forks_plugin_decider_from_an_untrusted_folder_runs_nothing_and_forks_nothing(tmp_path, monkeypatch):
+    """A fork's `--decider module:attr` is the world folder's code: as in the world file, it is
+    imported only from a folder the user agreed to; refused, nothing ran and no branch exists."""
+    from akh_tui.engine import Locations, WorldRun
+    from akh_tui.engine.paths import bundled_data_dir
+    from akh_tui.engine.world.edits import SetDecider
+
+    monkeypatch.setenv("AKH_TUI_CONFIG", str(tmp_path / "config.toml"))
+    market = (bundled_data_dir() / "worlds" / "market").as_posix()
+    folder = tmp_path / "w"
+    folder.mkdir()
+    (folder / "w.toml").write_text(f'[world]\nname = "w"\nrounds = 3\n[[agents]]\nid = "a"\n'
+                                   f'scenario = "{market}/trader.toml"\n', encoding="utf-8")
+    marker = tmp_path / "pwned"
+    (folder / "evil.py").write_text(f"import pathlib\npathlib.Path({str(marker)!r}).write_text('x')\n"
+                                    "def make():\n    raise SystemExit('never')\n", encoding="utf-8")
+    r = WorldRun.start(Locations(tmp_path / "data", tmp_path / "config.toml"), str(folder / "w.toml"))
+    try:
+        r.run(1)
+        for ref in ("evil:make", "evil", "os:system", "../evil:make"):
+            with pytest.raises(InputError) as exc:
+                r.fork(1, [SetDecider("a", ref)])
+            assert exc.value.field == "--decider"
+        assert not marker.exists() and [b["name"] for b in r.branches()] == ["main"]
+    finally:
+        r.close()
+
+
+@pytest.mark.parametrize("text", ['new "$(touch pwned)" priority=1', "1 criteria='; rm -rf /'",
+                                  'new x priority=99999999999999999999', "new " + "x" * 5000])
+def test_fork_goal_and_limit_text_is_data_never_run_and_checked(cli, tmp_path, text):
+    cli("world", "run", "market", "--rounds", "1")
+    p = cli("world", "fork", "--at", "1:bold", "--agent", "bold", "--goal", text, "--limit", "writes=1", check_rc=None)
+    assert p.returncode in (0, 2) and "Traceback" not in p.stderr
+    assert not (tmp_path / "pwned").exists()
+    p = cli("world", "fork", "--at", "1:bold", "--limit", "actions=1e400", check_rc=2)
+    assert "--limit actions" in p.stderr

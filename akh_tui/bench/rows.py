@@ -15,16 +15,21 @@ from __future__ import annotations
 import importlib
 import inspect
 import statistics
+from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 from rich.table import Table
+
+from .clock import Clock
 
 # the modules whose import registers rows (one line each; they may live in any layer bench imports)
 MODULES: tuple[str, ...] = (
     "akh_tui.bench.anchors",
     "akh_tui.bench.explain",
     "akh_tui.bench.startup",
+    "akh_tui.bench.plots_screen",
+    "akh_tui.bench.sweep",
 )
 
 TableFn = Callable[..., Table]
@@ -49,12 +54,14 @@ def registered() -> list[tuple[str, TableFn]]:
     return list(_REGISTERED)
 
 
-def tables(quick: bool, soak: bool = False) -> list[Table]:
-    out = []
-    for _name, fn in registered():
+def tables(quick: bool, soak: bool = False, clock: Clock | None = None) -> Iterator[Table]:
+    """Each registered table, measured when it is asked for (the bench prints each as it
+    comes); `clock` times each under its registered name."""
+    for name, fn in registered():
         takes_soak = "soak" in inspect.signature(fn).parameters
-        out.append(fn(quick, soak=soak) if takes_soak else fn(quick))
-    return out
+        with clock.part(name) if clock is not None else nullcontext():
+            table = fn(quick, soak=soak) if takes_soak else fn(quick)
+        yield table
 
 
 @dataclass

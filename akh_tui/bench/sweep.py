@@ -35,6 +35,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .rows import register
+
 SWEEP = """
 name = "bench"
 scenarios = ["zoo"]
@@ -51,11 +53,17 @@ def _mmm(xs: list[float]) -> dict:
 
 
 def main(args, out: Console) -> int:
+    figures = sweep_figures(args.runs, args.repeat, args.store_runs)
+    return show(figures, args, out)
+
+
+def sweep_figures(runs: int, repeat: int, store_runs: int) -> dict:
+    """The figures `sweep bench` prints (and `akh-tui bench`'s sweep rows): `runs` zoo runs
+    each way, `repeat` times, a store of `store_runs` rows."""
     from ..engine.sweep.cluster import collect
     from ..engine.sweep.file import parse_sweep, run_task
     from ..engine.sweep.store import SweepStore
 
-    runs, repeat = args.runs, args.repeat
     with tempfile.TemporaryDirectory(prefix="akh-sweep-bench-") as d:
         tmp = Path(d)
         path = tmp / "bench.toml"
@@ -119,7 +127,7 @@ def main(args, out: Console) -> int:
                 cluster.close()
 
         store_dir = tmp / "store"
-        size, report_times = _store_figures(store_dir, sweep, results, args.store_runs, repeat)
+        size, report_times = _store_figures(store_dir, sweep, results, store_runs, repeat)
 
     per_run_plain = [t / runs for t in plain]
     per_run_1 = [t / runs for t in cluster_times[1]]
@@ -150,11 +158,16 @@ def main(args, out: Console) -> int:
         "client_cpu_per_task_ms": _mmm([c / runs * 1000 for c in client_cpu]),
         "client_cpu_pct_of_run_cpu": statistics.median(client_cpu) / statistics.median(plain_cpu) * 100,
         "worker_rss_mb": [m / 2**20 for m in memory],
-        "store_runs": args.store_runs,
+        "store_runs": store_runs,
         "store_bytes": size,
-        "store_bytes_per_run": size / args.store_runs,
+        "store_bytes_per_run": size / store_runs,
         "report_s": _mmm(report_times),
     }
+    return figures
+
+
+def show(figures: dict, args, out: Console) -> int:
+    runs, repeat = figures["runs"], figures["repeat"]
     if args.json:
         print(json.dumps(figures))
         return 0
@@ -187,6 +200,7 @@ def main(args, out: Console) -> int:
     out.print(Text(f"  CPU of the client process (client, scheduler, store) per task: {figures['client_cpu_per_task_ms']['median']:.2f} ms "
                    f"({figures['client_cpu_pct_of_run_cpu']:.1f}% of a run's CPU)"))
     out.print(Text("memory per worker (RSS): " + ", ".join(f"{m:.0f} MB" for m in figures["worker_rss_mb"])))
+    size = figures["store_bytes"]
     out.print(Text(f"store of {args.store_runs:,} runs: {size / 2**20:.1f} MB ({size / args.store_runs / 1024:.1f} KB a run, "
                    "rows and compressed traces)"))
     return 0
@@ -246,3 +260,29 @@ def _store_figures(folder: Path, sweep, results: list[dict], n: int, repeat: int
         times.append(time.perf_counter() - t0)
     return size, times
 
+
+
+def sweep_rows(quick: bool) -> Table:
+    """`akh-tui bench`'s sweep rows (issue 29's aim: sweeps on Dask ≥ 0.95 × multiprocessing.Pool
+    with the same workers): a smaller `sweep bench` (20 runs, 3 repeats; `akh-tui sweep bench`
+    has the rest), its ratios and the scaling against the machine's own, measured in the same
+    rounds."""
+    from .rows import Figure, figure_table
+
+    runs, repeat = (8, 2) if quick else (20, 3)
+    f = sweep_figures(runs, repeat, 100)
+    figs = []
+    for label, key, aim in (
+            ("Dask LocalCluster ÷ multiprocessing.Pool, 1 worker: runs/s", "dask_over_pool_1", "≥ 0.95"),
+            ("Dask LocalCluster ÷ multiprocessing.Pool, 2 workers: runs/s", "dask_over_pool_2", "≥ 0.95"),
+            ("the machine's own speed-up now: the pool's 2 processes over 1", "machine_speedup_2_over_1", ""),
+            ("Dask's speed-up 2 over 1 ÷ the machine's (1.0: all the machine gives)", "scaling_vs_machine", "≈ 1"),
+            ("a task's overhead on 1 worker beyond the run's own time, % of the run", "overhead_beyond_run_pct", "")):
+        m = f[key]
+        figs.append(Figure(label, [m["min"], m["median"], m["max"]], aim=aim))
+    return figure_table(f"sweeps: {runs} zoo runs each way, {repeat} interleaved repeats, cluster start-up not timed "
+                        f"(load average {f['load_average'][0]:.1f})" + (" (quick)" if quick else ""), figs, fmt=".2f",
+                        ratio_label="")
+
+
+register("sweeps", sweep_rows)

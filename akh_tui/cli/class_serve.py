@@ -9,12 +9,16 @@ Origin, the tab cap):
 - the printed URL is the teacher's: `/?token=T&teacher=K` (K: the teacher's key);
 - the teacher's tab lists one join URL per agent, `/?token=T&seat=S` (S: that seat's key);
 - a page without a known key is refused (403) before any app process starts, and so is a
-  WebSocket: each tab's WebSocket is `/T/ws/KEY`, and its process gets KEY in its environment.
+  WebSocket: each tab's WebSocket is `/T/ws/KEY`, and its process gets KEY in its environment;
+- one join URL cannot fill the tab cap: a seat's newest tab closes its older ones (at most
+  SEAT_TABS live, the one closing included), and while no teacher's tab is open the last free
+  place is kept for the teacher's key.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import secrets
 from typing import Any
 
@@ -29,8 +33,10 @@ from .class_channel import Channel
 from .serve_guard import Admission, GuardedServer, _page
 
 TAB_MODULE = "akh_tui.tui.world.class_app"
+WS_REPLACED = 4000  # the close code an older tab of a seat gets (4000-4999: an application's own)
 MAX_TIMEOUT_S = 86400  # a day: a decision always ends
 SPARE_TABS = 5  # the default cap: a tab per agent, and these for the teacher, watchers and reopened tabs
+SEAT_TABS = 2  # a seat's live tabs: its newest, and the older one it is closing
 
 
 def default_max_tabs(agents: int) -> int:
@@ -46,6 +52,7 @@ class ClassServer(GuardedServer):
         super().__init__(command, admission, host=host, port=port, title=title, public_url=public_url)
         self.room = room
         self.channel = channel
+        self.by_key: dict[str, list[web.WebSocketResponse]] = {}  # each key's live tabs, oldest first
 
     def page_url(self, kind: str, key: str) -> str:
         return f"{self.public_url}/?token={self.admission.token}&{kind}={key}"
@@ -66,8 +73,6 @@ class ClassServer(GuardedServer):
         self.room.start()
 
     async def _stop_class(self, app: web.Application) -> None:
-        import asyncio
-
         await asyncio.get_running_loop().run_in_executor(None, self.room.close)
         await self.channel.stop()
 
@@ -76,12 +81,30 @@ class ClassServer(GuardedServer):
                      "This class needs the teacher's URL or a seat's join URL (the teacher's tab lists them). A "
                      "seat's old URL stops working when the teacher reassigns the seat: ask for the new one.")
 
+    def refuse_tab(self, key: str) -> web.Response | None:
+        """Why a tab of `key` may not open now (a page to answer with), or None."""
+        role = self.room.role_of(key)
+        if role is None:
+            return self._unknown_key()
+        teacher = role[0] == "teacher"
+        mine = len(self.by_key.get(key, ()))
+        if not teacher and mine >= SEAT_TABS:
+            return _page(503, "this join URL's tabs are still closing",
+                         f"This seat's join URL has {SEAT_TABS} tabs open or closing (a newer tab closes the "
+                         f"older ones). Reload this page in a moment.", headers={"Retry-After": "5"})
+        # the last free place is the teacher's while no teacher's tab is open, so that the
+        # students together never lock the teacher out; a seat's tab that replaces an older one
+        # (which closes) does not count against it
+        kept = 0 if teacher or mine or self.by_key.get(self.room.teacher_key) else 1
+        if self.tabs.live + kept >= self.tabs.cap:
+            return self._cap_page()
+        return None
+
     async def handle_index(self, request: web.Request) -> Any:
         key = request.query.get("seat") or request.query.get("teacher") or ""
-        if self.room.role_of(key) is None:
-            return self._unknown_key()
-        if self.tabs.full:
-            return self._cap_page()
+        refused = self.refuse_tab(key)
+        if refused is not None:
+            return refused
         # textual-serve's index page, its WebSocket the one of this key (its template, its context)
         router = request.app.router
         ws = f"{self.public_url}{router['class_websocket'].url_for(key=key)}"
@@ -97,14 +120,31 @@ class ClassServer(GuardedServer):
 
     async def handle_class_websocket(self, request: web.Request) -> web.StreamResponse:
         key = request.match_info["key"]
-        if self.room.role_of(key) is None:
-            return self._unknown_key()
-        if not self.tabs.reserve():
-            return self._cap_page()  # before the upgrade: no app process starts
+        refused = self.refuse_tab(key)
+        if refused is not None or not self.tabs.reserve():
+            return refused or self._cap_page()  # before the upgrade: no app process starts
+        websocket = web.WebSocketResponse(heartbeat=15)
+        mine = self.by_key.setdefault(key, [])
+        older = list(mine)
+        mine.append(websocket)
+        if key != self.room.teacher_key:  # a seat's newest tab drives it: the older ones close
+            for old in older:
+                asyncio.ensure_future(self._close_older(old))
         try:
-            return await self._serve_tab(request, env={KEY_ENV: key})
+            return await self._serve_tab(request, env={KEY_ENV: key}, websocket=websocket)
         finally:
             self.tabs.release()
+            mine.remove(websocket)
+            if not mine and self.by_key.get(key) is mine:
+                del self.by_key[key]
+
+    @staticmethod
+    async def _close_older(websocket: web.WebSocketResponse) -> None:
+        """An older tab of a seat, closed (its app process then ends, freeing its place)."""
+        try:
+            await websocket.close(code=WS_REPLACED, message=b"this seat was opened in a newer tab")
+        except RuntimeError:  # not upgraded yet: its own handler ends it
+            pass
 
     def _announce(self, *_: object) -> None:
         say = self.console.print

@@ -248,11 +248,13 @@ class GuardedServer(Server):
         finally:
             self.tabs.release()
 
-    async def _serve_tab(self, request: web.Request, env: dict[str, str] | None = None) -> web.WebSocketResponse:
+    async def _serve_tab(self, request: web.Request, env: dict[str, str] | None = None,
+                         websocket: web.WebSocketResponse | None = None) -> web.WebSocketResponse:
         """textual-serve's `handle_websocket`, with a `TabProcess`: it returns once the tab's app
         process has exited (textual-serve's returns when the app's output ends, while the process
-        may still be saving), so the cap counts processes."""
-        websocket = web.WebSocketResponse(heartbeat=15)
+        may still be saving), so the cap counts processes. `websocket`: one the caller made (to
+        close it from elsewhere), not prepared yet."""
+        websocket = websocket or web.WebSocketResponse(heartbeat=15)
         width = to_int(request.query.get("width", "80"), 80)
         height = to_int(request.query.get("height", "24"), 24)
         tab: TabProcess | None = None

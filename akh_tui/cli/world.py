@@ -86,12 +86,23 @@ def add_parser(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     fork = wsub.add_parser("fork", parents=[common], help="a new branch of the current world after a step, with edits; "
                                                           "`world run FILE` continues it")
     fork.add_argument("--at", metavar="ROUND:AGENT", required=True, help="the step the branch follows")
-    fork.add_argument("--agent", metavar="ID", help="the agent --psyche and --disable edit")
+    fork.add_argument("--agent", metavar="ID", help="the agent --psyche, --disable, --decider and --goal edit")
     fork.add_argument("--psyche", metavar="FILE", help="the agent's psyche from this TOML file")
     fork.add_argument("--disable", metavar="TOOL", action="append", default=[], help="disable a tool for the agent (repeatable)")
+    fork.add_argument("--decider", metavar="KIND", help="the agent's decider: utility, scripted, llm, local, workflow (its "
+                                                        "[agents.workflow] in the world file) or a plugin 'module:attr'")
+    fork.add_argument("--goal", metavar="EDIT", action="append", default=[],
+                      help="a goal of the agent (repeatable): 'new DESCRIPTION [priority=N] [criteria=TEXT]' adds one, "
+                           "'N status=S priority=P criteria=TEXT' (any of them) changes goal #N; quote values with spaces")
+    fork.add_argument("--limit", metavar="KEY=VALUE", action="append", default=[],
+                      help="a [world.limits] value for the whole world (repeatable): actions, llm_calls, llm_tokens or "
+                           "writes = an integer >= 0, window_s = seconds")
     fork.add_argument("--order", metavar="A,B,C", help="the order of the rest of the round (the agents still to act in it)")
     fork.add_argument("--branch", metavar="NAME", help="fork this branch (default: the current one)")
     fork.add_argument("--name", metavar="NAME", help="the new branch's name (default: fork-N)")
+    from .trust import add_flags as add_trust_flags
+
+    add_trust_flags(fork)  # a plugin decider is the world's folder's code: agreed to as for a run
 
 
 def _count(value: str | None, flag: str, lo: int) -> int | None:
@@ -212,7 +223,9 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     seed = _count(args.seed, "--seed", 0)
     as_json = bool(args.json)
     # the gate's flags are checked (agents named, a terminal to ask on) before the world opens
-    gated, answer = worldgate.plan(args, load_world(args.file), err)
+    spec = load_world(args.file)
+    gated, answer = worldgate.plan(args, spec, err)
+    width = max([12, *(len(a.id) for a in spec.agents)])  # the agent column fits the longest id
 
     def line(step: dict[str, Any]) -> None:
         if as_json:
@@ -221,7 +234,7 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
             user = step.get("user")
             said = "" if user is None else f"  ({user['decision']}" + (
                 f" {user['tool']}" if user["decision"] == "choose" else "") + f" by {user['by']})"
-            out.print(Text(f"r{step['round']:<3} {step['agent']:<12} {step['action']:<22} {step['result']:<10} "
+            out.print(Text(f"r{step['round']:<3} {step['agent']:<{width}} {step['action']:<22} {step['result']:<10} "
                            f"balance {step['balance']}{said}"))
 
     r = WorldRun.continue_or_start(_locations(args), args.file, seed, fresh=bool(args.fresh), trace=args.trace)
@@ -329,22 +342,35 @@ def _edit_words(e: dict[str, Any]) -> str:
         return f"{e['agent']}'s psyche from {e['source']}"
     if e["edit"] == "disable":
         return f"{e['agent']} without {e['tool']}"
+    if e["edit"] == "decider":
+        return f"{e['agent']} decides with {e['decider']} (was {e['was']})"
+    if e["edit"] == "limit":
+        return f"limit {e['key']} = {e['value']:g}"
+    if e["edit"] == "goal":
+        return f"{e['agent']} gets goal #{e['goal']} {e['description']!r} (priority {e['priority']})"
+    if e["edit"] == "goal_edit":
+        return f"{e['agent']}'s " + ", ".join(e["done"])
     return f"round {e['round']} order {','.join(e['order'])}"
 
 
 def _fork(args: argparse.Namespace, out: Console) -> int:
-    from ..engine import DisableTool, SetOrder, SetPsyche, WorldRun, read_user_file
+    from ..engine import (DisableTool, SetDecider, SetOrder, SetPsyche, WorldRun, parse_goal_edit, parse_limit_edit,
+                          read_user_file)
 
     edits: list[Any] = []
-    if (args.psyche or args.disable) and not args.agent:
-        raise InputError("--psyche and --disable edit one agent: name it with --agent", field="--agent")
+    if (args.psyche or args.disable or args.decider is not None or args.goal) and not args.agent:
+        raise InputError("--psyche, --disable, --decider and --goal edit one agent: name it with --agent", field="--agent")
     if args.psyche:
         edits.append(SetPsyche(args.agent, read_user_file(args.psyche, "--psyche"), source=args.psyche))
     edits += [DisableTool(args.agent, t) for t in args.disable]
+    if args.decider is not None:
+        edits.append(SetDecider(args.agent, args.decider))
+    edits += [parse_goal_edit(args.agent, g) for g in args.goal]
+    edits += [parse_limit_edit(x) for x in args.limit]
     if args.order:
         edits.append(SetOrder(tuple(x.strip() for x in args.order.split(",") if x.strip())))
     if not edits:
-        raise InputError("a fork needs an edit: --psyche, --disable or --order", field="--at")
+        raise InputError("a fork needs an edit: --psyche, --disable, --decider, --goal, --limit or --order", field="--at")
     r = WorldRun.resume(_locations(args), branch=args.branch)
     try:
         at = r.step_number(args.at)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from __future__ import annotations
 
+import gc
 import queue
 import threading
 from pathlib import Path
@@ -184,10 +185,12 @@ class Workbench(EngineDriver, Frames, Timeline, LiveEdits, Views, Keys, PhaseSte
         self._frame_drawn.set()
         self._dirty = True
         self._ticks = 0
-        # the frame being drawn at full speed: the UI thread's CPU time and the wall time when it
-        # began, and whether it is a full one; the last full frame's start (wall) and its cost in
-        # CPU seconds (None until measured: it is measured again once Textual has drawn it)
-        self._frame: tuple[float, float, bool] = (0.0, 0.0, False)
+        # the frame being drawn at full speed: the UI thread's CPU time, the process's CPU time and
+        # the wall time when it began, and whether it is a full one; the last frame's start
+        # (process CPU) and the last ticker frame's cost (UI-thread CPU seconds); the last full
+        # frame's start and cost (None until measured: it is measured again once Textual has drawn it)
+        self._frame: tuple[float, float, float, bool] = (0.0, 0.0, 0.0, False)
+        self._last_frame: tuple[float, float] = (0.0, 0.0)
         self._last_full: tuple[float, float | None] = (0.0, 0.0)
         self._status_view: View | None = None  # the view of the last full frame, for ticker frames
         self._status_lines = 0  # the status line's height in lines when last laid out (0: never)
@@ -261,6 +264,16 @@ class Workbench(EngineDriver, Frames, Timeline, LiveEdits, Views, Keys, PhaseSte
         if self.trace_file is not None:
             self.last_event = f"replaying {self.trace_file.name}: , . move, / searches (no engine)"
         self._render_all(None)
+        self.call_after_refresh(self._freeze_heap)
+
+    def _freeze_heap(self) -> None:
+        """Once the first frame is drawn, everything alive (Textual's widgets and styles, the
+        scenario's graph, the modules) is moved out of the cyclic collector's sight: a full
+        collection then walks only what came since. With a 100,000-triple graph loaded, each
+        full collection walked all of it, on whichever thread happened to allocate, and froze
+        the UI for a quarter of a second (the plots screen filling; issue 29). What reference
+        counting frees is freed as before; `on_unmount` hands the frozen objects back."""
+        gc.freeze()
 
     def on_resize(self, event: events.Resize) -> None:
         self._status_lines = 0  # the status line wraps anew
@@ -286,6 +299,7 @@ class Workbench(EngineDriver, Frames, Timeline, LiveEdits, Views, Keys, PhaseSte
             self.notify(f"could not save the theme choice: {exc}", severity="warning", markup=False)
 
     def on_unmount(self) -> None:
+        gc.unfreeze()  # cycles among what was alive at start-up can be collected again
         self._stop.set()
         self._commands.put(None)
         try:

@@ -43,7 +43,7 @@ class EngineDriver(WorkbenchHost):
             if cmd is None:
                 continue
             if isinstance(cmd, Cycle) and speed == 0:
-                # a frame is being drawn: let it have the core (see FAST_FRAME_SHARE)
+                # a frame is being drawn: let it have the core (see frames.FRAME_SHARE)
                 self._frame_drawn.wait(FRAME_WAIT)
             self._execute(cmd)
 

@@ -23,14 +23,19 @@ DRAIN_HZ = 30  # at most this many redraws a second
 # UI thread spends drawing is a millisecond the engine does not run. A frame of every pane costs
 # tens of milliseconds of CPU (the panes, then Textual's compositor, measured once the screen is
 # refreshed), most of it in Textual; the status line and the timeline cost about a tenth of that.
-# So at full speed every 6th tick (5 times a second) draws a frame: a full one when the budget
-# allows (after a full frame that cost C of CPU the next waits at least C / FAST_FRAME_SHARE: a
-# big terminal or a slow machine waits longer), else a ticker frame of the status line and the
-# timeline only, so the cycle counter keeps moving. The engine thread waits while either is drawn
-# (at most FRAME_WAIT). Paused or stepping, every tick draws what changed, and a pause draws the
-# newest cycle as soon as the engine stops.
+# So at full speed a frame is due at most every 6th tick (5 times a second): a full frame once the
+# process has spent at least (the last full frame's cost / FRAME_SHARE) of CPU since it began,
+# else a ticker frame of the status line and the timeline only, so the cycle counter keeps
+# moving, once the process has spent (the last ticker frame's cost / FRAME_SHARE) since the last
+# frame of either kind: each kind takes at most FRAME_SHARE of the CPU. CPU, not wall time: on a
+# busy machine the process gets a fraction of a core, and frames paced by the wall clock took
+# that fraction from the engine (the workbench ran at 0.54 of headless on a busy machine, 0.8 on
+# a quiet one); paced by the process's CPU they keep their share whatever the load, and a busy
+# machine sees fewer frames a second instead of a slower engine. The engine thread waits while
+# either is drawn (at most FRAME_WAIT). Paused or stepping, every tick draws what changed, and a
+# pause draws the newest cycle as soon as the engine stops.
 FAST_FRAME_EVERY = 6
-FAST_FRAME_SHARE = 0.03
+FRAME_SHARE = 0.025  # of the process's CPU, for each kind of frame
 MAX_MARKS = 2000  # veto and fork marks kept for the timeline (it has about a hundred cells)
 # the events the status line announces (a backtrack or a consolidation shows in its pane instead)
 NEWS = ("fork", "reflection", "decomposition", "psyche_edit", "goal_added")
@@ -43,31 +48,38 @@ class Frames(WorkbenchHost):
     def _measure_frame(self) -> None:
         """On the tick after a full-speed frame: what a full frame cost so far (it is measured
         again once Textual has drawn it, compositor included: `_frame_finished`)."""
-        start_cpu, start_wall, full = self._frame
+        start_thread, start_cpu, start_wall, full = self._frame
         if full and self._last_full[1] is None:
-            self._last_full = (start_wall, time.thread_time() - start_cpu)
+            self._last_full = (start_cpu, time.thread_time() - start_thread)
         if not self._frame_drawn.is_set() and time.perf_counter() - start_wall > FRAME_WAIT:
             self._frame_drawn.set()  # the refresh callback never came: the engine must not wait on
 
     def _frame_finished(self) -> None:
-        """(after the screen refresh of a full-speed frame) a full frame's whole cost; the
-        engine goes on."""
-        start_cpu, start_wall, full = self._frame
+        """(after the screen refresh of a full-speed frame) the frame's whole cost on the UI
+        thread; the engine goes on."""
+        start_thread, start_cpu, _, full = self._frame
+        cost = time.thread_time() - start_thread
         if full:
-            self._last_full = (start_wall, time.thread_time() - start_cpu)
+            self._last_full = (start_cpu, cost)
+            self._last_frame = (start_cpu, self._last_frame[1])  # a ticker frame waits from here
+        else:
+            self._last_frame = (start_cpu, cost)
         self._frame_drawn.set()
 
     def _frame_due(self) -> bool | None:
         """At full speed: None when no frame is due this tick, else whether a full frame is
-        (False: a ticker frame; see FAST_FRAME_SHARE)."""
+        (False: a ticker frame; see FRAME_SHARE)."""
         if self._ticks % FAST_FRAME_EVERY:
             return None
-        wall = time.perf_counter()
-        last_wall, cost = self._last_full
-        full = cost is not None and wall - last_wall >= cost / FAST_FRAME_SHARE
-        self._frame = (time.thread_time(), wall, full)
+        cpu = time.process_time()
+        last_full, full_cost = self._last_full
+        full = full_cost is not None and cpu - last_full >= full_cost / FRAME_SHARE
+        last, cost = self._last_frame
+        if not full and cpu - last < cost / FRAME_SHARE:
+            return None  # the engine has not yet run long enough to pay for a frame
+        self._frame = (time.thread_time(), cpu, time.perf_counter(), full)
         if full:
-            self._last_full = (wall, None)
+            self._last_full = (cpu, None)
         return full
 
     @guarded

@@ -67,7 +67,8 @@ if TYPE_CHECKING:
         # frames
         _dirty: bool
         _ticks: int
-        _frame: tuple[float, float, bool]
+        _frame: tuple[float, float, float, bool]
+        _last_frame: tuple[float, float]
         _last_full: tuple[float, float | None]
         _status_view: View | None
         _status_lines: int

@@ -133,6 +133,14 @@ class GoalsPane(Tree, inherit_bindings=False):
                 if label != node.label:
                     node.set_label(label)
 
+    def scroll_to_focus(self, focus: int | None) -> None:
+        """Keep the focus goal in view: a pane of one or two rows (the world workbench at
+        80×24) shows it rather than the first goals. Not while the pane has focus: the person
+        scrolls it then."""
+        node = getattr(self, "_goal_nodes", {}).get(focus) if focus is not None else None
+        if node is not None and not self.has_focus:
+            self.call_after_refresh(lambda: self.scroll_to_node(node, animate=False))
+
     def _compact(self) -> bool:
         """Under 70 cells the label keeps status, id, coverage bar and error sparkline before the
         text; the priority and coverage figure are in the goal detail (enter)."""
@@ -373,12 +381,14 @@ class WhyPane(Pane):
     cursor did not (what it would have taken)."""
 
     question_at = 0  # the line the why-not of the selected tool starts on (0: none shown)
+    # before the first cycle; a workbench where space steps something else says so
+    EMPTY = "Press space to step one cycle, r to run.\nMove the score table's cursor to ask why not that tool."
 
     def show(self, record: CycleRecord | PendingCycle | None, selected: str | None = None,
              vetoes: dict[str, int] | None = None, call: dict | None = None) -> None:
         """`vetoes`: how often each tool was vetoed on the record's goal so far (Run.vetoes_on_goal)."""
         if record is None:
-            self.show_text(Text("Press space to step one cycle, r to run.\nMove the score table's cursor to ask why not that tool.", style="dim"))
+            self.show_text(Text(self.EMPTY, style="dim"))
             return
         t = Text()
         soar = soar_why(dict(record), selected)  # a Soar world agent: its operators and preferences
@@ -571,7 +581,9 @@ class MemoryList(OptionList):
         super().notify_style_update()
 
     def show(self, entries: list[dict]) -> None:
-        ids = tuple((e["id"], e["refs"]) for e in entries)
+        # ids count from 1 in each agent's memory: the world workbench shows one agent's list,
+        # then another's with the same ids, so what is shown (the content) is part of the key
+        ids = tuple((e["id"], e["refs"], e["content"]) for e in entries)
         if ids == self._ids:
             return
         self._ids = ids

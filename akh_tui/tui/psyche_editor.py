@@ -108,6 +108,10 @@ class PsycheEditorScreen(Screen[str | None]):
         Binding("ctrl+r", "revert", "Revert", id="psyche.revert", priority=True),
         Binding("f8", "goto_error", "Go to error", id="psyche.goto_error", priority=True),
         Binding("escape", "close", "Close", id="psyche.close", priority=True),
+        # TextArea has no document start and end keys; an editor of a 60-line file needs them
+        # (a new veto pattern is written at the end)
+        Binding("ctrl+home", "text_edge(True)", "Start of text", id="psyche.start", show=False),
+        Binding("ctrl+end", "text_edge(False)", "End of text", id="psyche.end", show=False),
     ]
 
     DEFAULT_CSS = """
@@ -132,6 +136,7 @@ class PsycheEditorScreen(Screen[str | None]):
         save: Callable[..., Path] | None = None,
         name: str | None = None,
         id: str | None = None,
+        owner: str | None = None,
     ) -> None:
         """
         Args:
@@ -144,6 +149,8 @@ class PsycheEditorScreen(Screen[str | None]):
             save: writes the psyche to ``path`` (the run's door: creates folders, and refuses
                 with PsycheFileChanged when the file changed on disk since the run read or
                 wrote it unless called with ``force=True``). Defaults to ``Psyche.save``.
+            owner: whose psyche it is, where several agents have one (a world's): the title
+                names it, and the edit applies at its next turn rather than "the next cycle".
         """
         super().__init__(name=name, id=id)
         self.path = Path(path) if path is not None else None
@@ -159,6 +166,8 @@ class PsycheEditorScreen(Screen[str | None]):
         self._text_area = _make_text_area(text)
         self._save = save
         self._overwrite_asked = False  # the file changed on disk: the next ctrl+w overwrites it
+        self.owner = owner
+        self.applies_at = f"{owner}'s next turn" if owner else "the next cycle"
 
     # -- layout ------------------------------------------------------------------------
 
@@ -178,7 +187,7 @@ class PsycheEditorScreen(Screen[str | None]):
 
     def _title_text(self) -> Text:
         where = str(self.path) if self.path is not None else "no file: save disabled"
-        title = f"Psyche — {where}"
+        title = f"Psyche of {self.owner} — {where}" if self.owner else f"Psyche — {where}"
         if self.has_unapplied_changes:
             title += "  (modified, not applied)"
         return Text(title)
@@ -231,7 +240,8 @@ class PsycheEditorScreen(Screen[str | None]):
         except NoMatches:  # not composed yet; on_mount checks again
             return
         if self.error is None:
-            status.update(Text(VALID_HINT.format(key=self._key_for("psyche.apply", "ctrl+s"))))
+            hint = VALID_HINT.format(key=self._key_for("psyche.apply", "ctrl+s"))
+            status.update(Text(hint.replace("the next cycle", self.applies_at)))
             status.set_class(True, "-valid")
             status.set_class(False, "-invalid")
             self._text_area.set_error_line(None)
@@ -266,7 +276,7 @@ class PsycheEditorScreen(Screen[str | None]):
             return
         self.live_text = text
         self.query_one("#psyche-title", Static).update(self._title_text())
-        self._say("Psyche applied: takes effect at the next cycle")
+        self._say(f"Psyche applied: takes effect at {self.applies_at}")
 
     def action_save(self) -> None:
         if self.path is None:
@@ -318,6 +328,10 @@ class PsycheEditorScreen(Screen[str | None]):
         ta.move_cursor((0, 0))
         self.validate()
         self._say("Reverted to the live psyche (ctrl+z undoes the revert).")
+
+    def action_text_edge(self, start: bool) -> None:
+        ta = self._text_area
+        ta.move_cursor((0, 0) if start else ta.document.end)
 
     def action_goto_error(self) -> None:
         if self.error is None or self.error.line is None:

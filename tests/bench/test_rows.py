@@ -45,14 +45,42 @@ def test_registering_a_name_twice_keeps_one_row_and_tables_pass_soak(monkeypatch
     register("a", plain)
     register("b", long)
     register("a", plain)
-    tables = rows.tables(True, soak=True)
+    tables = list(rows.tables(True, soak=True))
     assert [t.title for t in tables] == ["plain", "long"]
     assert seen == [("plain", True), ("long", True)]
     assert table_json(tables[1])["rows"][0]["figure"] == "y"
 
 
 def test_the_anchor_module_is_registered():
-    assert "anchors" in [name for name, _ in rows.registered()]
+    names = [name for name, _ in rows.registered()]
+    assert {"anchors", "explain", "startup", "plots", "sweeps"} <= set(names)
+
+
+def test_the_clock_times_each_part_and_prints_the_total(monkeypatch):
+    from akh_tui.bench import clock as clock_mod
+
+    cpu = [10.0]
+    monkeypatch.setattr(clock_mod, "cpu_seconds", lambda: cpu[0])
+    clock = clock_mod.Clock()
+    with clock.part("first"):
+        cpu[0] += 2.5
+    with clock.part("second"):
+        cpu[0] += 1.0
+    assert [(n, c) for n, _, c in clock.parts] == [("first", 2.5), ("second", 1.0)]
+    text = _text(clock.table())
+    assert "first" in text and "2.5" in text and "total" in text and "3.5" in text
+    assert "minutes of CPU" in text
+
+
+def test_registered_tables_are_timed_under_their_names(monkeypatch):
+    from akh_tui.bench.clock import Clock
+
+    monkeypatch.setattr(rows, "_REGISTERED", [])
+    monkeypatch.setattr(rows, "MODULES", ())
+    register("a", lambda quick: figure_table("a", [Figure("x", [1.0])]))
+    clock = Clock()
+    assert [t.title for t in rows.tables(True, clock=clock)] == ["a"]
+    assert [n for n, _, _ in clock.parts] == ["a"]
 
 
 def test_anchors_measure_every_row_or_say_not_installed(monkeypatch):

@@ -145,11 +145,13 @@ def test_a_class_page_needs_a_key_and_the_tab_cap_holds(tmp_path):
             await first.close()
             deadline = time.monotonic() + 60
             while True:
-                async with session.get(served.join["bold"]) as page:
+                async with session.get(served.url) as page:
                     if page.status == 200:
                         break
                 assert time.monotonic() < deadline, "closing the tab did not free its place"
                 await asyncio.sleep(0.2)
+            async with session.get(served.join["bold"]) as page:  # a cap of 1: the teacher's place only
+                assert page.status == 503
 
     try:
         asyncio.run(scenario())
@@ -158,6 +160,104 @@ def test_a_class_page_needs_a_key_and_the_tab_cap_holds(tmp_path):
     assert served.proc.returncode is not None
     text = "".join(served.lines)
     assert served.teacher_key not in text.split("the teacher's URL is", 1)[1].split("\n", 1)[1]  # printed once
+
+
+def test_one_join_url_cannot_fill_the_tab_cap_nor_lock_the_teacher_out(tmp_path):
+    """Who may open a tab (ClassServer.refuse_tab), with the live tabs as they would be: a seat's
+    join URL has at most SEAT_TABS live (its newest and the one closing); while no teacher's tab
+    is open the last free place is the teacher's; a seat's tab replacing its older one may take it."""
+    import shutil
+
+    from akh_tui.cli.class_channel import Channel
+    from akh_tui.cli.class_serve import SEAT_TABS, ClassServer
+    from akh_tui.cli.serve_guard import Admission
+
+    watch = WorldWatch.open("market", Locations(tmp_path / "data", tmp_path / "config.toml"))
+    room = ClassRoom(watch)
+    channel = Channel(room, "t" * 43)
+    try:
+        server = ClassServer("true", Admission.for_address("127.0.0.1", 1, None, 3), "127.0.0.1", 1, "class", None,
+                             room, channel)
+        bold, cautious, teacher = room.seats["bold"].key, room.seats["cautious"].key, room.teacher_key
+
+        def live(**tabs: int) -> None:
+            keys = {"bold": bold, "cautious": cautious, "teacher": teacher}
+            server.by_key = {keys[k]: [object()] * n for k, n in tabs.items() if n}  # type: ignore[misc]
+            server.tabs.live = sum(tabs.values())
+
+        def status(key: str) -> int:
+            refused = server.refuse_tab(key)
+            return 200 if refused is None else refused.status
+
+        live(bold=1, cautious=1)  # cap 3: the third place is the teacher's
+        assert (status(teacher), status(bold), status(room.seats["cautious"].key)) == (200, 200, 200)
+        live(bold=1)
+        assert status(cautious) == 200
+        live(bold=2)
+        assert status(teacher) == 200 and status(cautious) == 503  # bold's two hold two places: one left, kept
+        refused = server.refuse_tab(bold)
+        assert refused is not None and refused.status == 503 and "closing" in str(refused.text)
+        assert SEAT_TABS == 2
+        live(bold=1, teacher=1)  # the teacher is in: the students may take the last place
+        assert status(cautious) == 200
+        live(bold=1, cautious=1, teacher=1)  # full: nobody
+        assert {status(k) for k in (bold, cautious, teacher)} == {503}
+        assert status("é") == status("\udcff") == 403
+    finally:
+        shutil.rmtree(channel.folder, ignore_errors=True)
+        room.close()
+
+
+def test_a_seats_newest_tab_closes_its_older_one_and_the_teacher_gets_the_kept_place(tmp_path):
+    import aiohttp
+
+    served = ClassServed(tmp_path, "--world", "market", "--max-tabs", "2")
+    token = served.page_token()
+    bold = served.join["bold"].rsplit("seat=", 1)[1]
+    cautious = served.join["cautious"].rsplit("seat=", 1)[1]
+
+    async def scenario() -> None:
+        async with aiohttp.ClientSession() as session:
+            origin = {"Origin": f"http://127.0.0.1:{served.port}"}
+
+            async def tab(key: str) -> aiohttp.ClientWebSocketResponse:
+                ws = await session.ws_connect(f"{served.base}/{token}/ws/{key}?width=100&height=30", headers=origin)
+                msg = await ws.receive(timeout=90)  # the tab's first output: its process is up
+                assert msg.type == aiohttp.WSMsgType.BINARY, msg
+                return ws
+
+            first = await tab(bold)
+            # one place left of 2, and no teacher's tab yet: it is the teacher's
+            with pytest.raises(aiohttp.WSServerHandshakeError) as kept:
+                await session.ws_connect(f"{served.base}/{token}/ws/{cautious}?width=100&height=30", headers=origin)
+            assert kept.value.status == 503
+            async with session.get(served.join["cautious"]) as page:
+                assert page.status == 503 and "cap of 2" in await page.text()
+            # bold's URL opened again: the new tab drives the seat, the old one is closed
+            second = await tab(bold)
+            deadline = time.monotonic() + 60
+            while True:
+                msg = await first.receive(timeout=60)
+                if msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.CLOSING):
+                    break
+                assert time.monotonic() < deadline, "the older tab was not closed"
+            assert msg.type == aiohttp.WSMsgType.CLOSE and msg.data == 4000, (msg, first.close_code)
+            # once the old tab's process has ended, its place is free: the teacher's tab opens
+            while True:
+                async with session.get(served.url) as page:
+                    if page.status == 200:
+                        break
+                assert time.monotonic() < deadline, "the older tab's place was never freed"
+                await asyncio.sleep(0.2)
+            teacher = await tab(served.teacher_key)
+            for ws in (second, teacher):
+                await ws.close()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        served.stop()
+    assert "Traceback" not in "".join(served.lines)
 
 
 def test_serve_world_checks_its_flags(cli):

@@ -303,3 +303,15 @@ def test_bindings_can_be_remapped_by_id(tmp_path):
         assert [p.archetypes["sage"] for p in app.applied] == [0.9]
 
     run(go, tmp_path / "psyche.toml", keymap={"psyche.apply": "f5"})
+
+
+def test_ctrl_end_and_ctrl_home_reach_the_ends_of_the_text(tmp_path):
+    # a new veto pattern is written at the end of the file: TextArea has no key for it
+    async def go(app, pilot):
+        ta = app.editor.query_one(PsycheTextArea)
+        await pilot.press("ctrl+end")
+        assert ta.cursor_location == ta.document.end
+        await pilot.press("ctrl+home")
+        assert ta.cursor_location == (0, 0)
+
+    run(go, tmp_path / "psyche.toml")

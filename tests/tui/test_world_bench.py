@@ -277,3 +277,145 @@ async def test_a_soar_agents_why_pane_explains_it_by_its_operators(tmp_path):
         await pilot.press("1")  # an OODA trader: the table's own story, no Soar words
         await until(pilot, lambda: "showing bold" in status(app))
         assert "Soar" not in text_of(app.query_one("#why"))
+
+
+# ---- walked in a real terminal (issue 26's Done-when): what a person found there ----------------
+
+@sync
+async def test_the_working_memory_pane_follows_the_agent_shown(tmp_path):
+    # both traders are at cycle 2 with entries of the same ids: the list must still change
+    app = market(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n", "n", "2")
+        memory = app.query_one("#memory-entries")
+        shown = lambda: [e["content"] for e in memory.entries]  # noqa: E731
+        assert shown() == [e["content"] for e in app.world.view("cautious")["wm"]["entries"]]
+        await pilot.press("1")
+        await until(pilot, lambda: "showing bold" in status(app))
+        bold = [e["content"] for e in app.world.view("bold")["wm"]["entries"]]
+        assert bold != [e["content"] for e in app.world.view("cautious")["wm"]["entries"]]
+        assert shown() == bold
+
+
+@sync
+async def test_a_transfer_breakpoint_stops_at_the_deckhands_tip_and_the_note_goes_at_the_next_step(tmp_path):
+    app = market(tmp_path, "harbour-crew")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("k")
+        await until(pilot, lambda: bool(app.screen.query("#break-text")))
+        assert "agent:pilot:bid" in str(app.screen.query_one("#break-text", Input).placeholder)  # this world's agent
+        app.screen.query_one("#break-text", Input).value = "transfer>3"
+        await pilot.press("enter", "escape")
+        await pilot.press("r")
+        await until(pilot, lambda: "breakpoint transfer>3: deckhand → pilot 4 scrip" in status(app))
+        assert [s.agent for s in app.world.steps] == ["pilot", "harbourmaster", "deckhand"]
+        await pilot.press("space")
+        assert "breakpoint" not in status(app).replace("1 breakpoint(s)", "")
+
+
+@sync
+async def test_a_live_psyche_edit_is_named_until_that_agents_next_turn_and_its_veto_in_the_roster(tmp_path):
+    from akh_tui.tui.psyche_editor import PsycheEditorScreen, PsycheTextArea
+
+    app = market(tmp_path, "harbour-crew")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n", "2", "e")
+        await until(pilot, lambda: isinstance(app.screen, PsycheEditorScreen))
+        assert "Psyche of harbourmaster" in str(app.screen.query_one("#psyche-title").render())
+        ta = app.screen.query_one(PsycheTextArea)
+        ta.text = ta.text + '\n[[shadow.veto_patterns]]\nname = "no_tools"\ntriggers = ["tool="]\n'
+        await until(pilot, lambda: app.screen.error is None and app.screen.draft == ta.text)
+        assert "applies at harbourmaster's next turn" in str(app.screen.query_one("#psyche-status").render())
+        await pilot.press("ctrl+s", "escape")
+        await until(pilot, lambda: not isinstance(app.screen, PsycheEditorScreen))
+        pending = "harbourmaster's psyche edited: in effect at its next turn"
+        assert pending in status(app)
+        await pilot.press("space")  # the pilot's turn: still pending
+        assert pending in status(app)
+        await pilot.press("space")  # harbourmaster's: vetoed, and the status line no longer says pending
+        assert app.world.steps[-1].agent == "harbourmaster" and app.world.steps[-1].kind == "veto"
+        assert pending not in status(app)
+        assert str(app.query_one("#roster", DataTable).get_cell("harbourmaster", "result")) == "vetoed"
+
+
+@sync
+async def test_the_fork_dialog_names_who_is_still_to_act_and_a_refusal_in_the_dialogs_words(tmp_path):
+    app = market(tmp_path, "harbour-crew")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n", "F")  # after the round's last step: nobody left to reorder
+        await until(pilot, lambda: bool(app.screen.query("#fork-edits")))
+        assert "round 1 ends there" in str(app.screen.query_one("#fork-rest").render())
+        app.screen.query_one("#fork-edits", Input).value = "order=pilot,deckhand"
+        await pilot.press("enter")
+        error = str(app.screen.query_one("#fork-error").render())
+        assert "field 'order='" in error and "--order" not in error
+        await pilot.press("escape", "less_than_sign", "F")  # after step 1: the pilot has acted
+        await until(pilot, lambda: bool(app.screen.query("#fork-edits")))
+        assert "still to act in round 1: harbourmaster, deckhand" in str(app.screen.query_one("#fork-rest").render())
+        assert app.screen.query_one("#fork-edits", Input).placeholder == "e.g. order=deckhand,harbourmaster"
+
+
+@sync
+async def test_at_80x24_three_agents_keep_the_status_roster_and_lanes_on_screen(tmp_path):
+    app = market(tmp_path, "harbour-crew")
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.breaks = ["transfer>3"]
+        app.world.set_breaks(app.breaks)
+        await pilot.press("space", "space", "space")
+        await pilot.pause()
+        for wid in ("#status", "#roster-box", "#lanes-box", "#score-box"):
+            region = app.query_one(wid).region
+            assert region.height > 0 and region.y >= 0 and region.bottom <= 23, (wid, region)  # above the footer
+        assert app.screen.scroll_y == 0
+        lanes = app.query_one("#lanes-box").region
+        assert lanes.height == 2 + 2 + 3  # round, clock and a lane per agent, all drawn
+        # the status line's short words leave its second row for the breakpoint's reason, whole
+        assert status(app).endswith("deckhand → pilot 4 scrip (transfer from deckhand)")
+        assert len(status(app)) <= 2 * 78
+
+
+@sync
+async def test_at_80x24_the_goals_pane_keeps_the_focus_goal_in_view(tmp_path):
+    app = market(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press(*["n"] * 6, "1")  # bold's first goal is done: the focus is #2, below it
+        await until(pilot, lambda: "bold" in status(app))
+        goals = app.query_one("#goals")
+        await until(pilot, lambda: "▶" in "".join(goals.render_line(y).text for y in range(goals.size.height)))
+
+
+@sync
+async def test_while_the_panes_replay_a_step_the_roster_says_it_is_the_world_now(tmp_path):
+    app = market(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n", "n", "less_than_sign")
+        assert str(app.query_one("#roster-box").border_title) == "Roster · now (the panes replay step 1)"
+        await pilot.press("l")
+        assert not app.query_one("#roster-box").border_title
+        await pilot.press("k")
+        await until(pilot, lambda: bool(app.screen.query("#breaks")))
+        assert str(app.screen.query_one("#breaks").border_title).startswith("set")
+
+
+@sync
+async def test_the_fork_dialog_forks_with_a_decider_goal_and_limit_edit_and_refuses_a_bad_one_in_its_words(tmp_path):
+    app = market(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n", "n")
+        await pilot.press("F")
+        await until(pilot, lambda: bool(app.screen.query("#fork-edits")))
+        app.screen.query_one("#fork-edits", Input).value = "goal=bold:1 status=sleeping"
+        await pilot.press("enter")
+        error = str(app.screen.query_one("#fork-error").render())
+        assert "goal= status" in error and "--goal" not in error
+        app.screen.query_one("#fork-edits", Input).value = "limit=actions=-2"
+        await pilot.press("enter")
+        assert "must be an integer >= 0" in str(app.screen.query_one("#fork-error").render())
+        app.screen.query_one("#fork-edits", Input).value = (
+            'decider=bold:scripted; goal=cautious:new "watch bold" priority=201; limit=actions=0')
+        await pilot.press("enter")
+        await until(pilot, lambda: "forked fork-1" in status(app))
+        run = app.world.run
+        assert run.world.agents["bold"].decider.kind == "scripted" and dict(run.spec.limits.caps)["actions"] == 0
+        assert [g.priority for g in run.world.agents["cautious"].goals.values() if g.description == "watch bold"] == [201]
+        assert dict(app.world.spec.limits.caps)["actions"] == 0  # what the workbench shows of the limits

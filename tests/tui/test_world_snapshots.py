@@ -123,3 +123,8 @@ def test_world_gate_answered_at_80x24(snap_compare, tmp_path):
     """The answer in the narrow roster (no result column: `chosen bid` leads the action cell)."""
     app, _ = _gate_dialog(tmp_path, SMALL)
     assert snap_compare(app, run_before=app.answered, terminal_size=SMALL)
+
+
+def test_world_fork_dialog_at_80x24(snap_compare, tmp_path):
+    """The fork dialog's help: every edit a fork may make, one a line, inside 80×24."""
+    assert snap_compare(market(tmp_path), press=["n", "n", "F"], terminal_size=SMALL)

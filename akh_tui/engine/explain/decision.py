@@ -183,14 +183,27 @@ def _factor_line(factor: str, a: dict, b: dict) -> str:
     return f"  {factor} {_signed(a[factor])} vs {_signed(b[factor])} ({why})"
 
 
-def _chooser(record: dict) -> str:
+def answered_by(by: object) -> str:
+    """Who answered a world gate (`decide.user.by`), in words: "user" is the person at the
+    terminal or the workbench, "auto" --auto-approve/--auto-reject, "timeout" the deadline's
+    answer, anything else a class's seat (its name as recorded)."""
+    by = str(by or "user")
+    return {"user": "the user", "auto": "the auto-answer", "timeout": "the deadline"}.get(by, by)
+
+
+def gate_answer(record: dict) -> dict | None:
+    """The world gate's recorded answer of the cycle (`decide.user`), or None (no gate fired)."""
+    user = (record.get("decide") or {}).get("user")
+    return user if isinstance(user, dict) else None
+
+
+def chooser(record: dict) -> str:
     """Who chose against the table, from the record's own marks (SPEC §13: a world's gate
     answer, a model's assessment, a workflow step, Soar's selection)."""
     decide = record["decide"]
-    user = decide.get("user")
-    if isinstance(user, dict) and user.get("decision") == "choose":
-        by = str(user.get("by") or "user")
-        return "the user" if by == "user" else f"the user ({by})"
+    user = gate_answer(record)
+    if user is not None and user.get("decision") == "choose":
+        return answered_by(user.get("by"))
     if decide.get("llm"):
         return "the model"
     if decide.get("workflow"):
@@ -220,7 +233,7 @@ def why_chosen(record: dict) -> list[str]:
             gap = (f"{other['tool']} scored {_amount(-margin)} more ({other['score']:.2f} vs {chosen['score']:.2f})"
                    if margin < 0 else f"{other['tool']} tied it at {chosen['score']:.2f} and comes first in the tool order")
             lines.append(f"{chosen['tool']} was not the utility table's choice: {gap}; "
-                         f"{_chooser(record)} chose {chosen['tool']}. Where they differ:")
+                         f"{chooser(record)} chose {chosen['tool']}. Where they differ:")
         diffs = [(f, _contribution(f, chosen, other)) for f in FACTORS if abs(chosen[f] - other[f]) > TOL]
         diffs.sort(key=lambda fc: (-fc[1], FACTORS.index(fc[0])))
         if diffs:
@@ -228,7 +241,10 @@ def why_chosen(record: dict) -> list[str]:
         else:
             lines.append("  every factor is equal")
     act = record.get("act") or {}
-    if act.get("vetoed") and act.get("veto") == "user" and "approval" in act:
+    user = gate_answer(record)
+    if act.get("vetoed") and act.get("veto") == "user" and user is not None:
+        lines.append(f"rejected by {answered_by(user.get('by'))} before act: {chosen['tool']} was proposed but did not run")
+    elif act.get("vetoed") and act.get("veto") == "user" and "approval" in act:
         lines.append(f"rejected by the user before act: {chosen['tool']} was chosen but did not run")
     elif act.get("vetoed"):
         lines.append(f"vetoed by shadow pattern '{act.get('veto')}': {chosen['tool']} was chosen but did not run")
@@ -627,6 +643,10 @@ def why_not_text(record: dict, tool: str) -> list[str]:
             rest = reason[len(prefix):].lstrip(": ").strip()
             return [f"{tool} was not offered: {rest}" if rest else f"{tool} was not offered"]
         return [f"{tool} was not offered: {reason}"]
+    if info["score"] > info["chosen_score"]:
+        # it did not lose on the table: whoever chose against the table chose the other
+        return [f"{tool} scored more than {chosen} ({info['score']:.2f} vs {info['chosen_score']:.2f}): "
+                f"it was the utility table's better choice; {chooser(record)} chose {chosen}"]
     if info["margin"] > 0:
         lines = [f"{tool} lost to {chosen} by {_amount(info['margin'])}"
                  f" ({info['score']:.2f} vs {info['chosen_score']:.2f})"]

@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Iterator
 
 from ... import __version__
+from ..explain.decision import answered_by
 from ..redaction import redact
 from .otel import DEFAULT_START_NS, _Builder, _id, cycle_attributes
 
@@ -159,8 +160,11 @@ def stream_world_spans(items: Iterable[dict[str, Any]], run: int | None = None, 
             return
         decide, act = unit.get("decide") or {}, unit.get("act") or {}
         tool = redact(str(decide.get("tool") or "none"))
-        if act.get("vetoed"):
-            failed: str | None = f"vetoed by {act.get('veto') or 'the shadow'}"
+        user = decide.get("user") if isinstance(decide.get("user"), dict) else None
+        if act.get("vetoed") and act.get("veto") == "user" and user is not None:
+            failed: str | None = f"rejected at the gate by {redact(answered_by(user.get('by')))}"
+        elif act.get("vetoed"):
+            failed = f"vetoed by {act.get('veto') or 'the shadow'}"
         else:
             failed = None if act.get("success", True) else f"{tool} failed"
         ctx = b.span(path, f"invoke_agent {aid}", parent, t, e, cycle_attributes(unit) | common | {

@@ -26,6 +26,7 @@ WM_LINES = 10
 
 # the user message's lines the scripted model reads back
 CHOSE = "chose: "
+GATE = "at the gate, "
 RATIONALE = "your rationale then: "
 QUESTION = "## Question"
 
@@ -60,6 +61,13 @@ def build_interview_prompt(agent: str, world: str, step: str, record: Mapping[st
         if c["offered"]:
             u.append(f"- {c['tool']}: {c['score']:.2f}; input: {json.dumps(str(c.get('input') or ''), ensure_ascii=False)}")
     u += ["", "## Your decision as recorded", f"{CHOSE}{d['tool']} (input {json.dumps(str(d.get('input') or ''), ensure_ascii=False)})"]
+    user = d.get("user")
+    if isinstance(user, dict):  # a world's gate: you proposed, and its answer decided
+        by = str(user.get("by") or "user")
+        said = f" ({one_line(str(user['why']), LINE)})" if user.get("why") else ""
+        u.append(f"{GATE}{by} chose {d['tool']} in place of your proposal {user.get('proposed')}{said}"
+                 if user.get("decision") == "choose" else
+                 f"{GATE}{by} {'rejected' if user.get('decision') == 'reject' else 'approved'} your proposal{said}")
     if llm:
         u.append(f"your answer then: {llm.get('status')}" + (f" ({one_line(llm['reason'], LINE)})" if llm.get("reason") else ""))
         if llm.get("situation_assessment"):
@@ -88,4 +96,9 @@ def scripted_interview_reply(messages: list[dict]) -> str:
     reason = next((x[len(RATIONALE):] for x in user if x.startswith(RATIONALE)), None)
     asked = user[user.index(QUESTION) + 1] if QUESTION in user and user.index(QUESTION) + 1 < len(user) else ""
     said = f" My reason then: {reason}" if reason else " I gave no reason then that was recorded."
-    return f"scripted: you asked {asked!r}. I chose {chose}.{said}"
+    gate = next((x for x in user if x.startswith(GATE)), None)
+    if gate is None:
+        return f"scripted: you asked {asked!r}. I chose {chose}.{said}"
+    # the gate's answer decided: say so, never "I chose" what a person chose
+    told = "A" + gate[1:].replace(" your proposal", " my proposal")
+    return f"scripted: you asked {asked!r}. The step's decision: {chose}. {told}.{said}"

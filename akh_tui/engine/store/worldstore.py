@@ -306,7 +306,9 @@ class WorldStore:
         for i, info in enumerate(chain):
             lo = 1 if info["fork_step"] is None else info["fork_step"] + 1
             state_lo = 0 if info["fork_step"] is None else info["fork_step"]
-            nxt = chain[i + 1]["fork_step"] if i + 1 < len(chain) else None
+            # (every later fork, not only the next: a fork of a fork may follow an earlier step
+            # than its parent's fork step, and then none of that parent's own rows are on it)
+            nxt = min((c["fork_step"] for c in chain[i + 1:]), default=None)
             hi = INF if nxt is None else nxt
             state_hi = INF if nxt is None else nxt - 1
             out.append(WorldSegment(info["id"], lo, hi, state_lo, state_hi))

@@ -17,11 +17,13 @@ out), a name (`seat:AGENT`, `seat:AGENT#2` after a reassignment: what the record
   URL; the old one no longer takes it).
 
 Everything a tab is shown comes from `snapshot`, a JSON-able dict read from a cache that the
-stepping thread refreshes after each step: a tab never waits for a decision under way.
+stepping thread refreshes after each step (only what the step changed): a tab never waits for a
+decision under way.
 """
 
 from __future__ import annotations
 
+import heapq
 import os
 import re
 import secrets
@@ -32,10 +34,11 @@ from pathlib import Path
 from typing import Any, Callable, Literal
 
 from ..errors import InputError
-from ..redaction import register_secret
+from ..redaction import redact, register_secret
 from .gate import Answer, GateClosed, Proposal
 from ..psyche.model import Psyche
 from .edits import SetPsyche
+from .ledger import MINT
 from .watch import WorldWatch
 
 KEY_BYTES = 16  # a seat's join key: token_urlsafe(16), 22 characters in the URL
@@ -44,6 +47,16 @@ SPEEDS = (0.5, 1.0, 2.0, 5.0, 10.0)  # steps per second while running
 DEFAULT_SPEED = 2
 LOG_KEEP = 40  # decisions kept for the tabs' log
 SEEN_S = 5.0  # a tab that asked within this long is connected
+# a seat's live psyche edits: each applied one is a fork, so a tab may queue one at most every
+# PSYCHE_EVERY_S (an edit sent while its seat's last one still waits replaces that one instead)
+PSYCHE_EVERY_S = 5.0
+# sessions: a tab joins on every page load, so the class keeps, per key, only the newest few
+# (a seat's newest tab drives it; the one before is told why it no longer does) and drops a
+# session no tab asked with for SESSION_IDLE_S (a live tab asks at least every 20 s)
+SESSIONS_PER_KEY = 4
+SESSION_IDLE_S = 600.0
+GONE_KEEP = 256  # why a dropped session was dropped, for the tab that asks with it next
+NOTE_MAX = 200  # an exception's words in the note every tab shows: cut
 Role = Literal["teacher", "student"]
 # how `serve --world` tells each tab's process where the owner is: the channel's Unix socket and
 # token (the same for every tab), and the tab's own join key (the teacher's or a seat's)
@@ -64,6 +77,7 @@ class Seat:
     taken: bool = False
     session: str | None = None  # the newest tab holding it
     seen: float = 0.0  # when that tab last asked (monotonic)
+    psyche_at: float = float("-inf")  # when its last live psyche edit was queued (monotonic)
 
     @property
     def name(self) -> str:
@@ -93,6 +107,12 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "_"
 
 
+def _key_bytes(key: str) -> bytes:
+    """A join key as bytes for a constant-time compare (compare_digest takes only ASCII str): a
+    key from a URL may be any text, a lone surrogate included."""
+    return key.encode("utf-8", "surrogatepass")
+
+
 def table_choice(p: Proposal, by: str, why: str) -> Answer:
     """The utility table's choice (the best offered candidate): approve when the agent proposes
     it, else choose it."""
@@ -119,7 +139,8 @@ class ClassRoom:
         self.seats = {aid: Seat(aid, secrets.token_urlsafe(KEY_BYTES)) for aid in watch.ids}
         for key in (self.teacher_key, *(s.key for s in self.seats.values())):
             register_secret(key)  # what `serve` logs (request paths) never shows a key
-        self.sessions: dict[str, Session] = {}
+        self.sessions: dict[str, Session] = {}  # oldest first (pruned on join and reassignment)
+        self._gone: dict[str, tuple[str, str]] = {}  # a dropped session -> (why, the refusal's field)
         self.running = False
         self.speed = DEFAULT_SPEED
         # the stepping thread's jobs, in order: ("agent" | "round", None), the teacher's steps, or
@@ -134,6 +155,10 @@ class ClassRoom:
         self.closing = False
         self._stopped_at_rounds = False
         self._cache: dict[str, Any] = {}
+        self._marks: tuple[object, int, int, int, int] | None = None  # where the cache read the watch's logs to
+        self._drops: list[tuple[float, str]] = []  # (world ms, agent): when an agent's headroom changes by itself
+        self._gated: set[str] = set()  # the gate's agents as the cache has them
+        self._index = {aid: i for i, aid in enumerate(watch.ids)}  # an agent's roster row
         self._psyches: dict[str, str] = {}
         self._refresh(psyches=True)
         self._thread: threading.Thread | None = None
@@ -185,10 +210,20 @@ class ClassRoom:
             branch = self.watch.replace_psyche(edit.agent, Psyche.from_toml(edit.toml), source=edit.source)
             note = f"{edit.source} edited {edit.agent}'s psyche (branch {branch}): it takes effect at its next turn"
         except Exception as exc:  # said on every tab; the world goes on as it was
-            note = f"{edit.source}'s psyche edit was not applied: {type(exc).__name__}: {exc}"
+            note = f"{edit.source}'s psyche edit was not applied: {self._said(exc)}"
         with self.cond:
             self.note = note
         self._refresh(psyches=True)
+
+    def _said(self, exc: BaseException) -> str:
+        """An exception as the note every tab (a remote student's too) shows: its first line,
+        secrets masked, the owner's data dir not named, cut short."""
+        text = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
+        data_dir = str(self.watch.run.locations.data_dir)
+        if data_dir:
+            text = text.replace(data_dir, "<data dir>")
+        text = redact(text)
+        return text if len(text) <= NOTE_MAX else text[:NOTE_MAX - 1] + "…"
 
     def _step(self, job: str) -> None:
         w = self.watch
@@ -201,7 +236,7 @@ class ClassRoom:
         except Exception as exc:  # an engine bug is said on every tab, never a dead owner
             with self.cond:
                 self.running = False
-                self.note = f"the engine raised {type(exc).__name__}: {exc}; the world is paused"
+                self.note = f"the engine raised {self._said(exc)}; the world is paused"
             self._refresh()
             return
         with self.cond:
@@ -263,18 +298,22 @@ class ClassRoom:
 
     def _refresh(self, psyches: bool = False) -> None:
         """The world's part of the snapshot, read after a step (never while a turn waits);
-        `psyches`: the agents' psyche texts too (they change only by an edit, not by a turn)."""
+        `psyches`: the agents' psyche texts too (they change only by an edit, not by a turn).
+        After a step only what the step changed is read again (`_update`); after an edit (a
+        fork: another world) or anything the marks cannot follow, everything (`_rebuild`)."""
         w = self.watch
         with w.lock:
-            cache = {
-                "world": w.name, "round": w.round, "clock": w.clock, "steps": len(w.steps),
-                "over": w.over, "next": w.next_agent(), "rounds": w.spec.rounds,
-                "roster": w.roster(),
-                "artifacts": [{"id": a["id"], "owner": a["owner"], "version": a["version"], "price": a["price"],
-                               "by": a["versions"][-1]["by"], "at_round": a["versions"][-1]["round"],
-                               "size": a["size"]} for a in w.artifacts()],
-                "balances": w.balances(), "minted": w.minted(),
-            }
+            marks = self._marks_now()
+            before = self._marks
+            if psyches or before is None or before[0] is not marks[0] or any(
+                    now < then for now, then in zip(marks[1:], before[1:])):
+                cache = self._rebuild()
+                self._drops, self._gated = [], set(w.run.gated)
+                for aid in w.ids:
+                    self._watch_drops(aid)
+            else:
+                cache = self._update(before)
+            self._marks = marks
             texts = {aid: w.psyche_text(aid) for aid in w.ids} if psyches else None
         with self.cond:
             self._cache = cache
@@ -282,16 +321,92 @@ class ClassRoom:
                 self._psyches = texts
             self._changed()
 
+    def _marks_now(self) -> tuple[object, int, int, int, int]:
+        """Where the watch's logs end (with the world they are of): what a step added is past
+        them. Call with the watch's lock held."""
+        w = self.watch
+        return w.world, len(w.steps), len(w.ledger_log), len(w.artifact_log), len(w.state_log)
+
+    def _head(self) -> dict[str, Any]:
+        w = self.watch
+        return {"world": w.name, "round": w.round, "clock": w.clock, "steps": len(w.steps),
+                "over": w.over, "next": w.next_agent(), "rounds": w.spec.rounds, "minted": w.minted()}
+
+    @staticmethod
+    def _artifact_row(a: Any, written: dict[tuple[str, int], dict[str, Any]]) -> dict[str, Any]:
+        last = written.get((a.id, a.version))
+        return {"id": a.id, "owner": a.owner, "version": a.version, "price": a.price,
+                "by": last["agent"] if last is not None else "(world file)",
+                "at_round": last["round"] if last is not None else 0, "size": a.size}
+
+    def _watch_drops(self, aid: str) -> None:
+        """Note when `aid`'s headroom next changes by itself (the clock passing its oldest use)."""
+        at = self.watch.headroom_changes_at(aid)
+        if at is not None:
+            heapq.heappush(self._drops, (at, aid))
+
+    def _rebuild(self) -> dict[str, Any]:
+        """The world's part of the snapshot, all of it. Call with the watch's lock held."""
+        w = self.watch
+        written = {(e["id"], e["version"]): e for e in w.artifact_log}
+        return {**self._head(), "roster": w.roster(),
+                "artifacts": [self._artifact_row(a, written) for a in w.world.artifacts],
+                "balances": w.balances()}
+
+    def _update(self, before: tuple[object, int, int, int, int]) -> dict[str, Any]:
+        """The snapshot after a step, from the one before it: the rows of the agents the step
+        named (its turn, its state changes, its ledger entries), the artifacts it wrote and the
+        balances it moved are read again; and the rows whose rate headroom changed by itself
+        (the clock passed an agent's oldest use: `_drops`) or whose gate flag changed (a seat
+        taken or left). New containers throughout: a tab may be serialising the old snapshot.
+        Call with the watch's lock held."""
+        w = self.watch
+        old = self._cache
+        _, steps, ledger, artifacts, states = before
+        moves = w.ledger_log[ledger:]
+        named = {st.agent for st in w.steps[steps:]} | {r["agent"] for r in w.state_log[states:]}
+        named |= {acct for e in moves for acct in (e["from"], e["to"], e.get("agent"))}
+        gated = set(w.run.gated)
+        named |= gated ^ self._gated
+        self._gated = gated
+        now = w.world.clock
+        while self._drops and self._drops[0][0] <= now:  # an old entry only costs a row read again
+            named.add(heapq.heappop(self._drops)[1])
+        rows = w.roster(named) if named & self._index.keys() else []
+        roster = list(old["roster"])
+        for row in rows:
+            roster[self._index[row["id"]]] = row
+            self._watch_drops(row["id"])
+        wrote = w.artifact_log[artifacts:]
+        rows = old["artifacts"]
+        if wrote:
+            written = {(e["id"], e["version"]): e for e in wrote}
+            by_id = {row["id"]: row for row in rows}
+            for aid in {e["id"] for e in wrote}:
+                a = w.world.artifacts.get(aid)
+                if a is not None:
+                    by_id[aid] = self._artifact_row(a, written)
+            rows = [by_id[k] for k in sorted(by_id)] if len(by_id) != len(rows) else [by_id[r["id"]] for r in rows]
+        balances = old["balances"]
+        if moves:
+            accounts = {acct for e in moves for acct in (e["from"], e["to"])}
+            if accounts <= balances.keys() | {MINT}:
+                balances = {**balances, **{acct: w.world.ledger.balance(acct) for acct in accounts if acct != MINT}}
+            else:  # an account the snapshot did not have: all of them, in the ledger's order
+                balances = w.balances()
+        return {**self._head(), "roster": roster, "artifacts": rows, "balances": balances}
+
     # ---- tabs -------------------------------------------------------------------------------
     def role_of(self, key: str) -> tuple[Role, str | None] | None:
         """What a join key opens: the teacher's tab, a seat's (its agent), or None (unknown, or
         a seat's key from before a reassignment)."""
         if not key:
             return None
-        if secrets.compare_digest(key, self.teacher_key):
+        given = _key_bytes(key)
+        if secrets.compare_digest(given, _key_bytes(self.teacher_key)):
             return "teacher", None
         for seat in self.seats.values():
-            if secrets.compare_digest(key, seat.key):
+            if secrets.compare_digest(given, _key_bytes(seat.key)):
                 return "student", seat.agent
         return None
 
@@ -305,6 +420,7 @@ class ClassRoom:
                                    "the current one", field="key")
             session = secrets.token_urlsafe(KEY_BYTES)
             kind, agent = role
+            self._prune(key)
             self.sessions[session] = Session(kind, agent, key, self.clock())
             if agent is not None:
                 seat = self.seats[agent]
@@ -312,11 +428,37 @@ class ClassRoom:
             self._changed()
             return {"session": session, "role": kind, "agent": agent}
 
+    def _drop(self, session: str, why: str, field: str) -> None:
+        """Call with `cond` held: the session no longer reads or does anything; its tab is told
+        `why` (field "session": the tab joins again with its key; "seat": it does not, since
+        that would take the seat back from the newer tab)."""
+        del self.sessions[session]
+        self._gone[session] = (why, field)
+        while len(self._gone) > GONE_KEEP:
+            del self._gone[next(iter(self._gone))]
+
+    def _prune(self, key: str) -> None:
+        """Call with `cond` held, before a new session of `key`: sessions nobody asked with for
+        SESSION_IDLE_S go, and so do `key`'s oldest beyond SESSIONS_PER_KEY - 1."""
+        now = self.clock()
+        for sid, s in list(self.sessions.items()):
+            if now - s.seen > SESSION_IDLE_S:
+                self._drop(sid, "this tab was idle too long: reload the page", "session")
+        same = [sid for sid, s in self.sessions.items() if s.key == key]
+        for sid in same[:max(0, len(same) - (SESSIONS_PER_KEY - 1))]:
+            s = self.sessions[sid]
+            if s.agent is not None and self.seats[s.agent].session != sid:
+                self._drop(sid, "this seat was taken in another tab (the newest tab with the join URL drives it): "
+                                "reload the page to take it back", "seat")
+            else:
+                self._drop(sid, "this tab's session was replaced by a newer tab's: reload the page", "session")
+
     def _session(self, session: str) -> Session:
         s = self.sessions.get(session)
         if s is None:
-            raise ClassRefusal("this tab's session is unknown (the class was restarted?): reload the page",
-                               field="session")
+            why, field = self._gone.get(session, (
+                "this tab's session is unknown (the class was restarted?): reload the page", "session"))
+            raise ClassRefusal(why, field=field)
         return s
 
     def seen(self, session: str) -> None:
@@ -350,9 +492,8 @@ class ClassRoom:
                 assert s.agent is not None
                 seat = self.seats[s.agent]
                 me["seat"] = seat.name
-                me["holds"] = seat.session == session and seat.key == s.key
+                me["holds"] = seat.session == session  # a reassigned seat's old sessions are dropped
                 me["why_not"] = None if me["holds"] else (
-                    "the teacher reassigned this seat: this join URL no longer takes it" if seat.key != s.key else
                     "this seat was taken in another tab (the newest tab with the join URL drives it)"
                     if seat.taken else "the teacher released this seat: reload the page to take it again")
                 me["proposal"] = None
@@ -418,22 +559,48 @@ class ClassRoom:
         loc = self.watch.run.locations
         return loc.served_dir / "psyche" / f"world-{_safe(self.watch.name)}" / f"{_safe(agent)}.toml"
 
+    def psyche_name(self, agent: str) -> str:
+        """`psyche_path` as a tab is told it: relative to the data dir, whose place on the
+        owner's machine a remote student has no business knowing."""
+        loc = self.watch.run.locations
+        return "<data dir>/" + self.psyche_path(agent).relative_to(loc.data_dir).as_posix()
+
     def psyche(self, session: str) -> dict[str, Any]:
         """The seat's agent's psyche as TOML (as of the last step), and where ctrl+w saves it."""
         with self.cond:
             seat = self._holder(session)
             return {"agent": seat.agent, "toml": self._psyches.get(seat.agent, ""),
-                    "save_to": str(self.psyche_path(seat.agent))}
+                    "save_to": self.psyche_name(seat.agent)}
 
     def set_psyche(self, session: str, toml: str) -> dict[str, Any]:
         """A live edit of the seat's agent's psyche (checked here: a bad text is refused with
-        its line and field), applied by the stepping thread between turns."""
+        its line and field), applied by the stepping thread between turns. Each applied edit is
+        a fork, so: a psyche the same as the agent's now changes nothing (and drops the seat's
+        edit still waiting, if any); an edit while the seat's last one still waits replaces
+        it; otherwise a seat queues one edit at most every PSYCHE_EVERY_S."""
         with self.cond:
             seat = self._holder(session)
-            Psyche.from_toml(toml, file=f"{seat.name}'s psyche")  # InputError: the tab shows it
-            self.requests.append(("psyche", SetPsyche(seat.agent, toml, source=seat.name)))
+            psyche = Psyche.from_toml(toml, file=f"{seat.name}'s psyche")  # InputError: the tab shows it
+            waiting = next((i for i, (job, arg) in enumerate(self.requests)
+                            if job == "psyche" and arg.agent == seat.agent), None)
+            now_text = self._psyches.get(seat.agent)
+            if now_text is not None and psyche == Psyche.from_toml(now_text):
+                if waiting is not None:
+                    del self.requests[waiting]
+                return {"ok": True, "applied": False,
+                        "note": f"{seat.agent}'s psyche is already this one: nothing to apply"}
+            edit = SetPsyche(seat.agent, toml, source=seat.name)
+            if waiting is not None:  # not applied yet: this text takes its place (and its turn)
+                self.requests[waiting] = ("psyche", edit)
+                return {"ok": True, "applied": True, "note": "replaces your edit not yet applied"}
+            left = seat.psyche_at + PSYCHE_EVERY_S - self.clock()
+            if left > 0:
+                raise ClassRefusal(f"a seat applies one psyche edit at most every {PSYCHE_EVERY_S:g} s (each is a "
+                                   f"fork of the world): apply again in {left:.1f} s", field="psyche")
+            seat.psyche_at = self.clock()
+            self.requests.append(("psyche", edit))
             self.cond.notify_all()
-            return {"ok": True}
+            return {"ok": True, "applied": True}
 
     def save_psyche(self, session: str, toml: str) -> dict[str, Any]:
         """The seat's psyche text saved (checked first) to its served-only file, replaced whole."""
@@ -445,7 +612,7 @@ class ClassRoom:
         part = path.with_name(f".{path.name}.part")
         part.write_text(toml, encoding="utf-8")
         os.replace(part, path)
-        return {"ok": True, "path": str(path)}
+        return {"ok": True, "path": self.psyche_name(seat.agent)}
 
     # ---- the teacher's controls -------------------------------------------------------------
     def command(self, session: str, what: str, agent: str | None = None) -> dict[str, Any]:
@@ -477,6 +644,11 @@ class ClassRoom:
                 seat = self.seats[agent]
                 seat.taken, seat.session = False, None
                 if what == "reassign":
+                    old = seat.key
+                    for sid, sess in list(self.sessions.items()):
+                        if sess.key == old:  # the old join URL's tabs lose the seat and the class
+                            self._drop(sid, f"the teacher reassigned {seat.name}: this join URL no longer takes it "
+                                            "(ask the teacher for the new one)", "session")
                     seat.key, seat.number = secrets.token_urlsafe(KEY_BYTES), seat.number + 1
                     register_secret(seat.key)
                     out["join"] = self.join_url("seat", seat.key)

@@ -94,8 +94,59 @@ class Recorded:
         return cls(out)
 
 
+class Counterfactual(Recorded):
+    """The recorded answers, given in a world the branch never had (who-moved's proof: a mover's
+    action replaced with `noop`). A recorded answer is about the proposal it was given to, so it
+    replays only where the counterfactual proposal is that one: approve and reject when the tool
+    proposed is the same, choose when the tool proposed is the recorded `proposed` and the chosen
+    tool is offered. Any other proposal is approved as the decider proposed it (nobody is there
+    to ask; `by` "proof") and noted in `unreplayed`, so the proof's words can say so. The steps
+    in `ungated` (the noop turn) fire no gate: nobody answered a noop."""
+
+    def __init__(self, answers: Mapping[tuple[int, str], Answer], proposed: Mapping[tuple[int, str], str | None],
+                 ungated: Iterable[tuple[int, str]] = ()) -> None:
+        skip = set(ungated)
+        super().__init__({k: a for k, a in answers.items() if k not in skip})
+        self.proposed = dict(proposed)
+        self.unreplayed: list[dict[str, Any]] = []
+
+    def __call__(self, p: Proposal) -> Answer:
+        a = self.answers[(p.round, p.agent)]
+        asked = self.proposed.get((p.round, p.agent))
+        offered = {c["tool"] for c in p.candidates}
+        if asked is None or asked != p.tool:
+            why = "another proposal"  # the agent proposes another tool: nobody was asked about it
+        elif a.decision == "choose" and a.tool not in offered:
+            why = "not offered"  # the same proposal, but the tool chosen is not there to choose
+        else:
+            return a
+        self.unreplayed.append({"round": p.round, "agent": p.agent, "recorded": a.decision, "by": a.by,
+                                "recorded_tool": a.tool, "recorded_proposal": asked, "proposal": p.tool, "why": why})
+        return Answer("approve", p.tool, by="proof", why=f"the recorded {a.decision} by {a.by} cannot be given: {why}")
+
+    @classmethod
+    def of_rows(cls, rows: "Iterable[StepRow]", ungated: Iterable[tuple[int, str]] = ()) -> "Counterfactual":
+        """From a branch's recorded steps; `ungated` fire no gate."""
+        answers: dict[tuple[int, str], Answer] = {}
+        proposed: dict[tuple[int, str], str | None] = {}
+        for row in rows:
+            if row.agent is None:
+                continue
+            got = _recorded(row.lines)
+            if got is not None:
+                answers[(row.round, row.agent)], proposed[(row.round, row.agent)] = got
+        return cls(answers, proposed, ungated)
+
+
 def recorded_answer(lines: Iterable[str]) -> Answer | None:
     """The answer a step's cycle record holds (`decide.user`), or None (no gate fired)."""
+    got = _recorded(lines)
+    return None if got is None else got[0]
+
+
+def _recorded(lines: Iterable[str]) -> tuple[Answer, str | None] | None:
+    """The recorded answer and the tool it was given for (`proposed` for a choose, else the
+    answer's own tool; None where the record does not say), or None (no gate fired)."""
     for line in lines:
         # a cheap look first: most steps fired no gate, and a rewind replays many of them
         if line.startswith('{"type":"cycle"') and '"user":{"decision":' in line:
@@ -108,7 +159,8 @@ def recorded_answer(lines: Iterable[str]) -> Answer | None:
                 # a damaged record is reported, never replayed as some other answer
                 raise InputError(f"a recorded gate answer is not one the gate gives: {redact(json.dumps(user))[:200]}",
                                  field="decide.user")
-            return Answer(decision, tool, by, why)
+            proposed = user.get("proposed") if decision == "choose" else tool
+            return Answer(decision, tool, by, why), proposed if isinstance(proposed, str) else None
     return None
 
 

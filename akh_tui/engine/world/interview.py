@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from ..errors import InputError
 from ..explain import soar
-from ..explain.decision import model_lines, runner_up, why_chosen, why_not, why_not_text
+from ..explain.decision import answered_by, chooser, gate_answer, model_lines, runner_up, why_chosen, why_not, why_not_text
 from ..redaction import redact
 from ..store import interviews as kept
 from ..store.session import SessionStore
@@ -174,18 +174,36 @@ def _choice(s: _Step, rec: dict[str, Any], claims: dict[str, Any]) -> list[str]:
                   utility=chosen["score"] if chosen is not None else None,
                   runner_up={"tool": other["tool"], "utility": other["score"]} if other is not None else None,
                   margin=(chosen["score"] - other["score"]) if chosen is not None and other is not None else None)
-    head = f"I chose {_tool_words(d)}"
-    # a model's or a workflow's choice may score below another tool: then the table did not
-    # choose it, and "it beat the runner-up" would be untrue
+    user = gate_answer(rec)
+    # a gated step: the agent proposed, and whoever answered the gate decided (decide.user)
+    head = ""  # after the tool's words: its utility, against the runner-up
+    # a model's, a workflow's or a gate's choice may score below another tool: then the table
+    # did not choose it, and "it beat the runner-up" would be untrue
     below = chosen is not None and other is not None and other["score"] > chosen["score"]
     if chosen is not None:
-        head += f", utility {chosen['score']:.2f}"
+        head = f", utility {chosen['score']:.2f}"
         if below and other is not None:
             head += f"; it was not the utility table's choice: {other['tool']} scored higher, at {other['score']:.2f}"
+            if user is None or user.get("decision") != "choose":
+                head += f"; {chooser(rec)} chose it"  # (a gate's chooser is named in the head)
             claims["table_choice"] = other["tool"]
         else:
             head += (f"; the runner-up was {other['tool']} at {other['score']:.2f}" if other is not None
                      else "; it was the only tool offered")
+    if user is None:
+        head = f"I chose {_tool_words(d)}{head}"
+    else:
+        by = answered_by(user.get("by"))
+        proposed = user.get("proposed") if user.get("decision") == "choose" else d["tool"]
+        claims["proposed"] = proposed
+        if user.get("decision") == "choose":
+            head = f"I proposed {proposed}; {by} chose {_tool_words(d)} instead{head}"
+        elif user.get("decision") == "reject":
+            head = f"I proposed {_tool_words(d)}{head}; {by} rejected it, so it did not run"
+        else:
+            head = f"I proposed {_tool_words(d)}{head}; {by} approved it"
+        if user.get("why"):
+            head += f" ({by} said: {user['why']})"
     lines = [head + "."]
     explain = soar.why_chosen if soar.is_soar(rec) else why_chosen
     lines += explain(rec)[:1] if below else explain(rec)
@@ -217,6 +235,9 @@ def _why_not(s: _Step, rec: dict[str, Any], tools: tuple[str, ...], claims: dict
                      "margin": info["margin"], "why_not": info["why_not"]}
         lines += why_not_text(rec, tool)
     claims["why_not"] = got
+    user = gate_answer(rec)
+    if user is not None and user.get("decision") == "choose" and user.get("proposed") in tools:
+        lines.insert(0, f"I proposed {user['proposed']}; {answered_by(user.get('by'))} chose {rec['decide']['tool']} instead")
     return lines
 
 
@@ -225,13 +246,25 @@ def _scores(s: _Step, rec: dict[str, Any], claims: dict[str, Any]) -> list[str]:
     offered = sorted((c for c in cands if c["offered"]), key=lambda c: -c["score"])
     claims["offered"] = [{"tool": c["tool"], "utility": c["score"]} for c in offered]
     lines = [f"the tools offered to me, best first ({len(offered)} of {len(cands)}):"]
-    lines += [f"  {c['tool']:<18} {c['score']:.2f}" + ("  (chosen)" if c["tool"] == rec["decide"]["tool"] else "")
-              for c in offered]
+    lines += [f"  {c['tool']:<18} {c['score']:.2f}" + _marks(rec, c["tool"]) for c in offered]
     off = [c for c in cands if not c["offered"]]
     if off:
         lines.append("not offered: " + "; ".join(f"{c['tool']} ({(c.get('why_not') or 'not offered').removeprefix('not offered: ')})"
                                                   for c in off))
     return lines
+
+
+def _marks(rec: dict[str, Any], tool: str) -> str:
+    """What a tool was at the step: chosen, or at a gate proposed, rejected or chosen by whom."""
+    user = gate_answer(rec)
+    if user is None:
+        return "  (chosen)" if tool == rec["decide"]["tool"] else ""
+    by = answered_by(user.get("by"))
+    if user.get("decision") == "choose":
+        return f"  (chosen by {by})" if tool == rec["decide"]["tool"] else "  (proposed)" if tool == user.get("proposed") else ""
+    if tool != rec["decide"]["tool"]:
+        return ""
+    return f"  (proposed, rejected by {by})" if user.get("decision") == "reject" else f"  (proposed, approved by {by})"
 
 
 def _saw(s: _Step, rec: dict[str, Any], claims: dict[str, Any]) -> list[str]:
@@ -303,8 +336,12 @@ def _plan(rec: dict[str, Any], claims: dict[str, Any]) -> list[str]:
 def _result(rec: dict[str, Any], claims: dict[str, Any]) -> list[str]:
     act = rec["act"]
     claims["result"] = {"success": act["success"], "progress": act["progress"], "vetoed": act["vetoed"]}
+    user = gate_answer(rec)
+    if act["vetoed"] and act.get("veto") == "user" and user is not None:
+        return [f"{rec['decide']['tool']} did not run: {answered_by(user.get('by'))} rejected it at the gate",
+                f"progress {act['progress']}"]
     if act["vetoed"]:
-        return [f"{rec['decide']['tool']} did not run: vetoed by {act.get('veto')}", f"progress {act['progress']}"]
+        return [f"{rec['decide']['tool']} did not run: my shadow vetoed it ({act.get('veto')})", f"progress {act['progress']}"]
     lines = [f"{rec['decide']['tool']} {'succeeded' if act['success'] else 'failed'}: progress {act['progress']}",
              f"its output: {act.get('output', '')}"]
     if act.get("missing"):
@@ -319,7 +356,12 @@ def _psyche(rec: dict[str, Any], claims: dict[str, Any]) -> list[str]:
     lines = [f"my dominant archetype: {p.get('dominant')}" + (f", persona {p['persona']}" if p.get("persona") else ""),
              "archetype weights after the step: " + ", ".join(f"{k} {v:.2f}" for k, v in p.get("archetypes", {}).items())]
     act = rec["act"]
-    if act.get("vetoed"):
+    user = gate_answer(rec)
+    if act.get("vetoed") and act.get("veto") == "user":
+        # a veto by the user (a world's gate, a run's approval) is not the psyche's
+        who = answered_by(user.get("by")) if user is not None else "the user"
+        lines.append(f"my shadow did not veto it: {who} rejected {rec['decide']['tool']}")
+    elif act.get("vetoed"):
         lines.append(f"my shadow vetoed {rec['decide']['tool']} ({act.get('veto')})")
     return lines
 
@@ -345,6 +387,9 @@ def record_answer(s: _Step, asked: Asked) -> tuple[list[str], dict[str, Any]]:
     if not asked.topics:
         return _cannot(), claims
     lines: list[str] = []
+    user = gate_answer(rec)
+    if user is not None:
+        claims["user"] = dict(user)  # a gated step: who answered, and how (decide.user as recorded)
     for topic in asked.topics:
         if topic == "choice":
             part = _choice(s, rec, claims)

@@ -36,6 +36,12 @@ class RateWindows:
         if amount > 0 and any(r == resource for r, _ in self.limits.caps):
             self._live(agent, resource, now).append((now, amount))
 
+    def next_drop(self, agent: str, now: int) -> int | None:
+        """When (virtual ms) the agent's oldest use in a window leaves it, so that what it has
+        used changes without a new use; None when it holds no use."""
+        edges = [q[0][0] + self.limits.window_ms for r, _ in self.limits.caps if (q := self._live(agent, r, now))]
+        return min(edges) if edges else None
+
     def capacity_at(self, agent: str, resource: str, now: int) -> int | None:
         """The first time >= now at which `resource` has capacity 1 again; None when it never
         will (a limit of 0)."""

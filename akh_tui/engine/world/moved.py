@@ -17,6 +17,9 @@ world's, never an agent's, and are not movers.
 The proof: the world rebuilt right before the mover's step, the `NoopTurn` fork edit applied
 to the mover, and the steps up to the moved agent's replayed in memory (nothing is written to
 the store): the decision (the chosen tool and its input) is compared with the recorded one.
+In a gated world the noop turn asks nobody, and each step's recorded gate answer is given
+only to the proposal it was given to (gate.Counterfactual): a step whose proposal is another
+one there (the mover changed it) has it approved as proposed, and the proof's words say so.
 """
 
 from __future__ import annotations
@@ -26,8 +29,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator
 
 from ..errors import InputError
+from ..explain.decision import answered_by, gate_answer
 from .edits import NoopTurn, apply_edits
-from .gate import Answerer, Recorded
+from .gate import Answerer, Counterfactual, Recorded
 
 if TYPE_CHECKING:
     from ..store.worldstore import StepRow
@@ -79,6 +83,14 @@ def _decision(row: "StepRow") -> dict[str, Any] | None:
             return {"tool": rec["decide"]["tool"], "input": rec["decide"].get("input", "")}
         if line.startswith('{"type":"rate_limited"'):
             return None
+    return None
+
+
+def _user(row: "StepRow") -> dict[str, Any] | None:
+    """The step's recorded gate answer (`decide.user`), or None (no gate fired)."""
+    for line in row.lines:
+        if line.startswith('{"type":"cycle"') and '"user":{"decision":' in line:
+            return gate_answer(json.loads(line))
     return None
 
 
@@ -189,6 +201,9 @@ def who_moved(run: "WorldRun", at: str | int, prove: bool = False) -> dict[str, 
                        "seen": [f"{k[0]} {k[1]}" for k in hit],
                        "why": [w for k in hit for w in eff[k]],
                        "mover": bool(hit)})
+    user = _user(row)
+    if user is not None:
+        decision = {**decision, "user": user}  # a gated step: the agent proposed, the gate's answer decided
     out: dict[str, Any] = {"at": row.name, "step": step, "agent": row.agent, "decision": decision,
                            "since_step": since, "read_set": seen.as_dict(), "actions": others,
                            "movers": [a["name"] for a in others if a["mover"]]}
@@ -242,7 +257,9 @@ def prove_mover(run: "WorldRun", mover_step: int, target: "StepRow") -> dict[str
     fork_decision: dict[str, Any] | None = None
     replaced: dict[str, Any] | None = None
     took = False
-    answers = Recorded.from_rows(run.steps(mover_step, target.step))
+    # the branch's answers, each given only to the proposal it was given to; the noop turn is
+    # asked nothing (nobody answered a noop)
+    answers = Counterfactual.of_rows(run.steps(mover_step, target.step), ungated=[(mover.round, mover.agent)])
     for name, lines in _replay_to(w, target, answers):
         from ..store.worldstore import StepRow as Row
 
@@ -260,8 +277,22 @@ def prove_mover(run: "WorldRun", mover_step: int, target: "StepRow") -> dict[str
                  f"{_words(fork_decision)} instead of {_words(recorded)}: it moved the decision")
     else:
         words = f"without {mover.name}'s action, {target.name} still chooses {_words(recorded)}: it did not move the decision"
+    unreplayed = [{"step": f"{u['round']}:{u['agent']}", **{k: v for k, v in u.items() if k not in ("round", "agent")}}
+                  for u in answers.unreplayed]
+    if unreplayed:
+        words += "; " + "; ".join(_unreplayed_words(u) for u in unreplayed)
     return {"mover": mover.name, "replaced_with": (replaced or {}).get("tool"), "recorded": recorded,
-            "fork": fork_decision, "took_step": took, "changed": changed, "words": words}
+            "fork": fork_decision, "took_step": took, "changed": changed, "unreplayed": unreplayed, "words": words}
+
+
+def _unreplayed_words(u: dict[str, Any]) -> str:
+    """Why a recorded gate answer was not given in the proof, and what was done instead."""
+    what = f"chose {u['recorded_tool']} over" if u["recorded"] == "choose" else \
+        {"approve": "approved", "reject": "rejected"}[u["recorded"]]
+    head = f"{u['step']}'s gate answer ({u['by']} {what} {u['recorded_proposal'] or 'a proposal not recorded'}) was not given"
+    if u["why"] == "not offered":
+        return f"{head}: {u['recorded_tool']} is not offered there, so the proof approves {u['proposal']} as proposed"
+    return f"{head}: the proposal there is {u['proposal']}, which nobody was asked about, so the proof approves it as proposed"
 
 
 def _words(d: dict[str, Any] | None) -> str:
@@ -270,12 +301,24 @@ def _words(d: dict[str, Any] | None) -> str:
     return d["tool"] + (f"({d['input']})" if d.get("input") else "")
 
 
+def _told(agent: str, d: dict[str, Any]) -> str:
+    """Who decided the step, in words: the agent, or at a gate the agent's proposal and the answer."""
+    tool = _words(d)
+    user = d.get("user")
+    if user is None:
+        return f"{agent} chose {tool}"
+    by = answered_by(user.get("by"))
+    if user.get("decision") == "choose":
+        return f"{agent} proposed {user.get('proposed')}; {by} chose {tool} instead"
+    return f"{agent} proposed {tool}; {by} {'rejected' if user.get('decision') == 'reject' else 'approved'} it"
+
+
 def moved_lines(got: dict[str, Any]) -> list[str]:
     """who_moved's answer as lines (the CLI's and the workbench's words)."""
     d = got["decision"]
     rs = got["read_set"]
     since = f"since its step {got['since_step']}" if got["since_step"] else "since the world began"
-    lines = [f"{got['at']} (step {got['step']}): {got['agent']} chose {d['tool']}" + (f"({d['input']})" if d["input"] else ""),
+    lines = [f"{got['at']} (step {got['step']}): {_told(got['agent'], d)}",
              "read: " + ", ".join([f"balance {b}" for b in rs["balances"]]
                                   + [f"{a['id']}@{a['version']}" for a in rs["artifacts"]]) if rs["balances"] or rs["artifacts"]
              else "read: nothing of the shared world"]

@@ -3,9 +3,10 @@ time, its records kept so any step can be shown again read-only, and what the wo
 panes draw (the roster, the swimlanes, artifacts, the ledger, the mint, rate windows) read
 from it under one lock (the engine thread steps while the UI thread reads).
 
-This is the workbench's own door to a world until worlds are recorded in the session store:
-records are kept in memory (each cycle record compressed: 10,000 steps of a two-agent world
-hold about 15 MB), so a world in the workbench has no rewind or fork yet.
+It holds the door's `WorldRun`: every step is recorded in the data dir's session store (as
+`world run` records it), a fork (`fork`, a live psyche edit) is a branch there and the
+workbench reads the new branch's steps back; the cycle records the panes draw are also kept
+here, compressed (10,000 steps of a two-agent world hold about 15 MB).
 
 World breakpoints (`parse_world_break`) stop a running world after the turn whose records
 match; they are checked against the records the turn wrote, never by re-running anything.
@@ -19,7 +20,7 @@ import threading
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Callable, Mapping
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from ..errors import InputError
 from ..knowledge.memory import KIND_RELEVANCE
@@ -32,7 +33,7 @@ from .ledger import ESCROW, WORLD, InvariantViolation
 from .loop import PAUSED, SLEEPING, STOPPED
 from ..paths import Locations
 from .world import World
-from .edits import DisableTool, SetOrder, SetPsyche, WorldEdit
+from .edits import DisableTool, SetDecider, SetOrder, SetPsyche, WorldEdit, parse_goal_edit, parse_limit_edit
 from .gate import Answer, Answerer, GateClosed, Proposal, check_answer
 from .worldrun import WorldRun, compare_worlds
 
@@ -110,11 +111,24 @@ def parse_world_break(text: str, agents: list[str], field_name: str = "breakpoin
     return WorldBreak(spec, "cycle", cycle_break=parse_breakpoint(spec, field=field_name, tools=None))
 
 
-FORK_EDIT_HELP = "order=AGENT,AGENT (the rest of the round) · disable=AGENT:TOOL · several separated by ;"
+FORK_EDIT_HELP = ("order=AGENT,AGENT · disable=AGENT:TOOL · decider=AGENT:KIND · goal=AGENT:EDIT · limit=KEY=VALUE "
+                  "(several separated by ;)")
+# the fork dialog's help: each edit and what it takes, one a line within its box (68 columns)
+FORK_EDIT_LINES = "\n".join((
+    "order=AGENT,AGENT      the rest of the round's order",
+    'disable=AGENT:TOOL     a tool the agent may not use',
+    'decider=AGENT:KIND     utility scripted llm local workflow mod:attr',
+    'goal=AGENT:new TEXT    adds a goal (then priority=N criteria=C)',
+    'goal=AGENT:N status=S  changes goal #N (or priority=P criteria=C)',
+    'limit=KEY=VALUE        actions llm_calls llm_tokens writes window_s',
+    'several edits separated by ;  ·  quote values with spaces',
+))
+FORK_EDIT_KEYS = ("order", "disable", "decider", "goal", "limit")
 
 
 def parse_world_edits(text: str, agents: list[str]) -> list[WorldEdit]:
     """A fork's edits as typed: `order=a,b` (the rest of the round's order), `disable=agent:tool`,
+    `decider=agent:kind`, `goal=agent:EDIT` (edits.parse_goal_edit's), `limit=key=value`,
     separated by `;`. InputError naming the edit that is wrong; the world checks the rest when
     the fork applies them (an order must name exactly the agents still to act)."""
     out: list[WorldEdit] = []
@@ -123,7 +137,7 @@ def parse_world_edits(text: str, agents: list[str]) -> list[WorldEdit]:
             continue
         key, eq, value = part.partition("=")
         key, value = key.strip(), value.strip()
-        if not eq or key not in ("order", "disable"):
+        if not eq or key not in FORK_EDIT_KEYS:
             raise InputError(f"{part!r}: write {FORK_EDIT_HELP}", field="fork edit")
         if key == "order":
             names = tuple(n.strip() for n in value.split(",") if n.strip())
@@ -131,11 +145,19 @@ def parse_world_edits(text: str, agents: list[str]) -> list[WorldEdit]:
             if not names or unknown:
                 raise InputError(f"{part!r}: name agents of this world ({', '.join(agents)})", field="fork edit")
             out.append(SetOrder(names))
+        elif key == "limit":
+            out.append(parse_limit_edit(value, field="fork edit"))
         else:
-            who, colon, tool = value.partition(":")
-            if not colon or who.strip() not in agents or not tool.strip():
-                raise InputError(f"{part!r}: write disable=AGENT:TOOL (agents: {', '.join(agents)})", field="fork edit")
-            out.append(DisableTool(who.strip(), tool.strip()))
+            who, colon, what = value.partition(":")
+            shape = {"disable": "disable=AGENT:TOOL", "decider": "decider=AGENT:KIND", "goal": "goal=AGENT:EDIT"}[key]
+            if not colon or who.strip() not in agents or not what.strip():
+                raise InputError(f"{part!r}: write {shape} (agents: {', '.join(agents)})", field="fork edit")
+            if key == "disable":
+                out.append(DisableTool(who.strip(), what.strip()))
+            elif key == "decider":
+                out.append(SetDecider(who.strip(), what.strip()))
+            else:
+                out.append(parse_goal_edit(who.strip(), what.strip(), field="fork edit"))
     if not out:
         raise InputError(f"no edit given: write {FORK_EDIT_HELP}", field="fork edit")
     return out
@@ -274,6 +296,21 @@ class WorldWatch:
             rest = [a for a in w.order[w.pos:] if w.loops[a].state != PAUSED]
             return rest[0] if rest else None
 
+    def rest_of_round(self, at_step: int | None = None) -> list[str]:
+        """The agents still to act in the round of lane step `at_step` (None: the newest) after
+        it: the steps recorded after it in that round, then, if that round is the one under way,
+        those still to come. Empty after a round's last step (a fork's `order=` needs some)."""
+        with self.lock:
+            i = len(self.steps) - 1 if at_step is None else at_step
+            if not 0 <= i < len(self.steps):
+                return []
+            r = self.steps[i].round
+            rest = [s.agent for s in self.steps[i + 1:] if s.round == r]
+            w = self.world
+            if w.round == r and w.order is not None and i + len(rest) == len(self.steps) - 1:
+                rest += [a for a in w.order[w.pos:] if w.loops[a].state != PAUSED]
+            return rest
+
     def step_agent(self, answer: "Answerer | None" = None) -> LaneStep | None:
         """The next agent's turn, recorded (a round begun, or ended with its mint, on the way);
         None when every agent is STOPPED or a turn broke the invariant. `answer`: the world
@@ -326,7 +363,9 @@ class WorldWatch:
         else:
             act = turn["act"]
             kind = "veto" if act["vetoed"] else ("act" if act["success"] else "fail")
-            tool, result, number = turn["decide"]["tool"], str(act["progress"]), int(turn["cycle"])
+            # a veto's progress is "failed": the roster says which failure it was, as its lane's "!" does
+            tool, number = turn["decide"]["tool"], int(turn["cycle"])
+            result = "vetoed" if act["vetoed"] else str(act["progress"])
             self.answers[aid] = turn["decide"].get("user")
             if act["vetoed"]:
                 self.vetoes_fired[aid] += 1
@@ -409,6 +448,7 @@ class WorldWatch:
             self._not_at_gate("fork")
             at = self.run.last_step if at_step is None else self.steps[at_step].step
             self.run.fork(at, edits, name)
+            self.spec = self.run.spec  # (a limit edit: the branch's limits are shown from now on)
             for aid, history in self._patterns.items():
                 history[:] = [h for h in history if h[0] <= at]  # the abandoned steps' edits are not this branch's
                 if any(isinstance(e, SetPsyche) and e.agent == aid for e in edits):
@@ -558,23 +598,40 @@ class WorldWatch:
             "replay": True,
         }
 
-    def roster(self) -> list[dict[str, Any]]:
-        """One row per agent: state, last action and result, errors and backoff, scrip, rate
-        headroom (the least left of its limited resources, None with no limits), goals done,
-        whether it is gated and the gate's answer on its last turn."""
+    def headroom(self, aid: str) -> tuple[str, int] | None:
+        """The least left now of the agent's limited resources (resource, left); None with no
+        limits. It changes as the world clock moves, whoever took the turn."""
+        with self.lock:
+            now = self.world.clock
+            headroom = None
+            for resource, limit in self.spec.limits.caps:
+                left = limit - self.world.limits.used(aid, resource, now)
+                if headroom is None or left < headroom[1]:
+                    headroom = (resource, left)
+            return headroom
+
+    def headroom_changes_at(self, aid: str) -> float | None:
+        """The world clock (ms) at which the agent's headroom next changes if it uses nothing
+        more (its oldest use leaves the window); None when it holds none."""
+        with self.lock:
+            return self.world.limits.next_drop(aid, self.world.clock)
+
+    def roster(self, ids: Iterable[str] | None = None) -> list[dict[str, Any]]:
+        """One row per agent (of `ids`, default all, in the world's order): state, last action
+        and result, errors and backoff, scrip, rate headroom (the least left of its limited
+        resources, None with no limits), goals done, whether it is gated and the gate's answer
+        on its last turn."""
         with self.lock:
             out = []
-            now = self.world.clock
             gated = set(self.run.gated)
+            wanted = None if ids is None else set(ids)
             for aid in self.ids:
+                if wanted is not None and aid not in wanted:
+                    continue
                 loop, agent = self.world.loops[aid], self.world.agents[aid]
                 last = self.last.get(aid)
                 top = [g for g in agent.goals.values() if g.parent is None]
-                headroom = None
-                for resource, limit in self.spec.limits.caps:
-                    left = limit - self.world.limits.used(aid, resource, now)
-                    if headroom is None or left < headroom[1]:
-                        headroom = (resource, left)
+                headroom = self.headroom(aid)
                 out.append({
                     "id": aid, "state": loop.state,
                     "action": (last.tool or "(refused)") if last else "",
@@ -749,5 +806,5 @@ class WorldWatch:
         return True
 
 
-__all__ = ["parse_world_edits", "FORK_EDIT_HELP", "WorldWatch", "LaneStep", "WorldBreak", "parse_world_break", "LANE_GLYPHS", "LANE_STATE", "STATE_LETTER", "WORLD",
+__all__ = ["parse_world_edits", "FORK_EDIT_HELP", "FORK_EDIT_LINES", "WorldWatch", "LaneStep", "WorldBreak", "parse_world_break", "LANE_GLYPHS", "LANE_STATE", "STATE_LETTER", "WORLD",
            "ESCROW", "RESOURCES", "WORLD_BREAK_HELP"]

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, cast
 
 from ..cycle.agent import Agent, Cycle
 from ..config import WORLD_CAPABILITIES
@@ -34,6 +34,7 @@ from ..runs.scenario import build_agent, build_kg, build_rules, load_psyche
 from ..knowledge.kg import KnowledgeGraph
 from ..knowledge.rules import RuleSet
 from ..psyche.model import Psyche
+from ..cycle.deciders import Decider
 from ..cycle.scoring import Candidate
 from .actions import DeciderFailed, make_actions
 from .agents import Agents
@@ -121,6 +122,7 @@ class World:
         decided by a model re-runs from its recordings as a single run does."""
         self.spec = spec
         self.data_dir = data_dir
+        self.llm = llm  # (a fork's decider edit builds its decider with it: edits.py)
         self.sink = sink
         self.lines = lines
         self.ids = [a.id for a in spec.agents]
@@ -187,21 +189,35 @@ class World:
                      "agents": [{"id": a.id, "scenario": a.scenario_name, "decider": a.decider, "seed": a.seed}
                                 for a in spec.agents], "config": spec.config()})
 
-    def _decider(self, kind: str, index: int, llm: Mapping[str, Any] | None) -> Any:
+    def make_decider(self, spec: WorldSpec, index: int, field: str) -> Any:
+        """Agent `index`'s decider as `spec` (a fork's edited one, edits.py) names it;
+        an InputError (a plugin refused or not found) names `field`."""
+        try:
+            return self._decider(spec.agents[index].decider, index, self.llm, spec)
+        except InputError as exc:
+            raise InputError(exc.message, field=field) from None
+
+    def set_decider(self, aid: str, decider: Any) -> None:
+        """Agent `aid` decides with `decider` from its next turn (behind the world's rule)."""
+        agent = self.agents[aid]
+        agent.decider = cast(Decider, WorldDecider(decider))  # (as build_agent takes it: a Decider, duck-typed)
+
+    def _decider(self, kind: str, index: int, llm: Mapping[str, Any] | None, spec: WorldSpec | None = None) -> Any:
+        spec = spec or self.spec
         fld = f"agents[{index}].decider"
-        workflow = self.spec.agents[index].workflow
+        workflow = spec.agents[index].workflow
         if kind == "workflow" and workflow is not None:
-            models = {k: self._decider(k, index, llm) for k in dict.fromkeys(s.target for s in workflow.steps if s.kind == "llm")}
+            models = {k: self._decider(k, index, llm, spec) for k in dict.fromkeys(s.target for s in workflow.steps if s.kind == "llm")}
             return WorkflowDecider(workflow, models)
         if kind in BUILTIN_DECIDERS:
             try:
                 return make_decider(kind, llm, data_dir=self.data_dir)
             except InputError as exc:
-                raise InputError(exc.message, file=str(self.spec.path), field=fld) from None
+                raise InputError(exc.message, file=str(spec.path), field=fld) from None
         try:
-            return load_decider(kind, self.spec.path.parent)
+            return load_decider(kind, spec.path.parent)
         except PluginError as exc:
-            raise InputError(str(exc), file=str(self.spec.path), field=fld) from None
+            raise InputError(str(exc), file=str(spec.path), field=fld) from None
 
     # ---- the WorldPort actions use -------------------------------------------------------------
     def agent(self, agent_id: str) -> Agent:

@@ -121,15 +121,16 @@ class WorldRun:
         self.locations = locations
         self.store = store
         self.ws = WorldStore(store)
-        self.spec = spec
+        self.file_spec = spec  # the world file's; `spec` is the branch's, its forks' decider and limit edits made
         self.branch = branch
+        self.spec = self._spec_at(None)
         self.trace = trace
         self.user_config = config
         self.lock = threading.RLock()
         self.world_id: int = self.ws.branch_info(branch)["world"]
         self.meta: dict[str, Any] = self.ws.world_meta(self.world_id)
         self.last_step = 0
-        self._llm = _llm_config(spec, config)
+        self._llm = _llm_config(self.spec, config)
         self._lines: list[str] = []
         self._dirty: set[str] = set()  # agents that took a turn since the branch's last saved state
         self._since_save = 0
@@ -148,7 +149,7 @@ class WorldRun:
         self._record_at: dict[str, tuple[int, Any]] = {}
         self._lock_file: Path | None = None
         self.save_every = SAVE_EVERY
-        self._gated = frozenset(a.id for a in spec.agents if a.approve)  # gate(): whose turns stop for an answer
+        self._gated = frozenset(a.id for a in self.spec.agents if a.approve)  # gate(): whose turns stop for an answer
         if world is not None:
             self.world = world
             world.lines = self._lines.append
@@ -161,8 +162,26 @@ class WorldRun:
             # replay nothing
             self.save_every = 1
 
-    def _new_world(self, restoring: bool = False) -> World:
-        return World(self.spec, llm=self._llm, restoring=restoring, data_dir=self.locations.data_dir)
+    def _new_world(self, restoring: bool = False, step: int | None = None) -> World:
+        return World(self._spec_at(step), llm=self._llm, restoring=restoring, data_dir=self.locations.data_dir)
+
+    def _spec_at(self, step: int | None) -> WorldSpec:
+        """The world file's spec with the decider and limit edits of the forks on this branch's
+        lineage made at or before `step` (None: all of them): those edits are state of the
+        branch, and a World rebuilt there (rewind, resume) must decide and count with them
+        (edits.spec_with)."""
+        from .edits import spec_with
+
+        applied: list[dict[str, Any]] = []
+        for seg in self.ws.lineage(self.branch):
+            # a fork's edits are in its saved states from its fork step on: none on this lineage
+            # when a later branch of it forked at or before that step (its states end before it)
+            if seg.state_lo > min(seg.state_hi, step if step is not None else seg.state_hi):
+                continue
+            info = self.ws.branch_info(seg.branch)
+            if info["fork_step"] is not None:
+                applied += info["edits"]
+        return spec_with(self.file_spec, applied)
 
     # ---- opening -------------------------------------------------------------------------------
     @classmethod
@@ -326,7 +345,7 @@ class WorldRun:
         gc.disable()
         try:
             at, wstate, refs = self.ws.state_refs(self.branch, step)
-            w = self._new_world(restoring=True)
+            w = self._new_world(restoring=True, step=at)
             load_world_state(w, wstate, lazy={aid: partial(self._fetch, b, s, aid) for aid, (b, s) in refs.items()})
             if w.agents.pending:
                 self._lazy.add(w)
@@ -413,7 +432,9 @@ class WorldRun:
             if agent is not None:
                 self._dirty.add(agent)
                 rec = w.agents[agent].last_record
-                if rec is not None and self._record_at.get(agent, (0, None))[1] is not rec:
+                # (a turn the limits refused has no cycle record: the agent's last is an older step's)
+                if (rec is not None and self._record_at.get(agent, (0, None))[1] is not rec
+                        and any(x.startswith('{"type":"cycle"') for x in self._lines)):
                     self._record_at[agent] = (n, rec)  # its turn's cycle record: in this step's lines
                     cycle = rec.get("cycle")
             self._since_save += 1
@@ -473,11 +494,16 @@ class WorldRun:
     def fork(self, at: int, edits: "list[Any]", name: str | None = None) -> int:
         """A new branch after step `at` of this one, the edits applied there (each a WorldEdit,
         edits.py); it is current and live from now on. Returns the branch."""
-        from .edits import apply_edits
+        from .edits import SetDecider, apply_edits, spec_with
 
         with self.lock:
             w = self.world_at(at)
-            applied = apply_edits(w, edits, self.spec)
+            # a decider edit to a model needs the user's [llm] table, which a world without a
+            # model agent never read
+            made = [{"edit": "decider", "agent": e.agent, "decider": e.kind} for e in edits if isinstance(e, SetDecider)]
+            llm = _llm_config(spec_with(w.spec, made), self.user_config) if made else self._llm
+            w.llm = llm
+            applied = apply_edits(w, edits, w.spec)
             if name is None:
                 name = f"fork-{len(self.ws.branches(self.world_id))}"
             self.world = w
@@ -491,6 +517,9 @@ class WorldRun:
                 raise
             self.branch = b
             self.last_step = at
+            self.spec, self._llm = w.spec, llm
+            if _asks_a_live_model(w):
+                self.save_every = 1
             w.lines = self._lines.append
             w.gated = set(self._gated)
             return b

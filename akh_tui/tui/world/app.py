@@ -23,6 +23,7 @@ a small share of the time (FRAME_SHARE), else the status line, the roster and th
 
 from __future__ import annotations
 
+import gc
 import queue
 import threading
 import time
@@ -42,7 +43,7 @@ from ..dialogs import HelpScreen, guarded, show_error
 from ..panes import agent_panes, GoalsPane, MemoryPane, PlanPane, PsychePane, ScoreTable, WhyPane
 from ..themes import load_themes
 from .dialogs import AgentSearchScreen, WorldBreaksScreen, WorldForkScreen
-from .lanes import LEGEND, Swimlanes
+from .lanes import LEGEND, LEGEND_NARROW, Swimlanes
 from .roster import Roster
 
 Job = Literal["agent", "round", "run", "wake"] | Callable[[], None]
@@ -58,6 +59,7 @@ FAST_FRAME_EVERY = 6  # at most every 6th tick (5 frames a second)
 FRAME_SHARE = 0.03
 FRAME_WAIT = 0.2  # the engine waits at most this long for a frame being drawn
 NARROW = 100
+SHORT = 30  # under 30 rows (80×24) the agent's panes give up rows so the roster and lanes stay on screen
 
 
 class WorldBench(App[None]):
@@ -65,14 +67,14 @@ class WorldBench(App[None]):
     CSS_PATH = Path(__file__).with_name("world.tcss")  # absolute: a subclass elsewhere finds it too
     BINDINGS = [
         Binding("f1", "help", "Help", id="world.help", tooltip="this help"),
-        Binding("space", "step_agent", "Agent", id="world.step_agent", tooltip="step one agent's turn (the next in the round's order)"),
+        Binding("space", "step_agent", "Turn", id="world.step_agent", tooltip="step one agent's turn (the next in the round's order)"),
         Binding("n", "step_round", "Round", id="world.step_round", tooltip="step the rest of this round (or one whole round)"),
-        Binding("r", "toggle_run", "Run/Pause", id="world.run_pause", tooltip="run / pause the world"),
+        Binding("r", "toggle_run", "Run", id="world.run_pause", tooltip="run / pause the world"),
         Binding("plus,equals_sign", "faster", "Faster", id="world.faster", tooltip="run faster", key_display="+", show=False),
         Binding("minus", "slower", "Slower", id="world.slower", tooltip="run slower", key_display="-", show=False),
         *[Binding(str(i), f"show_agent({i - 1})", f"Agent {i}", id=f"world.agent{i}", show=False,
                   tooltip=f"show the roster's agent {i} and follow it") for i in range(1, 10)],
-        Binding("slash", "search", "Find agent", id="world.search", key_display="/",
+        Binding("slash", "search", "Find", id="world.search", key_display="/",
                 tooltip="find an agent by part of its id (fuzzy) and follow it"),
         Binding("f", "follow", "Follow", id="world.follow",
                 tooltip="follow: pin the panes to the agent shown (off: they show whoever acted last)"),
@@ -81,7 +83,7 @@ class WorldBench(App[None]):
                 tooltip="the shared world: artifacts and their diffs, the ledger, the mint, rate windows"),
         Binding("e", "edit_psyche", "Psyche", id="world.edit_psyche",
                 tooltip="edit the shown agent's psyche (live: it takes effect at its next turn)"),
-        Binding("k", "breakpoints", "Breaks", id="world.breakpoints",
+        Binding("k", "breakpoints", "Break", id="world.breakpoints",
                 tooltip="world breakpoints: a transfer above N, a write, a mint, backoff, PAUSED, an agent's action"),
         Binding("F", "fork", "Fork", id="world.fork", key_display="F",
                 tooltip="fork the world after the step shown: the rest of the round's order, a tool disabled"),
@@ -105,7 +107,7 @@ class WorldBench(App[None]):
         Binding("greater_than_sign", "move(10)", "Fwd 10", id="world.forward10", key_display=">", show=False,
                 tooltip="swimlanes: ten steps forward"),
         Binding("l", "live", "Live", id="world.live", show=False, tooltip="leave the replay: back to the live world"),
-        Binding("q", "quit", "Quit", id="world.quit", tooltip="quit"),
+        Binding("q", "quit", "Quit", id="world.quit", tooltip="quit", show=False),
     ]
 
     def __init__(self, file: str | None = None, seed: int | None = None, *, sync: bool = False,
@@ -130,6 +132,9 @@ class WorldBench(App[None]):
         self.speed_index = 3
         self.note = ""
         self.breaks: list[str] = []
+        # a psyche edited live, by agent: the number of steps then; it is pending until that
+        # agent's next step (the status line says so until then, and no longer)
+        self.edited: dict[str, int] = {}
         self.stopped_at_rounds = False
         self._commands: queue.Queue[Job | None] = queue.Queue()
         self._stop = threading.Event()
@@ -153,7 +158,7 @@ class WorldBench(App[None]):
         with Vertical(id="lanes-box", classes="box"):
             yield Swimlanes(self.ids, self.world.steps, id="lanes")
         yield from agent_panes(partner_scores=True)
-        yield Footer()
+        yield Footer(compact=True)  # every key fits 120 columns (narrow: see _fit)
 
     def on_mount(self) -> None:
         self.status_bar = self.query_one("#status", Static)
@@ -165,6 +170,8 @@ class WorldBench(App[None]):
         self.score_table = self.query_one("#scores", ScoreTable)
         self.score_table2 = self.query_one("#scores2", ScoreTable)
         self.why_pane = self.query_one(WhyPane)
+        self.why_pane.EMPTY = ("This agent has not acted yet. Space steps the next agent's turn, n a round, r runs.\n"
+                               "Move the score table's cursor to ask why not that tool.")
         self.memory_pane = self.query_one(MemoryPane)
         for theme in load_themes():
             self.register_theme(theme)
@@ -179,6 +186,9 @@ class WorldBench(App[None]):
         if not self.sync:
             self._engine_loop()
         self._render_all()
+        # as the single-agent workbench does (tui/app.py `_freeze_heap`): what is alive at the
+        # first frame (widgets, every agent's graph) is kept out of the cyclic collector's walks
+        self.call_after_refresh(gc.freeze)
 
     def on_resize(self, event: object) -> None:
         self._fit(self.size.width)
@@ -188,6 +198,11 @@ class WorldBench(App[None]):
             return
         narrow = width < NARROW
         self.screen.set_class(narrow, "-narrow")
+        self.screen.set_class(self.size.height < SHORT, "-short")
+        self.query_one("#lanes-box").border_subtitle = LEGEND_NARROW if narrow else LEGEND
+        # compact fits every key in 120 columns; cut off under the palette's label, a compact
+        # footer leaves a stray letter in the last column, so a narrow screen has the spaced one
+        self.query_one(Footer).compact = not narrow
         self.roster.set_narrow(narrow)
         self.score_table.set_narrow(narrow or self.split)
         self.score_table2.set_narrow(True)
@@ -195,6 +210,7 @@ class WorldBench(App[None]):
         self._dirty = True
 
     def on_unmount(self) -> None:
+        gc.unfreeze()  # cycles among what was alive at start-up can be collected again
         self._stop.set()
         self._commands.put(None)
         # a turn waiting at the gate is dropped first: the engine thread lets go of the door
@@ -376,6 +392,9 @@ class WorldBench(App[None]):
             aid = self.shown_agent()
             self._render_ticker()
             self.screen.set_class(self.cursor is not None, "-replay")
+            # the roster is the world now: while the panes replay a step, its title says so
+            self.query_one("#roster-box").border_title = (
+                f"Roster · now (the panes replay step {self.cursor + 1})" if self.cursor is not None else "")
             if self.world.waiting is not None and self.cursor is None:
                 # the engine thread is parked mid-turn at the gate: the agent's live state is half
                 # a cycle; its panes keep the last step's and are drawn again once the turn is over
@@ -398,6 +417,7 @@ class WorldBench(App[None]):
         self.query_one("#score-box").border_title = f"Score breakdown · {aid}{replay}"
         self.query_one("#goals-box").border_title = f"Goals · {aid}"
         self.goals_pane.show(view, {})
+        self.goals_pane.scroll_to_focus(view["focus"])
         self.plan_pane.show(view)
         self.psyche_pane.show(view)
         self.score_table.show(record)
@@ -414,9 +434,12 @@ class WorldBench(App[None]):
 
     def _render_status(self, aid: str) -> None:
         w = self.world
+        # under 100 columns the status line has two rows: the short words leave the second
+        # for the note (a breakpoint's reason, a fork's name), which must not be cut off
+        narrow = self.size.width < NARROW
         t = Text()
         t.append(f" {w.name} ", style="bold reverse")
-        t.append(f" round {w.round} · clock {w.clock:g} s · ")
+        t.append(f" r{w.round} · {w.clock:g} s · " if narrow else f" round {w.round} · clock {w.clock:g} s · ")
         if self.cursor is not None and self.cursor < len(w.steps):
             s = w.steps[self.cursor]
             t.append(f" step {s.index + 1} of {len(w.steps)} ", style="bold reverse yellow")
@@ -425,23 +448,31 @@ class WorldBench(App[None]):
         else:
             speed = SPEEDS[self.speed_index]
             t.append("▶ running" if self.running else "■ paused", style="bold green" if self.running else "bold yellow")
-            t.append(f" · {'max' if speed == 0 else speed}/s · {len(w.steps)} steps")
+            if self.running or not narrow:
+                t.append(f" · {'max' if speed == 0 else speed}/s")
+            t.append(f" · {len(w.steps)} steps")
             nxt = w.next_agent()
             if nxt is not None:
                 t.append(f" · next {nxt}")
-        t.append(" · showing ")
+        t.append(" · " if narrow else " · showing ")
         t.append(aid, style="bold")
         if self.pinned:
             t.append(" (following)", style="dim")
         elif self.cursor is None:
-            t.append(" (last to act)", style="dim")
+            t.append(" (last)" if narrow else " (last to act)", style="dim")
         waiting = w.waiting
         if waiting is not None:
             t.append(f" · {waiting.agent} waits for your answer", style="bold yellow")
-        if self.breaks:
-            t.append(f" · {len(self.breaks)} breakpoint(s)")
-        if self.note:
+        if self.breaks and not (narrow and self.note):  # narrow, the note has the room
+            t.append(f" · {len(self.breaks)} break" if narrow else f" · {len(self.breaks)} breakpoint(s)")
+        if self.note:  # first: a breakpoint's reason must not be the part cut off
             t.append(f" · {self.note}", style="dim")
+        for edited, at in list(self.edited.items()):
+            last = w.last.get(edited)
+            if last is not None and last.index >= at:
+                del self.edited[edited]  # its next step has come: the edit is in effect
+            else:
+                t.append(f" · {edited}'s psyche edited: in effect at its next turn", style="dim")
         self.status_bar.update(t)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -460,11 +491,13 @@ class WorldBench(App[None]):
     @guarded
     def action_step_agent(self) -> None:
         self.cursor = None
+        self.note = ""  # what the last command said is about the world before this step
         self._submit("agent")
 
     @guarded
     def action_step_round(self) -> None:
         self.cursor = None
+        self.note = ""
         self._submit("round")
 
     @guarded
@@ -543,11 +576,13 @@ class WorldBench(App[None]):
 
         def apply(psyche: Psyche) -> None:
             self.world.replace_psyche(aid, psyche)
-            self.note = f"{aid}'s psyche edited: it takes effect at {aid}'s next turn"
+            self.edited[aid] = len(self.world.steps)  # the status line says it is pending until its turn
+            self.note = ""  # the last command's note is older than this edit
             self._drawn_key = None
             self._dirty = True
 
-        self.push_screen(PsycheEditorScreen(self.world.psyche_text(aid), None, apply, name=f"psyche of {aid}"))
+        self.push_screen(PsycheEditorScreen(self.world.psyche_text(aid), None, apply, name=f"psyche of {aid}",
+                                           owner=aid))
 
     @guarded
     def action_breakpoints(self) -> None:
@@ -556,7 +591,7 @@ class WorldBench(App[None]):
             self.breaks = list(texts)
             self._dirty = True
 
-        self.push_screen(WorldBreaksScreen(self.breaks, replace))
+        self.push_screen(WorldBreaksScreen(self.breaks, replace, self.shown_agent()))
 
     @guarded
     def action_fork(self) -> None:
@@ -567,20 +602,38 @@ class WorldBench(App[None]):
         at = self.cursor
         shown = w.steps[at if at is not None else -1]
         where = f"step {shown.index + 1} (round {shown.round}, {shown.agent})" + ("" if at is not None else ", the newest")
+        rest = w.rest_of_round(at)
+        to_come = (f"still to act in round {shown.round}: {', '.join(rest)}" if rest else
+                   f"round {shown.round} ends there: order= needs an earlier step of a round (, moves back)")
 
         def fork(text: str) -> str:
             edits = parse_world_edits(text, self.ids)
             self.running = False
-            name = w.fork(at, edits)
+            try:
+                name = w.fork(at, edits)
+            except InputError as exc:  # the engine names the CLI's flags; here the edits are typed
+                typed = {"--order": "order=", "--disable": "disable=", "--agent": "agent", "--decider": "decider=",
+                         "--goal": "goal=", "--limit": "limit="}
+                flag, _, part = (exc.field or "").partition(" ")  # ("--goal status": the goal edit's status)
+                if flag not in typed:
+                    raise
+                message = exc.message
+                for f, word in typed.items():
+                    message = message.replace(f, word)
+                raise InputError(message, field=typed[flag] + (f" {part}" if part else "")) from exc
+            if at is not None:  # forked at an earlier step: psyche edits after it are the left branch's
+                self.edited.clear()
             self.cursor = None
-            self.note = f"forked {name} after {where}: b compares it with the branch it left"
+            self.note = f"forked {name} after step {shown.index + 1}: b compares it with the branch it left"
             self._drawn_key = None
             self._dirty = True
             if self.sync:
                 self._drain()
             return name
 
-        self.push_screen(WorldForkScreen(where, fork))
+        example = (f"order={','.join(reversed(rest))}" if len(rest) > 1
+                   else f"disable={shown.agent}:{shown.tool or 'noop'}")
+        self.push_screen(WorldForkScreen(where, fork, to_come, example))
 
     @guarded
     def action_who_moved(self) -> None:

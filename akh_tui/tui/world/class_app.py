@@ -365,7 +365,9 @@ class ClassTab(App[None]):
         holder: list[PsycheEditorScreen] = []
 
         def apply(psyche: Psyche) -> None:
-            self.client.set_psyche(holder[0].draft)  # ClassRefusal (an InputError): the editor shows it
+            got = self.client.set_psyche(holder[0].draft)  # ClassRefusal (an InputError): the editor shows it
+            if got.get("note"):  # nothing to apply, or it replaced the edit not yet applied
+                self.notify(str(got["note"]), markup=False)
 
         def save(psyche: Psyche, path: Path, force: bool = False) -> Path:
             try:

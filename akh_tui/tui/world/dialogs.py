@@ -15,7 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ...engine import FORK_EDIT_HELP, WORLD_BREAK_HELP, InputError
+from ...engine import FORK_EDIT_LINES, WORLD_BREAK_HELP, InputError
 
 DIALOG_CSS = """
 {name} {{ align: center middle; }}
@@ -81,23 +81,26 @@ class WorldBreaksScreen(ModalScreen[None]):
                 Binding("delete", "remove", "Remove", id="world.breaks.remove")]
     DEFAULT_CSS = DIALOG_CSS.format(name="WorldBreaksScreen")
 
-    def __init__(self, current: list[str], replace: Callable[[list[str]], None]) -> None:
+    def __init__(self, current: list[str], replace: Callable[[list[str]], None], agent: str = "bold") -> None:
         super().__init__()
         self.current = list(current)
         self._replace = replace
+        self.agent = agent  # the example names an agent of this world
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(Text("World breakpoints: the run pauses after the turn that matches", style="bold"))
             yield Static(Text(WORLD_BREAK_HELP, style="dim"))
             yield OptionList(*self._options(), id="breaks")
-            yield Input(placeholder="e.g. transfer>5, write:bold-g2, paused, agent:bold:bid", id="break-text")
+            yield Input(placeholder=f"e.g. transfer>5, write, paused, agent:{self.agent}:bid", id="break-text")
             yield Static("", id="break-error", classes="error")
 
     def _options(self) -> list[Option]:
         return [Option(b) for b in self.current] or [Option(Text("no breakpoints", style="dim"), disabled=True)]
 
     def on_mount(self) -> None:
+        # the list of those set has a title: without one it looks like a second text box
+        self.query_one("#breaks", OptionList).border_title = "set (delete removes the highlighted one)"
         self.query_one(Input).focus()
 
     def _show(self) -> None:
@@ -132,22 +135,27 @@ class WorldBreaksScreen(ModalScreen[None]):
 
 class WorldForkScreen(ModalScreen[None]):
     """Fork the world after the step shown (or the newest) with edits: the order of the rest of
-    the round, a tool disabled for an agent. Enter forks; a bad edit is refused with the reason
+    the round, a tool disabled for an agent, an agent's decider or goals, the limits. Enter forks; a bad edit is refused with the reason
     and stays in the box to fix. (A psyche edit is `e`: it forks too.)"""
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Close", id="world.fork.close")]
     DEFAULT_CSS = DIALOG_CSS.format(name="WorldForkScreen")
 
-    def __init__(self, where: str, fork: Callable[[str], str]) -> None:
+    def __init__(self, where: str, fork: Callable[[str], str], to_come: str = "",
+                 example: str = "order=cautious,bold") -> None:
         super().__init__()
+        self.example = example  # an edit this world would take there
         self.where = where
         self._fork = fork
+        self.to_come = to_come  # who is still to act in that round: what `order=` may name
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(Text(f"Fork the world after {self.where}", style="bold"))
-            yield Static(Text(FORK_EDIT_HELP, style="dim"))
-            yield Input(placeholder="e.g. order=cautious,bold", id="fork-edits")
+            if self.to_come:
+                yield Static(Text(self.to_come), id="fork-rest")
+            yield Static(Text(FORK_EDIT_LINES, style="dim"))
+            yield Input(placeholder=f"e.g. {self.example}", id="fork-edits")
             yield Static("", id="fork-error", classes="error")
 
     def on_mount(self) -> None:

@@ -31,6 +31,7 @@ CURSOR = Style(reverse=True)
 SHOWN = Style(bold=True, underline=True)
 HEADER_ROWS = 2
 LEGEND = "● action  ✗ failure  ! veto  ⊘ rate-limited  z sleeping  P paused  · stopped"
+LEGEND_NARROW = "● act ✗ fail ! veto ⊘ rate-limited z sleep P paused · stopped"  # fits 80 columns
 
 
 class Swimlanes(Widget, can_focus=True):

@@ -196,3 +196,14 @@ def test_what_world_export_refuses(cli, tmp_path):
     (tmp_path / "bad.jsonl").write_text("\n".join(bad) + "\n")
     proc = cli("world", "export", "bad.jsonl", "-o", "y.json", check_rc=2)
     assert "bad.jsonl:4:" in proc.stderr and not (tmp_path / "y.json").exists()
+
+
+def test_a_step_rejected_at_the_gate_says_who_rejected_it(cli, tmp_path):
+    """A person's (or a script's, or a seat's) reject at the world gate is not the shadow's veto:
+    the span's status names who rejected it."""
+    cli("world", "run", "market", "--rounds", "2", "--auto-reject", "bold", "--trace", "m.jsonl")
+    cli("world", "export", "m.jsonl", "-o", "m.json")
+    spans = json.loads((tmp_path / "m.json").read_bytes())["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    bold = [s for s in spans if s["name"] == "invoke_agent bold"]
+    assert bold and all(s["status"].get("message") == "rejected at the gate by the auto-answer" for s in bold)
+    assert not any("vetoed by user" in json.dumps(s) for s in spans)

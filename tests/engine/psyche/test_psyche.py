@@ -675,6 +675,32 @@ def test_anticipate_is_validated_and_saved_where_the_user_wrote_it():
     assert d.copy().shadow.anticipate
 
 
+def test_the_veto_tally_counts_live_cycles_without_reading_them_back(tmp_path, monkeypatch):
+    # issue 29: the workbench asks for its goal's vetoes every frame; the cycles run since are
+    # counted as they are recorded, not decoded again from the store
+    run = _solar_with_veto(tmp_path, anticipate=False)
+    recs = [run.step() for _ in range(5)]
+    goals = {r["goal"]["id"] for r in recs if r}
+    for goal in goals:
+        run.vetoes_on_goal(goal, run.last_cycle())  # as a frame does: the tally starts here
+    later = [run.step() for _ in range(32)]
+
+    def no_reads(*a, **kw):
+        raise AssertionError("the tally read the store")
+
+    monkeypatch.setattr(run.store, "records", no_reads)
+    monkeypatch.setattr(run.store, "goal_records", no_reads)
+    counted = {goal: run.vetoes_on_goal(goal, run.last_cycle()) for goal in goals}
+    monkeypatch.undo()
+    expected: dict[int, dict[str, int]] = {goal: {} for goal in goals}
+    for r in recs + later:
+        if r and r["act"]["vetoed"] and r["goal"]["id"] in goals:
+            by_tool = expected[r["goal"]["id"]]
+            by_tool[r["decide"]["tool"]] = by_tool.get(r["decide"]["tool"], 0) + 1
+    assert counted == expected and any(expected.values())
+    run.close()
+
+
 # -- a repeated check is one lookup (issue 29) --------------------------------------------------
 
 def test_a_repeated_check_walks_the_trigger_automaton_once_and_answers_alike(monkeypatch):

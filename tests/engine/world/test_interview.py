@@ -280,3 +280,100 @@ def test_an_interview_asks_a_server_for_free_text_not_a_json_decision():
     prompt = build_interview_prompt("a", "m", "2:a", rec, None, "why noop?")
     assert "never invent a fact" in prompt[0]["content"]
     assert prompt[1]["content"].splitlines()[-2:] == ["## Question", "why noop?"]
+
+
+# ---- a gated step (world/gate.py): the agent proposed, and whoever answered the gate decided ----
+
+# by round: (decision, by); a choose takes the best offered tool that is not the proposal
+_GATE_PLAN = {1: ("approve", "user"), 2: ("reject", "auto"), 3: ("choose", "seat:bold"), 4: ("approve", "auto"),
+              5: ("choose", "user"), 6: ("reject", "seat:bold"), 7: ("choose", "auto"), 8: ("reject", "user")}
+_BY = {"user": "the user", "auto": "the auto-answer", "seat:bold": "seat:bold"}
+
+
+@pytest.fixture(scope="module")
+def gated(tmp_path_factory: pytest.TempPathFactory):
+    from akh_tui.engine import Answer, Proposal
+
+    def answer(p: Proposal) -> Answer:
+        decision, by = _GATE_PLAN[p.round]
+        other = next((c["tool"] for c in p.candidates if c["tool"] != p.tool), None)
+        if decision == "choose" and other is not None:
+            return Answer("choose", other, by=by, why="not that one")
+        return Answer("reject" if decision == "reject" else "approve", by=by)
+
+    tmp = tmp_path_factory.mktemp("gated")
+    r = WorldRun.start(locs(tmp), "market")
+    r.gate(["bold"])
+    r.run(8, answer=answer)
+    yield r
+    r.close()
+
+
+def test_a_gated_steps_answer_tells_who_decided_as_decide_user_records_it(gated):
+    from akh_tui.engine.world.moved import moved_lines, who_moved
+
+    seen: set[tuple[str, str]] = set()
+    for row in gated.steps():
+        rec = _cycle(row)
+        if rec is None:
+            continue
+        got = interview(gated, row.name, "why did you choose that, what happened, and your psyche?", keep=False)
+        text, claims, d = "\n".join(got["lines"]), got["claims"], rec["decide"]
+        user = d.get("user")
+        if user is None:  # an ungated agent chose itself
+            assert row.agent == "cautious" and "user" not in claims and got["lines"][0].startswith("I chose ")
+            continue
+        seen.add((user["decision"], user["by"]))
+        by = _BY[user["by"]]
+        proposed = user.get("proposed", d["tool"])
+        assert claims["user"] == user and claims["proposed"] == proposed and claims["tool"] == d["tool"]
+        head = got["lines"][0]
+        assert head.startswith(f"I proposed {proposed}") and not head.startswith("I chose")
+        first = moved_lines(who_moved(gated, row.name))[0]
+        assert f": bold proposed {proposed}" in first
+        if user["decision"] == "choose":
+            assert proposed != d["tool"] and f"; {by} chose {d['tool']}" in head and f"{by} chose" in first
+            assert f"({by} said: not that one)" in head
+        elif user["decision"] == "reject":
+            assert f"; {by} rejected it, so it did not run" in head and f"{by} rejected it" in first
+            assert f"did not run: {by} rejected it at the gate" in text
+            assert "my shadow vetoed" not in text and f"my shadow did not veto it: {by} rejected {d['tool']}" in text
+            assert f"rejected by {by} before act: {d['tool']} was proposed but did not run" in text  # the explainer's
+        else:
+            assert f"; {by} approved it" in head and f"{by} approved it" in first
+    assert {d for d, _ in seen} == {"approve", "reject", "choose"}
+    assert {b for _, b in seen} == {"user", "auto", "seat:bold"}
+    assert ("choose", "seat:bold") in seen and ("reject", "user") in seen
+
+
+def test_why_not_the_proposal_a_seat_chose_against_names_the_seat_not_a_tie(gated):
+    row = next(r for r in gated.steps() if r.name == "3:bold")
+    user = _cycle(row)["decide"]["user"]
+    assert user["decision"] == "choose"
+    got = interview(gated, row.name, f"why not {user['proposed']}? and the scores?", keep=False)
+    text = "\n".join(got["lines"])
+    assert got["lines"][0] == f"I proposed {user['proposed']}; seat:bold chose {user['tool']} instead"
+    assert f"it was the utility table's better choice; seat:bold chose {user['tool']}" in text and " tied " not in text
+    assert "(chosen by seat:bold)" in text and "(proposed)" in text
+
+
+def test_a_model_interviewed_about_a_gated_step_is_told_the_gates_answer_and_the_scripted_one_says_it():
+    from akh_tui.engine.llm.interview import build_interview_prompt, scripted_interview_reply
+
+    def rec(user: dict) -> dict:
+        return {"cycle": 3, "round": 2, "clock": 1.0, "goal": {"id": 1, "description": "Find whales"},
+                "goals": [{"id": 1, "status": "active", "description": "Find whales"}],
+                "observe": {"recent": []},
+                "decide": {"tool": "noop", "input": "", "user": user,
+                           "candidates": [{"tool": "noop", "offered": True, "score": 0.05, "input": ""},
+                                          {"tool": "kg_query", "offered": True, "score": 0.5, "input": "whale"}]},
+                "act": {"success": True, "progress": "no_change", "vetoed": False, "output": "nothing"}}
+
+    chose = build_interview_prompt("a", "m", "2:a", rec({"decision": "choose", "tool": "noop", "by": "seat:a",
+                                                         "why": "wait", "proposed": "kg_query"}), None, "why?")
+    assert "at the gate, seat:a chose noop in place of your proposal kg_query (wait)" in chose[1]["content"].splitlines()
+    reply = scripted_interview_reply(chose)
+    assert "I chose" not in reply and "At the gate, seat:a chose noop in place of my proposal kg_query (wait)." in reply
+    rejected = build_interview_prompt("a", "m", "2:a", rec({"decision": "reject", "tool": "noop", "by": "user",
+                                                            "why": ""}), None, "why?")
+    assert "at the gate, user rejected your proposal" in rejected[1]["content"].splitlines()

@@ -14,6 +14,7 @@ from akh_tui.engine.errors import InputError
 from akh_tui.engine.paths import Locations
 from akh_tui.engine.store.worldstore import StepRow
 from akh_tui.engine.world.edits import NoopTurn
+from akh_tui.engine.world.gate import Answerer
 from akh_tui.engine.world.moved import effects, prove_mover, read_set, who_moved
 from akh_tui.engine.world.worldrun import WorldRun
 
@@ -170,3 +171,78 @@ def test_the_previous_step_is_found_across_windows_of_the_branch():
     assert moved._previous(run, rows[199]) == 70  # type: ignore[arg-type]  # 130 steps back: two windows
     assert moved._previous(run, rows[69]) == 3  # type: ignore[arg-type]
     assert moved._previous(run, rows[2]) == 0  # type: ignore[arg-type]
+
+
+# ---- a gated world (every agent gated): the proof gives a recorded answer only to its proposal ----
+
+def _gated_market(tmp: Path, answer: Answerer) -> WorldRun:
+    r = WorldRun.start(Locations(tmp / "data", tmp / "config.toml"), "market")
+    r.gate(list(r.world.ids))
+    r.run(8, answer=answer)
+    return r
+
+
+def _user(row: StepRow) -> dict:
+    return next(json.loads(x) for x in row.lines if x.startswith('{"type":"cycle"'))["decide"]["user"]
+
+
+def _proofs(r: WorldRun) -> list[tuple[StepRow, dict]]:
+    """Every mover's proof of every step that decided (each must run: none raises)."""
+    out = []
+    for row in r.steps():
+        if row.agent is None or _decision(row) is None:
+            continue
+        out += [(row, a["proof"]) for a in who_moved(r, row.name, prove=True)["actions"] if a["mover"]]
+    return out
+
+
+def test_every_proof_of_a_world_a_person_approved_runs_and_an_answer_given_to_another_proposal_says_so(tmp_path):
+    from akh_tui.engine import Answer
+
+    r = _gated_market(tmp_path, lambda p: Answer("approve", by="user"))
+    try:
+        proofs = _proofs(r)  # before: the mover's recorded approve was given to its noop turn and refused
+        assert len(proofs) >= 3
+        moved = [(row, p) for row, p in proofs if p["changed"]]
+        kept = [(row, p) for row, p in proofs if not p["changed"]]
+        assert moved and kept
+        for row, p in kept:  # the same proposal: the person's approve is given, the decision the recorded one
+            assert p["fork"] == p["recorded"] and not any(u["step"] == row.name for u in p["unreplayed"])
+        # a mover that changed the target's proposal: the person approved the recorded one, never this one
+        row, p = next((row, p) for row, p in moved if any(u["step"] == row.name for u in p["unreplayed"]))
+        u = next(u for u in p["unreplayed"] if u["step"] == row.name)
+        assert u == {"step": row.name, "recorded": "approve", "by": "user", "recorded_tool": _user(row)["tool"],
+                     "recorded_proposal": _decision(row)["tool"], "proposal": p["fork"]["tool"],
+                     "why": "another proposal"}
+        assert p["fork"]["tool"] != p["recorded"]["tool"]
+        assert (f"{row.name}'s gate answer (user approved {p['recorded']['tool']}) was not given: the proposal there "
+                f"is {p['fork']['tool']}, which nobody was asked about, so the proof approves it as proposed") in p["words"]
+    finally:
+        r.close()
+
+
+def test_a_seats_recorded_choose_is_given_where_it_can_be_and_said_where_its_tool_is_not_offered(tmp_path):
+    from akh_tui.engine import Answer, Proposal
+
+    def seat(p: Proposal) -> Answer:  # each seat chooses the runner-up over its agent's proposal
+        other = [c["tool"] for c in p.candidates if c["tool"] != p.tool]
+        return Answer("choose", other[0], by=f"seat:{p.agent}") if other else Answer("approve", by="user")
+
+    r = _gated_market(tmp_path, seat)
+    try:
+        proofs = _proofs(r)
+        chosen = [(row, p) for row, p in proofs if _user(row)["decision"] == "choose"]
+        # the seat's choose given again: the decision is the seat's tool, not the agent's proposal
+        given = [(row, p) for row, p in chosen if not p["changed"]]
+        assert given
+        for row, p in given:
+            assert p["fork"]["tool"] == _user(row)["tool"] != _user(row)["proposed"]
+        # the mover's action is what made the seat's tool an offer: without it there is nothing to choose
+        row, p = next((row, p) for row, p in chosen if any(u["step"] == row.name and u["why"] == "not offered"
+                                                          for u in p["unreplayed"]))
+        u = _user(row)
+        assert p["changed"] and p["fork"]["tool"] == u["proposed"] and p["recorded"]["tool"] == u["tool"]
+        assert (f"{row.name}'s gate answer ({u['by']} chose {u['tool']} over {u['proposed']}) was not given: "
+                f"{u['tool']} is not offered there, so the proof approves {u['proposed']} as proposed") in p["words"]
+    finally:
+        r.close()

@@ -250,7 +250,7 @@ def test_world_check_accepts_the_bundled_worlds(cli):
 
 # ---- the bundled worlds and the trace -------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["harbour", "market"])
+@pytest.mark.parametrize("name", ["harbour", "harbour-crew", "market"])
 def test_bundled_worlds_run_to_their_end_with_the_ledger_invariant_every_step(name):
     spec = load_world(name)
     recs: list[dict] = []
@@ -264,7 +264,9 @@ def test_bundled_worlds_run_to_their_end_with_the_ledger_invariant_every_step(na
     assert ended in ("every agent is STOPPED", f"{spec.rounds} rounds")
     tools = {r["decide"]["tool"] for r in recs if r["type"] == "cycle"}
     assert "read_artifact" in tools
-    if name == "harbour":
+    if name == "harbour-crew":
+        assert "transfer" in tools  # the deckhand's tip
+    elif name == "harbour":
         assert ended == "every agent is STOPPED"
         assert all(g["status"] == "completed" for a in w.summary()["agents"].values() for g in a["goals"])
     else:
@@ -473,3 +475,18 @@ def test_artifact_indexes_follow_writes_versions_and_rollbacks():
     arts.rollback()
     assert arts.sharing({"aurora"}) == {"logs": 1} and arts.owned_by("bob") == []
     assert arts.with_tool == {"tides"} and [a.id for a in arts.owned_by("alice")] == ["logs"]
+
+
+def test_harbour_crew_s_deckhand_tips_the_pilot_by_a_workflow_transfer(cli, tmp_path):
+    # the bundled world that transfers (docs/worlds.md): the deckhand's workflow `tip` pays the
+    # pilot 4 scrip, above every price in it; the step lines keep their columns with a 13-letter id
+    out = cli("world", "run", "harbour-crew", "--rounds", "4", "--trace", "t.jsonl").stdout
+    recs = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    tips = [(r["round"], r["from"], r["to"], r["amount"]) for r in recs
+            if r["type"] == "ledger" and r["why"].startswith("transfer")]
+    assert tips == [(1, "deckhand", "pilot", 4), (4, "deckhand", "pilot", 4)]
+    prices = [r["amount"] for r in recs if r["type"] == "ledger" and not r["why"].startswith("transfer")]
+    assert prices and max(prices) <= 3
+    lines = [ln for ln in out.splitlines() if ln.startswith("r1 ")]
+    assert len({ln.index(" balance") for ln in lines}) == 1  # harbourmaster's line is not pushed right
+    assert "r1   harbourmaster kg_query" in out
