@@ -264,12 +264,13 @@ def _store_figures(folder: Path, sweep, results: list[dict], n: int, repeat: int
 
 def sweep_rows(quick: bool) -> Table:
     """`akh-tui bench`'s sweep rows (issue 29's aim: sweeps on Dask ≥ 0.95 × multiprocessing.Pool
-    with the same workers): a smaller `sweep bench` (20 runs, 3 repeats; `akh-tui sweep bench`
+    with the same workers): a smaller `sweep bench` (96 runs, 3 repeats: a sweep's batches
+    need runs to form; `akh-tui sweep bench`
     has the rest), its ratios and the scaling against the machine's own, measured in the same
     rounds."""
     from .rows import Figure, figure_table
 
-    runs, repeat = (8, 2) if quick else (20, 3)
+    runs, repeat = (8, 2) if quick else (96, 3)
     f = sweep_figures(runs, repeat, 100)
     figs = []
     for label, key, aim in (

@@ -31,12 +31,12 @@ def test_the_local_clusters_workers_run_without_profiler_or_gil_monitor():
         cluster.close()
 
 
-def test_many_runs_a_worker_go_in_batches_of_at_most_eight_and_few_go_one_by_one():
-    assert [len(b) for b in batches(list(range(18)), 2)] == [1] * 18  # a test grid: one by one
-    assert [len(b) for b in batches(list(range(40)), 2)] == [2] * 20
-    assert [len(b) for b in batches(list(range(1000)), 2)] == [8] * 125
-    got = batches(list(range(50)), 1)  # 6 a task, the last one smaller, in order
-    assert [len(b) for b in got] == [6] * 8 + [2] and sum(got, []) == list(range(50))
+def test_runs_go_in_the_chunks_pool_map_would_cut_at_most_32_and_few_go_one_by_one():
+    assert [len(b) for b in batches(list(range(8)), 2)] == [1] * 8  # a test grid: one by one
+    assert [len(b) for b in batches(list(range(40)), 2)] == [5] * 8  # Pool.map: ceil(40 / (4 * 2))
+    assert [len(b) for b in batches(list(range(1000)), 2)] == [32] * 31 + [8]
+    got = batches(list(range(50)), 1)  # 13 a task, the last one smaller, in order
+    assert [len(b) for b in got] == [13] * 3 + [11] and sum(got, []) == list(range(50))
 
 
 def test_a_batch_that_is_no_list_of_its_results_is_refused_in_each_runs_row(tmp_path):
@@ -55,7 +55,7 @@ def test_a_batched_sweep_stores_one_row_a_run_equal_to_the_plain_loop(tmp_path):
                     '[axes]\narchetypes.sage = [0.3, 0.7]\n')
     sweep = load_sweep(path)
     tasks = sweep.tasks()
-    assert len(tasks) == 24 and len(batches(tasks, 1)) == 8  # 3 runs a task on one worker
+    assert len(tasks) == 24 and len(batches(tasks, 1)) == 4  # 6 runs a task on one worker
     summary = run_sweep(sweep, tmp_path / "out", workers=1)
     assert (summary["ran"], summary["stored"], summary["lost"], summary["failed"]) == (24, 24, 0, 0)
     st = SweepStore(tmp_path / "out", create=False)
