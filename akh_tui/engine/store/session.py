@@ -507,10 +507,25 @@ class SessionStore:
         return self._zdicts
 
     def _zdict(self, kind: str) -> bytes | None:
-        if kind not in self._zdicts:
+        got = self._zdicts.get(kind)
+        if got is None:  # not looked for yet, or not there then: another process may have set it since
             value = self._meta_value(f"zdict.{kind}")
-            self._zdicts[kind] = value.encode("utf-8")[-WINDOW:] if value is not None else None
-        return self._zdicts[kind]
+            got = value.encode("utf-8")[-WINDOW:] if value is not None else None
+            if got is not None:
+                self._zdicts[kind] = got
+        return got
+
+    def _set_zdict(self, kind: str, text: str) -> bytes:
+        """Make `text` the store's dictionary for `kind` unless another writer (a process
+        recording another run in this store) set one first: a dictionary is set once, never
+        replaced, or the values packed against the first would no longer read. Returns the
+        dictionary in force."""
+        key = f"zdict.{kind}"
+        self.db.execute("INSERT OR IGNORE INTO meta (key, value, crc) VALUES (?, ?, ?)", (key, text, row_crc(key, text)))
+        self._zdicts.pop(kind, None)
+        got = self._zdict(kind)
+        assert got is not None  # just written, or another's
+        return got
 
     def _pack_cycle(self, text: str, cycle: int) -> tuple[bytes, int]:
         """Pack a cycle record: against the steady-state dictionary once the store has one,
@@ -521,8 +536,7 @@ class SessionStore:
         text = redact_line(text)
         steady = self._zdict("cycle.steady")
         if steady is None and cycle >= self.STEADY_CYCLE:
-            self._set_meta("zdict.cycle.steady", text)
-            self._zdicts["cycle.steady"] = steady = text.encode("utf-8")[-WINDOW:]
+            steady = self._set_zdict("cycle.steady", text)
         if steady is not None:
             return pack(text, steady, "cycle.steady")
         return self._pack(text, "cycle")
@@ -534,8 +548,7 @@ class SessionStore:
         text = redact_line(text)
         zdict = self._zdict(kind)
         if zdict is None:
-            self._set_meta(f"zdict.{kind}", text)
-            self._zdicts[kind] = zdict = text.encode("utf-8")[-WINDOW:]
+            zdict = self._set_zdict(kind, text)
         return pack(text, zdict, kind)
 
     def _branch_label(self, branch: int) -> str:

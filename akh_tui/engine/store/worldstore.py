@@ -44,7 +44,7 @@ import orjson
 
 from ..config import served_process
 from ..errors import InputError, StoreDamaged
-from .codec import STEADY_CYCLE, TAG_KIND, WINDOW, inflate, pack
+from .codec import STEADY_CYCLE, inflate, pack
 from .session import SessionStore, row_crc
 from .trace import dumps, redact_line
 
@@ -348,17 +348,10 @@ class WorldStore:
         return pack(text, first, STEP_KIND)[0]
 
     def _set_dictionary(self, kind: str, text: str) -> bytes:
-        """The store's dictionary of `kind`, `text` made it unless it has one: read again first,
-        inside this write transaction (not a single statement: see _dictionary_kept), since
-        another process may have set it meanwhile, driving another world of this store; a
-        dictionary once set is never replaced (the rows packed against it would not read)."""
-        st = self.store
-        st._zdicts.pop(kind, None)
-        got = st._zdict(kind)
-        if got is None:
-            st._set_meta(f"zdict.{kind}", text)
-            st._zdicts[kind] = got = text.encode("utf-8")[-WINDOW:]
-        return got
+        """The store's dictionary of `kind`, `text` made it unless another process (driving
+        another world of this store) set one first (SessionStore._set_zdict: set once, never
+        replaced), inside this write transaction (see _dictionary_kept)."""
+        return self.store._set_zdict(kind, text)
 
     def _dictionary_kept(self, cycle: int | None) -> bool:
         """Whether packing a step of `cycle` writes no dictionary into meta (see _pack_step)."""
@@ -369,9 +362,6 @@ class WorldStore:
 
     def _lines(self, b: int, step: int, is_text: int, raw: bytes) -> str:
         """A step row's lines (its checksum verified by the caller)."""
-        kind = TAG_KIND.get(raw[0]) if raw and not is_text else None
-        if kind is not None and kind in self.store._zdicts and self.store._zdicts[kind] is None:
-            del self.store._zdicts[kind]  # looked for before another process's writer set it
         try:
             return raw.decode("utf-8") if is_text else inflate(raw, self.store._dicts(raw))
         except (UnicodeDecodeError, ValueError) as exc:

@@ -235,3 +235,27 @@ def test_two_writers_of_one_store_share_its_step_dictionaries_and_never_replace_
     assert tags == [b"\x05", b"\x05", b"\x06", b"\x05", b"\x06", b"\x06"]
     for s in (a, b, c):
         s.close()
+
+
+def test_two_writers_of_one_store_never_replace_a_cycle_dictionary(tmp_path, monkeypatch):
+    """Two processes may record two runs of one store at once (each run has its own writer
+    lock): a cycle dictionary, first or steady, is set once by whichever needs it first; the
+    other packs against that one. Replacing it would leave the first writer's records unreadable."""
+    from akh_tui.engine.store.codec import unpack
+
+    monkeypatch.setattr(SessionStore, "STEADY_CYCLE", 3)
+    a, b, c = (SessionStore(tmp_path / "s.db") for _ in range(3))
+
+    def rec(who: str, cycle: int) -> str:
+        return json.dumps({"type": "cycle", "cycle": cycle, "run": who, "note": f"{who} cycle {cycle} " * 20})
+
+    assert a._zdict("cycle") is None and a._zdict("cycle.steady") is None  # a looked before anyone set them
+    packed = [(rec("b", 1), b._pack_cycle(rec("b", 1), 1)), (rec("a", 1), a._pack_cycle(rec("a", 1), 1)),
+              (rec("a", 3), a._pack_cycle(rec("a", 3), 3)), (rec("b", 4), b._pack_cycle(rec("b", 4), 4))]
+    keys = dict(_rows(tmp_path / "s.db", "SELECT key, value FROM meta WHERE key LIKE 'zdict.cycle%'"))
+    assert json.loads(keys["zdict.cycle"])["run"] == "b" and json.loads(keys["zdict.cycle.steady"])["run"] == "a"
+    for text, (blob, crc) in packed:
+        for reader in (a, b, c):
+            assert unpack(blob, crc, reader._dicts(blob)) == text
+    for s in (a, b, c):
+        s.close()
