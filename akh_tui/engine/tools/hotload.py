@@ -140,7 +140,8 @@ def admit(src: PluginSource, replaying: bool) -> None:
             # a store is data: a text it attributes to a trusted folder runs only if the user once
             # agreed to exactly that text there (trust.TrustedFolder.agreed), or it is the file now
             why = (f"its recorded source is not {file or src.file} as it is now, nor a text of it you trusted "
-                   "before (a store's text runs only as code you agreed to)")
+                   "before (a store's text runs only as code you agreed to); to run it, put that text back in "
+                   "the file, read it, and trust the folder as it is then")
     if why is None:
         if not replaying:
             consent.texts.add((str(resolved_path(Path(src.file))), src.sha256))
