@@ -231,7 +231,7 @@ def _batch_key(tasks: list) -> str:
 
 # Runs are short (tens of ms) and a Dask task costs the client and scheduler several ms of CPU
 # (issue 29: 7.6 ms a task, 18% of a run; 34% of a run's CPU in the client on a busy machine).
-# A sweep's runs go to the workers in batches, cut as `multiprocessing.Pool.map` cuts its
+# A sweep's runs go to the workers in batches about the size of `multiprocessing.Pool.map`'s
 # chunks (about BATCH_SPREAD per worker, so a slow or lost worker's share moves elsewhere),
 # never more than MAX_BATCH runs a task (a Ctrl-C loses at most the batches under way; each run
 # is still its own row). With 8 a worker and at most 8 runs a task, as before, the runs got
@@ -242,7 +242,7 @@ BATCH_SPREAD = 4
 
 def batches(tasks: list, workers: int) -> list[list]:
     """The tasks in order, cut in groups of equal size (the last smaller)."""
-    size = max(1, min(MAX_BATCH, -(-len(tasks) // max(1, workers * BATCH_SPREAD))))
+    size = max(1, min(MAX_BATCH, len(tasks) // max(1, workers * BATCH_SPREAD)))  # (a handful of runs: one by one)
     return [tasks[i:i + size] for i in range(0, len(tasks), size)]
 
 

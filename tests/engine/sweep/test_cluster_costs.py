@@ -33,10 +33,11 @@ def test_the_local_clusters_workers_run_without_profiler_or_gil_monitor():
 
 def test_runs_go_in_the_chunks_pool_map_would_cut_at_most_32_and_few_go_one_by_one():
     assert [len(b) for b in batches(list(range(8)), 2)] == [1] * 8  # a test grid: one by one
-    assert [len(b) for b in batches(list(range(40)), 2)] == [5] * 8  # Pool.map: ceil(40 / (4 * 2))
+    assert [len(b) for b in batches(list(range(40)), 2)] == [5] * 8  # 40 // (4 * 2), as Pool.map's chunks
     assert [len(b) for b in batches(list(range(1000)), 2)] == [32] * 31 + [8]
-    got = batches(list(range(50)), 1)  # 13 a task, the last one smaller, in order
-    assert [len(b) for b in got] == [13] * 3 + [11] and sum(got, []) == list(range(50))
+    got = batches(list(range(50)), 1)  # 12 a task, the last one smaller, in order
+    assert [len(b) for b in got] == [12] * 4 + [2] and sum(got, []) == list(range(50))
+    assert [len(b) for b in batches(list(range(5)), 1)] == [1] * 5  # a handful: one by one
 
 
 def test_a_batch_that_is_no_list_of_its_results_is_refused_in_each_runs_row(tmp_path):
