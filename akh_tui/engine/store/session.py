@@ -503,17 +503,19 @@ class SessionStore:
     def _dicts(self, stored) -> dict[str, bytes | None]:
         """The store's dictionaries, read from meta when a value needs one."""
         if isinstance(stored, bytes) and stored and stored[0] in TAG_KIND:
-            self._zdict(TAG_KIND[stored[0]])
+            kind = TAG_KIND[stored[0]]
+            if kind in self._zdicts and self._zdicts[kind] is None:
+                del self._zdicts[kind]  # a value packed against it: another process set it since we looked
+            self._zdict(kind)
         return self._zdicts
 
     def _zdict(self, kind: str) -> bytes | None:
-        got = self._zdicts.get(kind)
-        if got is None:  # not looked for yet, or not there then: another process may have set it since
+        """A dictionary, read once (a writer finding none sets it through _set_zdict, which
+        reads again: the per-cycle path asks here and must not query meta every cycle)."""
+        if kind not in self._zdicts:
             value = self._meta_value(f"zdict.{kind}")
-            got = value.encode("utf-8")[-WINDOW:] if value is not None else None
-            if got is not None:
-                self._zdicts[kind] = got
-        return got
+            self._zdicts[kind] = value.encode("utf-8")[-WINDOW:] if value is not None else None
+        return self._zdicts[kind]
 
     def _set_zdict(self, kind: str, text: str) -> bytes:
         """Make `text` the store's dictionary for `kind` unless another writer (a process
